@@ -1,0 +1,12 @@
+# Every dependency comes from a Debian package (scripts/setup.sh installs them).
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(tl-expected REQUIRED)
+if(GPUSCOPE_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(GPUSCOPE_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()
