@@ -22,7 +22,7 @@ struct nvmlPciInfo_t {
   unsigned int domain;
   unsigned int bus;
   unsigned int device;
-  unsigned int pciDeviceId;     // (device id << 16) | vendor id
+  unsigned int pciDeviceId;  // (device id << 16) | vendor id
   unsigned int pciSubSystemId;
   char busId[32];
 };

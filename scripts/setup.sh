@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for gpuscope and builds it:
+#   1. installs every build and test dependency from Debian packages (apt-get update first),
+#   2. configures with CMake (warnings as errors) and builds into ./build.
+# Safe to run again: packages already installed are not fetched, the build is incremental.
+# Options (environment): BUILD_DIR (default build), BUILD_TYPE (default RelWithDebInfo).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git clang-format
+  # libraries gpuscope links
+  libfmt-dev libcli11-dev nlohmann-json3-dev libexpected-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all Debian packages already installed"
+fi
+
+generator=()
+if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DGPUSCOPE_WERROR=ON
+fi
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+echo "setup: built $BUILD_DIR/bin/gpuscope"

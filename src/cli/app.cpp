@@ -1,0 +1,79 @@
+#include "cli/app.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+
+namespace gpuscope::cli {
+namespace {
+
+std::string version_text() {
+  std::string text = fmt::format("gpuscope {}", kVersion);
+  if (*kGitRevision != '\0') text += fmt::format(" ({})", kGitRevision);
+  return text;
+}
+
+void print_error(const std::string& message) {
+  fmt::print(stderr, "gpuscope: error: {}\n", message);
+}
+
+}  // namespace
+
+void add_backend_options(CLI::App& app, collect::BackendOptions& options) {
+  app.add_option("--simulate", options.simulate,
+                 "Use simulated GPUs from SCENARIO (a shipped name such as h100, or a JSON file); "
+                 "see 'gpuscope scenarios'")
+      ->type_name("SCENARIO");
+  app.add_option("--nvml-library", options.nvml_library,
+                 "Load NVML from PATH instead of the system's libnvidia-ml.so.1 "
+                 "(also env GPUSCOPE_NVML_LIBRARY)")
+      ->type_name("PATH");
+}
+
+int run(int argc, char** argv) {
+  CLI::App app(
+      "gpuscope: how well your job used its GPUs, what it cost in energy and carbon, "
+      "and how to make it cheaper.",
+      "gpuscope");
+  app.set_version_flag("-V,--version", version_text(), "Print the version and exit");
+  app.require_subcommand(1);
+  app.footer(
+      "Run 'gpuscope COMMAND --help' for a command's options. Documentation: README.md, docs/.");
+
+  std::vector<Command> commands;
+  commands.push_back(add_devices_command(app));
+  commands.push_back(add_scenarios_command(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::string where = "gpuscope";
+    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    print_error(fmt::format("{}; run '{} --help' for usage", e.what(), where));
+    return 2;
+  }
+
+  try {
+    for (const Command& command : commands) {
+      if (command.app->parsed()) return command.run();
+    }
+    print_error("no command given; run 'gpuscope --help'");
+    return 2;
+  } catch (const Error& e) {
+    print_error(e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    // Anything else is a bug in gpuscope: say so instead of pretending it is the user's fault.
+    print_error(
+        fmt::format("internal error: {}; please report it with the command you ran", e.what()));
+    return 1;
+  }
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,24 @@
+// How subcommands plug into the command line: each adds itself to the CLI11 app and returns
+// what to run when the user chose it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+#include "collect/backend.hpp"
+
+namespace gpuscope::cli {
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;  // returns the process exit code
+};
+
+// --simulate and --nvml-library, shared by every subcommand that talks to GPUs.
+void add_backend_options(CLI::App& app, collect::BackendOptions& options);
+
+Command add_devices_command(CLI::App& parent);
+Command add_scenarios_command(CLI::App& parent);
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,104 @@
+#include "collect/backend.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/paths.hpp"
+
+namespace gpuscope::collect {
+namespace {
+
+constexpr const char* kSimLibraryName = "libgpuscope-sim-nvml.so";
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+std::filesystem::path simulated_library_path() {
+  if (auto path = env_or_empty("GPUSCOPE_SIM_LIBRARY"); !path.empty()) return path;
+  return private_library_dir() / kSimLibraryName;
+}
+
+std::string shipped_names() {
+  std::string names;
+  for (const auto& scenario : shipped_scenarios()) {
+    names += (names.empty() ? "" : ", ") + scenario.name;
+  }
+  return names.empty() ? "none found in " + scenario_dir().string() : names;
+}
+
+}  // namespace
+
+std::filesystem::path scenario_dir() {
+  if (auto dir = env_or_empty("GPUSCOPE_SCENARIO_PATH"); !dir.empty()) return dir;
+  return data_dir() / "scenarios";
+}
+
+std::vector<ScenarioInfo> shipped_scenarios() {
+  std::vector<ScenarioInfo> scenarios;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(scenario_dir(), error)) {
+    if (entry.path().extension() != ".json") continue;
+    ScenarioInfo info{entry.path().stem().string(), {}, entry.path(), 0};
+    std::ifstream in(entry.path());
+    // A shipped file that does not parse still gets listed; loading it reports the parse error.
+    auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (json.is_object()) {
+      info.description = json.value("description", "");
+      if (auto gpus = json.find("gpus"); gpus != json.end() && gpus->is_array()) {
+        info.gpu_count = gpus->size();
+      }
+    }
+    scenarios.push_back(std::move(info));
+  }
+  std::sort(scenarios.begin(), scenarios.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return scenarios;
+}
+
+std::filesystem::path resolve_scenario(const std::string& name_or_path) {
+  if (name_or_path.empty()) {
+    throw Error::usage("--simulate needs a scenario", {},
+                       fmt::format("shipped scenarios: {}", shipped_names()));
+  }
+  std::filesystem::path as_path(name_or_path);
+  const bool looks_like_path =
+      as_path.extension() == ".json" || name_or_path.find('/') != std::string::npos;
+  if (std::filesystem::is_regular_file(as_path) && looks_like_path) return as_path;
+  if (looks_like_path) {
+    throw Error::usage(fmt::format("scenario file {} does not exist", name_or_path), {},
+                       fmt::format("give a path to a scenario JSON file or the name of a shipped "
+                                   "scenario ({})",
+                                   shipped_names()));
+  }
+  auto shipped = scenario_dir() / (name_or_path + ".json");
+  if (std::filesystem::is_regular_file(shipped)) return shipped;
+  throw Error::usage(
+      fmt::format("unknown scenario '{}'", name_or_path), {},
+      fmt::format("shipped scenarios: {} (or give a path to a scenario file)", shipped_names()));
+}
+
+std::shared_ptr<const nvml::Library> open_backend(const BackendOptions& options) {
+  if (!options.simulate.empty()) {
+    if (!options.nvml_library.empty()) {
+      throw Error::usage("--simulate and --nvml-library cannot be combined", {},
+                         "--simulate already chooses gpuscope's simulated-GPU library");
+    }
+    const auto scenario = std::filesystem::absolute(resolve_scenario(options.simulate));
+    // The simulated library reads its scenario at nvmlInit; children (the wrapped job) inherit it,
+    // so a cooperating test workload sees the same simulated GPUs.
+    setenv("GPUSCOPE_SIM_SCENARIO", scenario.c_str(), 1);
+    return nvml::Library::open({simulated_library_path().string(), /*simulated=*/true});
+  }
+  std::string path = options.nvml_library;
+  if (path.empty()) path = env_or_empty("GPUSCOPE_NVML_LIBRARY");
+  return nvml::Library::open({path, false});
+}
+
+}  // namespace gpuscope::collect

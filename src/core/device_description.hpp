@@ -1,0 +1,56 @@
+// What gpuscope knows about a GPU and its driver before sampling: identity, limits, and which
+// metric groups it offers. Plain data; filled by collect/, shown by report/, stored by store/.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuscope {
+
+// One metric group a GPU may or may not offer, probed once.
+struct Capability {
+  std::string key;    // stable identifier used in JSON, e.g. "gpm", "energy_counter"
+  std::string label;  // words for people, e.g. "GPM saturation metrics"
+  bool supported = false;
+  std::string detail;  // why not, when unsupported ("Not Supported", "Function Not Found", ...)
+};
+
+struct DeviceDescription {
+  unsigned index = 0;
+  std::optional<std::string> error;  // set when the GPU could not be opened at all (e.g. lost)
+  std::optional<std::string> name;
+  std::optional<std::string> uuid;
+  std::optional<std::string> pci_bus_id;
+  std::optional<std::string> architecture;
+  std::optional<std::string> compute_capability;  // "9.0"
+  std::optional<std::uint64_t> memory_total_bytes;
+  std::optional<double> power_limit_w;           // current (management) limit
+  std::optional<double> enforced_power_limit_w;  // the limit in force (min of all limiters)
+  std::optional<double> default_power_limit_w;
+  std::optional<double> min_power_limit_w;
+  std::optional<double> max_power_limit_w;
+  std::optional<unsigned> max_sm_clock_mhz;
+  std::optional<unsigned> max_memory_clock_mhz;
+  std::optional<unsigned> max_graphics_clock_mhz;
+  std::vector<Capability> capabilities;
+
+  bool supports(const std::string& key) const {
+    for (const auto& c : capabilities) {
+      if (c.key == key) return c.supported;
+    }
+    return false;
+  }
+};
+
+struct SystemDescription {
+  std::string library_path;
+  std::optional<std::string> scenario;  // set when the GPUs are simulated
+  std::optional<std::string> driver_version;
+  std::optional<std::string> nvml_version;
+  std::optional<std::string> cuda_driver_version;
+  std::vector<DeviceDescription> devices;
+};
+
+}  // namespace gpuscope

@@ -1,0 +1,225 @@
+#include "nvml/device.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+namespace gpuscope::nvml {
+namespace {
+
+template <typename T>
+Expected<T> value_if(const Status& status, T value) {
+  if (!status) return tl::unexpected(status.error());
+  return value;
+}
+
+}  // namespace
+
+Expected<std::string> Device::name() const {
+  std::array<char, kDeviceNameBufferSize> buffer{};
+  auto status = library_->call(&FunctionTable::DeviceGetName, handle_, buffer.data(),
+                               static_cast<unsigned>(buffer.size()));
+  return value_if(status, std::string(buffer.data()));
+}
+
+Expected<std::string> Device::uuid() const {
+  std::array<char, kDeviceUuidBufferSize> buffer{};
+  auto status = library_->call(&FunctionTable::DeviceGetUUID, handle_, buffer.data(),
+                               static_cast<unsigned>(buffer.size()));
+  return value_if(status, std::string(buffer.data()));
+}
+
+Expected<PciInfo> Device::pci_info() const {
+  nvmlPciInfo_t raw{};
+  auto status = library_->call(&FunctionTable::DeviceGetPciInfo, handle_, &raw);
+  if (!status) return tl::unexpected(status.error());
+  PciInfo info;
+  info.bus_id = std::string(raw.busId, strnlen(raw.busId, sizeof(raw.busId)));
+  info.domain = raw.domain;
+  info.bus = raw.bus;
+  info.device = raw.device;
+  info.pci_device_id = raw.pciDeviceId;
+  info.pci_subsystem_id = raw.pciSubSystemId;
+  return info;
+}
+
+Expected<unsigned> Device::architecture() const {
+  unsigned arch = 0;
+  return value_if(library_->call(&FunctionTable::DeviceGetArchitecture, handle_, &arch), arch);
+}
+
+Expected<ComputeCapability> Device::compute_capability() const {
+  ComputeCapability cc;
+  auto status =
+      library_->call(&FunctionTable::DeviceGetCudaComputeCapability, handle_, &cc.major, &cc.minor);
+  return value_if(status, cc);
+}
+
+Expected<MemoryInfo> Device::memory() const {
+  if (library_->has(&FunctionTable::DeviceGetMemoryInfoV2)) {
+    nvmlMemory_v2_t raw{};
+    raw.version = kMemoryV2Version;
+    if (library_->call(&FunctionTable::DeviceGetMemoryInfoV2, handle_, &raw)) {
+      return MemoryInfo{raw.total, raw.free, raw.used, raw.reserved};
+    }
+    // Some drivers export _v2 but reject it (version mismatch); v1 still answers.
+  }
+  nvmlMemory_t raw{};
+  auto status = library_->call(&FunctionTable::DeviceGetMemoryInfo, handle_, &raw);
+  return value_if(status, MemoryInfo{raw.total, raw.free, raw.used, 0});
+}
+
+Expected<unsigned> Device::power_usage_mw() const {
+  unsigned mw = 0;
+  return value_if(library_->call(&FunctionTable::DeviceGetPowerUsage, handle_, &mw), mw);
+}
+
+Expected<std::uint64_t> Device::total_energy_mj() const {
+  unsigned long long mj = 0;
+  auto status = library_->call(&FunctionTable::DeviceGetTotalEnergyConsumption, handle_, &mj);
+  return value_if(status, static_cast<std::uint64_t>(mj));
+}
+
+Expected<unsigned> Device::enforced_power_limit_mw() const {
+  unsigned mw = 0;
+  return value_if(library_->call(&FunctionTable::DeviceGetEnforcedPowerLimit, handle_, &mw), mw);
+}
+
+Expected<unsigned> Device::power_limit_mw() const {
+  unsigned mw = 0;
+  return value_if(library_->call(&FunctionTable::DeviceGetPowerManagementLimit, handle_, &mw), mw);
+}
+
+Expected<unsigned> Device::default_power_limit_mw() const {
+  unsigned mw = 0;
+  auto status = library_->call(&FunctionTable::DeviceGetPowerManagementDefaultLimit, handle_, &mw);
+  return value_if(status, mw);
+}
+
+Expected<PowerConstraints> Device::power_limit_constraints_mw() const {
+  PowerConstraints c;
+  auto status = library_->call(&FunctionTable::DeviceGetPowerManagementLimitConstraints, handle_,
+                               &c.min_mw, &c.max_mw);
+  return value_if(status, c);
+}
+
+Status Device::set_power_limit_mw(unsigned milliwatts) const {
+  return library_->call(&FunctionTable::DeviceSetPowerManagementLimit, handle_, milliwatts);
+}
+
+Expected<unsigned> Device::temperature_c() const {
+  unsigned celsius = 0;
+  auto status =
+      library_->call(&FunctionTable::DeviceGetTemperature, handle_, kTemperatureGpu, &celsius);
+  return value_if(status, celsius);
+}
+
+Expected<unsigned> Device::clock_mhz(ClockType type) const {
+  unsigned mhz = 0;
+  auto status = library_->call(&FunctionTable::DeviceGetClockInfo, handle_,
+                               static_cast<unsigned>(type), &mhz);
+  return value_if(status, mhz);
+}
+
+Expected<unsigned> Device::max_clock_mhz(ClockType type) const {
+  unsigned mhz = 0;
+  auto status = library_->call(&FunctionTable::DeviceGetMaxClockInfo, handle_,
+                               static_cast<unsigned>(type), &mhz);
+  return value_if(status, mhz);
+}
+
+Expected<Utilization> Device::utilization() const {
+  nvmlUtilization_t raw{};
+  auto status = library_->call(&FunctionTable::DeviceGetUtilizationRates, handle_, &raw);
+  return value_if(status, Utilization{raw.gpu, raw.memory});
+}
+
+Expected<std::uint64_t> Device::clock_event_reasons() const {
+  unsigned long long reasons = 0;
+  auto status =
+      library_->call(&FunctionTable::DeviceGetCurrentClocksEventReasons, handle_, &reasons);
+  return value_if(status, static_cast<std::uint64_t>(reasons));
+}
+
+Status Device::field_values(std::span<nvmlFieldValue_t> values) const {
+  return library_->call(&FunctionTable::DeviceGetFieldValues, handle_,
+                        static_cast<int>(values.size()), values.data());
+}
+
+Expected<std::vector<ProcessInfo>> Device::compute_processes() const {
+  // Ask for the count first, then retry while processes appear between the two calls.
+  unsigned count = 0;
+  auto status =
+      library_->call(&FunctionTable::DeviceGetComputeRunningProcesses, handle_, &count, nullptr);
+  if (status) return std::vector<ProcessInfo>{};
+  for (int attempt = 0; attempt < 4 && status.error().code == kErrorInsufficientSize; ++attempt) {
+    std::vector<nvmlProcessInfo_t> raw(count + 8);
+    count = static_cast<unsigned>(raw.size());
+    status = library_->call(&FunctionTable::DeviceGetComputeRunningProcesses, handle_, &count,
+                            raw.data());
+    if (status) {
+      std::vector<ProcessInfo> processes;
+      processes.reserve(count);
+      for (unsigned i = 0; i < count; ++i) processes.push_back({raw[i].pid, raw[i].usedGpuMemory});
+      return processes;
+    }
+  }
+  return tl::unexpected(status.error());
+}
+
+Expected<bool> Device::gpm_supported() const {
+  nvmlGpmSupport_t support{};
+  support.version = kGpmSupportVersion;
+  auto status = library_->call(&FunctionTable::GpmQueryDeviceSupport, handle_, &support);
+  return value_if(status, support.isSupportedDevice != 0);
+}
+
+std::optional<double> field_as_double(const nvmlFieldValue_t& v) {
+  if (v.nvmlReturn != kSuccess) return std::nullopt;
+  switch (v.valueType) {
+    case kValueTypeDouble:
+      return v.value.dVal;
+    case kValueTypeUnsignedInt:
+      return static_cast<double>(v.value.uiVal);
+    case kValueTypeUnsignedLong:
+      return static_cast<double>(v.value.ulVal);
+    case kValueTypeUnsignedLongLong:
+      return static_cast<double>(v.value.ullVal);
+    case kValueTypeSignedLongLong:
+      return static_cast<double>(v.value.sllVal);
+    case kValueTypeSignedInt:
+      return static_cast<double>(v.value.siVal);
+    case kValueTypeUnsignedShort:
+      return static_cast<double>(v.value.usVal);
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string architecture_name(unsigned architecture) {
+  switch (architecture) {
+    case kArchKepler:
+      return "Kepler";
+    case kArchMaxwell:
+      return "Maxwell";
+    case kArchPascal:
+      return "Pascal";
+    case kArchVolta:
+      return "Volta";
+    case kArchTuring:
+      return "Turing";
+    case kArchAmpere:
+      return "Ampere";
+    case kArchAda:
+      return "Ada Lovelace";
+    case kArchHopper:
+      return "Hopper";
+    case kArchBlackwell:
+      return "Blackwell";
+    default:
+      return fmt::format("unknown ({})", architecture);
+  }
+}
+
+}  // namespace gpuscope::nvml

@@ -1,0 +1,96 @@
+// Typed access to one GPU through a loaded NVML library. Every getter returns Expected<T>: a
+// value, or the Failure the driver reported (NOT_SUPPORTED, GPU_IS_LOST, ...). Nothing here
+// allocates on the success path of the per-sample getters, so the sampler can call them freely.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nvml/library.hpp"
+
+namespace gpuscope::nvml {
+
+struct PciInfo {
+  std::string bus_id;  // "00000000:18:00.0"
+  unsigned domain = 0, bus = 0, device = 0;
+  unsigned pci_device_id = 0, pci_subsystem_id = 0;
+};
+
+struct MemoryInfo {
+  std::uint64_t total_bytes = 0, free_bytes = 0, used_bytes = 0;
+  std::uint64_t reserved_bytes = 0;  // 0 when only the v1 call is available
+};
+
+struct PowerConstraints {
+  unsigned min_mw = 0, max_mw = 0;
+};
+
+struct Utilization {
+  unsigned gpu_percent = 0, memory_percent = 0;
+};
+
+struct ComputeCapability {
+  int major = 0, minor = 0;
+};
+
+struct ProcessInfo {
+  unsigned pid = 0;
+  std::uint64_t used_memory_bytes = 0;
+};
+
+enum class ClockType : unsigned { Graphics = kClockGraphics, Sm = kClockSm, Memory = kClockMem };
+
+class Device {
+ public:
+  Device(std::shared_ptr<const Library> library, nvmlDevice_t handle, unsigned index)
+      : library_(std::move(library)), handle_(handle), index_(index) {}
+
+  unsigned index() const { return index_; }
+  nvmlDevice_t handle() const { return handle_; }
+  const Library& library() const { return *library_; }
+  const std::shared_ptr<const Library>& shared_library() const { return library_; }
+
+  Expected<std::string> name() const;
+  Expected<std::string> uuid() const;
+  Expected<PciInfo> pci_info() const;
+  Expected<unsigned> architecture() const;
+  Expected<ComputeCapability> compute_capability() const;
+  // Prefers nvmlDeviceGetMemoryInfo_v2 (which also reports reserved memory), falls back to v1.
+  Expected<MemoryInfo> memory() const;
+
+  Expected<unsigned> power_usage_mw() const;
+  Expected<std::uint64_t> total_energy_mj() const;
+  Expected<unsigned> enforced_power_limit_mw() const;
+  Expected<unsigned> power_limit_mw() const;
+  Expected<unsigned> default_power_limit_mw() const;
+  Expected<PowerConstraints> power_limit_constraints_mw() const;
+  Status set_power_limit_mw(unsigned milliwatts) const;
+
+  Expected<unsigned> temperature_c() const;
+  Expected<unsigned> clock_mhz(ClockType type) const;
+  Expected<unsigned> max_clock_mhz(ClockType type) const;
+  Expected<Utilization> utilization() const;
+  Expected<std::uint64_t> clock_event_reasons() const;
+  // Fills `values` (fieldId and scopeId set by the caller); per-field results are in nvmlReturn.
+  Status field_values(std::span<nvmlFieldValue_t> values) const;
+  Expected<std::vector<ProcessInfo>> compute_processes() const;
+
+  Expected<bool> gpm_supported() const;
+
+ private:
+  std::shared_ptr<const Library> library_;
+  nvmlDevice_t handle_;
+  unsigned index_;
+};
+
+// A field value as a double, or nullopt when the driver reported an error for that field.
+std::optional<double> field_as_double(const nvmlFieldValue_t& value);
+
+// Human name of an architecture id ("Hopper"), "unknown (N)" for ids newer than gpuscope.
+std::string architecture_name(unsigned architecture);
+
+}  // namespace gpuscope::nvml

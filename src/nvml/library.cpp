@@ -1,0 +1,141 @@
+#include "nvml/library.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include "nvml/error_text.hpp"
+
+namespace gpuscope::nvml {
+namespace {
+
+constexpr const char* kDefaultLibraries[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
+
+std::string last_dlerror() {
+  const char* text = dlerror();
+  return text != nullptr ? text : "unknown dlopen error";
+}
+
+}  // namespace
+
+std::shared_ptr<const Library> Library::open(const LoadOptions& options) {
+  dlerror();  // clear any stale error so the message below is ours
+  if (!options.path.empty()) {
+    void* handle = dlopen(options.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      if (options.simulated) {
+        throw Error("cannot load the simulated-GPU library", last_dlerror(),
+                    "reinstall gpuscope, or set GPUSCOPE_SIM_LIBRARY to libgpuscope-sim-nvml.so");
+      }
+      throw Error(fmt::format("cannot load the NVML library {}", options.path), last_dlerror(),
+                  "check the path given to --nvml-library or GPUSCOPE_NVML_LIBRARY");
+    }
+    auto library = std::shared_ptr<Library>(new Library(handle, options.path, options.simulated));
+    library->resolve_all();
+    return library;
+  }
+
+  std::string reasons;
+  for (const char* name : kDefaultLibraries) {
+    void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) {
+      auto library = std::shared_ptr<Library>(new Library(handle, name, false));
+      library->resolve_all();
+      return library;
+    }
+    if (reasons.empty()) reasons = last_dlerror();  // the first name is the one that matters
+  }
+  throw Error("no NVIDIA driver found", reasons,
+              "use --simulate SCENARIO to try gpuscope without a GPU (gpuscope scenarios lists "
+              "them), or --nvml-library PATH if libnvidia-ml.so.1 is installed elsewhere");
+}
+
+Library::Library(void* handle, std::string path, bool simulated)
+    : handle_(handle), path_(std::move(path)), simulated_(simulated) {}
+
+Library::~Library() {
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+template <typename Signature>
+void Library::resolve(Entry<Signature>& slot, const char* id, Requirement requirement,
+                      std::initializer_list<const char*> symbols) {
+  Resolution resolution{id, requirement, {}, {}};
+  slot.symbol = *symbols.begin();
+  for (const char* symbol : symbols) {
+    resolution.candidates.emplace_back(symbol);
+    if (slot.fn != nullptr) continue;
+    if (void* address = dlsym(handle_, symbol); address != nullptr) {
+      // POSIX guarantees that an object pointer returned by dlsym converts to a function pointer.
+      slot.fn = reinterpret_cast<Signature*>(address);
+      slot.symbol = symbol;
+      resolution.resolved = symbol;
+    }
+  }
+  resolutions_.push_back(std::move(resolution));
+}
+
+void Library::resolve_all() {
+  // clang-format off
+#define GPUSCOPE_RESOLVE_X1(id, req, params, args, s1) \
+  resolve(table_.id, #id, Requirement::req, {#s1});
+#define GPUSCOPE_RESOLVE_X2(id, req, params, args, s1, s2) \
+  resolve(table_.id, #id, Requirement::req, {#s1, #s2});
+#define GPUSCOPE_RESOLVE_X3(id, req, params, args, s1, s2, s3) \
+  resolve(table_.id, #id, Requirement::req, {#s1, #s2, #s3});
+  GPUSCOPE_NVML_ENTRY_POINTS(GPUSCOPE_RESOLVE_X1, GPUSCOPE_RESOLVE_X2, GPUSCOPE_RESOLVE_X3)
+#undef GPUSCOPE_RESOLVE_X1
+#undef GPUSCOPE_RESOLVE_X2
+#undef GPUSCOPE_RESOLVE_X3
+  // clang-format on
+  resolve(table_.ErrorString, "ErrorString", Requirement::Required, {"nvmlErrorString"});
+
+  std::string missing;
+  for (const Resolution& resolution : resolutions_) {
+    if (resolution.requirement != Requirement::Required || !resolution.resolved.empty()) continue;
+    if (!missing.empty()) missing += ", ";
+    for (std::size_t i = 0; i < resolution.candidates.size(); ++i) {
+      missing += (i == 0 ? "" : " or ") + resolution.candidates[i];
+    }
+  }
+  if (!missing.empty()) {
+    throw Error(
+        fmt::format("{} is not a usable NVML library", path_),
+        fmt::format("it does not export {}", missing),
+        "point --nvml-library at the libnvidia-ml.so.1 of an NVIDIA driver (R450 or newer)");
+  }
+}
+
+std::string Library::error_string(nvmlReturn_t code) const {
+  if (table_.ErrorString.fn != nullptr) {
+    if (const char* text = table_.ErrorString.fn(code); text != nullptr && *text != '\0') {
+      return text;
+    }
+  }
+  return std::string(fallback_error_text(code));
+}
+
+std::string Library::describe(const Failure& failure) const {
+  return fmt::format("{}: {} (NVML error {})", failure.symbol, error_string(failure.code),
+                     failure.code);
+}
+
+Error Library::to_error(const Failure& failure, std::string context) const {
+  std::string what =
+      context.empty() ? fmt::format("{} failed", failure.symbol) : std::move(context);
+  std::string why = fmt::format("{}: {} (NVML error {})", failure.symbol,
+                                error_string(failure.code), failure.code);
+  if (simulated_) {
+    if (std::string detail = simulator_last_error(); !detail.empty()) why += ": " + detail;
+  }
+  return Error(std::move(what), std::move(why), std::string(hint_for(failure.code, simulated_)));
+}
+
+std::string Library::simulator_last_error() const {
+  using LastError = const char*();
+  void* address = dlsym(handle_, "gpuscopeSimLastError");
+  if (address == nullptr) return {};
+  const char* text = reinterpret_cast<LastError*>(address)();
+  return text != nullptr ? text : "";
+}
+
+}  // namespace gpuscope::nvml

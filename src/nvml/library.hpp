@@ -1,0 +1,118 @@
+// The loaded NVML library: a dlopen handle plus the function table expanded from entry_points.hpp.
+//
+// There is no file-static state: every Library is an object, so tests can load the real loader
+// path twice, against different libraries, in one process.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tl/expected.hpp>
+#include <vector>
+
+#include "core/error.hpp"
+#include "nvml/abi.hpp"
+#include "nvml/entry_points.hpp"
+
+namespace gpuscope::nvml {
+
+enum class Requirement { Required, Optional };
+
+// One slot of the function table: the resolved pointer (null if the library lacks every symbol
+// listed for the entry) and the symbol it came from (or the preferred symbol when unresolved), so
+// failures name the call the driver actually ran.
+template <typename Signature>
+struct Entry {
+  Signature* fn = nullptr;
+  const char* symbol = nullptr;
+};
+
+struct FunctionTable {
+#define GPUSCOPE_TABLE_X1(id, req, params, args, s1) Entry<nvmlReturn_t params> id;
+#define GPUSCOPE_TABLE_X2(id, req, params, args, s1, s2) Entry<nvmlReturn_t params> id;
+#define GPUSCOPE_TABLE_X3(id, req, params, args, s1, s2, s3) Entry<nvmlReturn_t params> id;
+  GPUSCOPE_NVML_ENTRY_POINTS(GPUSCOPE_TABLE_X1, GPUSCOPE_TABLE_X2, GPUSCOPE_TABLE_X3)
+#undef GPUSCOPE_TABLE_X1
+#undef GPUSCOPE_TABLE_X2
+#undef GPUSCOPE_TABLE_X3
+  Entry<const char*(nvmlReturn_t)> ErrorString;
+};
+
+// A failed NVML call: cheap to make (no allocation), so the sampling loop can afford it.
+struct Failure {
+  nvmlReturn_t code = kErrorUnknown;
+  const char* symbol = "";  // the NVML function that failed, e.g. "nvmlDeviceGetPowerUsage"
+};
+
+using Status = tl::expected<void, Failure>;
+template <typename T>
+using Expected = tl::expected<T, Failure>;
+
+// How an entry point was resolved, for diagnostics and tests.
+struct Resolution {
+  std::string id;  // entry id, e.g. "DeviceGetCount"
+  Requirement requirement;
+  std::vector<std::string> candidates;  // symbols tried, newest first
+  std::string resolved;                 // the symbol found, empty if none
+  bool is_fallback() const { return !resolved.empty() && resolved != candidates.front(); }
+};
+
+struct LoadOptions {
+  // Explicit library path (--nvml-library or GPUSCOPE_NVML_LIBRARY); empty: search the system
+  // for libnvidia-ml.so.1, then libnvidia-ml.so.
+  std::string path;
+  // Set when the library is gpuscope's simulated GPUs, to word errors accordingly.
+  bool simulated = false;
+};
+
+class Library {
+ public:
+  // Loads and resolves the library. Throws Error naming the library, dlerror() and what to do
+  // when it cannot be opened or lacks a required entry point.
+  static std::shared_ptr<const Library> open(const LoadOptions& options);
+
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  // Calls the entry point in `member` with `args`; a missing optional entry point yields
+  // kErrorFunctionNotFound without calling anything.
+  template <typename Signature, typename... Args>
+  Status call(Entry<Signature> FunctionTable::*member, Args... args) const {
+    const Entry<Signature>& entry = table_.*member;
+    if (entry.fn == nullptr) return tl::unexpected(Failure{kErrorFunctionNotFound, entry.symbol});
+    const nvmlReturn_t rc = entry.fn(args...);
+    if (rc != kSuccess) return tl::unexpected(Failure{rc, entry.symbol});
+    return {};
+  }
+
+  bool has(auto FunctionTable::*member) const { return (table_.*member).fn != nullptr; }
+
+  // nvmlErrorString(code), with a fallback text for codes the library does not know.
+  std::string error_string(nvmlReturn_t code) const;
+  // "nvmlDeviceGetPowerUsage: Not Supported (NVML error 3)".
+  std::string describe(const Failure& failure) const;
+  // An Error for a failure the user must see: what failed, the driver's words, and a hint.
+  Error to_error(const Failure& failure, std::string context = {}) const;
+
+  const std::string& path() const { return path_; }
+  bool simulated() const { return simulated_; }
+  const std::vector<Resolution>& resolutions() const { return resolutions_; }
+  // The simulated library's explanation of its last failure (empty for a real driver).
+  std::string simulator_last_error() const;
+
+ private:
+  Library(void* handle, std::string path, bool simulated);
+  void resolve_all();
+  template <typename Signature>
+  void resolve(Entry<Signature>& slot, const char* id, Requirement requirement,
+               std::initializer_list<const char*> symbols);
+
+  void* handle_ = nullptr;
+  std::string path_;
+  bool simulated_ = false;
+  FunctionTable table_;
+  std::vector<Resolution> resolutions_;
+};
+
+}  // namespace gpuscope::nvml

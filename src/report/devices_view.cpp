@@ -1,0 +1,139 @@
+#include "report/devices_view.hpp"
+
+#include <fmt/format.h>
+
+namespace gpuscope::report {
+namespace {
+
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+std::string or_dash(const std::optional<std::string>& value) {
+  return value ? *value : "-";
+}
+
+std::string format_watts(const std::optional<double>& w) {
+  return w ? fmt::format("{:.0f} W", *w) : "-";
+}
+
+std::string memory_text(const std::optional<std::uint64_t>& bytes) {
+  if (!bytes) return "-";
+  const double mib = static_cast<double>(*bytes) / (1024.0 * 1024.0);
+  return fmt::format("{:.1f} GiB ({:.0f} MiB)", mib / 1024.0, mib);
+}
+
+std::string power_text(const DeviceDescription& d) {
+  if (!d.power_limit_w && !d.enforced_power_limit_w) return "-";
+  std::string text = format_watts(d.power_limit_w ? d.power_limit_w : d.enforced_power_limit_w);
+  std::vector<std::string> parts;
+  if (d.default_power_limit_w) parts.push_back("default " + format_watts(d.default_power_limit_w));
+  if (d.min_power_limit_w && d.max_power_limit_w) {
+    parts.push_back(
+        fmt::format("range {:.0f}–{:.0f} W", *d.min_power_limit_w, *d.max_power_limit_w));
+  }
+  if (d.enforced_power_limit_w && d.power_limit_w &&
+      *d.enforced_power_limit_w != *d.power_limit_w) {
+    parts.push_back("enforced " + format_watts(d.enforced_power_limit_w));
+  }
+  if (!parts.empty()) text += " (" + fmt::format("{}", fmt::join(parts, ", ")) + ")";
+  return text;
+}
+
+std::string clocks_text(const DeviceDescription& d) {
+  std::vector<std::string> parts;
+  if (d.max_sm_clock_mhz) parts.push_back(fmt::format("SM {} MHz", *d.max_sm_clock_mhz));
+  if (d.max_memory_clock_mhz)
+    parts.push_back(fmt::format("memory {} MHz", *d.max_memory_clock_mhz));
+  return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+std::string devices_text(const SystemDescription& system) {
+  std::string out;
+  std::vector<std::string> header;
+  if (system.driver_version) header.push_back("driver " + *system.driver_version);
+  if (system.cuda_driver_version) header.push_back("CUDA " + *system.cuda_driver_version);
+  if (system.nvml_version) header.push_back("NVML " + *system.nvml_version);
+  header.push_back(
+      fmt::format("{} GPU{}", system.devices.size(), system.devices.size() == 1 ? "" : "s"));
+  out += fmt::format("{}\n", fmt::join(header, " · "));
+  if (system.scenario) out += fmt::format("simulated GPUs: scenario {}\n", *system.scenario);
+
+  for (const auto& d : system.devices) {
+    out += '\n';
+    if (d.error) {
+      out += fmt::format("GPU {}  unavailable: {}\n", d.index, *d.error);
+      continue;
+    }
+    out += fmt::format("GPU {}  {}\n", d.index, or_dash(d.name));
+    auto row = [&out](std::string_view label, const std::string& value) {
+      out += fmt::format("  {:<14}{}\n", label, value);
+    };
+    row("UUID", or_dash(d.uuid));
+    row("PCI bus id", or_dash(d.pci_bus_id));
+    std::string arch = or_dash(d.architecture);
+    if (d.compute_capability) arch += " (compute capability " + *d.compute_capability + ")";
+    row("Architecture", arch);
+    row("Memory", memory_text(d.memory_total_bytes));
+    row("Power limit", power_text(d));
+    row("Max clocks", clocks_text(d));
+    std::vector<std::string> supported;
+    std::vector<std::string> unsupported;
+    for (const auto& c : d.capabilities) {
+      (c.supported ? supported : unsupported)
+          .push_back(c.supported ? c.label : c.label + ": " + c.detail);
+    }
+    row("Supports", supported.empty() ? "-" : fmt::format("{}", fmt::join(supported, ", ")));
+    for (std::size_t i = 0; i < unsupported.size(); ++i) {
+      row(i == 0 ? "Unsupported" : "", unsupported[i]);
+    }
+  }
+  return out;
+}
+
+nlohmann::json devices_json(const SystemDescription& system) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& d : system.devices) {
+    nlohmann::json device = {
+        {"index", d.index},
+        {"error", or_null(d.error)},
+        {"name", or_null(d.name)},
+        {"uuid", or_null(d.uuid)},
+        {"pci_bus_id", or_null(d.pci_bus_id)},
+        {"architecture", or_null(d.architecture)},
+        {"compute_capability", or_null(d.compute_capability)},
+        {"memory_total_bytes", or_null(d.memory_total_bytes)},
+        {"power_limit_w",
+         {{"current", or_null(d.power_limit_w)},
+          {"enforced", or_null(d.enforced_power_limit_w)},
+          {"default", or_null(d.default_power_limit_w)},
+          {"min", or_null(d.min_power_limit_w)},
+          {"max", or_null(d.max_power_limit_w)}}},
+        {"max_clocks_mhz",
+         {{"sm", or_null(d.max_sm_clock_mhz)},
+          {"memory", or_null(d.max_memory_clock_mhz)},
+          {"graphics", or_null(d.max_graphics_clock_mhz)}}},
+    };
+    nlohmann::json caps = nlohmann::json::object();
+    for (const auto& c : d.capabilities) {
+      caps[c.key] = {{"supported", c.supported}, {"label", c.label}};
+      if (!c.supported) caps[c.key]["reason"] = c.detail;
+    }
+    device["capabilities"] = std::move(caps);
+    devices.push_back(std::move(device));
+  }
+  return {
+      {"driver_version", or_null(system.driver_version)},
+      {"cuda_driver_version", or_null(system.cuda_driver_version)},
+      {"nvml_version", or_null(system.nvml_version)},
+      {"library", system.library_path},
+      {"simulated_scenario", or_null(system.scenario)},
+      {"device_count", system.devices.size()},
+      {"devices", std::move(devices)},
+  };
+}
+
+}  // namespace gpuscope::report
