@@ -1,0 +1,165 @@
+// The metric catalog: every per-GPU quantity gpuscope samples, with its unit, meaning and source.
+// The run database has one samples column per metric, named as here, and a `metrics` table
+// holding this catalog, so a database describes itself.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace gpuscope {
+
+// Index into kMetrics; the order is the column order of the samples table.
+enum class Metric : std::size_t {
+  PowerW,
+  PowerInstantW,
+  PowerAverageW,
+  ModulePowerW,
+  EnergyMj,
+  PowerLimitW,
+  GpuUtilPct,
+  MemUtilPct,
+  SmClockMhz,
+  MemClockMhz,
+  GraphicsClockMhz,
+  TemperatureC,
+  MemoryTemperatureC,
+  MemoryUsedBytes,
+  MemoryFreeBytes,
+  MemoryReservedBytes,
+  ClockEventReasons,
+  PcieTxBytes,
+  PcieRxBytes,
+  GraphicsActivePct,
+  SmActivePct,
+  SmOccupancyPct,
+  TensorActivePct,
+  DfmaTensorActivePct,
+  HmmaTensorActivePct,
+  ImmaTensorActivePct,
+  DramActivePct,
+  Fp64ActivePct,
+  Fp32ActivePct,
+  Fp16ActivePct,
+  IntegerActivePct,
+  PcieTxBytesPerS,
+  PcieRxBytesPerS,
+  NvlinkTxBytesPerS,
+  NvlinkRxBytesPerS,
+  Count
+};
+
+inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(Metric::Count);
+
+enum class MetricKind {
+  Gauge,    // a level at the sample time (power, temperature, utilization)
+  Counter,  // monotonically increasing total (energy, PCIe bytes); use differences
+  Bitmask,  // a set of flags (clock event reasons)
+};
+
+enum class MetricStorage { Real, Integer };
+
+struct MetricInfo {
+  Metric id;
+  std::string_view name;  // samples column and JSON key, snake_case with the unit as suffix
+  std::string_view unit;  // "W", "mJ", "%", "MHz", "°C", "B", "B/s", "bitmask"
+  MetricKind kind;
+  MetricStorage storage;
+  std::string_view source;  // the NVML call it comes from
+  std::string_view description;
+};
+
+// clang-format off
+inline constexpr std::array<MetricInfo, kMetricCount> kMetrics = {{
+  {Metric::PowerW, "power_w", "W", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetPowerUsage", "board power draw (1 s average on Ampere and newer except GA100)"},
+  {Metric::PowerInstantW, "power_instant_w", "W", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetFieldValues(186)", "instantaneous power (averages ~25 ms of each 100 ms)"},
+  {Metric::PowerAverageW, "power_average_w", "W", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetFieldValues(185)", "power averaged over the last second"},
+  {Metric::ModulePowerW, "module_power_w", "W", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetFieldValues(186, module scope)", "whole-module power (Grace Hopper: CPU+GPU+memory)"},
+  {Metric::EnergyMj, "energy_mj", "mJ", MetricKind::Counter, MetricStorage::Integer,
+   "nvmlDeviceGetTotalEnergyConsumption", "energy counter since the driver loaded; use differences"},
+  {Metric::PowerLimitW, "power_limit_w", "W", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetEnforcedPowerLimit", "power limit in force"},
+  {Metric::GpuUtilPct, "gpu_util_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetUtilizationRates", "share of time a kernel was running"},
+  {Metric::MemUtilPct, "mem_util_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetUtilizationRates", "share of time device memory was read or written"},
+  {Metric::SmClockMhz, "sm_clock_mhz", "MHz", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetClockInfo(SM)", "streaming multiprocessor clock"},
+  {Metric::MemClockMhz, "mem_clock_mhz", "MHz", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetClockInfo(MEM)", "memory clock"},
+  {Metric::GraphicsClockMhz, "graphics_clock_mhz", "MHz", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetClockInfo(GRAPHICS)", "graphics clock"},
+  {Metric::TemperatureC, "temperature_c", "°C", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetTemperature", "GPU core temperature"},
+  {Metric::MemoryTemperatureC, "memory_temperature_c", "°C", MetricKind::Gauge, MetricStorage::Real,
+   "nvmlDeviceGetFieldValues(82)", "HBM temperature"},
+  {Metric::MemoryUsedBytes, "memory_used_bytes", "B", MetricKind::Gauge, MetricStorage::Integer,
+   "nvmlDeviceGetMemoryInfo", "device memory in use"},
+  {Metric::MemoryFreeBytes, "memory_free_bytes", "B", MetricKind::Gauge, MetricStorage::Integer,
+   "nvmlDeviceGetMemoryInfo", "device memory free"},
+  {Metric::MemoryReservedBytes, "memory_reserved_bytes", "B", MetricKind::Gauge,
+   MetricStorage::Integer, "nvmlDeviceGetMemoryInfo_v2", "device memory reserved by the driver"},
+  {Metric::ClockEventReasons, "clock_event_reasons", "bitmask", MetricKind::Bitmask,
+   MetricStorage::Integer, "nvmlDeviceGetCurrentClocksEventReasons",
+   "why clocks are held down (idle, power cap, thermal, ...)"},
+  {Metric::PcieTxBytes, "pcie_tx_bytes", "B", MetricKind::Counter, MetricStorage::Integer,
+   "nvmlDeviceGetFieldValues(197)", "PCIe bytes sent since the driver loaded"},
+  {Metric::PcieRxBytes, "pcie_rx_bytes", "B", MetricKind::Counter, MetricStorage::Integer,
+   "nvmlDeviceGetFieldValues(198)", "PCIe bytes received since the driver loaded"},
+  {Metric::GraphicsActivePct, "graphics_active_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 1 GRAPHICS_UTIL", "share of time the graphics engine was active (DCGM GR_ENGINE_ACTIVE)"},
+  {Metric::SmActivePct, "sm_active_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 2 SM_UTIL", "share of SMs with at least one warp resident, over time (DCGM SM_ACTIVE)"},
+  {Metric::SmOccupancyPct, "sm_occupancy_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 3 SM_OCCUPANCY", "resident warps relative to the maximum (DCGM SM_OCCUPANCY)"},
+  {Metric::TensorActivePct, "tensor_active_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 5 ANY_TENSOR_UTIL", "tensor pipe activity, any precision (DCGM PIPE_TENSOR_ACTIVE)"},
+  {Metric::DfmaTensorActivePct, "dfma_tensor_active_pct", "%", MetricKind::Gauge,
+   MetricStorage::Real, "GPM 6 DFMA_TENSOR_UTIL", "FP64 tensor pipe activity"},
+  {Metric::HmmaTensorActivePct, "hmma_tensor_active_pct", "%", MetricKind::Gauge,
+   MetricStorage::Real, "GPM 7 HMMA_TENSOR_UTIL", "half-precision tensor pipe activity"},
+  {Metric::ImmaTensorActivePct, "imma_tensor_active_pct", "%", MetricKind::Gauge,
+   MetricStorage::Real, "GPM 9 IMMA_TENSOR_UTIL", "integer tensor pipe activity"},
+  {Metric::DramActivePct, "dram_active_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 10 DRAM_BW_UTIL", "memory bandwidth used relative to peak (DCGM DRAM_ACTIVE)"},
+  {Metric::Fp64ActivePct, "fp64_active_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 11 FP64_UTIL", "FP64 pipe activity (DCGM PIPE_FP64_ACTIVE)"},
+  {Metric::Fp32ActivePct, "fp32_active_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 12 FP32_UTIL", "FP32 pipe activity (DCGM PIPE_FP32_ACTIVE)"},
+  {Metric::Fp16ActivePct, "fp16_active_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 13 FP16_UTIL", "FP16 pipe activity (DCGM PIPE_FP16_ACTIVE)"},
+  {Metric::IntegerActivePct, "integer_active_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 4 INTEGER_UTIL", "integer pipe activity"},
+  {Metric::PcieTxBytesPerS, "pcie_tx_bytes_per_s", "B/s", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 20 PCIE_TX_PER_SEC", "PCIe transmit throughput"},
+  {Metric::PcieRxBytesPerS, "pcie_rx_bytes_per_s", "B/s", MetricKind::Gauge, MetricStorage::Real,
+   "GPM 21 PCIE_RX_PER_SEC", "PCIe receive throughput"},
+  {Metric::NvlinkTxBytesPerS, "nvlink_tx_bytes_per_s", "B/s", MetricKind::Gauge,
+   MetricStorage::Real, "GPM 61 NVLINK_TOTAL_TX_PER_SEC", "NVLink transmit throughput, all links"},
+  {Metric::NvlinkRxBytesPerS, "nvlink_rx_bytes_per_s", "B/s", MetricKind::Gauge,
+   MetricStorage::Real, "GPM 60 NVLINK_TOTAL_RX_PER_SEC", "NVLink receive throughput, all links"},
+}};
+// clang-format on
+
+// The catalog is indexed by Metric: an entry out of place would silently mislabel a column.
+consteval bool catalog_in_order() {
+  for (std::size_t i = 0; i < kMetrics.size(); ++i) {
+    if (static_cast<std::size_t>(kMetrics[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(catalog_in_order(), "kMetrics must list metrics in enum order");
+
+constexpr const MetricInfo& info(Metric metric) {
+  return kMetrics[static_cast<std::size_t>(metric)];
+}
+
+// The metric named `name`, if any.
+std::optional<Metric> metric_by_name(std::string_view name);
+
+}  // namespace gpuscope
