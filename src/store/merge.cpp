@@ -1,0 +1,178 @@
+#include "store/merge.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <system_error>
+
+#include "core/error.hpp"
+#include "store/run_file.hpp"
+#include "store/schema.hpp"
+#include "store/time_text.hpp"
+
+namespace gpuscope::store {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return fs::equivalent(a, b, ec);
+}
+
+// Files as given; directories replaced by their *.db files in name order.
+std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs, const fs::path& output) {
+  std::vector<fs::path> files;
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    if (!fs::is_directory(input, ec)) {
+      if (same_file(input, output)) {
+        throw Error::usage(input.string() + " is both an input and the output", "",
+                           "write the merged database elsewhere");
+      }
+      files.push_back(input);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (const auto& entry : fs::directory_iterator(input, ec)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".db" &&
+          !same_file(entry.path(), output)) {
+        found.push_back(entry.path());
+      }
+    }
+    if (ec) throw Error::usage("cannot list " + input.string(), ec.message());
+    if (found.empty()) {
+      throw Error::usage(input.string() + " holds no .db files", "", "give run databases");
+    }
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  if (files.empty()) throw Error::usage("nothing to merge", "", "give run databases to merge");
+  return files;
+}
+
+std::string describe_run(const Statement& run) {
+  return fmt::format("host {}, SLURM job {} step {} rank {}, started {}",
+                     run.opt_text(1).value_or("?"), run.opt_text(2).value_or("-"),
+                     run.opt_text(3).value_or("-"), run.opt_int64(4).value_or(-1),
+                     iso8601(run.int64(5)));
+}
+
+class Merger {
+ public:
+  explicit Merger(Database& db) : db_(db) {}
+
+  void add(const fs::path& input, MergeSummary& summary) {
+    Statement attach = db_.prepare("ATTACH DATABASE ? AS src");
+    attach.bind(1, input.string());
+    attach.run();
+    try {
+      db_.exec("BEGIN");
+      copy_runs(input, summary);
+      db_.exec("COMMIT");
+    } catch (...) {
+      if (sqlite3_get_autocommit(db_.handle()) == 0) db_.exec("ROLLBACK");
+      db_.exec("DETACH DATABASE src");
+      throw;
+    }
+    db_.exec("DETACH DATABASE src");
+  }
+
+ private:
+  void copy_runs(const fs::path& input, MergeSummary& summary) {
+    Statement runs = db_.prepare(
+        "SELECT run_id, host, slurm_job_id, slurm_step_id, slurm_rank, start_wall_ns "
+        "FROM src.runs ORDER BY run_id");
+    while (runs.step()) {
+      refuse_duplicate(runs, input);
+      const std::int64_t old_id = runs.int64(0);
+      const std::int64_t new_id = copy_run_row(old_id);
+      origin_[new_id] = input;
+      copy_rows("devices", device_columns(), old_id, new_id);
+      summary.rows.samples += copy_rows("samples", sample_columns(), old_id, new_id);
+      summary.rows.power_samples += copy_rows("power_samples", power_columns(), old_id, new_id);
+      summary.rows.events += copy_rows("events", event_columns(), old_id, new_id);
+      summary.rows.output_lines += copy_rows("output", output_columns(), old_id, new_id);
+      ++summary.runs;
+    }
+  }
+
+  void refuse_duplicate(const Statement& run, const fs::path& input) {
+    Statement same = db_.prepare(
+        "SELECT run_id FROM main.runs WHERE host IS ?1 AND slurm_job_id IS ?2 AND "
+        "slurm_step_id IS ?3 AND slurm_rank IS ?4 AND start_wall_ns = ?5");
+    same.bind(1, run.opt_text(1));
+    same.bind(2, run.opt_text(2));
+    same.bind(3, run.opt_text(3));
+    same.bind(4, run.opt_int64(4));
+    same.bind(5, run.int64(5));
+    if (!same.step()) return;
+    const fs::path& first = origin_.at(same.int64(0));
+    const std::string where =
+        first == input ? input.string() + " holds the same run twice"
+                       : fmt::format("{} and {} hold the same run", first.string(), input.string());
+    throw Error::usage(where, describe_run(run), "merge each rank's database once");
+  }
+
+  std::int64_t copy_run_row(std::int64_t old_id) {
+    const std::string names = column_names(run_columns());
+    Statement copy = db_.prepare("INSERT INTO main.runs (" + names + ") SELECT " + names +
+                                 " FROM src.runs WHERE run_id = ?");
+    copy.bind(1, old_id);
+    copy.run();
+    return db_.last_insert_rowid();
+  }
+
+  std::int64_t copy_rows(std::string_view table, std::span<const Column> columns,
+                         std::int64_t old_id, std::int64_t new_id) {
+    const std::string names = column_names(columns);
+    Statement copy = db_.prepare(fmt::format(
+        "INSERT INTO main.{0} (run_id, {1}) SELECT ?1, {1} FROM src.{0} WHERE run_id = ?2 "
+        "ORDER BY rowid",
+        table, names));
+    copy.bind(1, new_id);
+    copy.bind(2, old_id);
+    copy.run();
+    return db_.changes();
+  }
+
+  Database& db_;
+  std::map<std::int64_t, fs::path> origin_;  // merged run_id → the input it came from
+};
+
+}  // namespace
+
+MergeSummary merge(const fs::path& output, const std::vector<fs::path>& inputs, bool overwrite) {
+  MergeSummary summary;
+  summary.inputs = expand_inputs(inputs, output);
+  for (const auto& input : summary.inputs) open_run_database(input);  // refuse early, clearly
+
+  prepare_output_path(output, overwrite);
+  // Built under another name and renamed at the end, so a failed merge leaves no output.
+  const fs::path partial = output.string() + ".partial";
+  prepare_output_path(partial, true);
+  try {
+    auto db = create_database(partial);
+    Merger merger(*db);
+    for (const auto& input : summary.inputs) {
+      try {
+        merger.add(input, summary);
+      } catch (const SqliteError& e) {
+        throw Error("cannot merge " + input.string(), e.what(), "check the disk and the input");
+      }
+    }
+    if (auto problem = close_run_file(*db, partial))
+      throw Error("cannot finish " + output.string(), *problem);
+    db.reset();
+    std::error_code ec;
+    fs::rename(partial, output, ec);
+    if (ec) throw Error("cannot write " + output.string(), ec.message());
+  } catch (...) {
+    remove_database_files(partial);
+    throw;
+  }
+  return summary;
+}
+
+}  // namespace gpuscope::store

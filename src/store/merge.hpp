@@ -1,0 +1,27 @@
+// Combines per-rank run databases (each holding one or more runs) into one, for analysing a
+// multi-node job as a whole.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "store/write_batch.hpp"
+
+namespace gpuscope::store {
+
+struct MergeSummary {
+  std::vector<std::filesystem::path> inputs;  // the files merged, in the order read
+  std::int64_t runs = 0;
+  RowCounts rows;  // samples, power samples, events and output lines copied
+};
+
+// Writes every run of `inputs` (files, or directories whose *.db files are all taken) into a
+// new database at `output`, renumbering run ids in input order. Throws Error::usage when
+// `output` exists and !overwrite, an input is missing, not a run database or of a newer schema,
+// or two inputs hold the same run (same host, SLURM job, step and rank, and start time).
+// Nothing is left at `output` when it fails.
+MergeSummary merge(const std::filesystem::path& output,
+                   const std::vector<std::filesystem::path>& inputs, bool overwrite);
+
+}  // namespace gpuscope::store

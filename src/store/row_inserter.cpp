@@ -1,0 +1,140 @@
+#include "store/row_inserter.hpp"
+
+#include <bitset>
+#include <cmath>
+
+#include "core/metrics.hpp"
+#include "store/run_codec.hpp"
+#include "store/schema.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+std::string insert_sql(std::string_view table, std::span<const Column> columns) {
+  return "INSERT INTO " + std::string(table) + " (run_id, " + column_names(columns) + ") VALUES (" +
+         placeholders(columns.size() + 1) + ")";
+}
+
+// Which metrics are stored as INTEGER (bound with bind_int64 so counters stay exact).
+const std::bitset<kMetricCount>& integer_metrics() {
+  static const auto mask = [] {
+    std::bitset<kMetricCount> out;
+    for (std::size_t i = 0; i < kMetrics.size(); ++i) {
+      out[i] = kMetrics[i].storage == MetricStorage::Integer;
+    }
+    return out;
+  }();
+  return mask;
+}
+
+// INTEGER columns hold counters up to 2^63; a double beyond that (a driver glitch) is kept as
+// REAL rather than wrapped, since SQLite columns accept either.
+void bind_integer(Statement& stmt, int index, double value) {
+  if (std::fabs(value) < 9.2e18) {
+    stmt.bind(index, static_cast<std::int64_t>(std::llround(value)));
+  } else {
+    stmt.bind(index, value);
+  }
+}
+
+void bind_optional_integer(Statement& stmt, int index, const std::optional<double>& value) {
+  if (value) {
+    bind_integer(stmt, index, *value);
+  } else {
+    stmt.bind_null(index);
+  }
+}
+
+}  // namespace
+
+RowInserter::RowInserter(Database& db)
+    : db_(db),
+      begin_(db.prepare("BEGIN")),
+      commit_(db.prepare("COMMIT")),
+      insert_sample_(db.prepare(insert_sql("samples", sample_columns()))),
+      insert_power_(db.prepare(insert_sql("power_samples", power_columns()))),
+      insert_event_(db.prepare(insert_sql("events", event_columns()))),
+      insert_output_(db.prepare(insert_sql("output", output_columns()))) {}
+
+void RowInserter::write(std::int64_t run_id, const WriteBatch& batch) {
+  if (batch.empty()) return;
+  begin_.run();
+  try {
+    write_samples(run_id, batch);
+    write_power(run_id, batch);
+    write_events(run_id, batch);
+    write_output(run_id, batch);
+    commit_.run();
+  } catch (const SqliteError&) {
+    // SQLite may already have rolled back (SQLITE_FULL does on some paths); only roll back
+    // a transaction that is still open.
+    if (sqlite3_get_autocommit(db_.handle()) == 0) {
+      sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    throw;
+  }
+}
+
+void RowInserter::write_samples(std::int64_t run_id, const WriteBatch& batch) {
+  const auto& integer = integer_metrics();
+  constexpr int kFirstMetric = 5;  // run_id, device_index, wall_ns, mono_ns, then metrics
+  Statement& stmt = insert_sample_;
+  for (const auto& row : batch.samples) {
+    stmt.bind(1, run_id);
+    stmt.bind(2, static_cast<std::int64_t>(row.device_index));
+    stmt.bind(3, row.wall_ns);
+    stmt.bind(4, row.mono_ns);
+    for (std::size_t i = 0; i < kMetricCount; ++i) {
+      const int index = kFirstMetric + static_cast<int>(i);
+      if (!row.present.test(i)) {
+        stmt.bind_null(index);  // missing is NULL, never 0
+      } else if (integer.test(i)) {
+        bind_integer(stmt, index, row.values[i]);
+      } else {
+        stmt.bind(index, row.values[i]);
+      }
+    }
+    stmt.run();
+  }
+}
+
+void RowInserter::write_power(std::int64_t run_id, const WriteBatch& batch) {
+  Statement& stmt = insert_power_;
+  for (const auto& row : batch.power_samples) {
+    stmt.bind(1, run_id);
+    stmt.bind(2, static_cast<std::int64_t>(row.device_index));
+    stmt.bind(3, row.wall_ns);
+    stmt.bind(4, row.mono_ns);
+    stmt.bind(5, row.power_w);
+    stmt.bind(6, row.power_instant_w);
+    bind_optional_integer(stmt, 7, row.energy_mj);
+    stmt.run();
+  }
+}
+
+void RowInserter::write_events(std::int64_t run_id, const WriteBatch& batch) {
+  Statement& stmt = insert_event_;
+  for (const auto& e : batch.events) {
+    stmt.bind(1, run_id);
+    stmt.bind(2, e.wall_ns);
+    stmt.bind(3, e.mono_ns);
+    stmt.bind(4, e.device_index);
+    stmt.bind(5, e.kind);
+    stmt.bind(6, e.detail);
+    stmt.run();
+  }
+}
+
+void RowInserter::write_output(std::int64_t run_id, const WriteBatch& batch) {
+  Statement& stmt = insert_output_;
+  for (const auto& o : batch.output) {
+    stmt.bind(1, run_id);
+    stmt.bind(2, o.wall_ns);
+    stmt.bind(3, o.mono_ns);
+    stmt.bind_static(4, stream_text(o.stream));
+    stmt.bind(5, o.text);
+    stmt.run();
+  }
+}
+
+}  // namespace gpuscope::store

@@ -1,0 +1,36 @@
+// Writes a WriteBatch in one transaction with statements prepared once and bound by index: the
+// writer thread's hot path.
+#pragma once
+
+#include <cstdint>
+
+#include "store/sqlite.hpp"
+#include "store/write_batch.hpp"
+
+namespace gpuscope::store {
+
+class RowInserter {
+ public:
+  // Prepares the INSERTs on `db`, which must outlive the inserter.
+  explicit RowInserter(Database& db);
+
+  // Inserts every row of `batch` under `run_id` in one transaction: all rows or, on failure,
+  // none (the transaction is rolled back and SqliteError thrown, so the caller can retry).
+  void write(std::int64_t run_id, const WriteBatch& batch);
+
+ private:
+  void write_samples(std::int64_t run_id, const WriteBatch& batch);
+  void write_power(std::int64_t run_id, const WriteBatch& batch);
+  void write_events(std::int64_t run_id, const WriteBatch& batch);
+  void write_output(std::int64_t run_id, const WriteBatch& batch);
+
+  Database& db_;
+  Statement begin_;
+  Statement commit_;
+  Statement insert_sample_;
+  Statement insert_power_;
+  Statement insert_event_;
+  Statement insert_output_;
+};
+
+}  // namespace gpuscope::store

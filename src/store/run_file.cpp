@@ -1,0 +1,127 @@
+#include "store/run_file.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "store/run_rows.hpp"
+#include "store/schema.hpp"
+
+namespace gpuscope::store {
+namespace fs = std::filesystem;
+
+namespace {
+
+// A reader waits this long for a writer's checkpoint instead of failing with "database is
+// locked"; WAL readers otherwise never wait for the writer.
+constexpr int kBusyTimeoutMs = 5000;
+
+}  // namespace
+
+void prepare_output_path(const fs::path& path, bool overwrite) {
+  const std::string name = path.string();
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (fs::exists(status)) {
+    if (fs::is_directory(status)) {
+      throw Error::usage(name + " is a directory", "", "give a file name with -o/--output");
+    }
+    if (!overwrite)
+      throw Error::usage(name + " exists", "", "use -f/--force-overwrite to replace it");
+    fs::remove(path, ec);
+    if (ec) throw Error("cannot replace " + name, ec.message(), "remove it or choose another -o");
+  }
+  // An orphaned -wal (left by a killed writer whose .db was deleted) would otherwise be
+  // replayed into the new file.
+  remove_database_files(path);
+  fs::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw Error("cannot create directory " + dir.string(), ec.message(),
+                "choose another -o/--output path");
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw Error("cannot write to directory " + dir.string(), std::strerror(errno),
+                "choose a directory you can write to with -o/--output");
+  }
+}
+
+std::unique_ptr<Database> create_database(const fs::path& path) {
+  try {
+    auto db = std::make_unique<Database>(
+        path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    // WAL: readers see committed rows while we write, and a crash leaves committed
+    // transactions intact. synchronous=NORMAL: durable against process crashes (kill -9);
+    // only a power loss can lose the last transactions, never corrupt the file.
+    db->exec(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; "
+        "PRAGMA temp_store = MEMORY;");
+    create_schema(*db, std::string("gpuscope ") + kVersion);
+    return db;
+  } catch (const SqliteError& e) {
+    throw Error("cannot create " + path.string(), e.what(), "check the disk and the -o path");
+  }
+}
+
+CreatedRun create_run_file(const fs::path& path, bool overwrite, const RunInfo& run,
+                           const std::vector<DeviceDescription>& devices,
+                           std::optional<std::int64_t> max_page_count) {
+  prepare_output_path(path, overwrite);
+  CreatedRun out;
+  out.db = create_database(path);
+  try {
+    out.db->exec("BEGIN");
+    out.run_id = insert_run(*out.db, run);
+    insert_devices(*out.db, out.run_id, devices);
+    out.db->exec("COMMIT");
+    if (max_page_count) {
+      out.db->exec("PRAGMA max_page_count = " + std::to_string(*max_page_count));
+    }
+  } catch (const SqliteError& e) {
+    throw Error("cannot write the run to " + path.string(), e.what(), "check the disk");
+  }
+  return out;
+}
+
+std::optional<std::string> close_run_file(Database& db, const fs::path& path) {
+  try {
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    // Leaving WAL needs exclusive access; with a reader still attached SQLite keeps WAL mode
+    // and the WAL is folded in when the last connection closes, which is just as complete.
+    db.exec("PRAGMA journal_mode = DELETE");
+  } catch (const SqliteError& e) {
+    if (e.code() == SQLITE_BUSY || e.code() == SQLITE_LOCKED) return std::nullopt;
+    return "the write-ahead log could not be merged into " + path.string() + " (" + e.what() +
+           "); keep " + path.string() + "-wal next to it";
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<Database> open_run_database(const fs::path& path, int* schema_version) {
+  const std::string name = path.string();
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (!fs::exists(status)) {
+    throw Error::usage(name + " does not exist", "", "check the path of the run database");
+  }
+  if (fs::is_directory(status)) {
+    throw Error::usage(name + " is a directory", "", "give the run database file");
+  }
+  std::unique_ptr<Database> db;
+  try {
+    db = std::make_unique<Database>(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    sqlite3_busy_timeout(db->handle(), kBusyTimeoutMs);
+  } catch (const SqliteError& e) {
+    throw Error::usage("cannot open " + name, e.what(), "check the file's permissions");
+  }
+  const int version = check_run_database(*db, path);
+  if (schema_version != nullptr) *schema_version = version;
+  return db;
+}
+
+}  // namespace gpuscope::store

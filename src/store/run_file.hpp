@@ -1,0 +1,46 @@
+// Creating, closing and opening run database files: the checks on the path, the connection
+// settings, and the errors a person sees when a file is not what it should be.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/device_description.hpp"
+#include "core/run.hpp"
+#include "store/sqlite.hpp"
+
+namespace gpuscope::store {
+
+struct CreatedRun {
+  std::unique_ptr<Database> db;
+  std::int64_t run_id = 0;
+};
+
+// Makes sure `path` may be written (Error::usage when it exists and !overwrite; Error when its
+// directory cannot be created or written), removing an old file and its -wal/-shm when
+// overwriting.
+void prepare_output_path(const std::filesystem::path& path, bool overwrite);
+
+// Opens a new, empty database at a prepared path with the writer's settings (WAL,
+// synchronous=NORMAL) and the schema. Throws Error naming the file on failure.
+std::unique_ptr<Database> create_database(const std::filesystem::path& path);
+
+// prepare_output_path + create_database + the run row and its devices.
+CreatedRun create_run_file(const std::filesystem::path& path, bool overwrite, const RunInfo& run,
+                           const std::vector<DeviceDescription>& devices,
+                           std::optional<std::int64_t> max_page_count);
+
+// Folds the WAL into the main file and leaves the file in rollback-journal mode, so the .db
+// alone is complete and readable from read-only media. Returns a problem in words, if any.
+std::optional<std::string> close_run_file(Database& db, const std::filesystem::path& path);
+
+// Opens an existing run database read-only (a writer may still be adding rows) and checks it
+// is one this gpuscope reads; throws Error::usage saying what is wrong otherwise.
+std::unique_ptr<Database> open_run_database(const std::filesystem::path& path,
+                                            int* schema_version = nullptr);
+
+}  // namespace gpuscope::store

@@ -1,0 +1,209 @@
+#include "store/run_reader.hpp"
+
+#include "core/error.hpp"
+#include "core/metrics.hpp"
+#include "store/run_file.hpp"
+#include "store/run_rows.hpp"
+#include "store/schema.hpp"
+#include "store/sqlite.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+// Every SELECT below lists run_id first, then the table's columns in schema order.
+void decode(const Statement& row, RunSample& out) {
+  constexpr int kFirstMetric = 4;  // run_id, device_index, wall_ns, mono_ns
+  out.run_id = row.int64(0);
+  SampleRow& s = out.row;
+  s.device_index = static_cast<unsigned>(row.int64(1));
+  s.wall_ns = row.int64(2);
+  s.mono_ns = row.int64(3);
+  for (std::size_t i = 0; i < kMetricCount; ++i) {
+    const int column = kFirstMetric + static_cast<int>(i);
+    if (row.is_null(column)) {
+      s.values[i] = 0.0;
+      s.present.reset(i);
+    } else {
+      s.values[i] = row.real(column);  // exact for INTEGER values below 2^53
+      s.present.set(i);
+    }
+  }
+}
+
+void decode(const Statement& row, RunPowerSample& out) {
+  out.run_id = row.int64(0);
+  out.row.device_index = static_cast<unsigned>(row.int64(1));
+  out.row.wall_ns = row.int64(2);
+  out.row.mono_ns = row.int64(3);
+  out.row.power_w = row.opt_real(4);
+  out.row.power_instant_w = row.opt_real(5);
+  out.row.energy_mj = row.opt_real(6);
+}
+
+void decode(const Statement& row, RunEvent& out) {
+  out.run_id = row.int64(0);
+  out.event.wall_ns = row.int64(1);
+  out.event.mono_ns = row.int64(2);
+  if (auto device = row.opt_int64(3)) {
+    out.event.device_index = static_cast<unsigned>(*device);
+  } else {
+    out.event.device_index.reset();
+  }
+  out.event.kind = row.text(4);
+  out.event.detail = row.text(5);
+}
+
+void decode(const Statement& row, RunOutputLine& out) {
+  out.run_id = row.int64(0);
+  out.line.wall_ns = row.int64(1);
+  out.line.mono_ns = row.int64(2);
+  out.line.stream = row.text(3) == "stderr" ? OutputStream::Stderr : OutputStream::Stdout;
+  out.line.text = row.text(4);
+}
+
+// Conditions are added only when set, so SQLite can seek the (run_id, device_index, mono_ns)
+// index instead of scanning it.
+std::string where_clause(const RowFilter& filter, bool by_device) {
+  std::string out;
+  if (filter.run_id) out += " WHERE run_id = :run_id";
+  if (by_device && filter.device_index) {
+    out += out.empty() ? " WHERE " : " AND ";
+    out += "device_index = :device_index";
+  }
+  return out;
+}
+
+void bind_filter(Statement& stmt, const RowFilter& filter, bool by_device) {
+  if (filter.run_id) stmt.bind(stmt.parameter("run_id"), *filter.run_id);
+  if (by_device && filter.device_index) {
+    stmt.bind(stmt.parameter("device_index"), std::int64_t{*filter.device_index});
+  }
+}
+
+Error read_error(const std::string& path, const SqliteError& e) {
+  return Error("cannot read " + path, e.what(), "check that the file is complete");
+}
+
+}  // namespace
+
+template <typename Record>
+Cursor<Record>::Cursor(std::shared_ptr<Database> db, std::unique_ptr<Statement> stmt,
+                       std::string path)
+    : db_(std::move(db)), stmt_(std::move(stmt)), path_(std::move(path)) {}
+
+template <typename Record>
+Cursor<Record>::~Cursor() = default;
+template <typename Record>
+Cursor<Record>::Cursor(Cursor&&) noexcept = default;
+template <typename Record>
+Cursor<Record>& Cursor<Record>::operator=(Cursor&&) noexcept = default;
+
+template <typename Record>
+bool Cursor<Record>::next(Record& out) {
+  try {
+    if (!stmt_->step()) return false;
+  } catch (const SqliteError& e) {
+    throw read_error(path_, e);
+  }
+  decode(*stmt_, out);
+  return true;
+}
+
+template class Cursor<RunSample>;
+template class Cursor<RunPowerSample>;
+template class Cursor<RunEvent>;
+template class Cursor<RunOutputLine>;
+
+RunReader RunReader::open(const std::filesystem::path& path) {
+  int version = 0;
+  std::shared_ptr<Database> db = open_run_database(path, &version);
+  return RunReader(std::move(db), path, version);
+}
+
+RunReader::RunReader(std::shared_ptr<Database> db, std::filesystem::path path, int schema_version)
+    : db_(std::move(db)), path_(std::move(path)), schema_version_(schema_version) {}
+
+std::vector<StoredRun> RunReader::runs() const {
+  try {
+    Statement stmt = db_->prepare(select_runs_sql() + " ORDER BY run_id");
+    std::vector<StoredRun> out;
+    while (stmt.step()) out.push_back(read_run(stmt));
+    return out;
+  } catch (const SqliteError& e) {
+    throw read_error(path_.string(), e);
+  }
+}
+
+std::vector<DeviceDescription> RunReader::devices(std::int64_t run_id) const {
+  try {
+    Statement stmt = db_->prepare(select_devices_sql() + " WHERE run_id = ? ORDER BY device_index");
+    stmt.bind(1, run_id);
+    std::vector<DeviceDescription> out;
+    while (stmt.step()) out.push_back(read_device(stmt));
+    return out;
+  } catch (const SqliteError& e) {
+    throw read_error(path_.string(), e);
+  }
+}
+
+std::vector<StoredMetric> RunReader::metrics() const {
+  try {
+    Statement stmt = db_->prepare(
+        "SELECT name, unit, kind, storage, source, description FROM metrics ORDER BY position");
+    std::vector<StoredMetric> out;
+    while (stmt.step()) {
+      out.push_back(
+          {stmt.text(0), stmt.text(1), stmt.text(2), stmt.text(3), stmt.text(4), stmt.text(5)});
+    }
+    return out;
+  } catch (const SqliteError& e) {
+    throw read_error(path_.string(), e);
+  }
+}
+
+template <typename Record>
+Cursor<Record> RunReader::query(std::string_view table, std::span<const Column> columns,
+                                const RowFilter& filter, bool by_device,
+                                std::string_view order) const {
+  const std::string sql = "SELECT run_id, " + column_names(columns) + " FROM " +
+                          std::string(table) + where_clause(filter, by_device) + " ORDER BY " +
+                          std::string(order);
+  try {
+    auto stmt = std::make_unique<Statement>(db_->prepare(sql));
+    bind_filter(*stmt, filter, by_device);
+    return Cursor<Record>(db_, std::move(stmt), path_.string());
+  } catch (const SqliteError& e) {
+    throw read_error(path_.string(), e);
+  }
+}
+
+SampleCursor RunReader::samples(const RowFilter& filter) const {
+  return query<RunSample>("samples", sample_columns(), filter, true,
+                          "run_id, device_index, mono_ns");
+}
+
+PowerSampleCursor RunReader::power_samples(const RowFilter& filter) const {
+  return query<RunPowerSample>("power_samples", power_columns(), filter, true,
+                               "run_id, device_index, mono_ns");
+}
+
+EventCursor RunReader::events(const RowFilter& filter) const {
+  return query<RunEvent>("events", event_columns(), filter, false, "run_id, mono_ns, rowid");
+}
+
+OutputCursor RunReader::output(const RowFilter& filter) const {
+  return query<RunOutputLine>("output", output_columns(), filter, false, "run_id, mono_ns, rowid");
+}
+
+std::int64_t RunReader::count_samples(const RowFilter& filter) const {
+  try {
+    Statement stmt = db_->prepare("SELECT count(*) FROM samples" + where_clause(filter, true));
+    bind_filter(stmt, filter, true);
+    stmt.step();
+    return stmt.int64(0);
+  } catch (const SqliteError& e) {
+    throw read_error(path_.string(), e);
+  }
+}
+
+}  // namespace gpuscope::store

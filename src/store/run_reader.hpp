@@ -1,0 +1,105 @@
+// Reads a run database: the runs it holds, their devices, the metric catalog, and the rows as
+// streams (cursors), so an analysis over 100 M values needs memory for one row at a time. Opens
+// read-only, so a database gpuscope is still writing can be read while it grows.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/device_description.hpp"
+#include "store/records.hpp"
+
+namespace gpuscope::store {
+
+class Database;
+class Statement;
+struct Column;
+
+// Which rows a cursor visits; empty fields match everything.
+struct RowFilter {
+  std::optional<std::int64_t> run_id;
+  std::optional<unsigned> device_index;
+};
+
+// A forward-only stream of records. Keeps the database open while it lives, even past the
+// RunReader that made it.
+template <typename Record>
+class Cursor {
+ public:
+  Cursor(std::shared_ptr<Database> db, std::unique_ptr<Statement> stmt, std::string path);
+  ~Cursor();
+  Cursor(Cursor&&) noexcept;
+  Cursor& operator=(Cursor&&) noexcept;
+
+  // Fills `out` with the next record; false at the end. Throws Error when the file cannot be
+  // read. Reusing one `out` across calls avoids allocation per row.
+  bool next(Record& out);
+
+ private:
+  std::shared_ptr<Database> db_;
+  std::unique_ptr<Statement> stmt_;
+  std::string path_;
+};
+
+using SampleCursor = Cursor<RunSample>;            // ordered by run, device, mono_ns
+using PowerSampleCursor = Cursor<RunPowerSample>;  // ordered by run, device, mono_ns
+using EventCursor = Cursor<RunEvent>;              // ordered by run, mono_ns
+using OutputCursor = Cursor<RunOutputLine>;        // ordered by run, mono_ns
+
+class RunReader {
+ public:
+  // Opens and validates `path`; throws Error::usage when it is missing, not SQLite, not a
+  // gpuscope run database, or written by a newer gpuscope.
+  static RunReader open(const std::filesystem::path& path);
+
+  // The schema version the file was written with (PRAGMA user_version).
+  int schema_version() const { return schema_version_; }
+  const std::filesystem::path& path() const { return path_; }
+
+  // Every run in the file, by run_id.
+  std::vector<StoredRun> runs() const;
+  // The GPUs `run_id` sampled, by device index.
+  std::vector<DeviceDescription> devices(std::int64_t run_id) const;
+  // The metric catalog as stored in the file.
+  std::vector<StoredMetric> metrics() const;
+
+  SampleCursor samples(const RowFilter& filter = {}) const;
+  PowerSampleCursor power_samples(const RowFilter& filter = {}) const;
+  // Events of one run (or all); filter.device_index is ignored for events and output.
+  EventCursor events(const RowFilter& filter = {}) const;
+  OutputCursor output(const RowFilter& filter = {}) const;
+
+  // How many samples match, without reading them.
+  std::int64_t count_samples(const RowFilter& filter = {}) const;
+
+  // Calls fn(const RunSample&) for each matching sample in order; returns how many.
+  template <typename Fn>
+  std::int64_t for_each_sample(const RowFilter& filter, Fn&& fn) const {
+    auto cursor = samples(filter);
+    RunSample sample;
+    std::int64_t n = 0;
+    while (cursor.next(sample)) {
+      fn(static_cast<const RunSample&>(sample));
+      ++n;
+    }
+    return n;
+  }
+
+ private:
+  RunReader(std::shared_ptr<Database> db, std::filesystem::path path, int schema_version);
+  template <typename Record>
+  Cursor<Record> query(std::string_view table, std::span<const Column> columns,
+                       const RowFilter& filter, bool by_device, std::string_view order) const;
+
+  std::shared_ptr<Database> db_;
+  std::filesystem::path path_;
+  int schema_version_ = 0;
+};
+
+}  // namespace gpuscope::store

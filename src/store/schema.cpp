@@ -1,0 +1,260 @@
+#include "store/schema.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "core/error.hpp"
+#include "core/metrics.hpp"
+#include "store/time_text.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+constexpr std::array kRunColumns = std::to_array<Column>({
+    {"command", "TEXT NOT NULL"},  // JSON array of argv
+    {"command_line", "TEXT NOT NULL"},
+    {"label", "TEXT"},
+    {"host", "TEXT"},
+    {"user", "TEXT"},
+    {"start_wall_ns", "INTEGER NOT NULL"},
+    {"start_time", "TEXT NOT NULL"},
+    {"end_wall_ns", "INTEGER"},
+    {"end_time", "TEXT"},
+    {"start_mono_ns", "INTEGER NOT NULL"},
+    {"end_mono_ns", "INTEGER"},
+    {"status",
+     "TEXT NOT NULL CHECK (status IN "
+     "('running', 'finished', 'signaled', 'timed_out', 'not_started'))"},
+    {"exit_code", "INTEGER"},
+    {"term_signal", "INTEGER"},
+    {"tool_version", "TEXT"},
+    {"sampling_interval_ms", "REAL"},
+    {"power_sampling_interval_ms", "REAL"},
+    {"scenario", "TEXT"},
+    {"driver_version", "TEXT"},
+    {"cuda_visible_devices", "TEXT"},
+    {"slurm_job_id", "TEXT"},
+    {"slurm_step_id", "TEXT"},
+    {"slurm_rank", "INTEGER"},
+    {"slurm_local_rank", "INTEGER"},
+    {"slurm_node_id", "INTEGER"},
+    {"slurm_node_name", "TEXT"},
+    {"slurm_ntasks", "INTEGER"},
+    {"slurm_step_gpus", "TEXT"},
+    {"samples_taken", "INTEGER"},
+    {"deadlines_missed", "INTEGER"},
+    {"problems", "TEXT NOT NULL DEFAULT '[]'"},  // JSON array of sentences
+});
+
+constexpr std::array kDeviceColumns = std::to_array<Column>({
+    {"device_index", "INTEGER NOT NULL"},
+    {"uuid", "TEXT"},
+    {"name", "TEXT"},
+    {"pci_bus_id", "TEXT"},
+    {"architecture", "TEXT"},
+    {"compute_capability", "TEXT"},
+    {"memory_total_bytes", "INTEGER"},
+    {"power_limit_w", "REAL"},
+    {"enforced_power_limit_w", "REAL"},
+    {"default_power_limit_w", "REAL"},
+    {"min_power_limit_w", "REAL"},
+    {"max_power_limit_w", "REAL"},
+    {"max_sm_clock_mhz", "INTEGER"},
+    {"max_memory_clock_mhz", "INTEGER"},
+    {"max_graphics_clock_mhz", "INTEGER"},
+    {"capabilities",
+     "TEXT NOT NULL DEFAULT '[]'"},  // JSON array of {key, label, supported, detail}
+    {"error", "TEXT"},
+});
+
+constexpr std::array kPowerColumns = std::to_array<Column>({
+    {"device_index", "INTEGER NOT NULL"},
+    {"wall_ns", "INTEGER NOT NULL"},
+    {"mono_ns", "INTEGER NOT NULL"},
+    {"power_w", "REAL"},
+    {"power_instant_w", "REAL"},
+    {"energy_mj", "INTEGER"},
+});
+
+constexpr std::array kEventColumns = std::to_array<Column>({
+    {"wall_ns", "INTEGER NOT NULL"},
+    {"mono_ns", "INTEGER NOT NULL"},
+    {"device_index", "INTEGER"},
+    {"kind", "TEXT NOT NULL"},
+    {"detail", "TEXT NOT NULL"},
+});
+
+constexpr std::array kOutputColumns = std::to_array<Column>({
+    {"wall_ns", "INTEGER NOT NULL"},
+    {"mono_ns", "INTEGER NOT NULL"},
+    {"stream", "TEXT NOT NULL CHECK (stream IN ('stdout', 'stderr'))"},
+    {"line", "TEXT NOT NULL"},
+});
+
+std::string create_table(std::string_view table, std::span<const Column> columns,
+                         std::string_view run_id, std::string_view trailer = {}) {
+  std::string sql = fmt::format("CREATE TABLE {} (\n  {}", table, run_id);
+  for (const auto& c : columns) sql += fmt::format(",\n  {} {}", c.name, c.declaration);
+  sql += trailer;
+  sql += "\n);\n";
+  return sql;
+}
+
+constexpr std::string_view kind_name(MetricKind kind) {
+  switch (kind) {
+    case MetricKind::Gauge:
+      return "gauge";
+    case MetricKind::Counter:
+      return "counter";
+    case MetricKind::Bitmask:
+      return "bitmask";
+  }
+  return "gauge";
+}
+
+void insert_catalog(Database& db) {
+  Statement insert = db.prepare(
+      "INSERT INTO metrics (position, name, unit, kind, storage, source, description) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  for (std::size_t i = 0; i < kMetrics.size(); ++i) {
+    const auto& m = kMetrics[i];
+    insert.bind(1, static_cast<std::int64_t>(i));
+    insert.bind_static(2, m.name);
+    insert.bind_static(3, m.unit);
+    insert.bind_static(4, kind_name(m.kind));
+    insert.bind_static(5, m.storage == MetricStorage::Real ? "REAL" : "INTEGER");
+    insert.bind_static(6, m.source);
+    insert.bind_static(7, m.description);
+    insert.run();
+  }
+}
+
+}  // namespace
+
+std::span<const Column> run_columns() {
+  return kRunColumns;
+}
+std::span<const Column> device_columns() {
+  return kDeviceColumns;
+}
+std::span<const Column> power_columns() {
+  return kPowerColumns;
+}
+std::span<const Column> event_columns() {
+  return kEventColumns;
+}
+std::span<const Column> output_columns() {
+  return kOutputColumns;
+}
+
+const std::vector<Column>& sample_columns() {
+  static const std::vector<Column> columns = [] {
+    std::vector<Column> out = {{"device_index", "INTEGER NOT NULL"},
+                               {"wall_ns", "INTEGER NOT NULL"},
+                               {"mono_ns", "INTEGER NOT NULL"}};
+    for (const auto& m : kMetrics) {
+      out.push_back({m.name, m.storage == MetricStorage::Real ? "REAL" : "INTEGER"});
+    }
+    return out;
+  }();
+  return columns;
+}
+
+std::string column_names(std::span<const Column> columns, std::string_view prefix) {
+  std::string out;
+  for (const auto& c : columns) {
+    if (!out.empty()) out += ", ";
+    out += prefix;
+    out += c.name;
+  }
+  return out;
+}
+
+std::string placeholders(std::size_t count) {
+  std::string out;
+  for (std::size_t i = 0; i < count; ++i) out += i == 0 ? "?" : ", ?";
+  return out;
+}
+
+void create_schema(Database& db, std::string_view created_by) {
+  constexpr std::string_view kRunRef = "run_id INTEGER NOT NULL REFERENCES runs (run_id)";
+  std::string sql = "BEGIN;\n";
+  sql += fmt::format("PRAGMA application_id = {};\nPRAGMA user_version = {};\n", kApplicationId,
+                     kSchemaVersion);
+  sql += "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);\n";
+  sql +=
+      "CREATE TABLE metrics (position INTEGER NOT NULL, name TEXT PRIMARY KEY, unit TEXT NOT "
+      "NULL, kind TEXT NOT NULL, storage TEXT NOT NULL, source TEXT, description TEXT);\n";
+  sql += create_table("runs", kRunColumns, "run_id INTEGER PRIMARY KEY");
+  sql +=
+      create_table("devices", kDeviceColumns, kRunRef, ",\n  PRIMARY KEY (run_id, device_index)");
+  sql += create_table("samples", sample_columns(), kRunRef);
+  sql += create_table("power_samples", kPowerColumns, kRunRef);
+  sql += create_table("events", kEventColumns, kRunRef);
+  sql += create_table("output", kOutputColumns, kRunRef);
+  // The reader's order (run, device, time) and every per-GPU query walk this index.
+  sql += "CREATE INDEX samples_by_device ON samples (run_id, device_index, mono_ns);\n";
+  sql += "CREATE INDEX power_samples_by_device ON power_samples (run_id, device_index, mono_ns);\n";
+  sql += "CREATE INDEX events_by_time ON events (run_id, mono_ns);\n";
+  sql += "CREATE INDEX output_by_time ON output (run_id, mono_ns);\n";
+  sql += fmt::format(
+      "INSERT INTO meta (key, value) VALUES ('schema_version', '{}'), ('created_by', {}), "
+      "('created_at', {});\n",
+      kSchemaVersion, sql_quote(created_by), sql_quote(iso8601_now()));
+  db.exec(sql);
+  insert_catalog(db);
+  db.exec("COMMIT");
+}
+
+int check_run_database(Database& db, const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::int64_t application_id = 0;
+  std::int64_t version = 0;
+  std::int64_t tables = 0;
+  try {
+    // Reading the header and the schema is what fails on a file that is not SQLite.
+    application_id = db.query_int("PRAGMA application_id").value_or(0);
+    version = db.query_int("PRAGMA user_version").value_or(0);
+    tables = db.query_int("SELECT count(*) FROM sqlite_schema").value_or(0);
+  } catch (const SqliteError& e) {
+    if (e.code() == SQLITE_NOTADB || e.code() == SQLITE_CORRUPT) {
+      throw Error::usage(name + " is not a SQLite database", e.what(),
+                         "give the run database gpuscope profile wrote (-o)");
+    }
+    throw Error::usage("cannot read " + name, e.what());
+  }
+  if (application_id != kApplicationId) {
+    const std::string why = tables == 0 ? "it is empty"
+                                        : fmt::format("application_id {:#x}, expected {:#x}",
+                                                      static_cast<std::uint32_t>(application_id),
+                                                      static_cast<std::uint32_t>(kApplicationId));
+    throw Error::usage(name + " is not a gpuscope run database", why,
+                       "give the run database gpuscope profile wrote (-o)");
+  }
+  if (version > kSchemaVersion) {
+    throw Error::usage(
+        fmt::format("{} was written by a newer gpuscope", name),
+        fmt::format("schema {}, this gpuscope reads up to {}", version, kSchemaVersion),
+        "upgrade gpuscope");
+  }
+  if (version < kOldestReadableSchema) {
+    throw Error::usage(name + " is not a gpuscope run database",
+                       fmt::format("schema version {}", version),
+                       "give the run database gpuscope profile wrote (-o)");
+  }
+  return static_cast<int>(version);
+}
+
+void migrate(Database& db, int from_version) {
+  // Each step upgrades one version inside a transaction, then bumps user_version, so an
+  // interrupted migration leaves a consistent older database.
+  for (int version = from_version; version < kSchemaVersion; ++version) {
+    db.exec("BEGIN IMMEDIATE");
+    // switch (version) { case 1: migrate_1_to_2(db); break; }
+    db.exec(fmt::format("PRAGMA user_version = {}", version + 1));
+    db.exec("COMMIT");
+  }
+}
+
+}  // namespace gpuscope::store

@@ -1,0 +1,51 @@
+// The rows waiting to be written, one vector per table. The writer keeps two of these and swaps
+// them, so pushing never waits for I/O and, once the vectors have grown, never allocates.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/run.hpp"
+
+namespace gpuscope::store {
+
+// Rows per table; used for what was written, what was dropped and what is pending.
+struct RowCounts {
+  std::int64_t samples = 0;
+  std::int64_t power_samples = 0;
+  std::int64_t events = 0;
+  std::int64_t output_lines = 0;
+
+  std::int64_t total() const { return samples + power_samples + events + output_lines; }
+  RowCounts& operator+=(const RowCounts& other) {
+    samples += other.samples;
+    power_samples += other.power_samples;
+    events += other.events;
+    output_lines += other.output_lines;
+    return *this;
+  }
+};
+
+struct WriteBatch {
+  std::vector<SampleRow> samples;
+  std::vector<PowerRow> power_samples;
+  std::vector<Event> events;
+  std::vector<OutputLine> output;
+
+  bool empty() const {
+    return samples.empty() && power_samples.empty() && events.empty() && output.empty();
+  }
+  RowCounts counts() const;
+  // Approximate memory the rows hold, strings included.
+  std::size_t bytes() const;
+  // Empties the vectors, keeping their capacity.
+  void clear();
+  // Moves `newer`'s rows after this batch's (each table stays in time order); empties `newer`.
+  void append(WriteBatch& newer);
+  // Drops the oldest rows of every table, in proportion, until bytes() <= max_bytes; returns
+  // how many were dropped.
+  RowCounts drop_oldest(std::size_t max_bytes);
+};
+
+}  // namespace gpuscope::store
