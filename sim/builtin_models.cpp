@@ -1,0 +1,103 @@
+// Built-in GPU models. Figures come from NVIDIA's public data sheets and nvidia-smi output of the
+// SXM parts (names, memory sizes, power ranges, clocks, PCI ids); idle power and the thermal
+// constants are typical observed values, not specifications.
+#include <array>
+
+#include "nvml/abi.hpp"
+#include "sim/gpu_spec.hpp"
+
+namespace gpuscope::sim {
+namespace {
+
+constexpr unsigned kNvidiaVendor = 0x10DE;
+
+constexpr unsigned pci_id(unsigned device) { return (device << 16U) | kNvidiaVendor; }
+
+GpuSpec h100_sxm5() {
+  GpuSpec spec;
+  spec.model = "H100-SXM5-80GB";
+  spec.name = "NVIDIA H100 80GB HBM3";
+  spec.architecture = nvml::kArchHopper;
+  spec.cc_major = 9;
+  spec.cc_minor = 0;
+  spec.memory_mib = 81559;
+  spec.reserved_mib = 552;
+  spec.pci_device_id = pci_id(0x2330);
+  spec.pci_subsystem_id = pci_id(0x16C1);
+  spec.power = {.min_w = 200, .max_w = 700, .default_w = 700, .idle_w = 70};
+  spec.clocks = {.max_sm_mhz = 1980, .idle_sm_mhz = 345, .mem_mhz = 2619, .video_mhz = 1755};
+  spec.thermal = {.idle_c = 31,
+                  .c_per_w = 0.055,
+                  .tau_s = 25,
+                  .slowdown_c = 87,
+                  .hw_slowdown_c = 92,
+                  .memory_offset_c = 4};
+  spec.gpm = true;
+  spec.nvlink = true;
+  return spec;
+}
+
+GpuSpec a100_sxm4() {
+  GpuSpec spec;
+  spec.model = "A100-SXM4-80GB";
+  spec.name = "NVIDIA A100-SXM4-80GB";
+  spec.architecture = nvml::kArchAmpere;
+  spec.cc_major = 8;
+  spec.cc_minor = 0;
+  spec.memory_mib = 81920;
+  spec.reserved_mib = 589;
+  spec.pci_device_id = pci_id(0x20B2);
+  spec.pci_subsystem_id = pci_id(0x1463);
+  spec.power = {.min_w = 100, .max_w = 400, .default_w = 400, .idle_w = 55};
+  spec.clocks = {.max_sm_mhz = 1410, .idle_sm_mhz = 210, .mem_mhz = 1593, .video_mhz = 1290};
+  spec.thermal = {.idle_c = 30,
+                  .c_per_w = 0.09,
+                  .tau_s = 25,
+                  .slowdown_c = 88,
+                  .hw_slowdown_c = 92,
+                  .memory_offset_c = 3};
+  spec.gpm = false;  // GPM needs Hopper or newer
+  spec.nvlink = true;
+  // GA100 reports one power reading, the latest 100 ms one, through nvmlDeviceGetPowerUsage; its
+  // firmware has no separate 1 s average or instant sensor, so fields 185 and 186 are missing.
+  spec.power_usage_mode = PowerUsageMode::kLatestBucket;
+  spec.unsupported_fields = {nvml::kFieldPowerAverage, nvml::kFieldPowerInstant};
+  return spec;
+}
+
+GpuSpec gh200() {
+  GpuSpec spec = h100_sxm5();
+  spec.model = "GH200";
+  spec.name = "NVIDIA GH200 480GB";
+  spec.memory_mib = 97871;
+  spec.reserved_mib = 640;
+  spec.pci_device_id = pci_id(0x2342);
+  spec.pci_subsystem_id = pci_id(0x16EB);
+  spec.power = {.min_w = 100, .max_w = 900, .default_w = 900, .idle_w = 90};
+  spec.thermal.c_per_w = 0.045;
+  spec.module_power = true;
+  spec.module_extra_w = 120;
+  return spec;
+}
+
+const std::array<GpuSpec, 3>& builtin_models() {
+  static const std::array<GpuSpec, 3> models = {h100_sxm5(), a100_sxm4(), gh200()};
+  return models;
+}
+
+}  // namespace
+
+const GpuSpec* find_builtin_model(std::string_view key) {
+  for (const GpuSpec& spec : builtin_models()) {
+    if (spec.model == key) return &spec;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> builtin_model_keys() {
+  std::vector<std::string> keys;
+  for (const GpuSpec& spec : builtin_models()) keys.push_back(spec.model);
+  return keys;
+}
+
+}  // namespace gpuscope::sim

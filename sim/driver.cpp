@@ -1,0 +1,230 @@
+#include "sim/driver.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "sim/scenario_parser.hpp"
+
+namespace gpuscope::sim {
+namespace {
+
+// How often device calls look at the state file for limits set by other processes.
+constexpr std::int64_t kStatePollNs = 50'000'000;
+
+}  // namespace
+
+Driver::Driver(const Clock& clock) : clock_(clock) {}
+
+Driver::~Driver() {
+  for (nvmlGpmSample_t sample : samples_) delete sample;
+}
+
+nvmlReturn_t Driver::init(const tl::expected<DriverOptions, std::string>& options) {
+  std::lock_guard lock(mutex_);
+  if (init_count_ > 0) {
+    ++init_count_;
+    return nvml::kSuccess;
+  }
+  if (!options) return fail(nvml::kErrorDriverNotLoaded, options.error());
+  const nvmlReturn_t result = load(*options);
+  if (result == nvml::kSuccess) init_count_ = 1;
+  return result;
+}
+
+nvmlReturn_t Driver::shutdown() {
+  std::lock_guard lock(mutex_);
+  if (init_count_ == 0) return fail(nvml::kErrorUninitialized, "nvmlShutdown without nvmlInit");
+  if (--init_count_ == 0) {
+    devices_.clear();
+    scenario_.reset();
+    state_.reset();
+  }
+  return nvml::kSuccess;
+}
+
+nvmlReturn_t Driver::load(const DriverOptions& options) {
+  if (!options.scenario_path) {
+    return fail(nvml::kErrorDriverNotLoaded,
+                "GPUSCOPE_SIM_SCENARIO is not set; it must name a scenario JSON file");
+  }
+  tl::expected<Scenario, std::string> scenario = load_scenario(*options.scenario_path);
+  if (!scenario) {
+    const bool unreadable = scenario.error().ends_with("cannot open the file");
+    return fail(unreadable ? nvml::kErrorDriverNotLoaded : nvml::kErrorUnknown, scenario.error());
+  }
+  std::snprintf(scenario_name_, sizeof scenario_name_, "%s", scenario->name.c_str());
+  if (scenario->init_error) {
+    return fail(*scenario->init_error, "scenario " + scenario->path +
+                                           ": nvmlInit fails by the scenario's faults.init_error");
+  }
+  const std::int64_t now = clock_.realtime_ns();
+  if (!first_init_realtime_ns_) first_init_realtime_ns_ = now;
+  epoch_ns_ = options.epoch_ns.value_or(*first_init_realtime_ns_);
+  time_scale_ = options.time_scale.value_or(scenario->time_scale);
+  privileged_ = options.privileged.value_or(scenario->privileged);
+
+  StateFile state(options.state_path.value_or(
+      scenario->state_file.value_or(default_state_path(scenario->name))));
+  const tl::expected<StateMap, std::string> entries = state.read();
+  if (!entries) return fail(nvml::kErrorUnknown, entries.error() + " (delete it to reset)");
+
+  scenario_ = std::move(*scenario);
+  ++generation_;
+  devices_.clear();
+  for (std::size_t i = 0; i < scenario_->gpus.size(); ++i) {
+    const GpuConfig& gpu = scenario_->gpus[i];
+    const StateEntry* entry = usable_entry(*entries, gpu);
+    // A limit set before this timeline began has held since scenario time zero.
+    const bool from_start = entry != nullptr && to_scenario_ns(entry->set_at_unix_ns) == 0;
+    auto device = std::make_unique<SimDevice>(gpu, scenario_->seed, i,
+                                              from_start ? entry->power_limit_mw : 0U);
+    if (entry != nullptr) {
+      device->limit_set_at_unix_ns = entry->set_at_unix_ns;
+      if (!from_start) {
+        device->model.set_power_limit(entry->power_limit_mw, to_scenario_ns(entry->set_at_unix_ns));
+      }
+    }
+    if (gpu.faults.lost_at_s) device->lost_at_ns = std::llround(*gpu.faults.lost_at_s * 1e9);
+    devices_.push_back(std::move(device));
+  }
+  state_ = std::move(state);
+  state_->changed();  // remember the file as read
+  last_state_poll_ns_ = clock_.monotonic_ns();
+  return nvml::kSuccess;
+}
+
+const StateEntry* Driver::usable_entry(const StateMap& entries, const GpuConfig& config) {
+  const auto found = entries.find(config.uuid);
+  if (found == entries.end()) return nullptr;
+  const StateEntry& entry = found->second;
+  const PowerSpec& power = config.spec.power;
+  // A limit outside this scenario's range was set under another configuration of the same
+  // UUID; the driver would have rejected it, so it does not apply here.
+  if (entry.power_limit_mw < power.min_w * 1000 || entry.power_limit_mw > power.max_w * 1000) {
+    return nullptr;
+  }
+  return &entry;
+}
+
+void Driver::apply_state(const StateMap& entries) {
+  for (const auto& device : devices_) {
+    const StateEntry* entry = usable_entry(entries, device->model.config());
+    if (entry == nullptr || entry->set_at_unix_ns == device->limit_set_at_unix_ns) continue;
+    device->limit_set_at_unix_ns = entry->set_at_unix_ns;
+    device->model.set_power_limit(entry->power_limit_mw, to_scenario_ns(entry->set_at_unix_ns));
+  }
+}
+
+void Driver::poll_state_file() {
+  const std::int64_t now = clock_.monotonic_ns();
+  if (now - last_state_poll_ns_ < kStatePollNs) return;
+  last_state_poll_ns_ = now;
+  if (!state_->changed()) return;
+  const tl::expected<StateMap, std::string> entries = state_->read();
+  if (!entries) {
+    note_error(entries.error());
+    return;
+  }
+  apply_state(*entries);
+}
+
+std::int64_t Driver::to_scenario_ns(std::int64_t realtime_ns) const {
+  if (realtime_ns <= epoch_ns_) return 0;
+  return std::llround(static_cast<double>(realtime_ns - epoch_ns_) * time_scale_);
+}
+
+void Driver::note_error(std::string_view message) {
+  std::snprintf(last_error_, sizeof last_error_, "%.*s", static_cast<int>(message.size()),
+                message.data());
+}
+
+nvmlReturn_t Driver::fail(nvmlReturn_t code, std::string_view message) {
+  note_error(message);
+  return code;
+}
+
+nvmlReturn_t Driver::fail_call(nvmlReturn_t code, Entry entry, const char* what, std::size_t gpu) {
+  const std::string_view symbol = entry_symbols(entry).front();
+  std::snprintf(last_error_, sizeof last_error_, "%.*s on GPU %zu: %s",
+                static_cast<int>(symbol.size()), symbol.data(), gpu, what);
+  return code;
+}
+
+nvmlReturn_t Driver::begin_system_call(Entry entry, CallContext& context) {
+  if (!initialized()) return nvml::kErrorUninitialized;
+  const FaultSpec& faults = scenario_->global_faults;
+  context.latency_us = faults.latency_us[static_cast<std::size_t>(entry)];
+  if (faults.not_supported.test(static_cast<std::size_t>(entry))) {
+    return fail(nvml::kErrorNotSupported, "not supported by the scenario's faults.not_supported");
+  }
+  return nvml::kSuccess;
+}
+
+SimDevice* Driver::find_device(nvmlDevice_t handle) const {
+  // Compare addresses only: a stale or foreign handle must never be dereferenced.
+  for (const auto& device : devices_) {
+    if (&device->handle == handle) return device.get();
+  }
+  return nullptr;
+}
+
+nvmlReturn_t Driver::begin_device_call(Entry entry, nvmlDevice_t handle, CallContext& context,
+                                       SimDevice*& device) {
+  if (!initialized()) return nvml::kErrorUninitialized;
+  device = find_device(handle);
+  if (device == nullptr) return nvml::kErrorInvalidArgument;
+  const std::size_t gpu = device->handle.index;
+  const FaultSpec& faults = device->model.config().faults;
+  context.latency_us = faults.latency_us[static_cast<std::size_t>(entry)];
+  context.realtime_ns = clock_.realtime_ns();
+  context.scenario_ns = to_scenario_ns(context.realtime_ns);
+  if (context.scenario_ns >= device->lost_at_ns) {
+    return fail_call(nvml::kErrorGpuIsLost, entry, "the GPU has fallen off the bus", gpu);
+  }
+  if (faults.not_supported.test(static_cast<std::size_t>(entry))) {
+    return fail_call(nvml::kErrorNotSupported, entry, "not supported (scenario fault)", gpu);
+  }
+  poll_state_file();
+  device->model.advance_to(context.scenario_ns);
+  return nvml::kSuccess;
+}
+
+void Driver::pause(std::uint32_t latency_us) {
+  if (latency_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(latency_us));
+}
+
+const char* Driver::last_error() const {
+  // A per-thread copy, so the text cannot change under the caller while it reads it.
+  thread_local char copy[sizeof last_error_];
+  std::lock_guard lock(mutex_);
+  std::memcpy(copy, last_error_, sizeof copy);
+  return copy;
+}
+
+const char* Driver::scenario_name() const {
+  thread_local char copy[sizeof scenario_name_];
+  std::lock_guard lock(mutex_);
+  std::memcpy(copy, scenario_name_, sizeof copy);
+  return copy;
+}
+
+namespace {
+std::atomic<Driver*> test_driver{nullptr};
+}  // namespace
+
+Driver& process_driver() {
+  if (Driver* driver = test_driver.load(std::memory_order_acquire)) return *driver;
+  // Never destroyed: other threads may still call in while the process exits.
+  static Driver* const driver = new Driver(system_clock());
+  return *driver;
+}
+
+void set_process_driver_for_testing(Driver* driver) {
+  test_driver.store(driver, std::memory_order_release);
+}
+
+}  // namespace gpuscope::sim

@@ -1,0 +1,149 @@
+// The simulated driver: the nvmlInit reference count, the scenario and its devices, faults, the
+// shared state file and the GPM samples, all behind one mutex. The exported NVML functions
+// (api_*.cpp) are thin wrappers over one process-wide Driver; tests build their own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nvml/abi.hpp"
+#include "sim/clock.hpp"
+#include "sim/entries.hpp"
+#include "sim/gpu_model.hpp"
+#include "sim/handles.hpp"
+#include "sim/options.hpp"
+#include "sim/scenario.hpp"
+#include "sim/state_file.hpp"
+
+namespace gpuscope::sim {
+
+struct SimDevice {
+  SimDevice(const GpuConfig& config, std::uint64_t seed, std::size_t index,
+            unsigned initial_limit_mw)
+      : model(config, seed, index, initial_limit_mw) {
+    handle.index = index;
+  }
+  nvmlDevice_st handle;
+  GpuModel model;
+  std::int64_t lost_at_ns = INT64_MAX;
+  std::int64_t limit_set_at_unix_ns = 0;  // the state-file entry last applied
+};
+
+// What a call knows besides its arguments.
+struct CallContext {
+  std::int64_t realtime_ns = 0;
+  std::int64_t scenario_ns = 0;
+  std::uint32_t latency_us = 0;
+};
+
+class Driver {
+ public:
+  explicit Driver(const Clock& clock);
+  ~Driver();
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
+  // nvmlInit: loads the scenario when the count goes from 0 to 1.
+  nvmlReturn_t init(const tl::expected<DriverOptions, std::string>& options);
+  // nvmlShutdown: drops the devices when the count returns to 0.
+  nvmlReturn_t shutdown();
+
+  // Runs fn(const Scenario&) for a call that takes no device, after the init and fault checks.
+  template <class Fn>
+  nvmlReturn_t system_call(Entry entry, Fn&& fn);
+
+  // Runs fn(SimDevice&, const CallContext&) after the checks every device call makes: init,
+  // handle, lost GPU, NOT_SUPPORTED faults; the model is advanced to now first. Injected latency
+  // is slept after the lock is released.
+  template <class Fn>
+  nvmlReturn_t device_call(Entry entry, nvmlDevice_t handle, Fn&& fn);
+
+  nvmlReturn_t device_count(Entry entry, unsigned int* count);
+  nvmlReturn_t handle_by_index(Entry entry, unsigned int index, nvmlDevice_t* device);
+  nvmlReturn_t handle_by_uuid(const char* uuid, nvmlDevice_t* device);
+  nvmlReturn_t set_power_limit(nvmlDevice_t handle, unsigned int milliwatts);
+
+  nvmlReturn_t gpm_sample_alloc(nvmlGpmSample_t* sample);
+  nvmlReturn_t gpm_sample_free(nvmlGpmSample_t sample);
+  nvmlReturn_t gpm_sample_get(nvmlDevice_t handle, nvmlGpmSample_t sample);
+  nvmlReturn_t gpm_metrics_get(nvmlGpmMetricsGet_t* request);
+
+  // The reason for the last failure, copied for the calling thread.
+  const char* last_error() const;
+  // The last scenario loaded ("" before any).
+  const char* scenario_name() const;
+
+ private:
+  bool initialized() const { return scenario_.has_value(); }
+  nvmlReturn_t load(const DriverOptions& options);
+  void note_error(std::string_view message);
+  nvmlReturn_t fail(nvmlReturn_t code, std::string_view message);
+  nvmlReturn_t fail_call(nvmlReturn_t code, Entry entry, const char* what, std::size_t gpu);
+  std::int64_t to_scenario_ns(std::int64_t realtime_ns) const;
+  nvmlReturn_t begin_system_call(Entry entry, CallContext& context);
+  nvmlReturn_t begin_device_call(Entry entry, nvmlDevice_t handle, CallContext& context,
+                                 SimDevice*& device);
+  SimDevice* find_device(nvmlDevice_t handle) const;
+  bool is_live_sample(nvmlGpmSample_t sample) const;
+  void poll_state_file();
+  static const StateEntry* usable_entry(const StateMap& entries, const GpuConfig& config);
+  void apply_state(const StateMap& entries);
+  static void pause(std::uint32_t latency_us);
+
+  const Clock& clock_;
+  mutable std::mutex mutex_;
+  int init_count_ = 0;
+  std::uint64_t generation_ = 0;
+  std::optional<Scenario> scenario_;
+  std::vector<std::unique_ptr<SimDevice>> devices_;
+  std::optional<StateFile> state_;
+  std::int64_t last_state_poll_ns_ = 0;
+  std::optional<std::int64_t> first_init_realtime_ns_;
+  std::int64_t epoch_ns_ = 0;
+  double time_scale_ = 1.0;
+  bool privileged_ = true;
+  std::vector<nvmlGpmSample_t> samples_;
+  char last_error_[2048] = {};
+  char scenario_name_[128] = {};
+};
+
+template <class Fn>
+nvmlReturn_t Driver::system_call(Entry entry, Fn&& fn) {
+  CallContext context;
+  nvmlReturn_t result;
+  {
+    std::lock_guard lock(mutex_);
+    result = begin_system_call(entry, context);
+    if (result == nvml::kSuccess) result = fn(*scenario_);
+  }
+  pause(context.latency_us);
+  return result;
+}
+
+template <class Fn>
+nvmlReturn_t Driver::device_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
+  CallContext context;
+  nvmlReturn_t result;
+  {
+    std::lock_guard lock(mutex_);
+    SimDevice* device = nullptr;
+    result = begin_device_call(entry, handle, context, device);
+    if (result == nvml::kSuccess) result = fn(*device, context);
+  }
+  pause(context.latency_us);
+  return result;
+}
+
+// The driver behind the exported functions: the process-wide one, or the one a test installed.
+Driver& process_driver();
+
+// Makes the exported functions use driver (nullptr: the process-wide one again). For tests that
+// drive the NVML API on a manual clock.
+void set_process_driver_for_testing(Driver* driver);
+
+}  // namespace gpuscope::sim

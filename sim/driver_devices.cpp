@@ -1,0 +1,76 @@
+// Driver calls that find devices or change their state.
+#include <cstring>
+#include <string>
+
+#include "sim/driver.hpp"
+
+namespace gpuscope::sim {
+
+nvmlReturn_t Driver::device_count(Entry entry, unsigned int* count) {
+  return system_call(entry, [&](const Scenario& scenario) {
+    if (count == nullptr) return nvml::kErrorInvalidArgument;
+    // Lost GPUs still count: the driver enumerated them at load time, like the real one.
+    *count = static_cast<unsigned int>(scenario.gpus.size());
+    return nvml::kSuccess;
+  });
+}
+
+nvmlReturn_t Driver::handle_by_index(Entry entry, unsigned int index, nvmlDevice_t* device) {
+  return system_call(entry, [&](const Scenario&) {
+    if (device == nullptr || index >= devices_.size()) return nvml::kErrorInvalidArgument;
+    SimDevice& sim = *devices_[index];
+    if (to_scenario_ns(clock_.realtime_ns()) >= sim.lost_at_ns) {
+      return fail_call(nvml::kErrorGpuIsLost, entry, "the GPU has fallen off the bus", index);
+    }
+    *device = &sim.handle;
+    return nvml::kSuccess;
+  });
+}
+
+nvmlReturn_t Driver::handle_by_uuid(const char* uuid, nvmlDevice_t* device) {
+  return system_call(Entry::DeviceGetHandleByUUID, [&](const Scenario&) {
+    if (uuid == nullptr || device == nullptr) return nvml::kErrorInvalidArgument;
+    for (const auto& sim : devices_) {
+      if (sim->model.config().uuid != uuid) continue;
+      if (to_scenario_ns(clock_.realtime_ns()) >= sim->lost_at_ns) {
+        return fail_call(nvml::kErrorGpuIsLost, Entry::DeviceGetHandleByUUID,
+                         "the GPU has fallen off the bus", sim->handle.index);
+      }
+      *device = &sim->handle;
+      return nvml::kSuccess;
+    }
+    return nvml::kErrorNotFound;
+  });
+}
+
+nvmlReturn_t Driver::set_power_limit(nvmlDevice_t handle, unsigned int milliwatts) {
+  constexpr Entry kEntry = Entry::DeviceSetPowerManagementLimit;
+  return device_call(kEntry, handle, [&](SimDevice& device, const CallContext& context) {
+    const std::size_t gpu = device.handle.index;
+    if (!privileged_) {
+      return fail_call(nvml::kErrorNoPermission, kEntry,
+                       "needs root (GPUSCOPE_SIM_PRIVILEGED=0 or the scenario's privileged: false)",
+                       gpu);
+    }
+    const PowerSpec& power = device.model.config().spec.power;
+    if (milliwatts < power.min_w * 1000 || milliwatts > power.max_w * 1000) {
+      const std::string what = std::to_string(milliwatts) + " mW is outside the constraints [" +
+                               std::to_string(static_cast<unsigned>(power.min_w * 1000)) + ", " +
+                               std::to_string(static_cast<unsigned>(power.max_w * 1000)) + "] mW";
+      return fail_call(nvml::kErrorInvalidArgument, kEntry, what.c_str(), gpu);
+    }
+    StateEntry entry;
+    entry.power_limit_mw = milliwatts;
+    entry.set_at_unix_ns = context.realtime_ns;
+    entry.speed = device.model.steady_speed(milliwatts);
+    // Persist first: a limit the other processes cannot see would split the timeline.
+    const tl::expected<void, std::string> written =
+        state_->update({{device.model.config().uuid, entry}});
+    if (!written) return fail_call(nvml::kErrorUnknown, kEntry, written.error().c_str(), gpu);
+    device.limit_set_at_unix_ns = entry.set_at_unix_ns;
+    device.model.set_power_limit(milliwatts, context.scenario_ns);
+    return nvml::kSuccess;
+  });
+}
+
+}  // namespace gpuscope::sim

@@ -1,0 +1,13 @@
+// nvmlDeviceGetFieldValues for one field.
+#pragma once
+
+#include "nvml/abi.hpp"
+#include "sim/driver.hpp"
+
+namespace gpuscope::sim {
+
+// Fills value (fieldId and scopeId set by the caller). Fields the GPU does not report get
+// nvmlReturn NOT_SUPPORTED; the call as a whole still succeeds, as with the real driver.
+void fill_field_value(const SimDevice& device, const CallContext& context, nvmlFieldValue_t& value);
+
+}  // namespace gpuscope::sim

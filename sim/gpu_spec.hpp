@@ -1,0 +1,64 @@
+// A GPU's hardware description: the built-in models and what a scenario may override.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuscope::sim {
+
+struct PowerSpec {
+  double min_w = 0;      // lowest settable limit
+  double max_w = 0;      // highest settable limit, also the board's peak draw
+  double default_w = 0;  // limit after boot
+  double idle_w = 0;     // draw with no work
+};
+
+struct ClockSpec {
+  unsigned max_sm_mhz = 0;   // SM and graphics clock at full speed
+  unsigned idle_sm_mhz = 0;  // SM and graphics clock when no kernel runs
+  unsigned mem_mhz = 0;      // memory clock (constant: HBM does not scale with load here)
+  unsigned video_mhz = 0;    // video clock (constant)
+};
+
+struct ThermalSpec {
+  double idle_c = 0;           // temperature with no work
+  double c_per_w = 0;          // steady-state rise per watt above idle
+  double tau_s = 0;            // first-order time constant
+  double slowdown_c = 0;       // software thermal slowdown threshold
+  double hw_slowdown_c = 0;    // hardware thermal slowdown threshold
+  double memory_offset_c = 0;  // HBM temperature (field 82) minus GPU temperature
+};
+
+// How nvmlDeviceGetPowerUsage reports power. Yang et al. (SC'24): on Ampere and newer, except
+// GA100, it is a 1 s average; on GA100 (A100) it is the latest 100 ms reading.
+enum class PowerUsageMode { kOneSecondAverage, kLatestBucket };
+
+struct GpuSpec {
+  std::string model;  // built-in model key, e.g. "H100-SXM5-80GB"
+  std::string name;   // nvmlDeviceGetName
+  unsigned architecture = 0;
+  int cc_major = 0;
+  int cc_minor = 0;
+  unsigned memory_mib = 0;    // total framebuffer
+  unsigned reserved_mib = 0;  // held by the driver (nvmlMemory_v2_t::reserved)
+  unsigned pci_device_id = 0;  // (device << 16) | vendor
+  unsigned pci_subsystem_id = 0;
+  PowerSpec power;
+  ClockSpec clocks;
+  ThermalSpec thermal;
+  bool gpm = false;
+  bool nvlink = false;
+  bool module_power = false;  // Grace Hopper: power fields accept scopeId MODULE
+  double module_extra_w = 0;  // Grace CPU and LPDDR draw added for the MODULE scope
+  PowerUsageMode power_usage_mode = PowerUsageMode::kOneSecondAverage;
+  std::vector<unsigned> unsupported_fields;  // field ids the model's driver does not report
+};
+
+// The built-in model with this key, or nullptr.
+const GpuSpec* find_builtin_model(std::string_view key);
+
+// All built-in model keys, for error messages and docs.
+std::vector<std::string> builtin_model_keys();
+
+}  // namespace gpuscope::sim

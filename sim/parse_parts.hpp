@@ -1,0 +1,39 @@
+// The pieces of the scenario parser, one file each; they throw ScenarioError.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/scenario.hpp"
+
+namespace gpuscope::sim {
+
+// Parses a phase list (a non-empty array of phase objects).
+std::vector<Phase> parse_phase_list(const nlohmann::json& value, const std::string& pointer);
+
+// Parses a faults object on top of base (the scenario's global faults, for a GPU). global allows
+// "init_error", which is stored into init_error.
+FaultSpec parse_faults(const nlohmann::json& value, const std::string& pointer,
+                       const FaultSpec& base, std::optional<nvmlReturn_t>* init_error);
+
+// What every GPU object may refer to.
+struct GpuContext {
+  std::uint64_t seed = 0;
+  const std::vector<Phase>* default_phases = nullptr;  // top-level "phases", if any
+  const std::map<std::string, std::vector<Phase>>* phase_sets = nullptr;
+  const FaultSpec* global_faults = nullptr;
+};
+
+GpuConfig parse_gpu(const nlohmann::json& value, const std::string& pointer, std::size_t index,
+                    const GpuContext& context);
+
+// The default UUID and PCI bus id of GPU index under seed.
+std::string default_uuid(std::uint64_t seed, std::size_t index);
+std::string default_pci_bus_id(std::size_t index);
+
+}  // namespace gpuscope::sim

@@ -1,0 +1,159 @@
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "sim/json_reader.hpp"
+#include "sim/parse_parts.hpp"
+#include "sim/scenario_parser.hpp"
+
+namespace gpuscope::sim {
+namespace {
+
+constexpr std::size_t kMaxGpus = 64;
+
+bool is_file_name_safe(const std::string& name) {
+  if (name.empty() || name.size() > 100) return false;
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::map<std::string, std::vector<Phase>> parse_phase_sets(ObjectReader& root) {
+  std::map<std::string, std::vector<Phase>> sets;
+  const nlohmann::json* value = root.find("phase_sets");
+  if (value == nullptr) return sets;
+  if (!value->is_object()) fail_at(root.child("phase_sets"), "expected an object of phase lists");
+  for (const auto& [name, list] : value->items()) {
+    sets[name] = parse_phase_list(list, root.child("phase_sets") + "/" + name);
+  }
+  return sets;
+}
+
+// Expands {"count": N, "template": {...}, "overrides": {"<index>": {...}}} into GPU objects,
+// each the template with its override merged in (RFC 7386 merge patch: objects merge, arrays
+// and scalars replace). Returns the JSON pointer to blame for each GPU's errors.
+std::vector<std::pair<nlohmann::json, std::string>> expand_gpus(const nlohmann::json& value,
+                                                                const std::string& pointer) {
+  std::vector<std::pair<nlohmann::json, std::string>> gpus;
+  if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      gpus.emplace_back(value[i], pointer + "/" + std::to_string(i));
+    }
+    return gpus;
+  }
+  ObjectReader reader(value, pointer);
+  const auto count = reader.unsigned_integer("count", 0, kMaxGpus);
+  if (count == 0) fail_at(pointer, "\"count\" must be 1 to " + std::to_string(kMaxGpus));
+  const nlohmann::json* templ = reader.find("template");
+  if (templ == nullptr) fail_at(pointer, "missing required key \"template\"");
+  for (std::size_t i = 0; i < count; ++i) gpus.emplace_back(*templ, reader.child("template"));
+  if (const nlohmann::json* overrides = reader.find("overrides")) {
+    if (!overrides->is_object()) fail_at(reader.child("overrides"), "expected an object");
+    for (const auto& [key, patch] : overrides->items()) {
+      const std::string child = reader.child("overrides") + "/" + key;
+      std::size_t index = 0;
+      std::size_t used = 0;
+      try {
+        index = std::stoul(key, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != key.size() || index >= count) {
+        fail_at(child, "override keys are GPU indices 0.." + std::to_string(count - 1));
+      }
+      gpus[index].first.merge_patch(patch);
+      gpus[index].second = child;
+    }
+  }
+  reader.finish();
+  return gpus;
+}
+
+void check_unique(const std::vector<GpuConfig>& gpus,
+                  const std::vector<std::pair<nlohmann::json, std::string>>& sources) {
+  std::set<std::string> uuids;
+  std::set<std::string> buses;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (!uuids.insert(gpus[i].uuid).second) {
+      fail_at(sources[i].second + "/uuid", "duplicate UUID " + gpus[i].uuid);
+    }
+    if (!buses.insert(gpus[i].pci_bus_id).second) {
+      fail_at(sources[i].second + "/pci_bus_id", "duplicate PCI bus id " + gpus[i].pci_bus_id);
+    }
+  }
+}
+
+Scenario parse_root(const nlohmann::json& json, const std::string& path) {
+  ObjectReader root(json, "");
+  Scenario scenario;
+  scenario.path = path;
+  scenario.name = root.string("name", std::filesystem::path(path).stem().string());
+  if (!is_file_name_safe(scenario.name)) {
+    fail_at("/name", "\"" + scenario.name + "\" must be 1 to 100 of A-Z a-z 0-9 . _ -");
+  }
+  scenario.description = root.string("description", "");
+  scenario.seed = root.unsigned_integer("seed", 0, UINT64_MAX);
+  scenario.time_scale = root.number("time_scale", 1.0, {0, 10000, true});
+  scenario.driver_version = root.string("driver_version", scenario.driver_version);
+  scenario.nvml_version = root.string("nvml_version", "12." + scenario.driver_version);
+  scenario.cuda_driver_version =
+      static_cast<int>(root.unsigned_integer("cuda_driver_version", 12040, 99999));
+  scenario.privileged = root.boolean("privileged", true);
+  if (const auto state = root.optional_string("state_file")) {
+    scenario.state_file = (std::filesystem::path(path).parent_path() / *state).string();
+  }
+  if (const nlohmann::json* faults = root.find("faults")) {
+    scenario.global_faults = parse_faults(*faults, "/faults", FaultSpec{}, &scenario.init_error);
+  }
+  std::optional<std::vector<Phase>> default_phases;
+  if (const nlohmann::json* phases = root.find("phases")) {
+    default_phases = parse_phase_list(*phases, "/phases");
+  }
+  const auto phase_sets = parse_phase_sets(root);
+  const nlohmann::json* gpus = root.find("gpus");
+  if (gpus == nullptr) fail_at("", "missing required key \"gpus\"");
+  root.finish();  // a misspelt top-level key explains more than the errors it would cause
+  const auto sources = expand_gpus(*gpus, "/gpus");
+  if (sources.empty() || sources.size() > kMaxGpus) {
+    fail_at("/gpus", "a scenario needs 1 to " + std::to_string(kMaxGpus) + " GPUs");
+  }
+  const GpuContext context{scenario.seed, default_phases ? &*default_phases : nullptr,
+                           &phase_sets, &scenario.global_faults};
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    scenario.gpus.push_back(parse_gpu(sources[i].first, sources[i].second, i, context));
+  }
+  check_unique(scenario.gpus, sources);
+  return scenario;
+}
+
+}  // namespace
+
+tl::expected<Scenario, std::string> parse_scenario(std::string_view text, const std::string& path) {
+  const std::string prefix = "scenario " + path + ": ";
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    return tl::make_unexpected(prefix + "invalid JSON: " + error.what());
+  }
+  try {
+    return parse_root(json, path);
+  } catch (const ScenarioError& error) {
+    return tl::make_unexpected(prefix + error.what());
+  }
+}
+
+tl::expected<Scenario, std::string> load_scenario(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return tl::make_unexpected("scenario " + path + ": cannot open the file");
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad()) return tl::make_unexpected("scenario " + path + ": cannot read the file");
+  return parse_scenario(text.str(), path);
+}
+
+}  // namespace gpuscope::sim

@@ -1,0 +1,72 @@
+// A parsed, validated scenario: plain data, no JSON. docs/scenarios.md describes every field.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nvml/abi.hpp"
+#include "sim/entries.hpp"
+#include "sim/gpu_spec.hpp"
+#include "sim/levels.hpp"
+
+namespace gpuscope::sim {
+
+struct Phase {
+  std::string name;
+  double duration_s = 0;  // work-seconds at full speed
+  double ramp_s = 0;      // levels ramp linearly from the previous phase's over this much work
+  Levels levels{};        // before activity_scale and noise
+  double memory_used_gib = 0;
+  std::optional<double> power_w;  // demanded power, instead of the one derived from levels
+  double compute_bound = 0.8;     // how much a slower clock slows this phase's work (0..1)
+  double noise = 0.03;            // relative standard deviation of each bucket's levels
+};
+
+struct ProcessSpec {
+  unsigned pid = 0;
+  unsigned used_memory_mib = 0;
+};
+
+// Faults for one GPU (the scenario's global faults already merged in).
+struct FaultSpec {
+  std::optional<double> lost_at_s;           // from then on, every call returns GPU_IS_LOST
+  std::bitset<kEntryCount> not_supported;    // entries that return NOT_SUPPORTED
+  std::vector<unsigned> not_supported_fields;  // field ids whose entry is NOT_SUPPORTED
+  std::array<std::uint32_t, kEntryCount> latency_us{};  // added to each call
+};
+
+struct GpuConfig {
+  GpuSpec spec;  // the built-in model with the scenario's overrides applied
+  std::string uuid;
+  std::string pci_bus_id;  // "00000000:18:00.0"
+  unsigned pci_domain = 0;
+  unsigned pci_bus = 0;
+  unsigned pci_device = 0;
+  double activity_scale = 1.0;
+  std::vector<Phase> phases;
+  FaultSpec faults;
+  std::vector<ProcessSpec> processes;
+};
+
+struct Scenario {
+  std::string path;  // the file it was read from
+  std::string name;
+  std::string description;
+  std::uint64_t seed = 0;
+  double time_scale = 1.0;  // scenario seconds per wall second
+  std::string driver_version = "550.54.15";
+  std::string nvml_version = "12.550.54.15";
+  int cuda_driver_version = 12040;
+  bool privileged = true;
+  std::optional<std::string> state_file;  // resolved against the scenario's folder
+  std::optional<nvmlReturn_t> init_error;  // nvmlInit fails with this code
+  FaultSpec global_faults;  // also applies to calls that take no device
+  std::vector<GpuConfig> gpus;
+};
+
+}  // namespace gpuscope::sim
