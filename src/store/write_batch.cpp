@@ -30,9 +30,18 @@ RowCounts WriteBatch::counts() const {
 }
 
 std::size_t WriteBatch::bytes() const {
+  return bulk_bytes() + event_bytes();
+}
+
+std::size_t WriteBatch::bulk_bytes() const {
   std::size_t total = samples.size() * sizeof(SampleRow) + power_samples.size() * sizeof(PowerRow);
-  for (const auto& e : events) total += sizeof(Event) + e.kind.capacity() + e.detail.capacity();
   for (const auto& o : output) total += sizeof(OutputLine) + o.text.capacity();
+  return total;
+}
+
+std::size_t WriteBatch::event_bytes() const {
+  std::size_t total = 0;
+  for (const auto& e : events) total += sizeof(Event) + e.kind.capacity() + e.detail.capacity();
   return total;
 }
 
@@ -53,12 +62,21 @@ void WriteBatch::append(WriteBatch& newer) {
 RowCounts WriteBatch::drop_oldest(std::size_t max_bytes) {
   const std::size_t total = bytes();
   if (total <= max_bytes) return {};
-  const double share = static_cast<double>(total - max_bytes) / static_cast<double>(total);
+  // Events are few and say what happened (including the write failure itself), so the bulk
+  // streams give way first, in proportion to their share.
+  const std::size_t bulk = bulk_bytes();
   RowCounts dropped;
-  dropped.samples = drop_front(samples, share);
-  dropped.power_samples = drop_front(power_samples, share);
-  dropped.events = drop_front(events, share);
-  dropped.output_lines = drop_front(output, share);
+  if (bulk > 0) {
+    const double share =
+        std::min(1.0, static_cast<double>(total - max_bytes) / static_cast<double>(bulk));
+    dropped.samples = drop_front(samples, share);
+    dropped.power_samples = drop_front(power_samples, share);
+    dropped.output_lines = drop_front(output, share);
+  }
+  while (!events.empty() && bytes() > max_bytes) {
+    events.erase(events.begin());
+    ++dropped.events;
+  }
   return dropped;
 }
 

@@ -43,9 +43,13 @@ struct WriteBatch {
   void clear();
   // Moves `newer`'s rows after this batch's (each table stays in time order); empties `newer`.
   void append(WriteBatch& newer);
-  // Drops the oldest rows of every table, in proportion, until bytes() <= max_bytes; returns
-  // how many were dropped.
+  // Drops the oldest samples, power samples and output lines, in proportion, until
+  // bytes() <= max_bytes (events only when that is not enough); returns how many were dropped.
   RowCounts drop_oldest(std::size_t max_bytes);
+
+ private:
+  std::size_t bulk_bytes() const;   // samples, power samples, output
+  std::size_t event_bytes() const;  // events
 };
 
 }  // namespace gpuscope::store

@@ -1,0 +1,142 @@
+// Merging per-rank databases into one.
+#include "store/merge.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "store/run_reader.hpp"
+#include "store/run_writer.hpp"
+#include "store/sqlite.hpp"
+#include "store_test_data.hpp"
+#include "support/process.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+using gpuscope::testing::TempDir;
+using namespace store::testing;
+
+// A rank's database: 2 GPUs × `ticks` samples, 1 power sample, 1 event and 2 output lines.
+void write_rank(const std::string& path, int rank, int ticks) {
+  RunInfo run = make_run(rank, "node" + std::to_string(rank));
+  run.start_wall_ns += rank;
+  auto writer = RunWriter::create(path, false, run, make_devices(2));
+  for (int seq = 0; seq < ticks; ++seq) {
+    for (unsigned device = 0; device < 2; ++device) writer->push(make_sample(device, seq));
+  }
+  writer->push(PowerRow{1, 5, 6, 250.0, 260.0, 1e12});
+  writer->push(Event{1, 2, std::nullopt, "job_start", "rank " + std::to_string(rank)});
+  writer->push(OutputLine{3, 4, OutputStream::Stdout, "hello from " + std::to_string(rank)});
+  writer->push(OutputLine{5, 6, OutputStream::Stderr, "bye"});
+  RunEnd end;
+  end.exit_code = rank;
+  writer->finish(end);
+}
+
+Error merge_error(const std::string& output, const std::vector<std::filesystem::path>& inputs) {
+  try {
+    merge(output, inputs, false);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "merge succeeded";
+  return Error("");
+}
+
+TEST(Merge, CombinesThreeRanks) {
+  TempDir dir;
+  for (int rank = 0; rank < 3; ++rank) {
+    write_rank(dir.file("ranks/rank" + std::to_string(rank) + ".db"), rank, 10 + rank);
+  }
+  const auto summary = merge(
+      dir.file("job.db"),
+      {dir.file("ranks/rank2.db"), dir.file("ranks/rank0.db"), dir.file("ranks/rank1.db")}, false);
+  EXPECT_EQ(summary.runs, 3);
+  EXPECT_EQ(summary.rows.samples, 2 * (10 + 11 + 12));
+  EXPECT_EQ(summary.rows.power_samples, 3);
+  EXPECT_EQ(summary.rows.events, 3);
+  EXPECT_EQ(summary.rows.output_lines, 6);
+
+  auto reader = RunReader::open(dir.file("job.db"));
+  const auto runs = reader.runs();
+  ASSERT_EQ(runs.size(), 3U);
+  const int ranks_in_input_order[] = {2, 0, 1};
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const int rank = ranks_in_input_order[i];
+    EXPECT_EQ(runs[i].run_id, static_cast<std::int64_t>(i + 1)) << "renumbered in input order";
+    EXPECT_EQ(runs[i].info.slurm.rank, rank);
+    EXPECT_EQ(runs[i].info.host, "node" + std::to_string(rank));
+    EXPECT_EQ(runs[i].end.exit_code, rank);
+    EXPECT_EQ(reader.devices(runs[i].run_id).size(), 2U);
+    EXPECT_EQ(reader.count_samples({runs[i].run_id, std::nullopt}), 2 * (10 + rank));
+    auto output = reader.output({runs[i].run_id, std::nullopt});
+    RunOutputLine line;
+    ASSERT_TRUE(output.next(line));
+    EXPECT_EQ(line.run_id, runs[i].run_id);
+    EXPECT_EQ(line.line.text, "hello from " + std::to_string(rank));
+  }
+  EXPECT_EQ(reader.count_samples(), 2 * (10 + 11 + 12));
+}
+
+TEST(Merge, TakesEveryDatabaseInADirectory) {
+  TempDir dir;
+  for (int rank = 0; rank < 3; ++rank) {
+    write_rank(dir.file("ranks/rank" + std::to_string(rank) + ".db"), rank, 4);
+  }
+  const auto summary = merge(dir.file("ranks/job.db"), {dir.file("ranks")}, false);
+  EXPECT_EQ(summary.inputs.size(), 3U);
+  const auto runs = RunReader::open(dir.file("ranks/job.db")).runs();
+  ASSERT_EQ(runs.size(), 3U);
+  EXPECT_EQ(runs[0].info.slurm.rank, 0);
+  EXPECT_EQ(runs[2].info.slurm.rank, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("ranks/job.db.partial")));
+}
+
+TEST(Merge, MergedDatabasesMergeAgain) {
+  TempDir dir;
+  for (int rank = 0; rank < 3; ++rank) write_rank(dir.file(std::to_string(rank) + ".db"), rank, 2);
+  merge(dir.file("ab.db"), {dir.file("0.db"), dir.file("1.db")}, false);
+  const auto summary = merge(dir.file("all.db"), {dir.file("ab.db"), dir.file("2.db")}, false);
+  EXPECT_EQ(summary.runs, 3);
+  EXPECT_EQ(RunReader::open(dir.file("all.db")).count_samples(), 12);
+}
+
+TEST(Merge, RefusesTheSameRunTwice) {
+  TempDir dir;
+  write_rank(dir.file("rank0.db"), 0, 3);
+  std::filesystem::copy_file(dir.file("rank0.db"), dir.file("copy.db"));
+  const auto e = merge_error(dir.file("job.db"), {dir.file("rank0.db"), dir.file("copy.db")});
+  EXPECT_EQ(e.summary(),
+            dir.file("rank0.db") + " and " + dir.file("copy.db") + " hold the same run");
+  EXPECT_NE(e.reason().find("SLURM job 4242 step 0 rank 0"), std::string::npos) << e.reason();
+  EXPECT_EQ(e.exit_code(), 2);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("job.db"))) << "no half-merged output";
+  EXPECT_FALSE(std::filesystem::exists(dir.file("job.db.partial")));
+}
+
+TEST(Merge, RefusesANewerSchema) {
+  TempDir dir;
+  write_rank(dir.file("rank0.db"), 0, 1);
+  write_rank(dir.file("rank1.db"), 1, 1);
+  {
+    Database db(dir.file("rank1.db"), SQLITE_OPEN_READWRITE);
+    db.exec("PRAGMA user_version = 7");
+  }
+  const auto e = merge_error(dir.file("job.db"), {dir.file("rank0.db"), dir.file("rank1.db")});
+  EXPECT_EQ(e.summary(), dir.file("rank1.db") + " was written by a newer gpuscope");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("job.db")));
+}
+
+TEST(Merge, RefusesAnExistingOutput) {
+  TempDir dir;
+  write_rank(dir.file("rank0.db"), 0, 1);
+  write_rank(dir.file("job.db"), 1, 1);
+  const auto e = merge_error(dir.file("job.db"), {dir.file("rank0.db")});
+  EXPECT_EQ(e.summary(), dir.file("job.db") + " exists");
+  EXPECT_EQ(merge(dir.file("job.db"), {dir.file("rank0.db")}, true).runs, 1);
+}
+
+}  // namespace
+}  // namespace gpuscope::store
