@@ -58,8 +58,9 @@ GpuSpec a100_sxm4() {
                   .memory_offset_c = 3};
   spec.gpm = false;  // GPM needs Hopper or newer
   spec.nvlink = true;
-  // GA100 reports one power reading, the latest 100 ms one, through nvmlDeviceGetPowerUsage; its
-  // firmware has no separate 1 s average or instant sensor, so fields 185 and 186 are missing.
+  // On GA100 nvmlDeviceGetPowerUsage is the latest 100 ms reading, with no 1 s average (Yang et
+  // al., SC'24); the sim models it as one reading, so the newer average/instant fields 185 and 186
+  // are missing. A modelling choice, to be checked on a real A100.
   spec.power_usage_mode = PowerUsageMode::kLatestBucket;
   spec.unsupported_fields = {nvml::kFieldPowerAverage, nvml::kFieldPowerInstant};
   return spec;
