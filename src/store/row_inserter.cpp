@@ -2,6 +2,7 @@
 
 #include <bitset>
 #include <cmath>
+#include <stdexcept>
 
 #include "core/metrics.hpp"
 #include "store/run_codec.hpp"
@@ -10,9 +11,17 @@
 namespace gpuscope::store {
 namespace {
 
-std::string insert_sql(std::string_view table, std::span<const Column> columns) {
-  return "INSERT INTO " + std::string(table) + " (run_id, " + column_names(columns) + ") VALUES (" +
-         placeholders(columns.size() + 1) + ")";
+// Rows per samples INSERT: one statement per tick of an 8-GPU node saves ~10 % of the per-row
+// cost (fewer steps and resets) without a long SQL text. Measured by bench_store_insert.
+constexpr std::size_t kSamplesPerInsert = 8;
+
+std::string insert_sql(std::string_view table, std::span<const Column> columns,
+                       std::size_t rows = 1) {
+  std::string sql =
+      "INSERT INTO " + std::string(table) + " (run_id, " + column_names(columns) + ") VALUES ";
+  const std::string tuple = "(" + placeholders(columns.size() + 1) + ")";
+  for (std::size_t i = 0; i < rows; ++i) sql += i == 0 ? tuple : ", " + tuple;
+  return sql;
 }
 
 // Which metrics are stored as INTEGER (bound with bind_int64 so counters stay exact).
@@ -52,9 +61,14 @@ RowInserter::RowInserter(Database& db)
       begin_(db.prepare("BEGIN")),
       commit_(db.prepare("COMMIT")),
       insert_sample_(db.prepare(insert_sql("samples", sample_columns()))),
+      insert_samples_(db.prepare(insert_sql("samples", sample_columns(), kSamplesPerInsert))),
       insert_power_(db.prepare(insert_sql("power_samples", power_columns()))),
       insert_event_(db.prepare(insert_sql("events", event_columns()))),
-      insert_output_(db.prepare(insert_sql("output", output_columns()))) {}
+      insert_output_(db.prepare(insert_sql("output", output_columns()))) {
+  if (sample_columns().size() + 1 != kSampleParameters) {
+    throw std::logic_error("samples columns and RowInserter::kSampleParameters disagree");
+  }
+}
 
 void RowInserter::write(std::int64_t run_id, const WriteBatch& batch) {
   if (batch.empty()) return;
@@ -76,25 +90,37 @@ void RowInserter::write(std::int64_t run_id, const WriteBatch& batch) {
 }
 
 void RowInserter::write_samples(std::int64_t run_id, const WriteBatch& batch) {
-  const auto& integer = integer_metrics();
-  constexpr int kFirstMetric = 5;  // run_id, device_index, wall_ns, mono_ns, then metrics
-  Statement& stmt = insert_sample_;
-  for (const auto& row : batch.samples) {
-    stmt.bind(1, run_id);
-    stmt.bind(2, static_cast<std::int64_t>(row.device_index));
-    stmt.bind(3, row.wall_ns);
-    stmt.bind(4, row.mono_ns);
-    for (std::size_t i = 0; i < kMetricCount; ++i) {
-      const int index = kFirstMetric + static_cast<int>(i);
-      if (!row.present.test(i)) {
-        stmt.bind_null(index);  // missing is NULL, never 0
-      } else if (integer.test(i)) {
-        bind_integer(stmt, index, row.values[i]);
-      } else {
-        stmt.bind(index, row.values[i]);
-      }
+  const auto& rows = batch.samples;
+  std::size_t next = 0;
+  for (; next + kSamplesPerInsert <= rows.size(); next += kSamplesPerInsert) {
+    for (std::size_t r = 0; r < kSamplesPerInsert; ++r) {
+      bind_sample(insert_samples_, static_cast<int>(r * kSampleParameters), run_id, rows[next + r]);
     }
-    stmt.run();
+    insert_samples_.run();
+  }
+  for (; next < rows.size(); ++next) {
+    bind_sample(insert_sample_, 0, run_id, rows[next]);
+    insert_sample_.run();
+  }
+}
+
+void RowInserter::bind_sample(Statement& stmt, int offset, std::int64_t run_id,
+                              const SampleRow& row) {
+  const auto& integer = integer_metrics();
+  stmt.bind(offset + 1, run_id);
+  stmt.bind(offset + 2, static_cast<std::int64_t>(row.device_index));
+  stmt.bind(offset + 3, row.wall_ns);
+  stmt.bind(offset + 4, row.mono_ns);
+  const int first_metric = offset + 5;  // run_id, device_index, wall_ns, mono_ns, then metrics
+  for (std::size_t i = 0; i < kMetricCount; ++i) {
+    const int index = first_metric + static_cast<int>(i);
+    if (!row.present.test(i)) {
+      stmt.bind_null(index);  // missing is NULL, never 0
+    } else if (integer.test(i)) {
+      bind_integer(stmt, index, row.values[i]);
+    } else {
+      stmt.bind(index, row.values[i]);
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "core/metrics.hpp"
 #include "store/sqlite.hpp"
 #include "store/write_batch.hpp"
 
@@ -19,7 +20,11 @@ class RowInserter {
   void write(std::int64_t run_id, const WriteBatch& batch);
 
  private:
+  // Parameters of one samples row: run_id, device_index, wall_ns, mono_ns, the metrics.
+  static constexpr std::size_t kSampleParameters = 4 + kMetricCount;
+
   void write_samples(std::int64_t run_id, const WriteBatch& batch);
+  static void bind_sample(Statement& stmt, int offset, std::int64_t run_id, const SampleRow& row);
   void write_power(std::int64_t run_id, const WriteBatch& batch);
   void write_events(std::int64_t run_id, const WriteBatch& batch);
   void write_output(std::int64_t run_id, const WriteBatch& batch);
@@ -27,7 +32,8 @@ class RowInserter {
   Database& db_;
   Statement begin_;
   Statement commit_;
-  Statement insert_sample_;
+  Statement insert_sample_;   // one row
+  Statement insert_samples_;  // kSamplesPerInsert rows
   Statement insert_power_;
   Statement insert_event_;
   Statement insert_output_;
