@@ -46,6 +46,8 @@ int run(int argc, char** argv) {
       "Run 'gpuscope COMMAND --help' for a command's options. Documentation: README.md, docs/.");
 
   std::vector<Command> commands;
+  commands.push_back(add_profile_command(app));
+  commands.push_back(add_merge_command(app));
   commands.push_back(add_devices_command(app));
   commands.push_back(add_scenarios_command(app));
 

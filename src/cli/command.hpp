@@ -18,6 +18,8 @@ struct Command {
 // --simulate and --nvml-library, shared by every subcommand that talks to GPUs.
 void add_backend_options(CLI::App& app, collect::BackendOptions& options);
 
+Command add_profile_command(CLI::App& parent);
+Command add_merge_command(CLI::App& parent);
 Command add_devices_command(CLI::App& parent);
 Command add_scenarios_command(CLI::App& parent);
 

@@ -6,8 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -98,6 +101,72 @@ ProcessResult run_gpuscope(const std::vector<std::string>& args,
   std::vector<std::string> argv{GPUSCOPE_TEST_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_process(argv, env);
+}
+
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
+                                     const std::map<std::string, std::string>& env,
+                                     const std::string& out_file, const std::string& err_file) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const auto environment = merged_environment(env);
+  std::vector<char*> envp;
+  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+  pid_ = pid;
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (!reaped_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+void BackgroundProcess::signal(int signal_number) const {
+  kill(pid_, signal_number);
+}
+
+int BackgroundProcess::wait() {
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  reaped_ = true;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool BackgroundProcess::wait_for_file(const std::string& path, int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 20) {
+    if (std::filesystem::exists(path)) return true;
+    usleep(20'000);
+  }
+  return std::filesystem::exists(path);
+}
+
+std::unique_ptr<BackgroundProcess> start_gpuscope(const std::vector<std::string>& args,
+                                                  const std::map<std::string, std::string>& env,
+                                                  const std::string& out_file,
+                                                  const std::string& err_file) {
+  std::vector<std::string> argv{GPUSCOPE_TEST_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return std::make_unique<BackgroundProcess>(argv, env, out_file, err_file);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
 }
 
 TempDir::TempDir() {

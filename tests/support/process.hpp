@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,38 @@ ProcessResult run_process(const std::vector<std::string>& argv,
 // Runs the gpuscope binary under test (GPUSCOPE_TEST_BINARY) with `args`.
 ProcessResult run_gpuscope(const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env = {});
+
+// A program started in the background, for tests that signal or kill it while it runs. Its
+// output goes to files; the destructor kills it (SIGKILL) if it is still running.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(const std::vector<std::string>& argv,
+                    const std::map<std::string, std::string>& env, const std::string& out_file,
+                    const std::string& err_file);
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  int pid() const { return pid_; }
+  void signal(int signal_number) const;
+  // Waits for the exit and returns the status as a shell reports it.
+  int wait();
+  // Waits until `path` exists (a marker the program writes), up to `timeout_ms`.
+  static bool wait_for_file(const std::string& path, int timeout_ms);
+
+ private:
+  int pid_ = -1;
+  bool reaped_ = false;
+};
+
+// gpuscope started in the background with `args`.
+std::unique_ptr<BackgroundProcess> start_gpuscope(const std::vector<std::string>& args,
+                                                  const std::map<std::string, std::string>& env,
+                                                  const std::string& out_file,
+                                                  const std::string& err_file);
+
+// The whole content of a file ("" if it cannot be read).
+std::string read_file(const std::string& path);
 
 // A fresh directory removed when the object goes out of scope.
 class TempDir {

@@ -1,0 +1,62 @@
+// `gpuscope profile`: run a command, sample its GPUs, write the run database, pass its exit
+// status through.
+#include <memory>
+
+#include "cli/command.hpp"
+#include "cli/profile_options.hpp"
+#include "cli/profile_run.hpp"
+
+namespace gpuscope::cli {
+
+Command add_profile_command(CLI::App& parent) {
+  auto o = std::make_shared<ProfileOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "profile", "Run a command and record every GPU metric into a run database");
+  app->footer(
+      "Usage: gpuscope profile [OPTIONS] -- CMD [ARGS...]\n"
+      "       gpuscope profile [OPTIONS] --wrap \"CMD ARGS\"\n"
+      "gpuscope exits with the job's status (128+N when a signal N ended it, 127 when the command "
+      "is not found, 126 when it cannot be executed). The run database is documented in "
+      "docs/database.md.");
+  add_backend_options(*app, o->backend);
+  app->add_option("-o,--output", o->output,
+                  "Run database: a file, a directory (one file per rank), or a pattern with "
+                  "%j job, %s step, %r rank, %h host, %t time (default under srun: "
+                  "gpuscope-<job>.<step>/<host>.rank<r>.db)")
+      ->type_name("PATH");
+  app->add_flag("-f,--force-overwrite", o->force, "Replace an existing output file");
+  app->add_option("-w,--wrap", o->wrap,
+                  "Run this shell command string (/bin/sh -c), as sbatch --wrap")
+      ->type_name("\"CMD ARGS\"");
+  app->add_option("-s,--sampling-ms", o->sampling_ms,
+                  "Sampling interval in ms (default 100, min 10)")
+      ->type_name("MS");
+  app->add_option("--power-sampling-ms", o->power_sampling_ms,
+                  "Also sample power and the energy counter every MS ms (min 10), faster than "
+                  "the main cadence")
+      ->type_name("MS");
+  app->add_option("-m,--max-runtime", o->max_runtime_s,
+                  "Stop the job after SECONDS (SIGTERM, then SIGKILL after --kill-grace); 0 = none")
+      ->type_name("SECONDS");
+  app->add_option("--kill-grace", o->kill_grace_s,
+                  "Seconds between SIGTERM and SIGKILL at --max-runtime (default 10)")
+      ->type_name("SECONDS");
+  app->add_option("-l,--label", o->label, "A label stored with the run")->type_name("TEXT");
+  app->add_option("--gpus", o->gpus,
+                  "GPUs to sample: NVML indices, GPU-/MIG- UUIDs or all (default: the GPUs the job "
+                  "may see: CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, else all)")
+      ->type_name("LIST");
+  app->add_flag("--capture-output", o->capture_output,
+                "Store the job's stdout/stderr lines with timestamps (still shown as usual)");
+  app->add_flag("--per-node", o->per_node,
+                "Under srun: only local rank 0 samples, covering all GPUs of its node");
+  app->add_flag("-v,--verbose", o->verbose, "Print every sample and event on stderr");
+  app->add_flag("-q,--quiet", o->quiet, "No progress line");
+  app->add_option("--flush-ms", o->flush_ms, "How often samples are committed to disk (ms)")
+      ->group("");  // for tests of crash safety; 1000 ms is right for everyone else
+  app->add_option("command", o->command, "The command to run, after --")->type_name("CMD ARGS");
+  app->positionals_at_end(false);
+  return {app, [o] { return run_profile(*o); }};
+}
+
+}  // namespace gpuscope::cli

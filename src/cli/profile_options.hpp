@@ -1,0 +1,38 @@
+// Options of `gpuscope profile`, and their checks before anything starts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collect/backend.hpp"
+
+namespace gpuscope::cli {
+
+struct ProfileOptions {
+  collect::BackendOptions backend;
+  std::vector<std::string> command;  // after --
+  std::string wrap;                  // --wrap "CMD ARGS"
+  std::string output;                // -o: file, directory or pattern
+  bool force = false;
+  double sampling_ms = 100;
+  double power_sampling_ms = 0;  // 0: power at the main cadence only
+  double max_runtime_s = 0;      // 0: none
+  double kill_grace_s = 10;
+  std::string label;
+  bool verbose = false;
+  bool quiet = false;
+  std::string gpus;  // --gpus LIST; empty: what the job may see
+  bool capture_output = false;
+  bool per_node = false;
+  double flush_ms = 1000;  // writer commit interval (hidden; tests)
+};
+
+// Smallest main sampling interval: NVML answers a full sample of an 8-GPU node in a few ms.
+inline constexpr double kMinSamplingMs = 10;
+// Smallest power interval: NVML refreshes power every 10–100 ms depending on the GPU.
+inline constexpr double kMinPowerSamplingMs = 10;
+
+// Throws Error::usage (exit code 2) for options that make no sense, before any job starts.
+void validate(const ProfileOptions& options);
+
+}  // namespace gpuscope::cli

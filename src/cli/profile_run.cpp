@@ -1,0 +1,215 @@
+#include "cli/profile_run.hpp"
+
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "cli/progress.hpp"
+#include "cli/run_sink.hpp"
+#include "collect/describe.hpp"
+#include "collect/gpu_selection.hpp"
+#include "collect/sampler.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "launch/job.hpp"
+#include "launch/signals.hpp"
+#include "slurm/environment.hpp"
+#include "slurm/output_path.hpp"
+#include "store/run_writer.hpp"
+
+namespace gpuscope::cli {
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+std::string short_host_name() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "localhost";
+  std::string host(buffer);
+  return host.substr(0, host.find('.'));
+}
+
+std::string user_name() {
+  if (const passwd* pw = getpwuid(geteuid()); pw != nullptr) return pw->pw_name;
+  return std::to_string(geteuid());
+}
+
+std::string local_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y%m%d-%H%M%S", &local);
+  return buffer;
+}
+
+launch::LaunchOptions launch_options(const ProfileOptions& o) {
+  launch::LaunchOptions l;
+  l.argv = o.wrap.empty() ? o.command : launch::wrap_command(o.wrap);
+  l.capture_output = o.capture_output;
+  l.max_runtime = milliseconds(static_cast<std::int64_t>(o.max_runtime_s * 1000));
+  l.kill_grace = milliseconds(static_cast<std::int64_t>(o.kill_grace_s * 1000));
+  return l;
+}
+
+RunInfo run_info(const ProfileOptions& o, const launch::LaunchOptions& l,
+                 const slurm::EnvLookup& env) {
+  RunInfo info;
+  info.command = l.argv;
+  info.label = o.label;
+  info.host = short_host_name();
+  info.user = user_name();
+  info.start_wall_ns = wall_now_ns();
+  info.start_mono_ns = mono_now_ns();
+  info.tool_version = kVersion;
+  info.sampling_interval_ns = static_cast<std::int64_t>(o.sampling_ms * 1e6);
+  info.power_sampling_interval_ns = static_cast<std::int64_t>(o.power_sampling_ms * 1e6);
+  if (!o.backend.simulate.empty()) info.scenario = o.backend.simulate;
+  info.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
+  info.slurm = slurm::read_context(env);
+  // Under SLURM the node's name is what people know it by (and what differs between the
+  // emulated nodes of a test cluster on one machine).
+  if (info.slurm.node_name) info.host = *info.slurm.node_name;
+  return info;
+}
+
+// The GPUs to sample and what the user should know about the choice.
+collect::GpuSelection choose_gpus(const ProfileOptions& o, const nvml::Session& session,
+                                  const std::vector<DeviceDescription>& devices,
+                                  const slurm::EnvLookup& env) {
+  collect::MigResolver mig = [&session](const std::string& uuid) -> std::optional<unsigned> {
+    auto device = session.device_by_uuid(uuid);
+    return device ? std::optional<unsigned>(device->index()) : std::nullopt;
+  };
+  if (!o.gpus.empty()) return collect::select_gpus(o.gpus, devices, mig);
+  if (o.per_node) return collect::select_gpus("all", devices, mig);  // the whole node
+  if (auto visible = slurm::visible_gpus(env)) {
+    return collect::select_visible_gpus(visible->list, visible->source, devices, mig);
+  }
+  return collect::select_gpus("all", devices, mig);
+}
+
+std::filesystem::path output_path(const ProfileOptions& o, const RunInfo& info) {
+  slurm::OutputNaming naming{info.host, local_timestamp(), info.slurm, o.per_node};
+  auto path = slurm::expand_output_path(o.output, naming);
+  if (std::filesystem::exists(path) && !o.force) {
+    throw Error::usage(fmt::format("{} exists", path.string()), {},
+                       "use -f/--force-overwrite to replace it, or choose another -o");
+  }
+  return path;
+}
+
+// Runs the job without sampling: the other ranks of a node under --per-node.
+int run_unsampled(const launch::LaunchOptions& l) {
+  launch::JobResult result = launch::run_job(l, {});
+  if (result.spawn_failure) {
+    fmt::print(stderr, "gpuscope: error: {}\n", result.spawn_failure->message());
+  }
+  return result.exit_code;
+}
+
+RunEnd run_end(const launch::JobResult& result, const collect::SamplerStats& stats) {
+  RunEnd end;
+  end.status = result.status;
+  end.end_wall_ns = result.end_wall_ns != 0 ? result.end_wall_ns : wall_now_ns();
+  end.end_mono_ns = result.end_mono_ns != 0 ? result.end_mono_ns : mono_now_ns();
+  end.exit_code = result.exit_code;
+  end.term_signal = result.term_signal;
+  end.samples_taken = stats.rows;
+  end.deadlines_missed = stats.deadlines_missed;
+  end.problems = result.problems;
+  if (stats.failed_calls > 0) {
+    end.problems.push_back(
+        fmt::format("{} NVML calls failed while sampling; those values are "
+                    "missing from the run",
+                    stats.failed_calls));
+  }
+  if (stats.deadlines_missed > 0) {
+    end.problems.push_back(
+        fmt::format("{} sampling deadlines were missed (the host or the driver "
+                    "was too slow for the interval)",
+                    stats.deadlines_missed));
+  }
+  return end;
+}
+
+}  // namespace
+
+int run_profile(const ProfileOptions& o) {
+  // First, before NVML or the sampler start any thread: every thread must block the signals
+  // the launcher forwards to the job.
+  launch::SignalGuard signal_guard;
+  validate(o);
+  const auto env = slurm::process_environment();
+  const launch::LaunchOptions launch_opts = launch_options(o);
+  RunInfo info = run_info(o, launch_opts, env);
+  if (o.per_node && info.slurm.local_rank.value_or(0) != 0) return run_unsampled(launch_opts);
+
+  auto library = collect::open_backend(o.backend);
+  nvml::Session session(library);
+  const SystemDescription system = collect::describe_system(session);
+  info.driver_version = system.driver_version;
+  const collect::GpuSelection selection = choose_gpus(o, session, system.devices, env);
+  const auto path = output_path(o, info);
+
+  std::vector<std::string> notes = selection.notes;
+  std::vector<collect::DeviceReader> readers;
+  std::vector<DeviceDescription> sampled;
+  for (unsigned index : selection.indices) {
+    readers.emplace_back(session.device(index), notes);
+    sampled.push_back(system.devices.at(index));
+  }
+  for (const auto& note : notes) fmt::print(stderr, "gpuscope: {}\n", note);
+
+  std::unique_ptr<store::RunWriter> writer;
+  try {
+    store::WriterOptions writer_options;
+    writer_options.flush_interval = milliseconds(static_cast<std::int64_t>(o.flush_ms));
+    writer = store::RunWriter::create(path, o.force, info, sampled, writer_options);
+  } catch (const Error& e) {
+    // Nothing has started yet: a bad output is bad input, reported as such.
+    throw Error::usage(e.summary(), e.reason(), e.hint());
+  }
+
+  RunSink sink(*writer, sampled.size(), o.verbose, info.start_mono_ns);
+  collect::SamplerOptions sampler_options{
+      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
+      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms))};
+  collect::Sampler sampler(std::move(readers), sampler_options, sink);
+  sampler.start();
+
+  Progress progress(o.quiet, info.start_mono_ns, sampled.size(), path.string());
+  progress.started();
+  launch::JobCallbacks callbacks;
+  callbacks.on_output = [&writer](const OutputLine& line) { writer->push(line); };
+  callbacks.on_event = [&sink](const Event& event) { sink.on_event(event); };
+  callbacks.on_tick = [&] { progress.tick(sink.samples(), sink.total_power_w()); };
+  callbacks.tick_interval = milliseconds(1000);
+
+  launch::JobResult result;
+  if (auto job = launch::Job::start(launch_opts)) {
+    result = job->wait(callbacks);
+  } else {
+    result = launch::not_started(job.error());
+  }
+  sampler.stop();
+  progress.finished();
+
+  RunEnd end = run_end(result, sampler.stats());
+  const std::vector<std::string> storage_problems = writer->finish(end);
+  end.problems.insert(end.problems.end(), storage_problems.begin(), storage_problems.end());
+  if (result.spawn_failure) {
+    fmt::print(stderr, "gpuscope: error: {}\n", result.spawn_failure->message());
+  }
+  progress.summary(launch::describe_exit(result), end, sampled.size());
+  return result.exit_code;
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,90 @@
+// Reads one GPU's metrics. Every NVML call is probed once at construction; calls the GPU does not
+// support are skipped from then on (their metrics stay absent, never 0), so a sample costs only
+// the calls that can answer.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/run.hpp"
+#include "nvml/gpm.hpp"
+
+namespace gpuscope::collect {
+
+// What happened while reading one sample.
+struct ReadOutcome {
+  bool lost = false;          // the GPU fell off the bus (GPU_IS_LOST) during this read
+  unsigned failed_calls = 0;  // calls that failed transiently (values left absent)
+};
+
+class DeviceReader {
+ public:
+  // Probes `device`. `notes` receives one line per metric group the GPU does not offer.
+  DeviceReader(nvml::Device device, std::vector<std::string>& notes);
+  DeviceReader(DeviceReader&&) noexcept = default;
+  DeviceReader& operator=(DeviceReader&&) noexcept = default;
+
+  unsigned index() const { return device_.index(); }
+  bool lost() const { return lost_.value.load(std::memory_order_relaxed); }
+  bool has_gpm() const { return gpm_.has_value(); }
+
+  // Reads every supported metric into `row` (which the caller has reset). GPM metrics are filled
+  // when at least 100 ms have passed since the previous GPM sample, else left absent.
+  ReadOutcome read(SampleRow& row, std::int64_t mono_ns);
+
+  // The fast cadence: board power, instant power and the energy counter only. Safe to call from
+  // another thread concurrently with read(): it touches no state read() uses but the lost flag.
+  ReadOutcome read_power(PowerRow& row);
+
+ private:
+  struct Gpm {
+    nvml::GpmSample previous;
+    nvml::GpmSample next;
+    nvml::GpmQuery query;
+    std::int64_t previous_mono_ns = 0;
+  };
+  struct FieldSlot {
+    unsigned field_id;
+    unsigned scope;
+    Metric metric;
+  };
+
+  void probe(std::vector<std::string>& notes);
+  void probe_fields(std::vector<std::string>& notes);
+  void probe_gpm(std::vector<std::string>& notes);
+  void read_fields(SampleRow& row, ReadOutcome& outcome);
+  void read_gpm(SampleRow& row, std::int64_t mono_ns, ReadOutcome& outcome);
+  // Records a failure: lost GPUs are remembered; other codes count as transient.
+  void note_failure(const nvml::Failure& failure, ReadOutcome& outcome);
+
+  // Set by whichever cadence first sees GPU_IS_LOST; movable so readers can live in a vector.
+  struct LostFlag {
+    std::atomic<bool> value{false};
+    LostFlag() = default;
+    LostFlag(LostFlag&& other) noexcept : value(other.value.load()) {}
+    LostFlag& operator=(LostFlag&& other) noexcept {
+      value = other.value.load();
+      return *this;
+    }
+  };
+
+  nvml::Device device_;
+  LostFlag lost_;
+  bool power_instant_field_ = false;
+  // One flag per NVML call, set by probing.
+  bool power_usage_ = false, energy_ = false, power_limit_ = false, utilization_ = false;
+  bool sm_clock_ = false, mem_clock_ = false, graphics_clock_ = false, temperature_ = false;
+  bool memory_ = false, reasons_ = false;
+  std::vector<FieldSlot> field_slots_;
+  std::vector<nvmlFieldValue_t> fields_;
+  std::optional<Gpm> gpm_;
+  std::vector<Metric> gpm_metrics_;
+  std::vector<double> gpm_scale_;
+  std::vector<std::optional<double>> gpm_values_;
+};
+
+}  // namespace gpuscope::collect

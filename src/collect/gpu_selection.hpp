@@ -1,0 +1,37 @@
+// Which GPUs a run samples: from --gpus, or from what the job may see (CUDA_VISIBLE_DEVICES,
+// SLURM_STEP_GPUS), resolved against the GPUs the driver enumerates.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/device_description.hpp"
+#include "core/error.hpp"
+
+namespace gpuscope::collect {
+
+struct GpuSelection {
+  std::vector<unsigned> indices;   // NVML indices, in the order given, without duplicates
+  std::vector<std::string> notes;  // things the user should know ("CUDA_VISIBLE_DEVICES is empty")
+};
+
+// Finds the parent GPU's NVML index of a MIG device UUID ("MIG-..."), if the driver knows it.
+using MigResolver = std::function<std::optional<unsigned>(const std::string& mig_uuid)>;
+
+// Resolves a comma-separated list of NVML indices, GPU UUIDs ("GPU-...", unique prefixes
+// accepted as CUDA does), MIG device UUIDs, or "all". An empty list, "-1" or "NoDevFiles"
+// selects no GPU. Throws Error::usage naming the entry that matches no GPU.
+GpuSelection select_gpus(std::string_view list, const std::vector<DeviceDescription>& devices,
+                         const MigResolver& resolve_mig);
+
+// Like select_gpus for a list that came from the environment (`source` names the variable).
+// Integer entries beyond the GPUs this process can see mean the scheduler's indices are global
+// while the driver's view is restricted (cgroups): then every visible GPU is selected, with a note.
+GpuSelection select_visible_gpus(std::string_view list, std::string_view source,
+                                 const std::vector<DeviceDescription>& devices,
+                                 const MigResolver& resolve_mig);
+
+}  // namespace gpuscope::collect

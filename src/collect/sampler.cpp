@@ -1,0 +1,212 @@
+#include "collect/sampler.hpp"
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+#include "core/clock.hpp"
+
+namespace gpuscope::collect {
+namespace {
+
+// Sleeps until the absolute monotonic time `deadline_ns`, or until `running` turns false
+// (checked every 50 ms so stop() is prompt even at slow cadences).
+void sleep_until(std::int64_t deadline_ns, const std::atomic<bool>& running) {
+  constexpr std::int64_t kSlice = 50'000'000;
+  while (running.load(std::memory_order_relaxed)) {
+    const std::int64_t now = mono_now_ns();
+    if (now >= deadline_ns) return;
+    const std::int64_t until = std::min(deadline_ns, now + kSlice);
+    timespec ts{static_cast<time_t>(until / 1'000'000'000),
+                static_cast<long>(until % 1'000'000'000)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+  }
+}
+
+// The next deadline on the grid start + k·interval after `now`, and how many were skipped.
+std::int64_t next_deadline(std::int64_t start, std::int64_t interval, std::int64_t now,
+                           std::int64_t& tick, std::int64_t& missed) {
+  std::int64_t next = start + (tick + 1) * interval;
+  if (now > next) {
+    // Late by at least one full period: skip to the grid point after now instead of bursting.
+    const std::int64_t behind = (now - next) / interval + 1;
+    missed += behind;
+    tick += behind;
+    next = start + (tick + 1) * interval;
+  }
+  ++tick;
+  return next;
+}
+
+}  // namespace
+
+std::string describe_clock_events(std::uint64_t reasons) {
+  struct Bit {
+    std::uint64_t mask;
+    const char* words;
+  };
+  static constexpr Bit kBits[] = {
+      {nvml::kClocksEventGpuIdle, "GPU idle"},
+      {nvml::kClocksEventApplicationsClocksSetting, "application clocks setting"},
+      {nvml::kClocksEventSwPowerCap, "SW power cap"},
+      {nvml::kClocksEventHwSlowdown, "HW slowdown"},
+      {nvml::kClocksEventSyncBoost, "sync boost"},
+      {nvml::kClocksEventSwThermalSlowdown, "SW thermal slowdown"},
+      {nvml::kClocksEventHwThermalSlowdown, "HW thermal slowdown"},
+      {nvml::kClocksEventHwPowerBrakeSlowdown, "HW power brake"},
+      {nvml::kClocksEventDisplayClockSetting, "display clock setting"},
+  };
+  std::string text;
+  for (const auto& bit : kBits) {
+    if ((reasons & bit.mask) == 0) continue;
+    if (!text.empty()) text += ", ";
+    text += bit.words;
+  }
+  return text.empty() ? "none" : text;
+}
+
+Sampler::Sampler(std::vector<DeviceReader> readers, SamplerOptions options, SampleSink& sink)
+    : readers_(std::move(readers)),
+      options_(options),
+      sink_(sink),
+      last_reasons_(readers_.size()),
+      reported_lost_(readers_.size(), false) {}
+
+Sampler::~Sampler() {
+  stop();
+}
+
+void Sampler::start() {
+  if (running_.exchange(true)) return;
+  start_mono_ns_ = mono_now_ns();
+  main_thread_ = std::thread([this] { main_loop(); });
+  if (options_.power_interval.count() > 0) power_thread_ = std::thread([this] { power_loop(); });
+}
+
+void Sampler::stop() {
+  if (!running_.exchange(false)) return;
+  if (main_thread_.joinable()) main_thread_.join();
+  if (power_thread_.joinable()) power_thread_.join();
+  sample_all(mono_now_ns());  // the state at the job's end, so the last interval is covered
+}
+
+SamplerStats Sampler::stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return stats_;
+}
+
+void Sampler::emit(Event event) {
+  if (event.mono_ns == 0) {
+    event.mono_ns = mono_now_ns();
+    event.wall_ns = wall_now_ns();
+  }
+  sink_.on_event(event);
+}
+
+void Sampler::report_lost(std::size_t k) {
+  reported_lost_[k] = true;
+  emit({wall_now_ns(), mono_now_ns(), readers_[k].index(), "gpu_lost",
+        fmt::format("GPU {} fell off the bus (GPU_IS_LOST); no more samples from it",
+                    readers_[k].index())});
+}
+
+void Sampler::check_clock_events(std::size_t k, const SampleRow& row) {
+  const auto reasons = row.get(Metric::ClockEventReasons);
+  if (!reasons) return;
+  const auto bits = static_cast<std::uint64_t>(*reasons);
+  // GPU idle flips with every pause; the events are about clocks held down under load.
+  const std::uint64_t interesting = bits & ~nvml::kClocksEventGpuIdle;
+  auto& last = last_reasons_[k];
+  if (last && *last == interesting) return;
+  if (last || interesting != 0) {
+    emit({row.wall_ns, row.mono_ns, row.device_index, "clock_events",
+          interesting == 0 ? "clocks no longer held down"
+                           : "clocks held down by " + describe_clock_events(interesting)});
+  }
+  last = interesting;
+}
+
+void Sampler::sample_all(std::int64_t tick_mono_ns) {
+  std::int64_t rows = 0;
+  std::int64_t failed = 0;
+  std::int64_t lost = 0;
+  for (std::size_t k = 0; k < readers_.size(); ++k) {
+    DeviceReader& reader = readers_[k];
+    if (reader.lost()) {
+      if (!reported_lost_[k]) {
+        report_lost(k);
+        ++lost;
+      }
+      continue;
+    }
+    SampleRow row;
+    row.mono_ns = mono_now_ns();
+    row.wall_ns = wall_now_ns();
+    const ReadOutcome outcome = reader.read(row, tick_mono_ns);
+    failed += outcome.failed_calls;
+    if (reader.lost() && !reported_lost_[k]) {
+      report_lost(k);
+      ++lost;
+    }
+    if (row.present.none()) continue;
+    check_clock_events(k, row);
+    sink_.on_sample(row);
+    ++rows;
+  }
+  std::lock_guard lock(stats_mutex_);
+  stats_.rows += rows;
+  stats_.failed_calls += failed;
+  stats_.lost_gpus += lost;
+  ++stats_.ticks;
+}
+
+void Sampler::main_loop() {
+  const std::int64_t interval = options_.interval.count();
+  std::int64_t tick = 0;
+  std::int64_t missed = 0;
+  std::int64_t deadline = start_mono_ns_;
+  while (running_.load(std::memory_order_relaxed)) {
+    sample_all(deadline);
+    const std::int64_t now = mono_now_ns();
+    const std::int64_t missed_before = missed;
+    deadline = next_deadline(start_mono_ns_, interval, now, tick, missed);
+    if (missed > missed_before) {
+      std::lock_guard lock(stats_mutex_);
+      stats_.deadlines_missed = missed;
+    }
+    if (missed - missed_before >= 2) {
+      emit({wall_now_ns(), now, std::nullopt, "gap",
+            fmt::format("sampling fell {} ticks behind (a slow driver or an overloaded host)",
+                        missed - missed_before)});
+    }
+    sleep_until(deadline, running_);
+  }
+}
+
+void Sampler::power_loop() {
+  const std::int64_t interval = options_.power_interval.count();
+  std::int64_t tick = 0;
+  std::int64_t missed = 0;
+  std::int64_t deadline = start_mono_ns_;
+  while (running_.load(std::memory_order_relaxed)) {
+    std::int64_t produced = 0;
+    for (auto& reader : readers_) {
+      if (reader.lost()) continue;
+      PowerRow row;
+      row.mono_ns = mono_now_ns();
+      row.wall_ns = wall_now_ns();
+      reader.read_power(row);  // a GPU lost here is reported by the main cadence
+      if (!row.power_w && !row.energy_mj && !row.power_instant_w) continue;
+      sink_.on_power(row);
+      ++produced;
+    }
+    {
+      std::lock_guard lock(stats_mutex_);
+      stats_.power_rows += produced;
+    }
+    deadline = next_deadline(start_mono_ns_, interval, mono_now_ns(), tick, missed);
+    sleep_until(deadline, running_);
+  }
+}
+
+}  // namespace gpuscope::collect

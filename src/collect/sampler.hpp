@@ -1,0 +1,72 @@
+// The sampling loop: reads every selected GPU at a fixed cadence on absolute deadlines (no
+// drift), and power and energy at an optional faster cadence, on their own threads, handing rows
+// to a SampleSink. It never throws into its caller and never stops the job: failures become
+// events and counters.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "collect/device_reader.hpp"
+#include "collect/sink.hpp"
+
+namespace gpuscope::collect {
+
+struct SamplerOptions {
+  std::chrono::nanoseconds interval{std::chrono::milliseconds(100)};
+  std::chrono::nanoseconds power_interval{0};  // 0: no separate power cadence
+};
+
+struct SamplerStats {
+  std::int64_t ticks = 0;  // main-cadence ticks completed
+  std::int64_t rows = 0;   // device rows produced
+  std::int64_t power_rows = 0;
+  std::int64_t deadlines_missed = 0;  // ticks skipped because the previous one ran late
+  std::int64_t failed_calls = 0;      // NVML calls that failed transiently
+  std::int64_t lost_gpus = 0;
+};
+
+class Sampler {
+ public:
+  Sampler(std::vector<DeviceReader> readers, SamplerOptions options, SampleSink& sink);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // Starts the sampling threads. The first sample is taken immediately.
+  void start();
+  // Takes a last sample, stops the threads and waits for them.
+  void stop();
+
+  SamplerStats stats() const;
+  std::size_t device_count() const { return readers_.size(); }
+
+ private:
+  void main_loop();
+  void power_loop();
+  void sample_all(std::int64_t mono_ns);
+  void emit(Event event);
+  void check_clock_events(std::size_t k, const SampleRow& row);
+  void report_lost(std::size_t k);
+
+  std::vector<DeviceReader> readers_;
+  SamplerOptions options_;
+  SampleSink& sink_;
+  std::vector<std::optional<std::uint64_t>> last_reasons_;
+  std::vector<bool> reported_lost_;
+  std::atomic<bool> running_{false};
+  std::thread main_thread_;
+  std::thread power_thread_;
+  mutable std::mutex stats_mutex_;
+  SamplerStats stats_;
+  std::int64_t start_mono_ns_ = 0;
+};
+
+// Words for a clock-event (throttle) reason bitmask: "SW power cap, HW thermal slowdown".
+std::string describe_clock_events(std::uint64_t reasons);
+
+}  // namespace gpuscope::collect
