@@ -78,6 +78,7 @@ class WaitLoop {
   void guarded(bool& disabled, const char* name, Call&& call);
   void read_signals();
   void forward(int signal_number);
+  bool signal_job(int signal_number) const;
   void check_child();
   void record_exit(const siginfo_t& info);
   void lost_child();
@@ -213,11 +214,18 @@ void WaitLoop::forward(int signal_number) {
   // The job's pid is not reaped before the loop ends, so its process group id cannot have been
   // reused by anyone else while we signal it.
   const std::string name = signal_name(signal_number);
-  if (::kill(-state_.pid, signal_number) == 0) {
+  if (signal_job(signal_number)) {
     emit("signal", name + " forwarded to the job");
   } else {
     emit("signal", name + " received but not forwarded (" + std::strerror(errno) + ")");
   }
+}
+
+bool WaitLoop::signal_job(int signal_number) const {
+  if (::kill(-state_.pid, signal_number) == 0) return true;
+  // The job's first process left its group (setsid) and nothing else is in it: signal it
+  // directly rather than not at all.
+  return errno == ESRCH && ::kill(state_.pid, signal_number) == 0;
 }
 
 void WaitLoop::check_child() {
@@ -288,21 +296,21 @@ void WaitLoop::on_stopped(int signal_number) {
   state_.terminal.take_back_from(state_.pid);
   ::kill(0, SIGTSTP);
   if (state_.terminal.we_are_foreground()) state_.terminal.give_to(state_.pid);
-  ::kill(-state_.pid, SIGCONT);
+  signal_job(SIGCONT);
 }
 
 void WaitLoop::enforce_deadlines(std::int64_t now_ns) {
   if (exited_) return;
   if (term_at_ns_ && !timed_out_ && now_ns >= *term_at_ns_) {
     timed_out_ = true;
-    ::kill(-state_.pid, SIGTERM);
-    ::kill(-state_.pid, SIGCONT);  // a stopped job would otherwise never see the SIGTERM
+    signal_job(SIGTERM);
+    signal_job(SIGCONT);  // a stopped job would otherwise never see the SIGTERM
     emit("max_runtime", "max runtime of " + format_duration(state_.options.max_runtime) +
                             " reached: SIGTERM sent");
     kill_at_ns_ = now_ns + to_ns(state_.options.kill_grace);
   }
   if (kill_at_ns_ && now_ns >= *kill_at_ns_) {
-    ::kill(-state_.pid, SIGKILL);
+    signal_job(SIGKILL);
     emit("max_runtime", "the job was still running " + format_duration(state_.options.kill_grace) +
                             " after SIGTERM: SIGKILL sent");
     kill_at_ns_.reset();
@@ -345,7 +353,7 @@ JobResult wait_for_job(Job::State& state, const JobCallbacks& callbacks) {
 }
 
 void abandon_job(Job::State& state) {
-  ::kill(-state.pid, SIGKILL);
+  if (::kill(-state.pid, SIGKILL) != 0) ::kill(state.pid, SIGKILL);
   while (::waitpid(state.pid, nullptr, 0) < 0 && errno == EINTR) {
   }
   state.terminal.take_back_from(state.pid);

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <cerrno>
 #include <cstring>
 #include <ctime>
 
@@ -45,7 +46,7 @@ SignalGuard::~SignalGuard() {
   // status, so take the pending ones first (a zero timeout only polls).
   const sigset_t set = launcher_signal_set();
   const timespec no_wait{0, 0};
-  while (sigtimedwait(&set, nullptr, &no_wait) > 0) {
+  while (sigtimedwait(&set, nullptr, &no_wait) > 0 || errno == EINTR) {
   }
   pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
 }

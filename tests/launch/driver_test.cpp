@@ -17,6 +17,10 @@ using test::read_file;
 using test::wait_for_file;
 
 const std::string kDriver = GPUSCOPE_LAUNCH_TEST_DRIVER;
+// Sleeps in the foreground until a signal ends it; exits 99 after about a minute, so a signal
+// that never arrives fails the test instead of hanging it.
+const std::string kWaitForSignal =
+    "i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; exit 99";
 
 std::vector<std::string> driver(std::vector<std::string> options, const std::string& script) {
   std::vector<std::string> argv{kDriver};
@@ -63,8 +67,8 @@ TEST_P(SignalForwarding, ReachesTheJobAndTheDriverExitsWithItsStatus) {
   // The trap runs once the sleep in the foreground ends; the sleep gets the signal too, as a
   // member of the job's process group.
   const std::string script = "trap 'echo got > " + dir.file("marker") + "; exit 7' " +
-                             name.substr(3) + "; touch " + dir.file("ready") +
-                             "; while :; do sleep 0.1; done";
+                             name.substr(3) + "; touch " + dir.file("ready") + "; " +
+                             kWaitForSignal;
   BackgroundDriver running(
       driver({"--pid-file", dir.file("pid"), "--events", dir.file("events")}, script));
   ASSERT_TRUE(wait_for_file(dir.file("ready")));
@@ -87,11 +91,12 @@ TEST(LaunchDriver, SignalReachesTheJobsWholeProcessGroup) {
   testing::TempDir dir;
   // The grandchild runs in the background of the job's shell, so only a signal sent to the
   // process group reaches it; the job's shell itself dies of the SIGTERM.
-  const std::string grandchild = "trap 'touch " + dir.file("grandchild") +
-                                 "; exit 0' TERM; touch " + dir.file("ready") +
-                                 "; while :; do sleep 0.1; done";
+  test::write_file(dir.file("grandchild.sh"),
+                   "trap 'touch " + dir.file("grandchild") + "; exit 0' TERM; touch " +
+                       dir.file("ready") + "; " + kWaitForSignal + "\n",
+                   0644);
   BackgroundDriver running(
-      driver({"--pid-file", dir.file("pid")}, "/bin/sh -c \"" + grandchild + "\" & wait"));
+      driver({"--pid-file", dir.file("pid")}, "/bin/sh " + dir.file("grandchild.sh") + " & wait"));
   ASSERT_TRUE(wait_for_file(dir.file("ready")));
   ASSERT_EQ(::kill(read_pid(dir.file("pid")), SIGTERM), 0);
   EXPECT_EQ(running.finish().exit_code, 143);
