@@ -14,9 +14,9 @@ packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config git clang-format
   # libraries gpuscope links
-  libfmt-dev libcli11-dev nlohmann-json3-dev libexpected-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev libexpected-dev libsqlite3-dev
+  # tests and benchmarks: GoogleTest, Google Benchmark, the sqlite3 shell, a real SLURM cluster
+  libgtest-dev libgmock-dev libbenchmark-dev sqlite3 slurm-wlm munge
 )
 
 as_root() {

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# gpuscope under a real SLURM cluster (two emulated nodes on this machine):
+#  - srun -N 2 -n 4 gpuscope profile writes one database per rank, each with its rank's SLURM
+#    fields, into the directory given with -o;
+#  - the default output name is gpuscope-<job>.<step>/<node>.rank<r>.db;
+#  - --per-node leaves one database per node;
+#  - gpuscope merge combines the per-rank files.
+# Usage: slurm_test.sh GPUSCOPE_BINARY REPO_ROOT. Exit 77 (skip) when SLURM is not installed.
+set -euo pipefail
+gpuscope=$1
+root=$2
+work=$(mktemp -d /tmp/gpuscope-slurm-test.XXXXXX)
+cluster=$work/cluster
+cleanup() {
+  "$root/scripts/slurm-cluster.sh" stop "$cluster" || true
+  rm -rf "$work" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+set +e
+exports=$("$root/scripts/slurm-cluster.sh" start 2 "$cluster")
+status=$?
+set -e
+if [ $status -eq 77 ]; then echo "SKIP: SLURM is not installed"; exit 77; fi
+[ $status -eq 0 ] || { echo "FAIL: could not start the SLURM cluster"; cat "$cluster"/log/* || true; exit 1; }
+eval "$exports"
+
+failures=0
+check() {  # check DESCRIPTION EXPECTED ACTUAL
+  if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAIL: $1: expected '$2', got '$3'"; failures=$((failures + 1)); fi
+}
+sql() { sqlite3 "$1" "$2"; }
+
+export GPUSCOPE_SIM_STATE=$work/sim-state.json
+unset CUDA_VISIBLE_DEVICES
+
+# 1. One database per rank in a directory.
+srun -N 2 -n 4 --chdir "$work" "$gpuscope" profile --simulate h100x4-straggler -q -s 50 \
+  -o "$work/out/" -- sleep 1
+files=$(cd "$work/out" && ls | sort | tr '\n' ' ')
+check "one file per rank" "n1.rank0.db n1.rank1.db n2.rank2.db n2.rank3.db " "$files"
+job=$(sql "$work/out/n1.rank0.db" "SELECT slurm_job_id FROM runs")
+for f in "$work"/out/*.db; do
+  name=$(basename "$f" .db)
+  node=${name%%.rank*}
+  rank=${name##*.rank}
+  check "$name rank" "$rank" "$(sql "$f" "SELECT slurm_rank FROM runs")"
+  check "$name node" "$node" "$(sql "$f" "SELECT slurm_node_name FROM runs")"
+  check "$name job" "$job" "$(sql "$f" "SELECT slurm_job_id FROM runs")"
+  check "$name ntasks" "4" "$(sql "$f" "SELECT slurm_ntasks FROM runs")"
+  check "$name status" "finished" "$(sql "$f" "SELECT status FROM runs")"
+  check "$name sampled 4 GPUs" "4" "$(sql "$f" "SELECT count(DISTINCT device_index) FROM samples")"
+done
+check "local ranks on n2" "0 1 " "$(for r in 2 3; do sql "$work/out/n2.rank$r.db" "SELECT slurm_local_rank FROM runs"; done | tr '\n' ' ')"
+
+# 2. merge combines them.
+"$gpuscope" merge "$work/merged.db" "$work/out"
+check "merged runs" "4" "$(sql "$work/merged.db" "SELECT count(*) FROM runs")"
+check "merged ranks" "0,1,2,3" "$(sql "$work/merged.db" "SELECT group_concat(slurm_rank) FROM (SELECT slurm_rank FROM runs ORDER BY 1)")"
+total=0
+for f in "$work"/out/*.db; do total=$((total + $(sql "$f" "SELECT count(*) FROM samples"))); done
+check "merged samples" "$total" "$(sql "$work/merged.db" "SELECT count(*) FROM samples")"
+
+# 3. The default name: gpuscope-<job>.<step>/<node>.rank<r>.db in the working directory.
+mkdir -p "$work/default"
+srun -N 2 -n 2 --chdir "$work/default" "$gpuscope" profile --simulate h100 -q -- true
+dir=$(cd "$work/default" && ls -d gpuscope-*)
+check "default files" "n1.rank0.db n2.rank1.db " "$(cd "$work/default/$dir" && ls | sort | tr '\n' ' ')"
+check "default directory names job and step" "gpuscope-$(sql "$work/default/$dir/n1.rank0.db" "SELECT slurm_job_id || '.' || slurm_step_id FROM runs")" "$dir"
+
+# 4. --per-node: only local rank 0 of each node samples.
+srun -N 2 -n 4 --chdir "$work" "$gpuscope" profile --simulate h100x4-straggler -q --per-node \
+  -o "$work/pernode/%h.db" -- true
+check "per-node files" "n1.db n2.db " "$(cd "$work/pernode" && ls | sort | tr '\n' ' ')"
+
+# 5. The job's exit status comes back through srun.
+set +e
+srun -N 1 -n 1 "$gpuscope" profile --simulate h100 -q -o "$work/fail.db" -- sh -c 'exit 5'
+status=$?
+set -e
+check "exit status through srun" "5" "$status"
+
+echo "$failures failed"
+[ $failures -eq 0 ]
