@@ -34,8 +34,7 @@ void Database::exec(const std::string& sql) {
 Statement Database::prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   check(sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
-                           &stmt, nullptr),
-        "prepare");
+                           &stmt, nullptr));
   return Statement(db_, stmt);
 }
 
@@ -49,11 +48,10 @@ std::int64_t Database::last_insert_rowid() const {
   return sqlite3_last_insert_rowid(db_);
 }
 
-void Database::check(int rc, std::string_view context) const {
+void Database::check(int rc) const {
   if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW) return;
   std::string message = sqlite3_errmsg(db_);
   if (message == "not an error") message = sqlite3_errstr(rc);
-  (void)context;  // the SQLite message already names the problem; context helps in a debugger
   throw SqliteError(rc, message);
 }
 

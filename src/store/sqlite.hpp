@@ -47,7 +47,7 @@ class Database {
   // The rowid of the last INSERT on this connection.
   std::int64_t last_insert_rowid() const;
   // Throws SqliteError for a non-OK `rc`, with this connection's message.
-  void check(int rc, std::string_view context) const;
+  void check(int rc) const;
 
   sqlite3* handle() const { return db_; }
 

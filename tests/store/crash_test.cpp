@@ -90,7 +90,7 @@ TEST(CrashSafety, KillNineKeepsEveryCommittedRow) {
   RecordProperty("rows_committed_before_kill_report", std::to_string(committed_rows));
   RecordProperty("rows_stored", std::to_string(stored));
 
-  // The file is sound, and the -wal left by the killed writer was folded in by the reader.
+  // The file and the -wal the killed writer left beside it are sound together.
   Database db(path, SQLITE_OPEN_READONLY);
   Statement check = db.prepare("PRAGMA integrity_check");
   ASSERT_TRUE(check.step());
