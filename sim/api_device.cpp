@@ -26,7 +26,8 @@ MemoryFigures memory_figures(const GpuModel& model) {
   MemoryFigures figures{};
   figures.total = spec.memory_mib * kMiB;
   figures.reserved = spec.reserved_mib * kMiB;
-  figures.used = static_cast<unsigned long long>(std::llround(model.bucket().memory_used_mib)) * kMiB;
+  figures.used =
+      static_cast<unsigned long long>(std::llround(model.bucket().memory_used_mib)) * kMiB;
   figures.used = std::min(figures.used, figures.total - figures.reserved);
   figures.free = figures.total - figures.reserved - figures.used;
   return figures;
@@ -107,7 +108,8 @@ nvmlReturn_t DeviceGetMemoryInfoV2(nvmlDevice_t device, nvmlMemory_v2_t* memory)
 nvmlReturn_t DeviceGetTemperature(nvmlDevice_t device, unsigned int sensor, unsigned int* celsius) {
   return on_device(Entry::DeviceGetTemperature, device, [&](SimDevice& d, const CallContext&) {
     if (celsius == nullptr || sensor != nvml::kTemperatureGpu) return nvml::kErrorInvalidArgument;
-    *celsius = static_cast<unsigned int>(std::lround(std::max(d.model.bucket().temperature_c, 0.0)));
+    *celsius =
+        static_cast<unsigned int>(std::lround(std::max(d.model.bucket().temperature_c, 0.0)));
     return nvml::kSuccess;
   });
 }
@@ -118,10 +120,17 @@ nvmlReturn_t DeviceGetClockInfo(nvmlDevice_t device, unsigned int type, unsigned
     const ClockSpec& clocks = d.model.config().spec.clocks;
     switch (type) {
       case nvml::kClockGraphics:
-      case nvml::kClockSm: *mhz = d.model.sm_clock_mhz(); return nvml::kSuccess;
-      case nvml::kClockMem: *mhz = clocks.mem_mhz; return nvml::kSuccess;
-      case nvml::kClockVideo: *mhz = clocks.video_mhz; return nvml::kSuccess;
-      default: return nvml::kErrorInvalidArgument;
+      case nvml::kClockSm:
+        *mhz = d.model.sm_clock_mhz();
+        return nvml::kSuccess;
+      case nvml::kClockMem:
+        *mhz = clocks.mem_mhz;
+        return nvml::kSuccess;
+      case nvml::kClockVideo:
+        *mhz = clocks.video_mhz;
+        return nvml::kSuccess;
+      default:
+        return nvml::kErrorInvalidArgument;
     }
   });
 }
@@ -132,10 +141,17 @@ nvmlReturn_t DeviceGetMaxClockInfo(nvmlDevice_t device, unsigned int type, unsig
     const ClockSpec& clocks = d.model.config().spec.clocks;
     switch (type) {
       case nvml::kClockGraphics:
-      case nvml::kClockSm: *mhz = clocks.max_sm_mhz; return nvml::kSuccess;
-      case nvml::kClockMem: *mhz = clocks.mem_mhz; return nvml::kSuccess;
-      case nvml::kClockVideo: *mhz = clocks.video_mhz; return nvml::kSuccess;
-      default: return nvml::kErrorInvalidArgument;
+      case nvml::kClockSm:
+        *mhz = clocks.max_sm_mhz;
+        return nvml::kSuccess;
+      case nvml::kClockMem:
+        *mhz = clocks.mem_mhz;
+        return nvml::kSuccess;
+      case nvml::kClockVideo:
+        *mhz = clocks.video_mhz;
+        return nvml::kSuccess;
+      default:
+        return nvml::kErrorInvalidArgument;
     }
   });
 }
@@ -145,7 +161,8 @@ nvmlReturn_t DeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* u
     if (utilization == nullptr) return nvml::kErrorInvalidArgument;
     const Levels& levels = d.model.bucket().levels;
     utilization->gpu = static_cast<unsigned int>(std::lround(levels[index_of(Metric::kUtil)]));
-    utilization->memory = static_cast<unsigned int>(std::lround(levels[index_of(Metric::kMemUtil)]));
+    utilization->memory =
+        static_cast<unsigned int>(std::lround(levels[index_of(Metric::kMemUtil)]));
     return nvml::kSuccess;
   });
 }

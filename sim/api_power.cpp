@@ -19,7 +19,9 @@ nvmlReturn_t get_milliwatts(Entry entry, nvmlDevice_t device, unsigned int* mill
   });
 }
 
-unsigned int to_mw(double watts) { return static_cast<unsigned int>(std::lround(watts * 1000.0)); }
+unsigned int to_mw(double watts) {
+  return static_cast<unsigned int>(std::lround(watts * 1000.0));
+}
 
 }  // namespace
 
@@ -29,12 +31,13 @@ nvmlReturn_t DeviceGetPowerUsage(nvmlDevice_t device, unsigned int* milliwatts) 
 }
 
 nvmlReturn_t DeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* millijoules) {
-  return process_driver().device_call(
-      Entry::DeviceGetTotalEnergyConsumption, device, [&](SimDevice& d, const CallContext&) {
-        if (millijoules == nullptr) return nvml::kErrorInvalidArgument;
-        *millijoules = d.model.energy_mj();
-        return nvml::kSuccess;
-      });
+  return process_driver().device_call(Entry::DeviceGetTotalEnergyConsumption, device,
+                                      [&](SimDevice& d, const CallContext&) {
+                                        if (millijoules == nullptr)
+                                          return nvml::kErrorInvalidArgument;
+                                        *millijoules = d.model.energy_mj();
+                                        return nvml::kSuccess;
+                                      });
 }
 
 nvmlReturn_t DeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* milliwatts) {
@@ -48,10 +51,9 @@ nvmlReturn_t DeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* mi
 }
 
 nvmlReturn_t DeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int* milliwatts) {
-  return get_milliwatts(Entry::DeviceGetPowerManagementDefaultLimit, device, milliwatts,
-                        [](const GpuModel& model) {
-                          return to_mw(model.config().spec.power.default_w);
-                        });
+  return get_milliwatts(
+      Entry::DeviceGetPowerManagementDefaultLimit, device, milliwatts,
+      [](const GpuModel& model) { return to_mw(model.config().spec.power.default_w); });
 }
 
 nvmlReturn_t DeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
@@ -74,12 +76,14 @@ nvmlReturn_t DeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int mil
 }
 
 nvmlReturn_t DeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {
-  return process_driver().device_call(
-      Entry::DeviceGetFieldValues, device, [&](SimDevice& d, const CallContext& context) {
-        if (count < 0 || (count > 0 && values == nullptr)) return nvml::kErrorInvalidArgument;
-        for (int i = 0; i < count; ++i) fill_field_value(d, context, values[i]);
-        return nvml::kSuccess;
-      });
+  return process_driver().device_call(Entry::DeviceGetFieldValues, device,
+                                      [&](SimDevice& d, const CallContext& context) {
+                                        if (count < 0 || (count > 0 && values == nullptr))
+                                          return nvml::kErrorInvalidArgument;
+                                        for (int i = 0; i < count; ++i)
+                                          fill_field_value(d, context, values[i]);
+                                        return nvml::kSuccess;
+                                      });
 }
 
 }  // namespace gpuscope::sim

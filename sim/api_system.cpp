@@ -5,9 +5,13 @@
 
 namespace gpuscope::sim {
 
-nvmlReturn_t Init() { return process_driver().init(options_from_environment()); }
+nvmlReturn_t Init() {
+  return process_driver().init(options_from_environment());
+}
 
-nvmlReturn_t Shutdown() { return process_driver().shutdown(); }
+nvmlReturn_t Shutdown() {
+  return process_driver().shutdown();
+}
 
 nvmlReturn_t SystemGetDriverVersion(char* version, unsigned int length) {
   return process_driver().system_call(Entry::SystemGetDriverVersion, [&](const Scenario& s) {

@@ -11,7 +11,9 @@ namespace {
 
 constexpr unsigned kNvidiaVendor = 0x10DE;
 
-constexpr unsigned pci_id(unsigned device) { return (device << 16U) | kNvidiaVendor; }
+constexpr unsigned pci_id(unsigned device) {
+  return (device << 16U) | kNvidiaVendor;
+}
 
 GpuSpec h100_sxm5() {
   GpuSpec spec;

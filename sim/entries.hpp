@@ -15,8 +15,7 @@ namespace gpuscope::sim {
 #define GPUSCOPE_SIM_ENTRY_ENUM(id, ...) id,
 enum class Entry : std::size_t {
   GPUSCOPE_NVML_ENTRY_POINTS(GPUSCOPE_SIM_ENTRY_ENUM, GPUSCOPE_SIM_ENTRY_ENUM,
-                             GPUSCOPE_SIM_ENTRY_ENUM)
-  kCount
+                             GPUSCOPE_SIM_ENTRY_ENUM) kCount
 };
 #undef GPUSCOPE_SIM_ENTRY_ENUM
 

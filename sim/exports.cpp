@@ -8,14 +8,15 @@
 
 #define GPUSCOPE_SIM_API __attribute__((visibility("default")))
 
-#define GPUSCOPE_SIM_EXPORT(id, params, args, symbol) \
-  extern "C" GPUSCOPE_SIM_API nvmlReturn_t symbol params { return gpuscope::sim::id args; }
+#define GPUSCOPE_SIM_EXPORT(id, params, args, symbol)      \
+  extern "C" GPUSCOPE_SIM_API nvmlReturn_t symbol params { \
+    return gpuscope::sim::id args;                         \
+  }
 
 #if GPUSCOPE_SIM_LEGACY
 #define GPUSCOPE_SIM_X1(id, req, params, args, s1) GPUSCOPE_SIM_EXPORT(id, params, args, s1)
 #define GPUSCOPE_SIM_X2(id, req, params, args, s1, s2) GPUSCOPE_SIM_EXPORT(id, params, args, s2)
-#define GPUSCOPE_SIM_X3(id, req, params, args, s1, s2, s3) \
-  GPUSCOPE_SIM_EXPORT(id, params, args, s3)
+#define GPUSCOPE_SIM_X3(id, req, params, args, s1, s2, s3) GPUSCOPE_SIM_EXPORT(id, params, args, s3)
 #else
 #define GPUSCOPE_SIM_X1(id, req, params, args, s1) GPUSCOPE_SIM_EXPORT(id, params, args, s1)
 #define GPUSCOPE_SIM_X2(id, req, params, args, s1, s2) \

@@ -27,7 +27,8 @@ void set_ull(nvmlFieldValue_t& value, unsigned long long number) {
 
 }  // namespace
 
-void fill_field_value(const SimDevice& device, const CallContext& context, nvmlFieldValue_t& value) {
+void fill_field_value(const SimDevice& device, const CallContext& context,
+                      nvmlFieldValue_t& value) {
   const GpuModel& model = device.model;
   const GpuSpec& spec = model.config().spec;
   value.timestamp = context.realtime_ns / 1000;
@@ -36,7 +37,8 @@ void fill_field_value(const SimDevice& device, const CallContext& context, nvmlF
   value.nvmlReturn = nvml::kErrorNotSupported;
   value.valueType = nvml::kValueTypeUnsignedInt;
   const unsigned id = value.fieldId;
-  if (listed(spec.unsupported_fields, id) || listed(model.config().faults.not_supported_fields, id)) {
+  if (listed(spec.unsupported_fields, id) ||
+      listed(model.config().faults.not_supported_fields, id)) {
     return;
   }
   // Power fields have scopes: GPU everywhere, MODULE (GPU + Grace CPU + LPDDR) on Grace Hopper.

@@ -32,7 +32,9 @@ constexpr std::array<GpmMetricInfo, 12> kMetrics = {{
 }};
 
 // nvmlGpmMetric_t declares its names char*; callers only read them, as they do the driver's.
-char* c_text(const char* text) { return const_cast<char*>(text); }
+char* c_text(const char* text) {
+  return const_cast<char*>(text);
+}
 
 }  // namespace
 

@@ -36,9 +36,9 @@ std::size_t find_steady_phase(const std::vector<Phase>& phases) {
   for (std::size_t p = 0; p < phases.size(); ++p) {
     if (phases[p].name == "compute") return p;
   }
-  const auto longest = std::max_element(phases.begin(), phases.end(), [](const auto& a, const auto& b) {
-    return a.duration_s < b.duration_s;
-  });
+  const auto longest =
+      std::max_element(phases.begin(), phases.end(),
+                       [](const auto& a, const auto& b) { return a.duration_s < b.duration_s; });
   return static_cast<std::size_t>(longest - phases.begin());
 }
 
@@ -124,11 +124,12 @@ void GpuModel::enter_bucket(std::int64_t index) {
     const std::size_t previous = phase_ == 0 ? 0 : phase_ - 1;
     const double fraction = timeline_.ramp_fraction(phase_, work_);
     const Levels levels = lerp(phase_levels_[previous], phase_levels_[phase_], fraction);
-    const double demand =
-        phase_demand_w_[previous] + (phase_demand_w_[phase_] - phase_demand_w_[previous]) * fraction;
-    const double memory = config_.phases[previous].memory_used_gib +
-                          (config_.phases[phase_].memory_used_gib -
-                           config_.phases[previous].memory_used_gib) * fraction;
+    const double demand = phase_demand_w_[previous] +
+                          (phase_demand_w_[phase_] - phase_demand_w_[previous]) * fraction;
+    const double memory =
+        config_.phases[previous].memory_used_gib +
+        (config_.phases[phase_].memory_used_gib - config_.phases[previous].memory_used_gib) *
+            fraction;
     const double speed = std::min(speed_limit, cap_speed(cap_w, demand, power.idle_w));
     const double rate = work_rate(config_.phases[phase_].compute_bound, speed);
     const double dt = std::min(remaining, (timeline_.end_of(phase_) - work_) / rate);
@@ -195,11 +196,12 @@ std::uint64_t GpuModel::energy_uj() const {
   return energy_uj_at_bucket_ + std::uint64_t{bucket_.power_mw} * into_bucket / 1'000'000U;
 }
 
-unsigned long long GpuModel::energy_mj() const { return energy_offset_mj_ + energy_uj() / 1000U; }
+unsigned long long GpuModel::energy_mj() const {
+  return energy_offset_mj_ + energy_uj() / 1000U;
+}
 
 Levels GpuModel::activity_integral() const {
-  const double into_bucket =
-      static_cast<double>(time_ns_ - bucket_.index * kBucketNs) / 1e9;
+  const double into_bucket = static_cast<double>(time_ns_ - bucket_.index * kBucketNs) / 1e9;
   Levels integral = integral_at_bucket_;
   for (std::size_t m = 0; m < kMetricCount; ++m) integral[m] += bucket_.levels[m] * into_bucket;
   return integral;

@@ -96,8 +96,8 @@ class GpuModel {
   std::size_t steady_phase_ = 0;
   double thermal_decay_ = 1;  // exp(-bucket / tau)
 
-  unsigned limit_mw_ = 0;         // the limit last set (reported)
-  unsigned active_cap_mw_ = 0;    // the limit the current bucket ran under
+  unsigned limit_mw_ = 0;              // the limit last set (reported)
+  unsigned active_cap_mw_ = 0;         // the limit the current bucket ran under
   std::vector<PendingLimit> pending_;  // sorted by effective_ns
 
   std::int64_t time_ns_ = 0;

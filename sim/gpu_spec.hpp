@@ -40,8 +40,8 @@ struct GpuSpec {
   unsigned architecture = 0;
   int cc_major = 0;
   int cc_minor = 0;
-  unsigned memory_mib = 0;    // total framebuffer
-  unsigned reserved_mib = 0;  // held by the driver (nvmlMemory_v2_t::reserved)
+  unsigned memory_mib = 0;     // total framebuffer
+  unsigned reserved_mib = 0;   // held by the driver (nvmlMemory_v2_t::reserved)
   unsigned pci_device_id = 0;  // (device << 16) | vendor
   unsigned pci_subsystem_id = 0;
   PowerSpec power;

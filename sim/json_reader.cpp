@@ -22,7 +22,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::string type_name(const nlohmann::json& value) { return value.type_name(); }
+std::string type_name(const nlohmann::json& value) {
+  return value.type_name();
+}
 
 }  // namespace
 
@@ -76,7 +78,9 @@ std::string ObjectReader::child(std::string_view key) const {
   return pointer_ + "/" + std::string(key);
 }
 
-bool ObjectReader::has(std::string_view key) const { return value_.contains(key); }
+bool ObjectReader::has(std::string_view key) const {
+  return value_.contains(key);
+}
 
 const nlohmann::json* ObjectReader::find(std::string_view key) {
   known_.emplace_back(key);
@@ -109,8 +113,8 @@ std::uint64_t ObjectReader::unsigned_integer(std::string_view key, std::uint64_t
   }
   const auto number = value->get<std::uint64_t>();
   if (number > max) {
-    fail_at(child(key), std::to_string(number) + " is out of range: must be <= " +
-                            std::to_string(max));
+    fail_at(child(key),
+            std::to_string(number) + " is out of range: must be <= " + std::to_string(max));
   }
   return number;
 }

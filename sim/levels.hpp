@@ -29,14 +29,19 @@ inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(Metric::kCo
 
 using Levels = std::array<double, kMetricCount>;
 
-constexpr std::size_t index_of(Metric metric) { return static_cast<std::size_t>(metric); }
+constexpr std::size_t index_of(Metric metric) {
+  return static_cast<std::size_t>(metric);
+}
 
 // The scenario key of each metric, in enum order.
 inline constexpr std::array<std::string_view, kMetricCount> kMetricKeys = {
-    "util",  "mem_util", "sm_active",    "sm_occupancy",  "tensor",          "fp64",           "fp32",
-    "fp16",  "dram",     "pcie_tx_mibps", "pcie_rx_mibps", "nvlink_tx_mibps", "nvlink_rx_mibps"};
+    "util",           "mem_util", "sm_active", "sm_occupancy",  "tensor",        "fp64",
+    "fp32",           "fp16",     "dram",      "pcie_tx_mibps", "pcie_rx_mibps", "nvlink_tx_mibps",
+    "nvlink_rx_mibps"};
 
 // Percentages are capped at 100; throughputs are not.
-constexpr bool is_percentage(Metric metric) { return metric < Metric::kPcieTx; }
+constexpr bool is_percentage(Metric metric) {
+  return metric < Metric::kPcieTx;
+}
 
 }  // namespace gpuscope::sim

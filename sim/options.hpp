@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-
 #include <tl/expected.hpp>
 
 namespace gpuscope::sim {

@@ -49,7 +49,8 @@ Entry parse_entry_name(const nlohmann::json& value, const std::string& pointer) 
     }
   }
   std::string what = "unknown NVML function \"" + name + "\"";
-  if (const auto suggestion = closest_match(name, names)) what += " (did you mean \"" + *suggestion + "\"?)";
+  if (const auto suggestion = closest_match(name, names))
+    what += " (did you mean \"" + *suggestion + "\"?)";
   fail_at(pointer, what);
 }
 

@@ -29,14 +29,12 @@ void parse_power(ObjectReader& gpu, PowerSpec& power) {
   const auto require = [&](bool ok, const char* key, double left, const char* relation,
                            const char* other, double right) {
     if (ok) return;
-    fail_at(reader.child(key), format_number(left) + " W must be " + relation + " " + other +
-                                   " (" + format_number(right) + " W)");
+    fail_at(reader.child(key), format_number(left) + " W must be " + relation + " " + other + " (" +
+                                   format_number(right) + " W)");
   };
   require(power.min_w <= power.max_w, "min_w", power.min_w, "<=", "max_w", power.max_w);
-  require(power.default_w >= power.min_w, "default_w", power.default_w, ">=", "min_w",
-          power.min_w);
-  require(power.default_w <= power.max_w, "default_w", power.default_w, "<=", "max_w",
-          power.max_w);
+  require(power.default_w >= power.min_w, "default_w", power.default_w, ">=", "min_w", power.min_w);
+  require(power.default_w <= power.max_w, "default_w", power.default_w, "<=", "max_w", power.max_w);
   // A cap at or below idle power would leave no headroom for work; no real board allows it.
   require(power.min_w > power.idle_w, "min_w", power.min_w, ">", "idle_w", power.idle_w);
 }
@@ -54,8 +52,8 @@ void parse_clocks(ObjectReader& gpu, ClockSpec& clocks) {
   clocks.video_mhz = mhz("video_mhz", clocks.video_mhz);
   reader.finish();
   if (clocks.idle_sm_mhz > clocks.max_sm_mhz) {
-    fail_at(reader.child("idle_sm_mhz"), "must be <= max_sm_mhz (" +
-                                             std::to_string(clocks.max_sm_mhz) + ")");
+    fail_at(reader.child("idle_sm_mhz"),
+            "must be <= max_sm_mhz (" + std::to_string(clocks.max_sm_mhz) + ")");
   }
 }
 
@@ -71,8 +69,8 @@ void parse_thermal(ObjectReader& gpu, ThermalSpec& thermal) {
   thermal.memory_offset_c = reader.number("memory_offset_c", thermal.memory_offset_c, {-30, 30});
   reader.finish();
   if (thermal.slowdown_c > thermal.hw_slowdown_c) {
-    fail_at(reader.child("slowdown_c"), "must be <= hw_slowdown_c (" +
-                                            format_number(thermal.hw_slowdown_c) + ")");
+    fail_at(reader.child("slowdown_c"),
+            "must be <= hw_slowdown_c (" + format_number(thermal.hw_slowdown_c) + ")");
   }
 }
 
@@ -138,8 +136,8 @@ void check_phases_fit(const GpuConfig& gpu, const std::string& pointer) {
       fail_at(where, "memory_used_gib " + format_number(phase.memory_used_gib) +
                          " does not fit in " + std::to_string(gpu.spec.memory_mib) + " MiB");
     }
-    if (phase.power_w && (*phase.power_w > gpu.spec.power.max_w ||
-                          *phase.power_w < gpu.spec.power.idle_w)) {
+    if (phase.power_w &&
+        (*phase.power_w > gpu.spec.power.max_w || *phase.power_w < gpu.spec.power.idle_w)) {
       fail_at(where, "power_w " + format_number(*phase.power_w) + " must lie between idle_w (" +
                          format_number(gpu.spec.power.idle_w) + ") and max_w (" +
                          format_number(gpu.spec.power.max_w) + ")");
@@ -192,7 +190,8 @@ GpuConfig parse_gpu(const nlohmann::json& value, const std::string& pointer, std
   if (!gpu.uuid.starts_with("GPU-") || gpu.uuid.size() >= 80) {
     fail_at(reader.child("uuid"), "\"" + gpu.uuid + "\" is not a UUID like \"GPU-xxxxxxxx-...\"");
   }
-  parse_pci(reader.string("pci_bus_id", default_pci_bus_id(index)), reader.child("pci_bus_id"), gpu);
+  parse_pci(reader.string("pci_bus_id", default_pci_bus_id(index)), reader.child("pci_bus_id"),
+            gpu);
   gpu.spec.memory_mib =
       static_cast<unsigned>(reader.unsigned_integer("memory_mib", gpu.spec.memory_mib, 1U << 22U));
   gpu.spec.reserved_mib = static_cast<unsigned>(

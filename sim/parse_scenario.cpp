@@ -121,8 +121,8 @@ Scenario parse_root(const nlohmann::json& json, const std::string& path) {
   if (sources.empty() || sources.size() > kMaxGpus) {
     fail_at("/gpus", "a scenario needs 1 to " + std::to_string(kMaxGpus) + " GPUs");
   }
-  const GpuContext context{scenario.seed, default_phases ? &*default_phases : nullptr,
-                           &phase_sets, &scenario.global_faults};
+  const GpuContext context{scenario.seed, default_phases ? &*default_phases : nullptr, &phase_sets,
+                           &scenario.global_faults};
   for (std::size_t i = 0; i < sources.size(); ++i) {
     scenario.gpus.push_back(parse_gpu(sources[i].first, sources[i].second, i, context));
   }

@@ -34,8 +34,8 @@ struct ProcessSpec {
 
 // Faults for one GPU (the scenario's global faults already merged in).
 struct FaultSpec {
-  std::optional<double> lost_at_s;           // from then on, every call returns GPU_IS_LOST
-  std::bitset<kEntryCount> not_supported;    // entries that return NOT_SUPPORTED
+  std::optional<double> lost_at_s;             // from then on, every call returns GPU_IS_LOST
+  std::bitset<kEntryCount> not_supported;      // entries that return NOT_SUPPORTED
   std::vector<unsigned> not_supported_fields;  // field ids whose entry is NOT_SUPPORTED
   std::array<std::uint32_t, kEntryCount> latency_us{};  // added to each call
 };
@@ -63,9 +63,9 @@ struct Scenario {
   std::string nvml_version = "12.550.54.15";
   int cuda_driver_version = 12040;
   bool privileged = true;
-  std::optional<std::string> state_file;  // resolved against the scenario's folder
+  std::optional<std::string> state_file;   // resolved against the scenario's folder
   std::optional<nvmlReturn_t> init_error;  // nvmlInit fails with this code
-  FaultSpec global_faults;  // also applies to calls that take no device
+  FaultSpec global_faults;                 // also applies to calls that take no device
   std::vector<GpuConfig> gpus;
 };
 

@@ -3,7 +3,6 @@
 
 #include <string>
 #include <string_view>
-
 #include <tl/expected.hpp>
 
 #include "sim/scenario.hpp"

@@ -1,16 +1,15 @@
 #include "sim/state_file.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
-
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace gpuscope::sim {
 namespace {

@@ -2,12 +2,11 @@
 // of each GPU, by UUID. docs/scenarios.md ("State file") gives the format.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
-
-#include <sys/types.h>
-
 #include <tl/expected.hpp>
 
 namespace gpuscope::sim {

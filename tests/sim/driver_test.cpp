@@ -6,8 +6,8 @@
 namespace gpuscope::sim {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::DriverHarness;
+using ::testing::HasSubstr;
 
 TEST(Driver, CallsBeforeInitAreUninitialized) {
   DriverHarness harness;
@@ -169,7 +169,8 @@ TEST(Driver, GraceHopperReportsModulePower) {
   const std::string path = harness.dir().file("gh200.json");
   std::FILE* file = std::fopen(path.c_str(), "w");
   std::fputs(R"({"phases": [{"name": "c", "duration_s": 9, "util": 100, "sm_active": 80}],
-                 "gpus": [{"model": "GH200"}]})", file);
+                 "gpus": [{"model": "GH200"}]})",
+             file);
   std::fclose(file);
   harness.init(path);
   harness.clock().set_scenario_s(3);

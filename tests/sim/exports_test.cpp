@@ -60,7 +60,8 @@ TEST(Exports, LastErrorExplainsAFailedInit) {
   void* handle = dlopen(GPUSCOPE_SIM_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(handle, nullptr);
   const auto init = reinterpret_cast<int (*)()>(dlsym(handle, "nvmlInit_v2"));
-  const auto last_error = reinterpret_cast<const char* (*)()>(dlsym(handle, "gpuscopeSimLastError"));
+  const auto last_error =
+      reinterpret_cast<const char* (*)()>(dlsym(handle, "gpuscopeSimLastError"));
   ASSERT_NE(init, nullptr);
   ASSERT_NE(last_error, nullptr);
   unsetenv("GPUSCOPE_SIM_SCENARIO");

@@ -6,8 +6,8 @@
 namespace gpuscope::sim {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::DriverHarness;
+using ::testing::HasSubstr;
 
 TEST(Faults, GpuIsLostFromItsLostTimeOn) {
   DriverHarness harness;
@@ -35,8 +35,7 @@ TEST(Faults, NotSupportedCallsAndFields) {
   harness.init(testing::fixture_scenario("not-supported"));
   unsigned long long energy = 0;
   unsigned int milliwatts = 0;
-  EXPECT_EQ(DeviceGetTotalEnergyConsumption(harness.device(0), &energy),
-            nvml::kErrorNotSupported);
+  EXPECT_EQ(DeviceGetTotalEnergyConsumption(harness.device(0), &energy), nvml::kErrorNotSupported);
   EXPECT_EQ(DeviceGetPowerUsage(harness.device(0), &milliwatts), nvml::kSuccess);
   EXPECT_EQ(DeviceGetPowerUsage(harness.device(1), &milliwatts), nvml::kErrorNotSupported);
   nvmlGpmSupport_t support{nvml::kGpmSupportVersion, 0};

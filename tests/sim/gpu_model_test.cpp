@@ -1,8 +1,9 @@
 // The per-GPU model: phases, energy, thermals, clocks and memory from the 100 ms buckets.
+#include "sim/gpu_model.hpp"
+
 #include <cmath>
 
 #include "nvml/abi.hpp"
-#include "sim/gpu_model.hpp"
 #include "test_support.hpp"
 
 namespace gpuscope::sim {

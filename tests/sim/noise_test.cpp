@@ -1,8 +1,9 @@
 // Noise is a pure function of its keys, so scenario runs reproduce bucket for bucket.
+#include "sim/noise.hpp"
+
 #include <cmath>
 
 #include "sim/gpu_model.hpp"
-#include "sim/noise.hpp"
 #include "test_support.hpp"
 
 namespace gpuscope::sim {
@@ -41,7 +42,8 @@ TEST(Noise, TwoRunsOfAScenarioGiveIdenticalBuckets) {
     for (std::int64_t bucket = 0; bucket < 300; ++bucket) {
       first.advance_to(bucket * kBucketNs + 5);
       second.advance_to(bucket * kBucketNs + 5);
-      ASSERT_EQ(first.bucket().levels, second.bucket().levels) << "gpu " << gpu << " bucket " << bucket;
+      ASSERT_EQ(first.bucket().levels, second.bucket().levels)
+          << "gpu " << gpu << " bucket " << bucket;
       ASSERT_EQ(first.bucket().power_mw, second.bucket().power_mw);
     }
   }

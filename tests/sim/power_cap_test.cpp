@@ -13,7 +13,8 @@ class PowerCap : public ::testing::Test {
  protected:
   // When the model first enters the phase named name, in scenario seconds (-1 if never).
   static double entry_time_s(GpuModel& model, const std::string& name, double limit_s) {
-    for (std::int64_t bucket = 0; static_cast<double>(bucket) * kBucketSeconds < limit_s; ++bucket) {
+    for (std::int64_t bucket = 0; static_cast<double>(bucket) * kBucketSeconds < limit_s;
+         ++bucket) {
       model.advance_to(bucket * kBucketNs);
       if (model.config().phases[model.bucket().phase].name == name) {
         return static_cast<double>(bucket) * kBucketSeconds;
@@ -76,7 +77,7 @@ TEST_F(PowerCap, ALimitSetMidBucketBindsFromTheNextBucket) {
   GpuModel model(gpu_, scenario_.seed, 0);
   model.advance_to(30 * kSecond + kBucketNs / 2);
   model.set_power_limit(250000, 30 * kSecond + kBucketNs / 2);
-  EXPECT_EQ(model.power_limit_mw(), 250000U);  // reported at once
+  EXPECT_EQ(model.power_limit_mw(), 250000U);   // reported at once
   EXPECT_GT(model.bucket().power_mw, 400000U);  // the bucket already running is unchanged
   model.advance_to(30 * kSecond + kBucketNs);
   EXPECT_LE(model.bucket().power_mw, 252500U);

@@ -1,9 +1,10 @@
 // The scenario parser accepts the shipped scenarios and rejects mistakes with precise messages.
+#include "sim/scenario_parser.hpp"
+
 #include <filesystem>
 #include <set>
 
 #include "sim/parse_parts.hpp"
-#include "sim/scenario_parser.hpp"
 #include "test_support.hpp"
 
 namespace gpuscope::sim {
@@ -51,8 +52,7 @@ TEST(ScenarioParser, DefaultUuidsAreDeterministicWellFormedAndDistinct) {
   ASSERT_EQ(uuid.size(), 40U);  // GPU- + 8-4-4-4-12
   EXPECT_EQ(uuid.substr(0, 4), "GPU-");
   for (std::size_t dash : {12U, 17U, 22U, 27U}) EXPECT_EQ(uuid[dash], '-') << uuid;
-  const Scenario scenario =
-      testing::must_load(testing::shipped_scenario("h100x8-idle-start"));
+  const Scenario scenario = testing::must_load(testing::shipped_scenario("h100x8-idle-start"));
   std::set<std::string> uuids, buses;
   for (const GpuConfig& gpu : scenario.gpus) {
     uuids.insert(gpu.uuid);

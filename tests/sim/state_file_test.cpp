@@ -1,14 +1,15 @@
 // The state file carries power limits across processes, like a driver's state until reboot.
+#include "sim/state_file.hpp"
+
 #include <fstream>
 
 #include "driver_harness.hpp"
-#include "sim/state_file.hpp"
 
 namespace gpuscope::sim {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::DriverHarness;
+using ::testing::HasSubstr;
 using testing::ManualClock;
 
 TEST(StateFile, RoundTripsAndMergesEntries) {

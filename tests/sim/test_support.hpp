@@ -1,14 +1,14 @@
 // Shared helpers for the simulated-GPU model tests.
 #pragma once
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "sim/clock.hpp"
 #include "sim/scenario.hpp"
