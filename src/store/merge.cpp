@@ -148,8 +148,9 @@ MergeSummary merge(const fs::path& output, const std::vector<fs::path>& inputs, 
   summary.inputs = expand_inputs(inputs, output);
   for (const auto& input : summary.inputs) open_run_database(input);  // refuse early, clearly
 
-  prepare_output_path(output, overwrite);
-  // Built under another name and renamed at the end, so a failed merge leaves no output.
+  // Built under another name and renamed over `output` at the end, so a failed merge leaves no
+  // output, and an output being replaced stays intact until the new one is complete.
+  check_output_path(output, overwrite);
   const fs::path partial = output.string() + ".partial";
   prepare_output_path(partial, true);
   try {
@@ -165,6 +166,7 @@ MergeSummary merge(const fs::path& output, const std::vector<fs::path>& inputs, 
     if (auto problem = close_run_file(*db, partial))
       throw Error("cannot finish " + output.string(), *problem);
     db.reset();
+    remove_companion_files(output);  // a stale -wal would be replayed into the new file
     std::error_code ec;
     fs::rename(partial, output, ec);
     if (ec) throw Error("cannot write " + output.string(), ec.message());

@@ -22,22 +22,30 @@ constexpr int kBusyTimeoutMs = 5000;
 
 }  // namespace
 
-void prepare_output_path(const fs::path& path, bool overwrite) {
+void check_output_path(const fs::path& path, bool overwrite) {
   const std::string name = path.string();
   std::error_code ec;
   const auto status = fs::status(path, ec);
-  if (fs::exists(status)) {
-    if (fs::is_directory(status)) {
-      throw Error::usage(name + " is a directory", "", "give a file name with -o/--output");
-    }
-    if (!overwrite)
-      throw Error::usage(name + " exists", "", "use -f/--force-overwrite to replace it");
+  if (!fs::exists(status)) return;
+  if (fs::is_directory(status)) {
+    throw Error::usage(name + " is a directory", "", "give a file name with -o/--output");
+  }
+  if (!overwrite) {
+    throw Error::usage(name + " exists", "", "use -f/--force-overwrite to replace it");
+  }
+}
+
+void prepare_output_path(const fs::path& path, bool overwrite) {
+  const std::string name = path.string();
+  check_output_path(path, overwrite);
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
     fs::remove(path, ec);
     if (ec) throw Error("cannot replace " + name, ec.message(), "remove it or choose another -o");
   }
   // An orphaned -wal (left by a killed writer whose .db was deleted) would otherwise be
   // replayed into the new file.
-  remove_database_files(path);
+  remove_companion_files(path);
   fs::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
   fs::create_directories(dir, ec);

@@ -20,6 +20,9 @@ struct CreatedRun {
   std::int64_t run_id = 0;
 };
 
+// Throws Error::usage when `path` is a directory, or exists and !overwrite; changes nothing.
+void check_output_path(const std::filesystem::path& path, bool overwrite);
+
 // Makes sure `path` may be written (Error::usage when it exists and !overwrite; Error when its
 // directory cannot be created or written), removing an old file and its -wal/-shm when
 // overwriting.

@@ -120,7 +120,13 @@ std::optional<double> Statement::opt_real(int column) const {
 
 void remove_database_files(const std::filesystem::path& path) {
   std::error_code ec;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+  std::filesystem::remove(path, ec);
+  remove_companion_files(path);
+}
+
+void remove_companion_files(const std::filesystem::path& path) {
+  std::error_code ec;
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
     std::filesystem::remove(path.string() + suffix, ec);
   }
 }

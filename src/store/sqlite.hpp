@@ -116,6 +116,8 @@ class Statement {
 
 // Deletes a database file and its -wal, -shm and -journal companions; missing ones are fine.
 void remove_database_files(const std::filesystem::path& path);
+// Deletes only the companions: a stale -wal next to a new file would be replayed into it.
+void remove_companion_files(const std::filesystem::path& path);
 
 // Quotes `name` as an SQL string literal ('it''s').
 std::string sql_quote(std::string_view text);

@@ -136,6 +136,16 @@ TEST(Merge, RefusesAnExistingOutput) {
   const auto e = merge_error(dir.file("job.db"), {dir.file("rank0.db")});
   EXPECT_EQ(e.summary(), dir.file("job.db") + " exists");
   EXPECT_EQ(merge(dir.file("job.db"), {dir.file("rank0.db")}, true).runs, 1);
+  EXPECT_EQ(RunReader::open(dir.file("job.db")).runs().at(0).info.slurm.rank, 0);
+}
+
+TEST(Merge, AFailedMergeKeepsTheOutputItWouldReplace) {
+  TempDir dir;
+  write_rank(dir.file("rank0.db"), 0, 1);
+  write_rank(dir.file("job.db"), 5, 1);
+  EXPECT_THROW(merge(dir.file("job.db"), {dir.file("rank0.db"), dir.file("rank0.db")}, true),
+               Error);
+  EXPECT_EQ(RunReader::open(dir.file("job.db")).runs().at(0).info.slurm.rank, 5);
 }
 
 }  // namespace
