@@ -60,11 +60,12 @@ GpuSpec a100_sxm4() {
                   .memory_offset_c = 3};
   spec.gpm = false;  // GPM needs Hopper or newer
   spec.nvlink = true;
-  // On GA100 nvmlDeviceGetPowerUsage is the latest 100 ms reading, with no 1 s average (Yang et
-  // al., SC'24); the sim models it as one reading, so the newer average/instant fields 185 and 186
-  // are missing. A modelling choice, to be checked on a real A100.
+  // On GA100 nvmlDeviceGetPowerUsage is itself the latest 100 ms reading (Yang et al., SC'24).
+  // POWER_INSTANT (186) exists to expose that reading beside the 1 s average that newer GPUs
+  // report; the sim models GA100 as not providing it. A modelling choice, to be checked on a
+  // real A100.
   spec.power_usage_mode = PowerUsageMode::kLatestBucket;
-  spec.unsupported_fields = {nvml::kFieldPowerAverage, nvml::kFieldPowerInstant};
+  spec.unsupported_fields = {nvml::kFieldPowerInstant};
   return spec;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "sim/scenario_parser.hpp"
@@ -14,6 +15,9 @@ namespace {
 
 // How often device calls look at the state file for limits set by other processes.
 constexpr std::int64_t kStatePollNs = 50'000'000;
+
+// The longest scenario timeline the driver accepts at nvmlInit.
+constexpr std::int64_t kMaxTimelineNs = 7LL * 86400 * 1'000'000'000;
 
 }  // namespace
 
@@ -66,6 +70,14 @@ nvmlReturn_t Driver::load(const DriverOptions& options) {
   epoch_ns_ = options.epoch_ns.value_or(*first_init_realtime_ns_);
   time_scale_ = options.time_scale.value_or(scenario->time_scale);
   privileged_ = options.privileged.value_or(scenario->privileged);
+  // The model walks every 100 ms bucket since time zero; an epoch years ago (a unit mistake in
+  // GPUSCOPE_SIM_EPOCH_NS) would make the first call take hours instead of failing clearly.
+  if (to_scenario_ns(now) > kMaxTimelineNs) {
+    return fail(nvml::kErrorUnknown,
+                "GPUSCOPE_SIM_EPOCH_NS=" + std::to_string(epoch_ns_) + " puts scenario time zero " +
+                    std::to_string(to_scenario_ns(now) / 1'000'000'000) +
+                    " scenario seconds ago; the simulated timeline is limited to 7 days");
+  }
 
   StateFile state(options.state_path.value_or(
       scenario->state_file.value_or(default_state_path(scenario->name))));

@@ -48,6 +48,14 @@ TEST(Driver, InitFailsWithAReasonWithoutAScenario) {
   EXPECT_STREQ(harness.driver().last_error(), "GPUSCOPE_SIM_X=bad");
 }
 
+TEST(Driver, RefusesAnEpochSoOldTheTimelineCouldNotBeWalked) {
+  DriverHarness harness;
+  DriverOptions options = harness.options(testing::shipped_scenario("h100"));
+  options.epoch_ns = 1'700'000;  // microseconds given as nanoseconds, say: 1970
+  EXPECT_EQ(harness.driver().init(options), nvml::kErrorUnknown);
+  EXPECT_THAT(harness.driver().last_error(), HasSubstr("limited to 7 days"));
+}
+
 TEST(Driver, InitErrorFaultFailsInitWithThatCode) {
   DriverHarness harness;
   EXPECT_EQ(harness.driver().init(harness.options(testing::fixture_scenario("driver-not-loaded"))),
@@ -150,15 +158,19 @@ TEST(Driver, FieldValuesReportPerFieldSupport) {
   EXPECT_EQ(values[0].timestamp, harness.clock().realtime_ns() / 1000);
 }
 
-TEST(Driver, A100LacksPowerFieldsAndGpm) {
+TEST(Driver, A100LacksInstantPowerFieldAndGpm) {
   DriverHarness harness;
   harness.init(testing::shipped_scenario("a100-nogpm"));
+  harness.clock().set_scenario_s(10);
   nvmlFieldValue_t values[2] = {};
   values[0].fieldId = nvml::kFieldPowerInstant;
-  values[1].fieldId = nvml::kFieldTotalEnergyConsumption;
+  values[1].fieldId = nvml::kFieldPowerAverage;
   ASSERT_EQ(DeviceGetFieldValues(harness.device(0), 2, values), nvml::kSuccess);
   EXPECT_EQ(values[0].nvmlReturn, nvml::kErrorNotSupported);
-  EXPECT_EQ(values[1].nvmlReturn, nvml::kSuccess);
+  ASSERT_EQ(values[1].nvmlReturn, nvml::kSuccess);
+  unsigned int usage = 0;  // GA100: the latest bucket, not the 1 s average of field 185
+  ASSERT_EQ(DeviceGetPowerUsage(harness.device(0), &usage), nvml::kSuccess);
+  EXPECT_NE(values[1].value.uiVal, usage);
   nvmlGpmSupport_t support{nvml::kGpmSupportVersion, 1};
   ASSERT_EQ(GpmQueryDeviceSupport(harness.device(0), &support), nvml::kSuccess);
   EXPECT_EQ(support.isSupportedDevice, 0U);
