@@ -2,10 +2,13 @@
 // in its foreground, as gpuscope does when started from an interactive shell.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -30,9 +33,10 @@ struct TerminalRun {
   std::string output;
 };
 
+// A program running as the leader of a new session whose controlling terminal is a fresh pty,
+// and the test on the other side of it, typing and reading.
 class TerminalSession {
  public:
-  // Starts `argv` as the leader of a new session whose controlling terminal is a new pty.
   explicit TerminalSession(const std::vector<std::string>& argv) {
     master_ = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (master_ < 0 || ::grantpt(master_) != 0 || ::unlockpt(master_) != 0) return;
@@ -54,6 +58,14 @@ class TerminalSession {
     }
   }
   ~TerminalSession() {
+    if (pid_ > 0 && !reaped_) {
+      // A failed test: end the session (closing the master hangs up the terminal, which
+      // ends what runs in its foreground).
+      ::kill(-pid_, SIGKILL);
+      ::close(master_);
+      master_ = -1;
+      ::waitpid(pid_, nullptr, 0);
+    }
     if (master_ >= 0) ::close(master_);
   }
   TerminalSession(const TerminalSession&) = delete;
@@ -66,29 +78,46 @@ class TerminalSession {
     [[maybe_unused]] const ssize_t written = ::write(master_, keys.data(), keys.size());
   }
 
-  // Reads everything the session prints until it closes the terminal, then reaps the leader.
-  TerminalRun finish() {
-    TerminalRun run;
-    char buffer[4096];
-    for (;;) {
-      const ssize_t count = ::read(master_, buffer, sizeof(buffer));
-      if (count > 0) {
-        run.output.append(buffer, static_cast<std::size_t>(count));
-      } else if (count < 0 && errno == EINTR) {
-        continue;
-      } else {
-        break;  // EIO: every slave descriptor is closed
-      }
+  // Reads until the session has printed `part`; false if it closed the terminal first or a
+  // minute passed (a limit against hanging, not a timing verdict).
+  bool wait_for_output(const std::string& part) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (output_.find(part) == std::string::npos) {
+      if (closed_ || std::chrono::steady_clock::now() > give_up) return false;
+      read_some();
     }
+    return true;
+  }
+
+  // Reads until the session closes the terminal (at most a minute), then reaps the leader.
+  TerminalRun finish() {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!closed_ && std::chrono::steady_clock::now() < give_up) read_some();
+    if (!closed_) return {-1, output_};  // the destructor ends the session
     int status = 0;
     ::waitpid(pid_, &status, 0);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return run;
+    reaped_ = true;
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output_};
   }
 
  private:
+  void read_some() {
+    pollfd readable{master_, POLLIN, 0};
+    if (::poll(&readable, 1, 100) <= 0) return;
+    char buffer[4096];
+    const ssize_t count = ::read(master_, buffer, sizeof(buffer));
+    if (count > 0) {
+      output_.append(buffer, static_cast<std::size_t>(count));
+    } else if (count == 0 || errno != EINTR) {
+      closed_ = true;  // EIO: every slave descriptor is closed
+    }
+  }
+
   int master_ = -1;
   pid_t pid_ = -1;
+  bool reaped_ = false;
+  bool closed_ = false;
+  std::string output_;
 };
 
 std::vector<std::string> driver(std::vector<std::string> options, const std::string& script) {
@@ -126,6 +155,29 @@ TEST(Terminal, CtrlCGoesToTheJobAloneWhenItHoldsTheTerminal) {
   EXPECT_EQ(run.exit_code, 130);
   // The driver was not in the foreground group, so it had nothing to forward.
   EXPECT_EQ(read_file(dir.file("events")).find("forwarded"), std::string::npos);
+}
+
+TEST(Terminal, CtrlZStopsJobAndGpuscopeAndFgResumesBoth) {
+  if (::access("/bin/bash", X_OK) != 0) GTEST_SKIP() << "needs /bin/bash for job control";
+  testing::TempDir dir;
+  TerminalSession session({"/bin/bash", "--norc", "--noprofile", "--noediting", "-i"});
+  if (!session.started()) GTEST_SKIP() << "no pseudo-terminal available";
+  // An interactive job: it reads a line from the terminal after being stopped and resumed.
+  session.type(std::string(GPUSCOPE_LAUNCH_TEST_DRIVER) + " --events " + dir.file("events") +
+               " -- /bin/sh -c 'touch " + dir.file("ready") + "; read line; echo got:$line'\n");
+  ASSERT_TRUE(wait_for_file(dir.file("ready")));
+  session.type("\x1a");  // Ctrl-Z: SIGTSTP to the terminal's foreground group, the job's
+  // bash reports the stop only if gpuscope's group (its job) stopped too.
+  ASSERT_TRUE(session.wait_for_output("Stopped")) << session.finish().output;
+  session.type("fg\n");
+  session.type("hello\n");  // read by the job once gpuscope has handed the terminal back to it
+  session.type("echo status=$?\n");
+  session.type("exit\n");
+  const TerminalRun run = session.finish();
+  EXPECT_NE(run.output.find("got:hello"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("status=0"), std::string::npos) << run.output;
+  EXPECT_NE(read_file(dir.file("events")).find("job_stop: the job was stopped by SIGTSTP"),
+            std::string::npos);
 }
 
 }  // namespace
