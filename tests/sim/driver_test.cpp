@@ -1,5 +1,8 @@
 // The driver through the NVML API: init reference counting, identity, memory, fields, processes.
+#include <atomic>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "driver_harness.hpp"
 
@@ -228,6 +231,32 @@ TEST(Driver, ClocksFollowActivity) {
   nvmlUtilization_t utilization{};
   ASSERT_EQ(DeviceGetUtilizationRates(harness.device(0), &utilization), nvml::kSuccess);
   EXPECT_GE(utilization.gpu, 90U);
+}
+
+TEST(Driver, ConcurrentCallersAllSucceed) {
+  DriverHarness harness;
+  harness.init(testing::shipped_scenario("h100x4-straggler"));
+  harness.clock().set_scenario_s(12);
+  std::vector<nvmlDevice_t> devices;
+  for (unsigned int i = 0; i < 4; ++i) devices.push_back(harness.device(i));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      nvmlFieldValue_t value{};
+      value.fieldId = nvml::kFieldTotalEnergyConsumption;
+      unsigned int milliwatts = 0;
+      for (int i = 0; i < 5000; ++i) {
+        if (DeviceGetPowerUsage(devices[t], &milliwatts) != nvml::kSuccess) ++failures;
+        if (DeviceGetFieldValues(devices[(t + 1) % 4], 1, &value) != nvml::kSuccess) ++failures;
+        if (i % 500 == 0 && DeviceSetPowerManagementLimit(devices[t], 500000) != nvml::kSuccess) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0) << harness.driver().last_error();
 }
 
 TEST(Driver, ErrorStringsMatchTheRealDriver) {

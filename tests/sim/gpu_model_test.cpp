@@ -94,6 +94,23 @@ TEST_F(H100Model, PowerUsageIsAOneSecondAverageOnHopper) {
   EXPECT_EQ(model_.power_usage_mw(), model_.power_average_mw());
 }
 
+TEST(ThermalModel, AHotGpuSlowsDownAndSaysWhy) {
+  const Scenario scenario = testing::must_parse(R"({
+    "phases": [{"name": "compute", "duration_s": 100, "util": 100, "sm_active": 95,
+                "tensor": 80, "dram": 60, "compute_bound": 1}],
+    "gpus": [{"model": "H100-SXM5-80GB",
+              "thermal": {"slowdown_c": 45, "hw_slowdown_c": 80, "tau_s": 5}}]})");
+  GpuModel model(scenario.gpus[0], scenario.seed, 0);
+  model.advance_to(kSecond);
+  EXPECT_EQ(model.clocks_event_reasons() & nvml::kClocksEventSwThermalSlowdown, 0U);
+  model.advance_to(40 * kSecond);
+  EXPECT_GE(model.bucket().temperature_c, 45.0);
+  EXPECT_NE(model.clocks_event_reasons() & nvml::kClocksEventSwThermalSlowdown, 0U);
+  EXPECT_EQ(model.sm_clock_mhz(), static_cast<unsigned>(std::lround(1980 * 0.85)));
+  // Work slows with the clock (compute_bound 1): less than 40 work-seconds in 40 s.
+  EXPECT_LT(model.work_done_s(), 39.0);
+}
+
 TEST(A100Model, PowerUsageIsTheLatestBucketOnGa100) {
   const Scenario scenario = testing::must_load(testing::shipped_scenario("a100-nogpm"));
   GpuModel model(scenario.gpus[0], scenario.seed, 0);
