@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -55,11 +56,13 @@ nvmlReturn_t Driver::load(const DriverOptions& options) {
     return fail(nvml::kErrorDriverNotLoaded,
                 "GPUSCOPE_SIM_SCENARIO is not set; it must name a scenario JSON file");
   }
-  tl::expected<Scenario, std::string> scenario = load_scenario(*options.scenario_path);
-  if (!scenario) {
-    const bool unreadable = scenario.error().ends_with("cannot open the file");
-    return fail(unreadable ? nvml::kErrorDriverNotLoaded : nvml::kErrorUnknown, scenario.error());
+  // A scenario that is not there is a missing driver; one that is there but wrong is a fault.
+  if (!std::ifstream(*options.scenario_path)) {
+    return fail(nvml::kErrorDriverNotLoaded, "scenario " + *options.scenario_path +
+                                                 ": cannot open the file (GPUSCOPE_SIM_SCENARIO)");
   }
+  tl::expected<Scenario, std::string> scenario = load_scenario(*options.scenario_path);
+  if (!scenario) return fail(nvml::kErrorUnknown, scenario.error());
   std::snprintf(scenario_name_, sizeof scenario_name_, "%s", scenario->name.c_str());
   if (scenario->init_error) {
     return fail(*scenario->init_error, "scenario " + scenario->path +
@@ -81,6 +84,7 @@ nvmlReturn_t Driver::load(const DriverOptions& options) {
 
   StateFile state(options.state_path.value_or(
       scenario->state_file.value_or(default_state_path(scenario->name))));
+  state.changed();  // remember the file as it is before reading it, so no later change is missed
   const tl::expected<StateMap, std::string> entries = state.read();
   if (!entries) return fail(nvml::kErrorUnknown, entries.error() + " (delete it to reset)");
 
@@ -104,7 +108,6 @@ nvmlReturn_t Driver::load(const DriverOptions& options) {
     devices_.push_back(std::move(device));
   }
   state_ = std::move(state);
-  state_->changed();  // remember the file as read
   last_state_poll_ns_ = clock_.monotonic_ns();
   return nvml::kSuccess;
 }
