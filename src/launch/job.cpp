@@ -9,8 +9,8 @@
 #include <cstring>
 #include <utility>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
-#include "launch/clock.hpp"
 #include "launch/command_lookup.hpp"
 #include "launch/job_state.hpp"
 #include "launch/signals.hpp"

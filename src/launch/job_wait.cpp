@@ -15,7 +15,7 @@
 #include <exception>
 #include <optional>
 
-#include "launch/clock.hpp"
+#include "core/clock.hpp"
 #include "launch/job_state.hpp"
 #include "launch/signals.hpp"
 

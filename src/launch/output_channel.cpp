@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "launch/clock.hpp"
+#include "core/clock.hpp"
 
 namespace gpuscope::launch {
 namespace {
