@@ -51,6 +51,22 @@ int run(int argc, char** argv) {
   commands.push_back(add_devices_command(app));
   commands.push_back(add_scenarios_command(app));
 
+  // CLI11 would call an unknown command a stray argument; name it for what it is.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    bool known = false;
+    std::string names;
+    for (const Command& command : commands) {
+      known |= command.app->get_name() == first;
+      names += (names.empty() ? "" : ", ") + command.app->get_name();
+    }
+    if (!known) {
+      print_error(
+          fmt::format("unknown command '{}'; the commands are {} (gpuscope --help)", first, names));
+      return 2;
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -51,8 +51,11 @@ std::vector<ScenarioInfo> shipped_scenarios() {
     auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (json.is_object()) {
       info.description = json.value("description", "");
+      // "gpus" is a list, or {"count": N, "template": ...} (docs/scenarios.md).
       if (auto gpus = json.find("gpus"); gpus != json.end() && gpus->is_array()) {
         info.gpu_count = gpus->size();
+      } else if (gpus != json.end() && gpus->is_object()) {
+        info.gpu_count = gpus->value("count", std::size_t{0});
       }
     }
     scenarios.push_back(std::move(info));

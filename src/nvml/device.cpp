@@ -8,6 +8,8 @@
 namespace gpuscope::nvml {
 namespace {
 
+// Takes the status as a separate argument on purpose: callers must evaluate the call before
+// reading its output (argument evaluation order is unspecified), so they pass a named status.
 template <typename T>
 Expected<T> value_if(const Status& status, T value) {
   if (!status) return tl::unexpected(status.error());
@@ -46,7 +48,8 @@ Expected<PciInfo> Device::pci_info() const {
 
 Expected<unsigned> Device::architecture() const {
   unsigned arch = 0;
-  return value_if(library_->call(&FunctionTable::DeviceGetArchitecture, handle_, &arch), arch);
+  const Status status = library_->call(&FunctionTable::DeviceGetArchitecture, handle_, &arch);
+  return value_if(status, arch);
 }
 
 Expected<ComputeCapability> Device::compute_capability() const {
@@ -72,7 +75,8 @@ Expected<MemoryInfo> Device::memory() const {
 
 Expected<unsigned> Device::power_usage_mw() const {
   unsigned mw = 0;
-  return value_if(library_->call(&FunctionTable::DeviceGetPowerUsage, handle_, &mw), mw);
+  const Status status = library_->call(&FunctionTable::DeviceGetPowerUsage, handle_, &mw);
+  return value_if(status, mw);
 }
 
 Expected<std::uint64_t> Device::total_energy_mj() const {
@@ -83,12 +87,14 @@ Expected<std::uint64_t> Device::total_energy_mj() const {
 
 Expected<unsigned> Device::enforced_power_limit_mw() const {
   unsigned mw = 0;
-  return value_if(library_->call(&FunctionTable::DeviceGetEnforcedPowerLimit, handle_, &mw), mw);
+  const Status status = library_->call(&FunctionTable::DeviceGetEnforcedPowerLimit, handle_, &mw);
+  return value_if(status, mw);
 }
 
 Expected<unsigned> Device::power_limit_mw() const {
   unsigned mw = 0;
-  return value_if(library_->call(&FunctionTable::DeviceGetPowerManagementLimit, handle_, &mw), mw);
+  const Status status = library_->call(&FunctionTable::DeviceGetPowerManagementLimit, handle_, &mw);
+  return value_if(status, mw);
 }
 
 Expected<unsigned> Device::default_power_limit_mw() const {

@@ -67,8 +67,8 @@ TEST_P(DevicesOnScenario, TextListsEveryGpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shipped, DevicesOnScenario, ::testing::ValuesIn(shipped_scenarios()),
-                         [](const auto& info) {
-                           std::string name = info.param;
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
                            for (char& c : name) {
                              if (!isalnum(static_cast<unsigned char>(c))) c = '_';
                            }
@@ -158,8 +158,7 @@ TEST(Devices, UnsupportedCallsShowAsUnsupported) {
 }
 
 TEST(Devices, LostGpuIsListedAsUnavailable) {
-  auto r = run_gpuscope({"devices", "--simulate", "h100x2-gpu-lost", "--json"},
-                        {{"GPUSCOPE_SIM_TIME_SCALE", "100000"}});
+  auto r = run_gpuscope({"devices", "--simulate", fixture("gpu-lost-at-start"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = json::parse(r.out);
   ASSERT_EQ(out["device_count"], 2);

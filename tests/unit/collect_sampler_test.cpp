@@ -148,7 +148,9 @@ TEST(Sampler, LostGpuRaisesOneEventAndStopsItsRows) {
   ASSERT_EQ(lost.size(), 1U);
   EXPECT_EQ(lost[0].device_index, 1U);
   for (const auto& r : run.sink.samples) {
-    if (r.device_index == 1) EXPECT_LT(r.mono_ns, lost[0].mono_ns);
+    if (r.device_index == 1) {
+      EXPECT_LT(r.mono_ns, lost[0].mono_ns);
+    }
   }
   EXPECT_GT(rows_of(run, 0), rows_of(run, 1));
   EXPECT_EQ(run.stats.lost_gpus, 1);
