@@ -1,0 +1,116 @@
+#include "analyze/carbon.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace gpuscope::analyze {
+
+namespace {
+
+constexpr std::string_view kOwid = "Our World in Data / Ember, yearly average (as CodeCarbon)";
+
+// Sources and years in docs/analysis.md; keep the two in step.
+constexpr std::array kRegions = {
+    GridRegion{"FR", "France", 56.0, kOwid, 2023},
+    GridRegion{"US", "United States", 369.5, kOwid, 2023},
+    GridRegion{"DE", "Germany", 381.0, kOwid, 2023},
+    GridRegion{"GB", "United Kingdom", 237.6, kOwid, 2023},
+    GridRegion{"GB-NESO", "Great Britain (Carbon Intensity API)", 162.0,
+               "UK Carbon Intensity API (NESO), yearly average (as iris-gpubench)", 2023},
+    GridRegion{"CN", "China", 582.3, kOwid, 2023},
+    GridRegion{"IN", "India", 713.4, kOwid, 2023},
+    GridRegion{"NO", "Norway", 30.1, kOwid, 2023},
+    GridRegion{"SE", "Sweden", 40.7, kOwid, 2023},
+    GridRegion{"PL", "Poland", 661.9, kOwid, 2023},
+    GridRegion{"CA", "Canada", 170.0, kOwid, 2023},
+    GridRegion{"CH", "Switzerland", 34.8, kOwid, 2023},
+    GridRegion{"JP", "Japan", 485.4, kOwid, 2023},
+    GridRegion{"WORLD", "World", 475.0,
+               "IEA Global Energy & CO2 Status Report (CodeCarbon's world fallback)", 2019},
+};
+
+// Other spellings people use: "UK" is not the ISO code but everyone writes it.
+struct Alias {
+  std::string_view alias, code;
+};
+constexpr std::array kAliases = {Alias{"UK", "GB"}, Alias{"UK-NESO", "GB-NESO"}};
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  const auto lower = [](char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  };
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                            [&](char x, char y) { return lower(x) == lower(y); });
+}
+
+constexpr double kJoulesPerKwh = 3.6e6;
+
+}  // namespace
+
+std::span<const GridRegion> builtin_regions() {
+  return kRegions;
+}
+
+std::optional<GridRegion> find_region(std::string_view code) {
+  for (const Alias& alias : kAliases) {
+    if (equal_ignoring_case(code, alias.alias)) code = alias.code;
+  }
+  for (const GridRegion& region : kRegions) {
+    if (equal_ignoring_case(code, region.code)) return region;
+  }
+  return std::nullopt;
+}
+
+double carbon_grams(double joules, double g_per_kwh, double pue) {
+  if (!(pue >= 1)) return std::numeric_limits<double>::quiet_NaN();
+  return joules / kJoulesPerKwh * g_per_kwh * pue;
+}
+
+double carbon_grams(std::span<const EnergyInterval> energy,
+                    std::span<const IntensityInterval> intensity, double pue) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  if (!(pue >= 1) || intensity.empty()) return kNaN;
+
+  std::vector<IntensityInterval> periods(intensity.begin(), intensity.end());
+  std::stable_sort(periods.begin(), periods.end(),
+                   [](const auto& a, const auto& b) { return a.start_wall_ns < b.start_wall_ns; });
+  // Period i is in force over [boundary[i − 1], boundary[i]): until the next one starts, or
+  // halfway across a gap to it (the nearest one holds); the first and last extend forever.
+  constexpr std::int64_t kLowest = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kHighest = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::int64_t> boundary;
+  for (std::size_t i = 0; i + 1 < periods.size(); ++i) {
+    const std::int64_t end = std::max(periods[i].end_wall_ns, periods[i].start_wall_ns);
+    const std::int64_t next = periods[i + 1].start_wall_ns;
+    boundary.push_back(end >= next ? next : end + (next - end) / 2);
+  }
+  const auto lower_edge = [&](std::size_t i) { return i == 0 ? kLowest : boundary[i - 1]; };
+  const auto upper_edge = [&](std::size_t i) {
+    return i == boundary.size() ? kHighest : boundary[i];
+  };
+
+  double kwh_grams = 0;  // Σ kWh × g/kWh
+  for (const EnergyInterval& interval : energy) {
+    if (std::isnan(interval.joules)) continue;
+    const double kwh = interval.joules / kJoulesPerKwh;
+    const std::int64_t begin = interval.start_wall_ns;
+    auto period = static_cast<std::size_t>(
+        std::upper_bound(boundary.begin(), boundary.end(), begin) - boundary.begin());
+    if (interval.end_wall_ns <= begin) {  // an instant: all of it at the intensity then
+      kwh_grams += kwh * periods[period].g_per_kwh;
+      continue;
+    }
+    const auto duration = static_cast<double>(interval.end_wall_ns - begin);
+    for (; period < periods.size() && lower_edge(period) < interval.end_wall_ns; ++period) {
+      const std::int64_t overlap =
+          std::min(interval.end_wall_ns, upper_edge(period)) - std::max(begin, lower_edge(period));
+      if (overlap <= 0) continue;
+      kwh_grams += kwh * (static_cast<double>(overlap) / duration) * periods[period].g_per_kwh;
+    }
+  }
+  return kwh_grams * pue;
+}
+
+}  // namespace gpuscope::analyze

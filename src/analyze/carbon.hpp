@@ -1,0 +1,58 @@
+// Carbon: grid intensity (built-in yearly averages or the user's figure), PUE, and emissions
+// from energy, designed for intensity that varies by interval (live grid APIs later).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuscope::analyze {
+
+struct GridRegion {
+  std::string_view code;  // ISO 3166-1 alpha-2 ("FR"), "WORLD", or "GB-NESO" (see below)
+  std::string_view name;
+  double g_per_kwh;
+  std::string_view source;  // where the figure comes from
+  int year;
+};
+
+// Yearly grid averages (../shared/REFERENCE.md §3: Our World in Data / Ember 2023, as CodeCarbon
+// uses; world 475 from the IEA, CodeCarbon's fallback). The UK has two rows: "GB" is the
+// OWID/Ember figure, like every other country, and "GB-NESO" the 2023 average of the UK
+// Carbon Intensity API (NESO) that iris-gpubench uses. "UK" is accepted for GB and "UK-NESO"
+// for GB-NESO. Sources and years are listed in docs/analysis.md.
+std::span<const GridRegion> builtin_regions();
+// Case-insensitive lookup; nullopt for unknown codes.
+std::optional<GridRegion> find_region(std::string_view code);
+
+// The intensity in force over [start, end) (wall clock, ns); the last interval extends forever.
+struct IntensityInterval {
+  std::int64_t start_wall_ns = 0;
+  std::int64_t end_wall_ns = 0;
+  double g_per_kwh = 0;
+};
+
+// Energy used over [start, end) (wall clock, ns).
+struct EnergyInterval {
+  std::int64_t start_wall_ns = 0;
+  std::int64_t end_wall_ns = 0;
+  double joules = 0;
+};
+
+// Grams CO2e of `joules` at a constant intensity, times the facility's PUE (≥ 1; NaN for a
+// PUE below 1 or NaN, which would understate).
+double carbon_grams(double joules, double g_per_kwh, double pue);
+
+// Σ over energy intervals of energy × the intensity in force, each energy interval split
+// proportionally across the intensity intervals it overlaps; times PUE. Energy outside every
+// intensity interval uses the nearest one (a gap between two is split at its midpoint); where
+// intervals overlap, each holds from its start until the next one starts. An energy interval
+// with end ≤ start counts at the intensity at its start. NaN energies are skipped. NaN when
+// `intensity` is empty or the PUE is below 1; 0 when `energy` is empty.
+double carbon_grams(std::span<const EnergyInterval> energy,
+                    std::span<const IntensityInterval> intensity, double pue);
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,114 @@
+#include "analyze/energy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace gpuscope::analyze {
+
+namespace {
+
+// NVML's clock-event reason bits (nvmlClocksEventReason*, formerly nvmlClocksThrottleReason*;
+// the same values as src/nvml/abi.hpp, which analyze/ may not include).
+constexpr std::uint64_t kGpuIdle = 0x1;
+constexpr std::uint64_t kApplicationsClocksSetting = 0x2;
+constexpr std::uint64_t kSwPowerCap = 0x4;
+constexpr std::uint64_t kHwSlowdown = 0x8;
+constexpr std::uint64_t kSyncBoost = 0x10;
+constexpr std::uint64_t kSwThermalSlowdown = 0x20;
+constexpr std::uint64_t kHwThermalSlowdown = 0x40;
+constexpr std::uint64_t kHwPowerBrakeSlowdown = 0x80;
+
+// Bits of each reported reason, in the order of kThrottleReasonNames.
+constexpr std::array<std::uint64_t, kThrottleReasonCount> kReasonBits = {
+    kSwPowerCap,
+    kSwThermalSlowdown | kHwThermalSlowdown,
+    kHwPowerBrakeSlowdown,
+    kHwSlowdown,
+    kSyncBoost,
+    kApplicationsClocksSetting,
+};
+constexpr std::uint64_t kAnyReason = kSwPowerCap | kSwThermalSlowdown | kHwThermalSlowdown |
+                                     kHwPowerBrakeSlowdown | kHwSlowdown | kSyncBoost |
+                                     kApplicationsClocksSetting;
+static_assert((kAnyReason & kGpuIdle) == 0, "GPU idle is not a throttle");
+
+// The bitmask a stored reading stands for; nullopt for NaN or anything not a mask.
+std::optional<std::uint64_t> as_mask(double value) {
+  if (!(value >= 0 && value < 9007199254740992.0)) return std::nullopt;  // [0, 2^53)
+  return static_cast<std::uint64_t>(value);
+}
+
+}  // namespace
+
+std::optional<CounterEnergy> counter_energy(std::span<const double> t_s,
+                                            std::span<const double> counter_mj) {
+  const std::size_t n = std::min(t_s.size(), counter_mj.size());
+  CounterEnergy energy;
+  double energy_mj = 0;
+  std::size_t readings = 0;
+  double first_t = 0, last_t = 0, last_counter = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isnan(t_s[i]) || std::isnan(counter_mj[i])) continue;
+    if (readings == 0) {
+      first_t = t_s[i];
+    } else if (counter_mj[i] >= last_counter) {
+      energy_mj += counter_mj[i] - last_counter;
+    } else {
+      // The counter restarted (driver reload): what it held before is lost, and the interval
+      // with the restart in it is left out, since when in it the restart came is unknown.
+      ++energy.resets;
+    }
+    last_t = t_s[i];
+    last_counter = counter_mj[i];
+    ++readings;
+  }
+  if (readings < 2) return std::nullopt;
+  energy.joules = energy_mj / 1000;
+  energy.covered_s = last_t - first_t;
+  return energy;
+}
+
+double integrate_power(std::span<const double> t_s, std::span<const double> power_w,
+                       double max_gap_s) {
+  const std::size_t n = std::min(t_s.size(), power_w.size());
+  double joules = 0;
+  bool have_previous = false;
+  double previous_t = 0, previous_w = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isnan(t_s[i]) || std::isnan(power_w[i])) continue;
+    if (have_previous) {
+      const double dt = t_s[i] - previous_t;
+      if (dt > 0 && !(dt > max_gap_s)) joules += dt * (previous_w + power_w[i]) / 2;
+    }
+    have_previous = true;
+    previous_t = t_s[i];
+    previous_w = power_w[i];
+  }
+  return joules;
+}
+
+ThrottleTime throttle_time(std::span<const double> t_s, std::span<const double> reasons,
+                           double max_gap_s) {
+  const std::size_t n = std::min(t_s.size(), reasons.size());
+  ThrottleTime time;
+  std::size_t previous = n;  // index of the previous reading with a valid time
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isnan(t_s[i])) continue;
+    if (previous < n) {
+      const double dt = t_s[i] - t_s[previous];
+      const std::optional<std::uint64_t> mask = as_mask(reasons[previous]);
+      if (mask && dt > 0 && !(dt > max_gap_s)) {
+        time.observed_s += dt;
+        for (std::size_t r = 0; r < kThrottleReasonCount; ++r) {
+          if ((*mask & kReasonBits[r]) != 0) time.seconds[r] += dt;
+        }
+        if ((*mask & kAnyReason) != 0) time.any_s += dt;
+      }
+    }
+    previous = i;
+  }
+  return time;
+}
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,266 @@
+#include "analyze/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gpuscope::analyze {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+}  // namespace
+
+double quantile_sorted(std::span<const double> sorted, double q) {
+  if (sorted.empty() || std::isnan(q)) return kNaN;
+  q = std::clamp(q, 0.0, 1.0);
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto lower = static_cast<std::size_t>(position);
+  if (lower + 1 >= sorted.size()) return sorted.back();
+  const double fraction = position - static_cast<double>(lower);
+  // Written as a + f·(b − a) so equal neighbours give exactly that value.
+  return sorted[lower] + fraction * (sorted[lower + 1] - sorted[lower]);
+}
+
+std::optional<Summary> summarize(std::span<const double> values) {
+  std::vector<double> sorted;
+  sorted.reserve(values.size());
+  for (double value : values) {
+    if (!std::isnan(value)) sorted.push_back(value);
+  }
+  if (sorted.empty()) return std::nullopt;
+  std::sort(sorted.begin(), sorted.end());
+
+  // Kahan summation: long series of similar values would otherwise lose digits.
+  double sum = 0, compensation = 0;
+  for (double value : sorted) {
+    const double y = value - compensation;
+    const double t = sum + y;
+    compensation = (t - sum) - y;
+    sum = t;
+  }
+  Summary summary;
+  summary.count = sorted.size();
+  summary.mean = sum / static_cast<double>(sorted.size());
+  summary.median = quantile_sorted(sorted, 0.5);
+  summary.p5 = quantile_sorted(sorted, 0.05);
+  summary.p95 = quantile_sorted(sorted, 0.95);
+  summary.min = sorted.front();
+  summary.max = sorted.back();
+  return summary;
+}
+
+void RunningStats::add(double value) {
+  if (std::isnan(value)) return;
+  ++count_;
+  if (count_ == 1) {
+    mean_ = value;
+    m2_ = 0;
+    min_ = max_ = value;
+    return;
+  }
+  const double delta = value - mean_;
+  mean_ += delta / static_cast<double>(count_);
+  m2_ += delta * (value - mean_);
+  min_ = std::min(min_, value);
+  max_ = std::max(max_, value);
+}
+
+void RunningStats::merge(const RunningStats& other) {
+  if (other.count_ == 0) return;
+  if (count_ == 0) {
+    *this = other;
+    return;
+  }
+  const auto n_a = static_cast<double>(count_);
+  const auto n_b = static_cast<double>(other.count_);
+  const double n = n_a + n_b;
+  const double delta = other.mean_ - mean_;
+  mean_ += delta * n_b / n;
+  m2_ += other.m2_ + delta * delta * n_a * n_b / n;
+  count_ += other.count_;
+  min_ = std::min(min_, other.min_);
+  max_ = std::max(max_, other.max_);
+}
+
+double RunningStats::variance() const {
+  if (count_ < 2) return 0;
+  return std::max(0.0, m2_ / static_cast<double>(count_));
+}
+
+double RunningStats::stddev() const {
+  return std::sqrt(variance());
+}
+
+}  // namespace gpuscope::analyze
+
+namespace gpuscope::analyze {
+
+namespace {
+
+constexpr double kDefaultAccuracy = 0.001;
+// Below 1e-6 the bucket index of DBL_MAX approaches the limits of exact double arithmetic on
+// indices; above 0.5 the buckets are too coarse to mean anything.
+constexpr double kMinAccuracy = 1e-6, kMaxAccuracy = 0.5;
+
+}  // namespace
+
+QuantileSketch::QuantileSketch(double relative_accuracy) {
+  const double accuracy = std::isnan(relative_accuracy)
+                              ? kDefaultAccuracy
+                              : std::clamp(relative_accuracy, kMinAccuracy, kMaxAccuracy);
+  gamma_ = (1 + accuracy) / (1 - accuracy);
+  log_gamma_ = std::log1p(2 * accuracy / (1 - accuracy));
+}
+
+double QuantileSketch::relative_accuracy() const {
+  return (gamma_ - 1) / (gamma_ + 1);
+}
+
+std::int64_t QuantileSketch::index_of(double magnitude) const {
+  return static_cast<std::int64_t>(std::ceil(std::log(magnitude) / log_gamma_));
+}
+
+double QuantileSketch::value_of(std::int64_t index) const {
+  // The point within relative error a of both ends of (γ^(k−1), γ^k].
+  return 2 * std::exp(static_cast<double>(index) * log_gamma_) / (gamma_ + 1);
+}
+
+void QuantileSketch::Buckets::add(std::int64_t index, std::uint64_t n) {
+  constexpr auto kMax = static_cast<std::int64_t>(kMaxBuckets);
+  if (counts.empty()) {
+    offset = index;
+    counts.push_back(n);
+    return;
+  }
+  const std::int64_t top = offset + static_cast<std::int64_t>(counts.size()) - 1;
+  if (index < offset) {
+    // Too small to keep within the cap: counted in the lowest kept bucket.
+    index = std::max(index, top - kMax + 1);
+    for (; offset > index; --offset) counts.push_front(0);
+  } else if (index > top) {
+    // Growing upwards past the cap: fold the smallest magnitudes into the new lowest bucket.
+    const std::int64_t new_offset = std::max(offset, index - kMax + 1);
+    std::uint64_t folded = 0;
+    while (offset < new_offset && !counts.empty()) {
+      folded += counts.front();
+      counts.pop_front();
+      ++offset;
+    }
+    if (counts.empty()) offset = new_offset;
+    if (folded > 0) {
+      if (counts.empty()) counts.push_back(0);
+      counts.front() += folded;
+    }
+    while (offset + static_cast<std::int64_t>(counts.size()) <= index) counts.push_back(0);
+  }
+  counts[static_cast<std::size_t>(index - offset)] += n;
+}
+
+void QuantileSketch::add_count(double value, std::uint64_t n) {
+  if (value == 0) {
+    zeros_ += n;
+  } else if (value > 0) {
+    positive_.add(index_of(value), n);
+  } else {
+    negative_.add(index_of(-value), n);
+  }
+  count_ += n;
+}
+
+void QuantileSketch::add(double value) {
+  if (std::isnan(value)) return;
+  value =
+      std::clamp(value, std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max());
+  if (count_ == 0) {
+    min_ = max_ = value;
+  } else {
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  }
+  add_count(value, 1);
+}
+
+void QuantileSketch::merge(const QuantileSketch& other) {
+  if (other.count_ == 0) return;
+  if (&other == this) {
+    const QuantileSketch copy = other;
+    merge(copy);
+    return;
+  }
+  const double other_min = other.min_, other_max = other.max_;
+  if (other.gamma_ == gamma_) {
+    for (std::size_t i = 0; i < other.positive_.counts.size(); ++i) {
+      if (other.positive_.counts[i] == 0) continue;
+      positive_.add(other.positive_.offset + static_cast<std::int64_t>(i),
+                    other.positive_.counts[i]);
+    }
+    for (std::size_t i = 0; i < other.negative_.counts.size(); ++i) {
+      if (other.negative_.counts[i] == 0) continue;
+      negative_.add(other.negative_.offset + static_cast<std::int64_t>(i),
+                    other.negative_.counts[i]);
+    }
+    zeros_ += other.zeros_;
+    count_ += other.count_;
+  } else {
+    for (std::size_t i = 0; i < other.positive_.counts.size(); ++i) {
+      if (other.positive_.counts[i] == 0) continue;
+      const double value = other.value_of(other.positive_.offset + static_cast<std::int64_t>(i));
+      add_count(std::clamp(value, other_min, other_max), other.positive_.counts[i]);
+    }
+    for (std::size_t i = 0; i < other.negative_.counts.size(); ++i) {
+      if (other.negative_.counts[i] == 0) continue;
+      const double value = -other.value_of(other.negative_.offset + static_cast<std::int64_t>(i));
+      add_count(std::clamp(value, other_min, other_max), other.negative_.counts[i]);
+    }
+    if (other.zeros_ > 0) add_count(0, other.zeros_);
+  }
+  const bool was_empty = count_ == other.count_;
+  min_ = was_empty ? other_min : std::min(min_, other_min);
+  max_ = was_empty ? other_max : std::max(max_, other_max);
+}
+
+double QuantileSketch::value_at_rank(std::uint64_t rank) const {
+  // Ascending order: negatives from the largest magnitude down, zeros, positives upwards.
+  std::uint64_t seen = 0;
+  double value = max_;
+  bool found = false;
+  for (std::size_t i = negative_.counts.size(); i-- > 0 && !found;) {
+    seen += negative_.counts[i];
+    if (seen > rank) {
+      value = -value_of(negative_.offset + static_cast<std::int64_t>(i));
+      found = true;
+    }
+  }
+  if (!found) {
+    seen += zeros_;
+    if (seen > rank) {
+      value = 0;
+      found = true;
+    }
+  }
+  for (std::size_t i = 0; i < positive_.counts.size() && !found; ++i) {
+    seen += positive_.counts[i];
+    if (seen > rank) {
+      value = value_of(positive_.offset + static_cast<std::int64_t>(i));
+      found = true;
+    }
+  }
+  // The exact extremes can only bring a representative closer to the values it stands for.
+  return std::clamp(value, min_, max_);
+}
+
+std::optional<double> QuantileSketch::quantile(double q) const {
+  if (count_ == 0 || std::isnan(q)) return std::nullopt;
+  q = std::clamp(q, 0.0, 1.0);
+  const double position = q * static_cast<double>(count_ - 1);
+  const auto lower = static_cast<std::uint64_t>(position);
+  const double fraction = position - static_cast<double>(lower);
+  const double low_value = value_at_rank(lower);
+  if (fraction == 0 || lower + 1 >= count_) return low_value;
+  const double high_value = value_at_rank(lower + 1);
+  return low_value + fraction * (high_value - low_value);
+}
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,92 @@
+// Summary statistics over series: exact summaries of what fits in memory, streaming
+// accumulators and a bounded-memory quantile sketch for what does not.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace gpuscope::analyze {
+
+struct Summary {
+  std::size_t count = 0;
+  double mean = 0, median = 0, p5 = 0, p95 = 0, min = 0, max = 0;
+};
+
+// Exact summary of `values`, NaNs skipped; nullopt when nothing is left. Quantiles interpolate
+// linearly between order statistics (numpy's default), so they match a hand computation.
+std::optional<Summary> summarize(std::span<const double> values);
+
+// The q-quantile (q clamped to 0..1) of already sorted, NaN-free values: linear interpolation
+// at position q·(n − 1). NaN when `sorted` is empty or q is NaN.
+double quantile_sorted(std::span<const double> sorted, double q);
+
+// Count, mean, min, max and standard deviation in one pass (Welford; merge by Chan et al.),
+// O(1) memory. Everything reads 0 while empty.
+class RunningStats {
+ public:
+  void add(double value);  // NaN is ignored
+  void merge(const RunningStats& other);
+  std::size_t count() const { return count_; }
+  double mean() const { return mean_; }
+  double min() const { return min_; }
+  double max() const { return max_; }
+  double variance() const;  // population variance; 0 with fewer than 2 values
+  double stddev() const;
+
+ private:
+  std::size_t count_ = 0;
+  double mean_ = 0, m2_ = 0, min_ = 0, max_ = 0;
+};
+
+// Quantiles of an unbounded stream in bounded memory (DDSketch-like): a value x > 0 falls into
+// logarithmic bucket k = ceil(log_γ x), γ = (1 + a) / (1 − a), a = `relative_accuracy`
+// (clamped to [1e-6, 0.5]; NaN means the default); negative values mirror it, exact zeros
+// have their own count. Each bucket stands for 2γ^k / (γ + 1), within a of everything in it,
+// so quantile(q) is within relative error a of the linearly interpolated quantile of
+// summarize() whenever the two order statistics it interpolates have the same sign (or one is
+// 0); min and max are exact. Memory: one 8-byte count per bucket between the smallest and
+// largest magnitude seen, i.e. ln(max/min) / ln γ buckets per sign (≈ 3,500 for six decades at
+// the default a = 0.001), capped at kMaxBuckets per sign: beyond that span the smallest
+// magnitudes are merged into the lowest kept bucket and lose the guarantee. Mergeable.
+class QuantileSketch {
+ public:
+  static constexpr std::size_t kMaxBuckets = 1 << 16;
+
+  explicit QuantileSketch(double relative_accuracy = 0.001);
+  void add(double value);  // NaN is ignored; ±inf are counted as ±DBL_MAX
+  // Adds `other`'s counts; with a different accuracy, its buckets are re-added at their
+  // representative values, so the errors of both sketches add up.
+  void merge(const QuantileSketch& other);
+  std::size_t count() const { return count_; }
+  double relative_accuracy() const;
+  std::size_t bucket_count() const { return positive_.counts.size() + negative_.counts.size(); }
+  // The q-quantile (q clamped to 0..1); nullopt when empty or q is NaN.
+  std::optional<double> quantile(double q) const;
+
+ private:
+  // Counts of consecutive bucket indices [offset, offset + counts.size()).
+  struct Buckets {
+    std::int64_t offset = 0;
+    std::deque<std::uint64_t> counts;  // a deque: streams may extend either end
+    void add(std::int64_t index, std::uint64_t n);
+  };
+
+  std::int64_t index_of(double magnitude) const;
+  double value_of(std::int64_t index) const;
+  void add_count(double value, std::uint64_t n);
+  double value_at_rank(std::uint64_t rank) const;
+
+  double gamma_;
+  double log_gamma_;
+  std::size_t count_ = 0;
+  std::uint64_t zeros_ = 0;
+  Buckets positive_;  // bucket k covers (γ^(k−1), γ^k]
+  Buckets negative_;  // the same for −value
+  double min_ = 0, max_ = 0;
+};
+
+}  // namespace gpuscope::analyze
