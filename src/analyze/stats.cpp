@@ -222,6 +222,8 @@ void QuantileSketch::merge(const QuantileSketch& other) {
 }
 
 double QuantileSketch::value_at_rank(std::uint64_t rank) const {
+  if (rank == 0) return min_;
+  if (rank + 1 >= count_) return max_;
   // Ascending order: negatives from the largest magnitude down, zeros, positives upwards.
   std::uint64_t seen = 0;
   double value = max_;

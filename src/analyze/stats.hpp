@@ -49,8 +49,8 @@ class RunningStats {
 // so quantile(q) is within relative error a of the linearly interpolated quantile of
 // summarize() whenever the two order statistics it interpolates have the same sign (or one is
 // 0); min and max are exact. Memory: one 8-byte count per bucket between the smallest and
-// largest magnitude seen, i.e. ln(max/min) / ln γ buckets per sign (≈ 3,500 for six decades at
-// the default a = 0.001), capped at kMaxBuckets per sign: beyond that span the smallest
+// largest magnitude seen, i.e. ln(max/min) / ln γ buckets per sign (≈ 6,900, 55 KB, for six
+// decades at the default a = 0.001), capped at kMaxBuckets per sign: beyond that span the smallest
 // magnitudes are merged into the lowest kept bucket and lose the guarantee. Mergeable.
 class QuantileSketch {
  public:

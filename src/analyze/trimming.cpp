@@ -13,14 +13,16 @@ namespace {
 // Thresholds of the method (docs/analysis.md explains each).
 constexpr std::size_t kMinBins = 5;          // fewer reporting bins: too little to split
 constexpr double kEdgeFraction = 0.3;        // an idle edge lies within the first/last 30 %
+constexpr double kSearchFraction = 0.5;      // where its change point is looked for
 constexpr double kRelativeLevel = 0.5;       // edge mean below half the rest's mean ...
 constexpr double kMinimumDifference = 0.15;  // ... and at least this much lower
 
 // How many of `values` (activity of the reporting bins, ordered from the edge inwards) form an
 // idle edge segment, 0 for none. `distance[i]` is bin i's distance in bins from the edge of the
-// whole run (NaN bins included), so the first kept bin may be at most `limit` bins in.
+// whole run (NaN bins included). The change point is looked for up to `search` bins in, so
+// that an idle segment at the far edge does not pull it there, and accepted up to `limit`.
 std::size_t idle_edge(std::span<const double> values, std::span<const std::size_t> distance,
-                      std::size_t limit) {
+                      std::size_t limit, std::size_t search) {
   const std::size_t m = values.size();
   if (m < 2) return 0;
   std::vector<double> sum(m + 1, 0.0), sum_squares(m + 1, 0.0);
@@ -36,14 +38,14 @@ std::size_t idle_edge(std::span<const double> values, std::span<const std::size_
   // The single change point within the edge window that best splits the series in two levels.
   std::size_t best = 0;
   double best_error = std::numeric_limits<double>::infinity();
-  for (std::size_t cut = 1; cut < m && distance[cut] <= limit; ++cut) {
+  for (std::size_t cut = 1; cut < m && distance[cut] <= search; ++cut) {
     const double error = squared_error(0, cut) + squared_error(cut, m);
     if (error < best_error) {
       best_error = error;
       best = cut;
     }
   }
-  if (best == 0) return 0;
+  if (best == 0 || distance[best] > limit) return 0;
 
   const double edge_mean = sum[best] / static_cast<double>(best);
   const double rest_mean = (sum[m] - sum[best]) / static_cast<double>(m - best);
@@ -81,10 +83,11 @@ TrimResult detect_idle(std::span<const double> activity, double bin_s, TrimMode 
   const std::size_t m = values.size();
   if (m < kMinBins) return result;
   const auto limit = static_cast<std::size_t>(kEdgeFraction * static_cast<double>(n));
+  const auto search = static_cast<std::size_t>(kSearchFraction * static_cast<double>(n));
 
   std::size_t first = 0;  // first kept reporting bin
   if (mode == TrimMode::Leading || mode == TrimMode::All) {
-    first = idle_edge(values, position, limit);
+    first = idle_edge(values, position, limit, search);
     if (first > 0) result.begin = position[first];
   }
   if (mode == TrimMode::Trailing || mode == TrimMode::All) {
@@ -94,7 +97,7 @@ TrimResult detect_idle(std::span<const double> activity, double bin_s, TrimMode 
     std::vector<std::size_t> distance;
     distance.reserve(reversed.size());
     for (std::size_t i = m; i-- > first;) distance.push_back(n - 1 - position[i]);
-    const std::size_t cut = idle_edge(reversed, distance, limit);
+    const std::size_t cut = idle_edge(reversed, distance, limit, search);
     if (cut > 0) result.end = position[m - 1 - cut] + 1;
   }
   result.leading_s = static_cast<double>(result.begin) * bin_s;

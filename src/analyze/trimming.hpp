@@ -21,9 +21,12 @@ struct TrimResult {
 // a fraction 0..1, NaN where no GPU reported) and returns the bins to keep. An edge segment is
 // cut only when it lies within the first (last) 30 % of the run and is clearly less active than
 // the rest: its mean activity is below half the rest's and at least 0.15 lower. The cut point is
-// the change point minimising the two segments' squared error, refined to where activity first
-// (last) crosses halfway between the two levels. Never cuts everything: a run that is idle
-// throughout is kept whole.
+// the change point minimising the two segments' squared error (searched within the first (last)
+// half of the run), refined to where activity crosses halfway between the two levels next to
+// it (never past the 30 %). Never cuts everything: a run that is idle throughout is kept whole.
+// NaN bins take no part (a cut takes those before it along; uncut ones stay); with fewer than
+// 5 reporting bins nothing is cut. With All, the trailing edge is sought in what the leading
+// cut kept. `leading_s` = begin × bin_s, `trailing_s` = (size − end) × bin_s.
 TrimResult detect_idle(std::span<const double> activity, double bin_s, TrimMode mode);
 
 // "leading", "trailing", "all", "none" → TrimMode; throws Error::usage otherwise.

@@ -1,0 +1,122 @@
+#include "analyze/stats.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace gpuscope::analyze {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TEST(Summarize, TenValuesUnsortedWithNaNs) {
+  // 1..10 shuffled, NaNs skipped. Positions q·(n − 1) with n = 10:
+  // median 4.5 → 5 + 0.5·1 = 5.5; p5 0.45 → 1 + 0.45 = 1.45; p95 8.55 → 9 + 0.55 = 9.55.
+  const std::vector<double> values = {7, kNaN, 1, 10, 4, 2, kNaN, 9, 3, 8, 6, 5};
+  const auto summary = summarize(values);
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->count, 10u);
+  EXPECT_DOUBLE_EQ(summary->mean, 5.5);
+  EXPECT_DOUBLE_EQ(summary->median, 5.5);
+  EXPECT_DOUBLE_EQ(summary->p5, 1.45);
+  EXPECT_DOUBLE_EQ(summary->p95, 9.55);
+  EXPECT_EQ(summary->min, 1);
+  EXPECT_EQ(summary->max, 10);
+}
+
+TEST(Summarize, ThreeValues) {
+  // Sorted {1, 2, 4}: mean 7/3; median position 1 → 2; p5 position 0.1 → 1 + 0.1·1 = 1.1;
+  // p95 position 1.9 → 2 + 0.9·2 = 3.8.
+  const std::vector<double> values = {4, 1, 2};
+  const auto summary = summarize(values);
+  ASSERT_TRUE(summary);
+  EXPECT_DOUBLE_EQ(summary->mean, 7.0 / 3.0);
+  EXPECT_DOUBLE_EQ(summary->median, 2);
+  EXPECT_DOUBLE_EQ(summary->p5, 1.1);
+  EXPECT_DOUBLE_EQ(summary->p95, 3.8);
+}
+
+TEST(Summarize, OneValueIsEveryStatistic) {
+  const std::vector<double> values = {kNaN, 0.25};
+  const auto summary = summarize(values);
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->count, 1u);
+  for (double statistic :
+       {summary->mean, summary->median, summary->p5, summary->p95, summary->min, summary->max}) {
+    EXPECT_EQ(statistic, 0.25);
+  }
+}
+
+TEST(Summarize, NothingLeftIsNullopt) {
+  EXPECT_FALSE(summarize({}));
+  const std::vector<double> all_nan = {kNaN, kNaN};
+  EXPECT_FALSE(summarize(all_nan));
+}
+
+TEST(QuantileSorted, InterpolatesAndClamps) {
+  const std::vector<double> sorted = {10, 20, 30, 40};
+  EXPECT_DOUBLE_EQ(quantile_sorted(sorted, 0.25), 17.5);  // position 0.75
+  EXPECT_DOUBLE_EQ(quantile_sorted(sorted, 0.5), 25);
+  EXPECT_EQ(quantile_sorted(sorted, 0), 10);
+  EXPECT_EQ(quantile_sorted(sorted, 1), 40);
+  EXPECT_EQ(quantile_sorted(sorted, -0.5), 10);
+  EXPECT_EQ(quantile_sorted(sorted, 1.5), 40);
+  EXPECT_TRUE(std::isnan(quantile_sorted(sorted, kNaN)));
+  EXPECT_TRUE(std::isnan(quantile_sorted({}, 0.5)));
+}
+
+TEST(RunningStats, MatchesExactValues) {
+  // {2, 4, 4, 4, 5, 5, 7, 9}: mean 5, squared deviations 9+1+1+1+0+0+4+16 = 32,
+  // population variance 32 / 8 = 4.
+  RunningStats stats;
+  for (double value : {2.0, 4.0, kNaN, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0}) stats.add(value);
+  EXPECT_EQ(stats.count(), 8u);
+  EXPECT_DOUBLE_EQ(stats.mean(), 5);
+  EXPECT_DOUBLE_EQ(stats.variance(), 4);
+  EXPECT_DOUBLE_EQ(stats.stddev(), 2);
+  EXPECT_EQ(stats.min(), 2);
+  EXPECT_EQ(stats.max(), 9);
+}
+
+TEST(RunningStats, StableFarFromZero) {
+  // The same spread around 1e9: a naive Σx² − (Σx)²/n loses every digit here.
+  RunningStats stats;
+  for (double value : {2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0}) stats.add(1e9 + value);
+  EXPECT_NEAR(stats.variance(), 4, 1e-6);
+  EXPECT_DOUBLE_EQ(stats.mean(), 1e9 + 5);
+}
+
+TEST(RunningStats, MergeEqualsOnePass) {
+  RunningStats whole, left, right, empty;
+  for (int i = 0; i < 100; ++i) {
+    const double value = std::sin(i) * 10 + i * 0.1;
+    whole.add(value);
+    (i < 37 ? left : right).add(value);
+  }
+  left.merge(empty);
+  left.merge(right);
+  EXPECT_EQ(left.count(), whole.count());
+  EXPECT_NEAR(left.mean(), whole.mean(), 1e-12);
+  EXPECT_NEAR(left.variance(), whole.variance(), 1e-10);
+  EXPECT_EQ(left.min(), whole.min());
+  EXPECT_EQ(left.max(), whole.max());
+
+  empty.merge(whole);
+  EXPECT_EQ(empty.count(), whole.count());
+  EXPECT_EQ(empty.mean(), whole.mean());
+}
+
+TEST(RunningStats, EmptyAndSingleReadZeroSpread) {
+  RunningStats stats;
+  EXPECT_EQ(stats.count(), 0u);
+  EXPECT_EQ(stats.variance(), 0);
+  stats.add(3);
+  EXPECT_EQ(stats.variance(), 0);
+  EXPECT_EQ(stats.min(), 3);
+  EXPECT_EQ(stats.max(), 3);
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
