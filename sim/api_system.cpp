@@ -45,4 +45,13 @@ nvmlReturn_t DeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
   return process_driver().handle_by_uuid(uuid, device);
 }
 
+nvmlReturn_t DeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int* is_mig_device) {
+  return process_driver().is_mig_handle(device, is_mig_device);
+}
+
+nvmlReturn_t DeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mig_device,
+                                                      nvmlDevice_t* device) {
+  return process_driver().parent_of_mig(mig_device, device);
+}
+
 }  // namespace gpuscope::sim

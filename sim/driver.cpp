@@ -179,29 +179,58 @@ nvmlReturn_t Driver::begin_system_call(Entry entry, CallContext& context) {
   return nvml::kSuccess;
 }
 
-SimDevice* Driver::find_device(nvmlDevice_t handle) const {
+HandleTarget Driver::find_handle(nvmlDevice_t handle) const {
   // Compare addresses only: a stale or foreign handle must never be dereferenced.
   for (const auto& device : devices_) {
-    if (&device->handle == handle) return device.get();
+    if (&device->handle == handle) return {device.get(), false};
+    for (const nvmlDevice_st& mig : device->mig_handles) {
+      if (&mig == handle) return {device.get(), true};
+    }
   }
-  return nullptr;
+  return {};
+}
+
+nvmlReturn_t Driver::begin_handle_call(Entry entry, nvmlDevice_t handle, CallContext& context,
+                                       HandleTarget& target) {
+  if (!initialized()) return nvml::kErrorUninitialized;
+  target = find_handle(handle);
+  if (target.device == nullptr) return nvml::kErrorInvalidArgument;
+  context.latency_us =
+      target.device->model.config().faults.latency_us[static_cast<std::size_t>(entry)];
+  context.realtime_ns = clock_.realtime_ns();
+  context.scenario_ns = to_scenario_ns(context.realtime_ns);
+  return nvml::kSuccess;
+}
+
+nvmlReturn_t Driver::check_not_supported(Entry entry, const SimDevice& device) {
+  if (!device.model.config().faults.not_supported.test(static_cast<std::size_t>(entry))) {
+    return nvml::kSuccess;
+  }
+  return fail_call(nvml::kErrorNotSupported, entry, "not supported (scenario fault)",
+                   device.handle.index);
 }
 
 nvmlReturn_t Driver::begin_device_call(Entry entry, nvmlDevice_t handle, CallContext& context,
                                        SimDevice*& device) {
-  if (!initialized()) return nvml::kErrorUninitialized;
-  device = find_device(handle);
-  if (device == nullptr) return nvml::kErrorInvalidArgument;
+  HandleTarget target;
+  if (const nvmlReturn_t result = begin_handle_call(entry, handle, context, target);
+      result != nvml::kSuccess) {
+    return result;
+  }
+  device = target.device;
   const std::size_t gpu = device->handle.index;
-  const FaultSpec& faults = device->model.config().faults;
-  context.latency_us = faults.latency_us[static_cast<std::size_t>(entry)];
-  context.realtime_ns = clock_.realtime_ns();
-  context.scenario_ns = to_scenario_ns(context.realtime_ns);
+  // The model knows whole GPUs only: nothing it could report belongs to a MIG device.
+  if (target.mig) {
+    return fail_call(nvml::kErrorNotSupported, entry,
+                     "not supported on a MIG device handle (the simulator models whole GPUs; "
+                     "nvmlDeviceGetDeviceHandleFromMigDeviceHandle gives the GPU)",
+                     gpu);
+  }
   if (context.scenario_ns >= device->lost_at_ns) {
     return fail_call(nvml::kErrorGpuIsLost, entry, "the GPU has fallen off the bus", gpu);
   }
-  if (faults.not_supported.test(static_cast<std::size_t>(entry))) {
-    return fail_call(nvml::kErrorNotSupported, entry, "not supported (scenario fault)", gpu);
+  if (const nvmlReturn_t result = check_not_supported(entry, *device); result != nvml::kSuccess) {
+    return result;
   }
   poll_state_file();
   device->model.advance_to(context.scenario_ns);

@@ -25,13 +25,23 @@ namespace gpuscope::sim {
 struct SimDevice {
   SimDevice(const GpuConfig& config, std::uint64_t seed, std::size_t index,
             unsigned initial_limit_mw)
-      : model(config, seed, index, initial_limit_mw) {
+      : model(config, seed, index, initial_limit_mw),
+        mig_handles(config.mig_devices.size(), nvmlDevice_st{index}) {
     handle.index = index;
   }
   nvmlDevice_st handle;
   GpuModel model;
+  // One handle per config().mig_devices entry, in that order; never resized, so the addresses
+  // handed out stay valid until nvmlShutdown.
+  std::vector<nvmlDevice_st> mig_handles;
   std::int64_t lost_at_ns = INT64_MAX;
   std::int64_t limit_set_at_unix_ns = 0;  // the state-file entry last applied
+};
+
+// What a handle names: one of the scenario's GPUs, or one of that GPU's MIG devices.
+struct HandleTarget {
+  SimDevice* device = nullptr;  // the GPU, or the MIG device's parent; null for unknown handles
+  bool mig = false;
 };
 
 // What a call knows besides its arguments.
@@ -58,14 +68,20 @@ class Driver {
   nvmlReturn_t system_call(Entry entry, Fn&& fn);
 
   // Runs fn(SimDevice&, const CallContext&) after the checks every device call makes: init,
-  // handle, lost GPU, NOT_SUPPORTED faults; the model is advanced to now first. Injected latency
-  // is slept after the lock is released.
+  // handle (a MIG device's handle gives NOT_SUPPORTED), lost GPU, NOT_SUPPORTED faults; the model
+  // is advanced to now first. Injected latency is slept after the lock is released.
   template <class Fn>
   nvmlReturn_t device_call(Entry entry, nvmlDevice_t handle, Fn&& fn);
 
   nvmlReturn_t device_count(Entry entry, unsigned int* count);
   nvmlReturn_t handle_by_index(Entry entry, unsigned int index, nvmlDevice_t* device);
+  // A GPU's handle, or a MIG device's for a "MIG-..." UUID the scenario lists.
   nvmlReturn_t handle_by_uuid(const char* uuid, nvmlDevice_t* device);
+  // nvmlDeviceIsMigDeviceHandle: 1 for a MIG device's handle, 0 for a GPU's.
+  nvmlReturn_t is_mig_handle(nvmlDevice_t handle, unsigned int* is_mig);
+  // nvmlDeviceGetDeviceHandleFromMigDeviceHandle: the parent GPU's handle; INVALID_ARGUMENT for a
+  // GPU's own handle, GPU_IS_LOST once the parent is lost.
+  nvmlReturn_t parent_of_mig(nvmlDevice_t mig_handle, nvmlDevice_t* parent);
   nvmlReturn_t set_power_limit(nvmlDevice_t handle, unsigned int milliwatts);
 
   nvmlReturn_t gpm_sample_alloc(nvmlGpmSample_t* sample);
@@ -86,9 +102,17 @@ class Driver {
   nvmlReturn_t fail_call(nvmlReturn_t code, Entry entry, const char* what, std::size_t gpu);
   std::int64_t to_scenario_ns(std::int64_t realtime_ns) const;
   nvmlReturn_t begin_system_call(Entry entry, CallContext& context);
+  nvmlReturn_t begin_handle_call(Entry entry, nvmlDevice_t handle, CallContext& context,
+                                 HandleTarget& target);
   nvmlReturn_t begin_device_call(Entry entry, nvmlDevice_t handle, CallContext& context,
                                  SimDevice*& device);
-  SimDevice* find_device(nvmlDevice_t handle) const;
+  // NOT_SUPPORTED if the GPU's faults withhold entry, else SUCCESS.
+  nvmlReturn_t check_not_supported(Entry entry, const SimDevice& device);
+  // Runs fn(HandleTarget, const CallContext&) for a call that accepts GPU and MIG handles alike,
+  // after the init, handle and NOT_SUPPORTED-fault checks (the parent GPU's faults).
+  template <class Fn>
+  nvmlReturn_t handle_call(Entry entry, nvmlDevice_t handle, Fn&& fn);
+  HandleTarget find_handle(nvmlDevice_t handle) const;
   bool is_live_sample(nvmlGpmSample_t sample) const;
   void poll_state_file();
   static const StateEntry* usable_entry(const StateMap& entries, const GpuConfig& config);

@@ -31,15 +31,62 @@ nvmlReturn_t Driver::handle_by_uuid(const char* uuid, nvmlDevice_t* device) {
   return system_call(Entry::DeviceGetHandleByUUID, [&](const Scenario&) {
     if (uuid == nullptr || device == nullptr) return nvml::kErrorInvalidArgument;
     for (const auto& sim : devices_) {
-      if (sim->model.config().uuid != uuid) continue;
+      const GpuConfig& config = sim->model.config();
+      nvmlDevice_t found = nullptr;
+      if (config.uuid == uuid) found = &sim->handle;
+      for (std::size_t i = 0; found == nullptr && i < config.mig_devices.size(); ++i) {
+        if (config.mig_devices[i] == uuid) found = &sim->mig_handles[i];
+      }
+      if (found == nullptr) continue;
       if (to_scenario_ns(clock_.realtime_ns()) >= sim->lost_at_ns) {
         return fail_call(nvml::kErrorGpuIsLost, Entry::DeviceGetHandleByUUID,
                          "the GPU has fallen off the bus", sim->handle.index);
       }
-      *device = &sim->handle;
+      *device = found;
       return nvml::kSuccess;
     }
     return nvml::kErrorNotFound;
+  });
+}
+
+template <class Fn>
+nvmlReturn_t Driver::handle_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
+  CallContext context;
+  nvmlReturn_t result;
+  {
+    std::lock_guard lock(mutex_);
+    HandleTarget target;
+    result = begin_handle_call(entry, handle, context, target);
+    if (result == nvml::kSuccess) result = check_not_supported(entry, *target.device);
+    if (result == nvml::kSuccess) result = fn(target, context);
+  }
+  pause(context.latency_us);
+  return result;
+}
+
+nvmlReturn_t Driver::is_mig_handle(nvmlDevice_t handle, unsigned int* is_mig) {
+  // Says what the handle is without touching the GPU, so it answers for a lost GPU too.
+  return handle_call(Entry::DeviceIsMigDeviceHandle, handle,
+                     [&](const HandleTarget& target, const CallContext&) {
+                       if (is_mig == nullptr) return nvml::kErrorInvalidArgument;
+                       *is_mig = target.mig ? 1U : 0U;
+                       return nvml::kSuccess;
+                     });
+}
+
+nvmlReturn_t Driver::parent_of_mig(nvmlDevice_t mig_handle, nvmlDevice_t* parent) {
+  constexpr Entry kEntry = Entry::DeviceGetDeviceHandleFromMigDeviceHandle;
+  return handle_call(kEntry, mig_handle, [&](const HandleTarget& target, const CallContext& call) {
+    const std::size_t gpu = target.device->handle.index;
+    if (parent == nullptr) return nvml::kErrorInvalidArgument;
+    if (!target.mig) {
+      return fail_call(nvml::kErrorInvalidArgument, kEntry, "not a MIG device handle", gpu);
+    }
+    if (call.scenario_ns >= target.device->lost_at_ns) {
+      return fail_call(nvml::kErrorGpuIsLost, kEntry, "the parent GPU has fallen off the bus", gpu);
+    }
+    *parent = &target.device->handle;
+    return nvml::kSuccess;
   });
 }
 

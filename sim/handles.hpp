@@ -6,7 +6,9 @@
 
 #include "sim/levels.hpp"
 
-// A device handle is the address of one of these inside the driver's device table.
+// A device handle is the address of one of these inside the driver's device table: a GPU's own,
+// or one of its MIG devices' (whose index is the parent GPU's). The driver tells them apart by
+// address alone, never by reading a handle, so a MIG handle cannot pass for its GPU.
 struct nvmlDevice_st {
   std::size_t index = 0;
 };

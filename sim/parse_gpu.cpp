@@ -112,6 +112,30 @@ void parse_processes(ObjectReader& gpu, std::vector<ProcessSpec>& processes) {
   }
 }
 
+// The most MIG devices an A100 or H100 can be partitioned into (seven 1g slices).
+constexpr std::size_t kMaxMigDevices = 7;
+
+void parse_mig_devices(ObjectReader& gpu, std::vector<std::string>& mig_devices) {
+  const nlohmann::json* value = gpu.find("mig_devices");
+  if (value == nullptr) return;
+  const std::string pointer = gpu.child("mig_devices");
+  if (!value->is_array()) fail_at(pointer, "expected an array of MIG device UUIDs (\"MIG-...\")");
+  if (value->size() > kMaxMigDevices) {
+    fail_at(pointer, std::to_string(value->size()) + " MIG devices: a GPU has at most " +
+                         std::to_string(kMaxMigDevices));
+  }
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    const nlohmann::json& entry = (*value)[i];
+    const std::string where = pointer + "/" + std::to_string(i);
+    if (!entry.is_string()) fail_at(where, "expected a string like \"MIG-xxxxxxxx-...\"");
+    const std::string& uuid = entry.get_ref<const std::string&>();
+    if (!uuid.starts_with("MIG-") || uuid.size() <= 4 || uuid.size() >= 80) {
+      fail_at(where, "\"" + uuid + "\" is not a MIG device UUID like \"MIG-xxxxxxxx-...\"");
+    }
+    mig_devices.push_back(uuid);
+  }
+}
+
 void parse_pci(const std::string& text, const std::string& pointer, GpuConfig& gpu) {
   unsigned domain = 0, bus = 0, device = 0, function = 0;
   char extra = 0;
@@ -207,6 +231,7 @@ GpuConfig parse_gpu(const nlohmann::json& value, const std::string& pointer, std
     gpu.faults = parse_faults(*faults, reader.child("faults"), *context.global_faults, nullptr);
   }
   parse_processes(reader, gpu.processes);
+  parse_mig_devices(reader, gpu.mig_devices);
   reader.finish();
   check_phases_fit(gpu, pointer);
   return gpu;

@@ -75,11 +75,17 @@ std::vector<std::pair<nlohmann::json, std::string>> expand_gpus(const nlohmann::
 
 void check_unique(const std::vector<GpuConfig>& gpus,
                   const std::vector<std::pair<nlohmann::json, std::string>>& sources) {
-  std::set<std::string> uuids;
+  std::set<std::string> uuids;  // GPU- and MIG- UUIDs: one name space, as NVML looks both up
   std::set<std::string> buses;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     if (!uuids.insert(gpus[i].uuid).second) {
       fail_at(sources[i].second + "/uuid", "duplicate UUID " + gpus[i].uuid);
+    }
+    for (std::size_t m = 0; m < gpus[i].mig_devices.size(); ++m) {
+      if (!uuids.insert(gpus[i].mig_devices[m]).second) {
+        fail_at(sources[i].second + "/mig_devices/" + std::to_string(m),
+                "duplicate MIG device UUID " + gpus[i].mig_devices[m]);
+      }
     }
     if (!buses.insert(gpus[i].pci_bus_id).second) {
       fail_at(sources[i].second + "/pci_bus_id", "duplicate PCI bus id " + gpus[i].pci_bus_id);

@@ -51,6 +51,7 @@ struct GpuConfig {
   std::vector<Phase> phases;
   FaultSpec faults;
   std::vector<ProcessSpec> processes;
+  std::vector<std::string> mig_devices;  // UUIDs ("MIG-...") of the GPU's MIG devices
 };
 
 struct Scenario {

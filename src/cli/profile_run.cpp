@@ -85,8 +85,8 @@ collect::GpuSelection choose_gpus(const ProfileOptions& o, const nvml::Session& 
                                   const std::vector<DeviceDescription>& devices,
                                   const slurm::EnvLookup& env) {
   collect::MigResolver mig = [&session](const std::string& uuid) -> std::optional<unsigned> {
-    auto device = session.device_by_uuid(uuid);
-    return device ? std::optional<unsigned>(device->index()) : std::nullopt;
+    auto parent = session.parent_of_mig(uuid);
+    return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
   };
   if (!o.gpus.empty()) return collect::select_gpus(o.gpus, devices, mig);
   if (o.per_node) return collect::select_gpus("all", devices, mig);  // the whole node

@@ -34,6 +34,12 @@
      nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetHandleByIndex)                                        \
   X1(DeviceGetHandleByUUID, Optional, (const char* uuid, nvmlDevice_t* device), (uuid, device),         \
      nvmlDeviceGetHandleByUUID)                                                                        \
+  /* MIG: a MIG device's handle (from its MIG- UUID) leads to the GPU it is part of */                 \
+  X1(DeviceIsMigDeviceHandle, Optional, (nvmlDevice_t device, unsigned int* is_mig_device),            \
+     (device, is_mig_device), nvmlDeviceIsMigDeviceHandle)                                             \
+  X1(DeviceGetDeviceHandleFromMigDeviceHandle, Optional,                                               \
+     (nvmlDevice_t mig_device, nvmlDevice_t* device), (mig_device, device),                            \
+     nvmlDeviceGetDeviceHandleFromMigDeviceHandle)                                                     \
   X1(DeviceGetName, Optional, (nvmlDevice_t device, char* name, unsigned int length),                  \
      (device, name, length), nvmlDeviceGetName)                                                        \
   X1(DeviceGetUUID, Optional, (nvmlDevice_t device, char* uuid, unsigned int length),                  \

@@ -39,20 +39,48 @@ Device Session::device(unsigned index) const {
   return *std::move(device);
 }
 
+Expected<Device> Session::device_with_handle(nvmlDevice_t handle, const char* symbol) const {
+  const unsigned count = device_count();
+  for (unsigned i = 0; i < count; ++i) {
+    auto candidate = try_device(i);
+    if (candidate && candidate->handle() == handle) return candidate;
+  }
+  return tl::unexpected(Failure{kErrorNotFound, symbol});
+}
+
 Expected<Device> Session::device_by_uuid(std::string_view uuid) const {
-  // Resolve to an index as well: gpuscope names GPUs by their NVML index everywhere.
   const std::string wanted(uuid);
   nvmlDevice_t handle = nullptr;
   if (auto status = library_->call(&FunctionTable::DeviceGetHandleByUUID, wanted.c_str(), &handle);
       !status) {
     return tl::unexpected(status.error());
   }
-  const unsigned count = device_count();
-  for (unsigned i = 0; i < count; ++i) {
-    auto candidate = try_device(i);
-    if (candidate && candidate->handle() == handle) return candidate;
+  // A MIG device's handle is no index's handle, so a MIG UUID ends in kErrorNotFound here.
+  return device_with_handle(handle, "nvmlDeviceGetHandleByUUID");
+}
+
+Expected<Device> Session::parent_of_mig(std::string_view mig_uuid) const {
+  const std::string wanted(mig_uuid);
+  nvmlDevice_t handle = nullptr;
+  if (auto status = library_->call(&FunctionTable::DeviceGetHandleByUUID, wanted.c_str(), &handle);
+      !status) {
+    return tl::unexpected(status.error());
   }
-  return tl::unexpected(Failure{kErrorNotFound, "nvmlDeviceGetHandleByUUID"});
+  unsigned is_mig = 0;
+  if (auto status = library_->call(&FunctionTable::DeviceIsMigDeviceHandle, handle, &is_mig);
+      !status) {
+    return tl::unexpected(status.error());
+  }
+  if (is_mig == 0) {  // a full GPU's UUID: it has no parent
+    return tl::unexpected(Failure{kErrorInvalidArgument, "nvmlDeviceIsMigDeviceHandle"});
+  }
+  nvmlDevice_t parent = nullptr;
+  if (auto status =
+          library_->call(&FunctionTable::DeviceGetDeviceHandleFromMigDeviceHandle, handle, &parent);
+      !status) {
+    return tl::unexpected(status.error());
+  }
+  return device_with_handle(parent, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
 }
 
 namespace {

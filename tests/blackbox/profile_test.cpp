@@ -155,6 +155,26 @@ TEST_F(Profile, CudaVisibleDevicesByUuid) {
   EXPECT_EQ(scalar(db_, "SELECT group_concat(DISTINCT device_index) FROM samples"), "2");
 }
 
+TEST_F(Profile, CudaVisibleDevicesByMigUuidSamplesTheParentGpu) {
+  const std::string scenario = std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/h100x2-mig.json";
+  const std::string mig = "MIG-c09f7a3e-6d25-5b81-9f4c-0a8e3d7b2c56";  // GPU 1's first
+  env_["CUDA_VISIBLE_DEVICES"] = mig;
+  auto r = profile({}, {"true"}, scenario);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(scalar(db_, "SELECT group_concat(DISTINCT device_index) FROM samples"), "1");
+  EXPECT_NE(r.err.find(mig + " is a MIG instance of GPU 1"), std::string::npos) << r.err;
+}
+
+TEST_F(Profile, UnknownMigUuidFailsBeforeTheJob) {
+  const std::string scenario = std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/h100x2-mig.json";
+  const std::string marker = dir_.file("ran");
+  env_["CUDA_VISIBLE_DEVICES"] = "MIG-00000000-0000-0000-0000-000000000000";
+  auto r = profile({}, {"touch", marker}, scenario);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("no GPU has the MIG device MIG-00000000"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
 TEST_F(Profile, GpusOptionNamingAMissingGpuFailsBeforeTheJob) {
   const std::string marker = dir_.file("ran");
   auto r = profile({"--gpus", "7"}, {"touch", marker}, "h100x4-straggler");

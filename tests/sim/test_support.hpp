@@ -6,13 +6,13 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <string_view>
 
 #include "sim/clock.hpp"
 #include "sim/scenario.hpp"
 #include "sim/scenario_parser.hpp"
+#include "support/temp_dir.hpp"
 
 namespace gpuscope::sim::testing {
 
@@ -32,22 +32,8 @@ class ManualClock final : public Clock {
   std::int64_t now_ = kStart;
 };
 
-// A fresh folder under the system temp dir, removed with everything in it at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gpuscope-sim-test-XXXXXX");
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(std::string_view name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+// The suites' one temporary-directory helper (tests/support/temp_dir.hpp).
+using ::gpuscope::testing::TempDir;
 
 inline std::string shipped_scenario(std::string_view name) {
   return std::string(GPUSCOPE_SIM_SCENARIO_DIR) + "/" + std::string(name) + ".json";

@@ -169,15 +169,4 @@ std::string read_file(const std::string& path) {
   return content.str();
 }
 
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "gpuscope-test-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;  // best effort: a leftover temp dir must not fail a test
-  std::filesystem::remove_all(path_, ignored);
-}
-
 }  // namespace gpuscope::testing

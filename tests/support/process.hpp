@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.hpp"  // TempDir, which most users of the runner also need
+
 namespace gpuscope::testing {
 
 struct ProcessResult {
@@ -55,19 +57,5 @@ std::unique_ptr<BackgroundProcess> start_gpuscope(const std::vector<std::string>
 
 // The whole content of a file ("" if it cannot be read).
 std::string read_file(const std::string& path);
-
-// A fresh directory removed when the object goes out of scope.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 }  // namespace gpuscope::testing

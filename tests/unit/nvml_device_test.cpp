@@ -51,6 +51,27 @@ TEST(NvmlDevice, LookupByUuidFindsTheSameIndex) {
   EXPECT_EQ(missing.error().code, kErrorNotFound);
 }
 
+TEST(NvmlDevice, MigUuidResolvesToItsParentGpu) {
+  SimEnvironment env(SimEnvironment::fixture("h100x2-mig"));
+  Session session(sim());
+  // The fixture's GPU 1 has three MIG devices; this is the second.
+  auto parent = session.parent_of_mig("MIG-1d6e8b20-4a9f-5e73-8c1b-7f2d0a6e9b34");
+  ASSERT_TRUE(parent.has_value()) << session.library()->describe(parent.error());
+  EXPECT_EQ(parent->index(), 1U);
+  EXPECT_EQ(*parent->uuid(), "GPU-a7d90e34-1c6b-4f28-8e0d-5b3a2f9c7e61");
+  EXPECT_EQ(session.parent_of_mig("MIG-5e2a0c17-3b9d-5f4e-8a61-2c7d9e0b4f18")->index(), 0U);
+  // A MIG UUID names no whole GPU, and a GPU's UUID names no MIG device.
+  auto as_gpu = session.device_by_uuid("MIG-1d6e8b20-4a9f-5e73-8c1b-7f2d0a6e9b34");
+  ASSERT_FALSE(as_gpu.has_value());
+  EXPECT_EQ(as_gpu.error().code, kErrorNotFound);
+  auto full = session.parent_of_mig("GPU-a7d90e34-1c6b-4f28-8e0d-5b3a2f9c7e61");
+  ASSERT_FALSE(full.has_value());
+  EXPECT_EQ(full.error().code, kErrorInvalidArgument);
+  auto missing = session.parent_of_mig("MIG-00000000-0000-0000-0000-000000000000");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().code, kErrorNotFound);
+}
+
 TEST(NvmlDevice, EnergyCounterAdvancesWithPower) {
   SimEnvironment env(SimEnvironment::shipped("h100"));
   Session session(sim());
