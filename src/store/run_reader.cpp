@@ -182,6 +182,19 @@ SampleCursor RunReader::samples(const RowFilter& filter) const {
                           "run_id, device_index, mono_ns");
 }
 
+SampleCursor RunReader::samples(const RowFilter& filter, std::span<const Metric> only) const {
+  // Unwanted metric columns are selected as NULL literals, so decoding stays the same and
+  // SQLite skips extracting them.
+  std::vector<Column> columns = sample_columns();
+  constexpr std::size_t kFirstMetric = 3;  // device_index, wall_ns, mono_ns
+  for (std::size_t i = 0; i < kMetricCount; ++i) {
+    bool wanted = false;
+    for (Metric m : only) wanted |= static_cast<std::size_t>(m) == i;
+    if (!wanted) columns[kFirstMetric + i].name = "NULL";
+  }
+  return query<RunSample>("samples", columns, filter, true, "run_id, device_index, mono_ns");
+}
+
 PowerSampleCursor RunReader::power_samples(const RowFilter& filter) const {
   return query<RunPowerSample>("power_samples", power_columns(), filter, true,
                                "run_id, device_index, mono_ns");

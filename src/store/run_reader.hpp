@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/device_description.hpp"
+#include "core/metrics.hpp"
 #include "store/records.hpp"
 
 namespace gpuscope::store {
@@ -70,6 +71,9 @@ class RunReader {
   std::vector<StoredMetric> metrics() const;
 
   SampleCursor samples(const RowFilter& filter = {}) const;
+  // Like samples(), reading only the metrics in `only` (the others come back absent): a first
+  // pass over a large run that needs a few columns reads much less.
+  SampleCursor samples(const RowFilter& filter, std::span<const Metric> only) const;
   PowerSampleCursor power_samples(const RowFilter& filter = {}) const;
   // Events of one run (or all); filter.device_index is ignored for events and output.
   EventCursor events(const RowFilter& filter = {}) const;

@@ -1,0 +1,132 @@
+// The result of `gpuscope analyze`: plain data that report/ renders as tables, JSON or CSV.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyze/balance.hpp"
+#include "analyze/energy.hpp"
+#include "analyze/stats.hpp"
+#include "core/metrics.hpp"
+
+namespace gpuscope::analyze {
+
+// One sampled GPU of one run (a merged database holds many runs: one per rank).
+struct GpuKey {
+  std::int64_t run_id = 0;
+  std::string host;
+  std::optional<int> rank;
+  unsigned device_index = 0;
+  std::string uuid;
+  std::string name;
+  // "nid0012 rank 3 GPU 1", or "GPU 1" for a single-run analysis.
+  std::string label(bool with_host) const;
+};
+
+struct RunMeta {
+  std::int64_t run_id = 0;
+  std::string source;  // the database file
+  std::string host;
+  std::optional<int> rank;
+  std::string label;
+  std::string command_line;
+  std::int64_t start_wall_ns = 0;
+  std::int64_t end_wall_ns = 0;  // 0 while running / interrupted
+  double sampling_interval_s = 0.1;
+  std::string status;
+  std::optional<int> exit_code;
+  std::optional<std::string> scenario;
+};
+
+// The part of the run the statistics cover, after trimming.
+struct Window {
+  double start_s = 0;  // seconds since the earliest run start
+  double end_s = 0;
+  double leading_trimmed_s = 0;
+  double trailing_trimmed_s = 0;
+  std::string mode;  // "leading", "trailing", "all", "none"
+};
+
+struct GpuEnergy {
+  std::optional<double> counter_j;     // from the hardware counter (preferred)
+  std::optional<double> integrated_j;  // from integrating power, the cross-check
+  std::optional<double> average_power_w;
+  std::optional<double> peak_power_w;
+  std::optional<double> power_limit_w;
+  std::optional<ThrottleTime> throttle;
+};
+
+struct GpuReport {
+  GpuKey key;
+  double covered_s = 0;  // time with samples inside the window
+  std::array<std::optional<Summary>, kMetricCount> over_time{};
+  std::optional<double> activity;  // time-averaged activity (0..1) in the window
+  std::string activity_metric;     // "sm_active_pct" or "gpu_util_pct"
+  std::optional<Summary> score;
+  GpuEnergy energy;
+  std::size_t samples = 0;
+};
+
+// Over both GPUs and time: one line per metric.
+struct MetricOverall {
+  std::size_t count = 0;
+  double mean = 0, median = 0, min = 0, max = 0;
+};
+
+// Over space at one grid point: across GPUs.
+struct SpacePoint {
+  double t_s = 0;  // bin start, seconds since the earliest run start
+  double mean = 0, min = 0, max = 0;
+  std::size_t min_gpu = 0, max_gpu = 0;  // indices into Analysis::gpus
+  std::size_t gpus = 0;                  // how many GPUs reported in the bin
+};
+
+struct Carbon {
+  double g_per_kwh = 0;
+  std::string source;  // "user (--carbon-intensity)" or the table's source and year
+  std::string region;
+  double pue = 1;
+  double grams = 0;
+  std::optional<double> grams_per_unit;
+};
+
+struct Finding {
+  std::string kind;  // stable key: "idle_start", "straggler", "power_capped", ...
+  std::string text;  // one sentence for people, with its number
+};
+
+struct LostGpu {
+  std::string label;
+  double t_s = 0;
+};
+
+struct Analysis {
+  std::vector<RunMeta> runs;
+  std::vector<std::string> inputs;
+  std::int64_t t0_wall_ns = 0;
+  double duration_s = 0;
+  Window window;
+  double resolution_s = 0;
+  std::vector<GpuReport> gpus;
+  std::array<std::optional<MetricOverall>, kMetricCount> over_both{};
+  std::array<std::vector<SpacePoint>, kMetricCount> over_space{};
+  std::optional<MetricOverall> score;
+  std::optional<Balance> balance;
+  std::optional<double> energy_counter_j;
+  std::optional<double> energy_integrated_j;
+  std::optional<double> work_units;
+  std::string work_name = "units";
+  std::optional<double> energy_per_unit_j;
+  std::optional<Carbon> carbon;
+  std::vector<LostGpu> lost_gpus;
+  std::vector<Finding> findings;
+  std::vector<std::string> notes;  // what could not be computed, and why
+};
+
+// Whether a metric is summarised as a level (gauges): counters and bitmasks are not.
+bool summarised(Metric metric);
+
+}  // namespace gpuscope::analyze

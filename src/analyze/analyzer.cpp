@@ -1,0 +1,419 @@
+#include "analyze/analyzer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "analyze/carbon.hpp"
+#include "analyze/findings.hpp"
+#include "analyze/score.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::size_t kMaxSpaceBins = 2000;
+
+// Sum and count per time bin, growing as later times arrive.
+struct BinnedMean {
+  std::vector<double> sum;
+  std::vector<std::uint32_t> count;
+  void add(std::size_t bin, double value) {
+    if (std::isnan(value)) return;
+    if (bin >= sum.size()) {
+      sum.resize(bin + 1, 0.0);
+      count.resize(bin + 1, 0);
+    }
+    sum[bin] += value;
+    ++count[bin];
+  }
+  std::vector<double> means() const {
+    std::vector<double> out(sum.size(), kNaN);
+    for (std::size_t i = 0; i < sum.size(); ++i) {
+      if (count[i] > 0) out[i] = sum[i] / count[i];
+    }
+    return out;
+  }
+};
+
+// Across GPUs, per grid bin: the mean of GPU means, and which GPU was lowest and highest.
+struct SpaceBins {
+  std::vector<double> sum, min, max;
+  std::vector<std::uint32_t> gpus, min_gpu, max_gpu;
+  void resize(std::size_t n) {
+    sum.assign(n, 0);
+    min.assign(n, 0);
+    max.assign(n, 0);
+    gpus.assign(n, 0);
+    min_gpu.assign(n, 0);
+    max_gpu.assign(n, 0);
+  }
+  void add(std::size_t bin, double value, std::uint32_t gpu) {
+    if (gpus[bin] == 0 || value < min[bin]) {
+      min[bin] = value;
+      min_gpu[bin] = gpu;
+    }
+    if (gpus[bin] == 0 || value > max[bin]) {
+      max[bin] = value;
+      max_gpu[bin] = gpu;
+    }
+    sum[bin] += value;
+    ++gpus[bin];
+  }
+};
+
+struct Overall {
+  RunningStats stats;
+  QuantileSketch sketch{0.001};
+  void add(double v) {
+    stats.add(v);
+    sketch.add(v);
+  }
+  std::optional<MetricOverall> result() const {
+    if (stats.count() == 0) return std::nullopt;
+    return MetricOverall{stats.count(), stats.mean(), sketch.quantile(0.5).value_or(stats.mean()),
+                         stats.min(), stats.max()};
+  }
+};
+
+double last_value(const std::vector<double>& v) {
+  for (auto it = v.rbegin(); it != v.rend(); ++it) {
+    if (!std::isnan(*it)) return *it;
+  }
+  return kNaN;
+}
+
+double max_value(const std::vector<double>& v) {
+  double best = kNaN;
+  for (double x : v) {
+    if (!std::isnan(x) && (std::isnan(best) || x > best)) best = x;
+  }
+  return best;
+}
+
+std::optional<double> finite(double v) {
+  return std::isnan(v) ? std::nullopt : std::optional(v);
+}
+
+}  // namespace
+
+std::string GpuKey::label(bool with_host) const {
+  std::string text;
+  if (with_host) {
+    text = host;
+    if (rank) text += fmt::format(" rank {}", *rank);
+    text += " ";
+  }
+  return text + fmt::format("GPU {}", device_index);
+}
+
+bool summarised(Metric metric) {
+  const auto& m = info(metric);
+  return m.kind == MetricKind::Gauge;
+}
+
+double sample_activity(double sm_active_pct, double gpu_util_pct) {
+  if (!std::isnan(sm_active_pct)) return sm_active_pct / 100.0;
+  if (!std::isnan(gpu_util_pct)) return gpu_util_pct / 100.0;
+  return kNaN;
+}
+
+void DeviceSeries::clear() {
+  t_s.clear();
+  for (auto& v : values) v.clear();
+  power_t_s.clear();
+  power_w.clear();
+}
+
+struct Analyzer::State {
+  AnalysisOptions options;
+  Analysis result;
+  double base_bin_s = 0.1;
+  BinnedMean activity;
+  double max_t_s = 0;
+  bool activity_done = false;
+  SpaceBins space[kMetricCount];
+  double space_bin_s = 0.1;
+  std::size_t space_count = 0;
+  std::array<Overall, kMetricCount> overall;
+  Overall score;
+  std::vector<double> scratch;
+};
+
+Analyzer::Analyzer(AnalysisOptions options, std::vector<RunMeta> runs)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.options = std::move(options);
+  s.result.runs = std::move(runs);
+  s.result.work_name = s.options.work_name;
+  std::int64_t t0 = std::numeric_limits<std::int64_t>::max();
+  double interval = 0;
+  for (const auto& run : s.result.runs) {
+    t0 = std::min(t0, run.start_wall_ns);
+    interval = std::max(interval, run.sampling_interval_s);
+  }
+  s.result.t0_wall_ns = s.result.runs.empty() ? 0 : t0;
+  // The trimming grid: the sampling interval, at least 50 ms (a 24 h run stays < 2 M bins).
+  s.base_bin_s = std::max(interval, 0.05);
+}
+
+Analyzer::~Analyzer() = default;
+
+std::int64_t Analyzer::t0_wall_ns() const {
+  return state_->result.t0_wall_ns;
+}
+
+double Analyzer::t0_offset_s(const RunMeta& run) const {
+  return static_cast<double>(run.start_wall_ns - state_->result.t0_wall_ns) / 1e9;
+}
+
+void Analyzer::add_activity(std::span<const double> t_s, std::span<const double> activity) {
+  State& s = *state_;
+  for (std::size_t i = 0; i < t_s.size() && i < activity.size(); ++i) {
+    if (t_s[i] < 0) continue;
+    s.max_t_s = std::max(s.max_t_s, t_s[i]);
+    s.activity.add(static_cast<std::size_t>(t_s[i] / s.base_bin_s), activity[i]);
+  }
+}
+
+void Analyzer::finish_activity() {
+  State& s = *state_;
+  const std::vector<double> means = s.activity.means();
+  const TrimResult trim = detect_idle(means, s.base_bin_s, s.options.trim);
+  Window& w = s.result.window;
+  w.start_s = static_cast<double>(trim.begin) * s.base_bin_s;
+  w.end_s = trim.end >= means.size() ? s.max_t_s + s.base_bin_s
+                                     : static_cast<double>(trim.end) * s.base_bin_s;
+  w.leading_trimmed_s = trim.leading_s;
+  w.trailing_trimmed_s = trim.trailing_s;
+  switch (s.options.trim) {
+    case TrimMode::Leading:
+      w.mode = "leading";
+      break;
+    case TrimMode::Trailing:
+      w.mode = "trailing";
+      break;
+    case TrimMode::All:
+      w.mode = "all";
+      break;
+    case TrimMode::None:
+      w.mode = "none";
+      break;
+  }
+  s.result.duration_s = s.max_t_s;
+
+  // The over-space grid.
+  double bin = s.options.resolution_s > 0 ? s.options.resolution_s : s.base_bin_s;
+  const double span = s.max_t_s + s.base_bin_s;
+  if (s.options.resolution_s <= 0 && span / bin > static_cast<double>(kMaxSpaceBins)) {
+    bin = std::ceil(span / static_cast<double>(kMaxSpaceBins) / s.base_bin_s) * s.base_bin_s;
+  }
+  s.space_bin_s = bin;
+  s.space_count = static_cast<std::size_t>(std::ceil(span / bin)) + 1;
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    if (summarised(static_cast<Metric>(m))) s.space[m].resize(s.space_count);
+  }
+  s.result.resolution_s = bin;
+  s.activity = {};
+  s.activity_done = true;
+}
+
+const Window& Analyzer::window() const {
+  return state_->result.window;
+}
+
+void Analyzer::add_device(const DeviceSeries& d) {
+  State& s = *state_;
+  const Window& w = s.result.window;
+  GpuReport report;
+  report.key = d.key;
+  const auto gpu = static_cast<std::uint32_t>(s.result.gpus.size());
+  const std::size_t n = d.t_s.size();
+
+  // Samples inside the window.
+  std::size_t first = n;
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (d.t_s[i] >= w.start_s && d.t_s[i] < w.end_s) {
+      first = std::min(first, i);
+      last = i;
+    }
+  }
+  const bool any = first < n;
+  report.samples = any ? last - first + 1 : 0;
+  report.covered_s = any ? d.t_s[last] - d.t_s[first] + d.sampling_interval_s : 0;
+
+  // Over time (this GPU), over both (all GPUs) and over space (grid bins).
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    if (!summarised(static_cast<Metric>(m))) continue;
+    const auto& v = d.values[m];
+    if (v.empty()) continue;
+    if (any) {
+      s.scratch.assign(v.begin() + static_cast<std::ptrdiff_t>(first),
+                       v.begin() + static_cast<std::ptrdiff_t>(last + 1));
+      report.over_time[m] = summarize(s.scratch);
+      for (double x : s.scratch) {
+        if (!std::isnan(x)) s.overall[m].add(x);
+      }
+    }
+    SpaceBins& bins = s.space[m];
+    std::size_t bin = std::numeric_limits<std::size_t>::max();
+    double sum = 0;
+    std::size_t count = 0;
+    auto flush = [&] {
+      if (count > 0 && bin < bins.gpus.size()) bins.add(bin, sum / static_cast<double>(count), gpu);
+      sum = 0;
+      count = 0;
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::isnan(v[i]) || d.t_s[i] < 0) continue;
+      const auto b = static_cast<std::size_t>(d.t_s[i] / s.space_bin_s);
+      if (b != bin) {
+        flush();
+        bin = b;
+      }
+      sum += v[i];
+      ++count;
+    }
+    flush();
+  }
+
+  // Activity and the efficiency score inside the window.
+  const auto& sm = d.of(Metric::SmActivePct);
+  const auto& util = d.of(Metric::GpuUtilPct);
+  report.activity_metric =
+      !sm.empty() && std::any_of(sm.begin(), sm.end(), [](double x) { return !std::isnan(x); })
+          ? "sm_active_pct"
+          : "gpu_util_pct";
+  RunningStats activity;
+  std::vector<double> scores;
+  const auto& occ = d.of(Metric::SmOccupancyPct);
+  const auto& f64 = d.of(Metric::Fp64ActivePct);
+  const auto& f32 = d.of(Metric::Fp32ActivePct);
+  const auto& f16 = d.of(Metric::Fp16ActivePct);
+  const auto& tensor = d.of(Metric::TensorActivePct);
+  for (std::size_t i = first; any && i <= last; ++i) {
+    const double a = report.activity_metric == "sm_active_pct"
+                         ? (sm.empty() ? kNaN : sm[i] / 100)
+                         : (util.empty() ? kNaN : util[i] / 100);
+    activity.add(a);
+    if (sm.empty() || occ.empty() || f64.empty() || f32.empty() || f16.empty() || tensor.empty()) {
+      continue;
+    }
+    const double flop = (f64[i] + f32[i] + f16[i] + tensor[i]) / 100.0;
+    if (auto score = efficiency_score(sm[i] / 100.0, flop, occ[i] / 100.0)) {
+      scores.push_back(*score);
+      s.score.add(*score);
+    }
+  }
+  if (activity.count() > 0) report.activity = activity.mean();
+  report.score = summarize(scores);
+
+  // Energy over the whole run: the counter, power integrated as a cross-check, peaks, throttling.
+  GpuEnergy& e = report.energy;
+  const double max_gap = std::max(5 * d.sampling_interval_s, 1.0);
+  if (auto counter = counter_energy(d.t_s, d.of(Metric::EnergyMj))) e.counter_j = counter->joules;
+  const bool fast = !d.power_w.empty();
+  const double integrated = fast ? integrate_power(d.power_t_s, d.power_w, max_gap)
+                                 : integrate_power(d.t_s, d.of(Metric::PowerW), max_gap);
+  if (integrated > 0) e.integrated_j = integrated;
+  const double span = n > 1 ? d.t_s.back() - d.t_s.front() : 0;
+  if (e.counter_j && span > 0)
+    e.average_power_w = *e.counter_j / span;
+  else if (e.integrated_j && span > 0)
+    e.average_power_w = *e.integrated_j / span;
+  double peak = max_value(d.of(Metric::PowerW));
+  const double peak_instant = max_value(d.of(Metric::PowerInstantW));
+  if (!std::isnan(peak_instant) && (std::isnan(peak) || peak_instant > peak)) peak = peak_instant;
+  e.peak_power_w = finite(peak);
+  e.power_limit_w = finite(last_value(d.of(Metric::PowerLimitW)));
+  if (any && !d.of(Metric::ClockEventReasons).empty()) {
+    const auto& r = d.of(Metric::ClockEventReasons);
+    std::span<const double> ts(d.t_s.data() + first, last - first + 1);
+    std::span<const double> rs(r.data() + first, last - first + 1);
+    e.throttle = throttle_time(ts, rs, max_gap);
+  }
+  s.result.gpus.push_back(std::move(report));
+}
+
+void Analyzer::note_gpu_lost(const GpuKey& key, double t_s, bool with_host) {
+  state_->result.lost_gpus.push_back({key.label(with_host), t_s});
+}
+
+Analysis Analyzer::finish() {
+  State& s = *state_;
+  Analysis& a = s.result;
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    a.over_both[m] = s.overall[m].result();
+    const SpaceBins& bins = s.space[m];
+    for (std::size_t b = 0; b < bins.gpus.size(); ++b) {
+      if (bins.gpus[b] == 0) continue;
+      a.over_space[m].push_back({static_cast<double>(b) * s.space_bin_s, bins.sum[b] / bins.gpus[b],
+                                 bins.min[b], bins.max[b], bins.min_gpu[b], bins.max_gpu[b],
+                                 bins.gpus[b]});
+    }
+  }
+  a.score = s.score.result();
+
+  // Load balance over the GPUs that reported activity.
+  std::vector<double> activity, duration;
+  for (const auto& g : a.gpus) {
+    activity.push_back(g.activity.value_or(kNaN));
+    duration.push_back(g.covered_s);
+  }
+  if (a.gpus.size() >= 2)
+    a.balance = load_balance(activity, duration, s.options.straggler_threshold);
+
+  // Totals, counting a GPU only where its figure exists (and saying so otherwise).
+  double counter = 0, integrated = 0;
+  std::size_t with_counter = 0, with_integrated = 0;
+  for (const auto& g : a.gpus) {
+    if (g.energy.counter_j) {
+      counter += *g.energy.counter_j;
+      ++with_counter;
+    }
+    if (g.energy.integrated_j) {
+      integrated += *g.energy.integrated_j;
+      ++with_integrated;
+    }
+  }
+  if (with_counter > 0) a.energy_counter_j = counter;
+  if (with_integrated > 0) a.energy_integrated_j = integrated;
+  if (with_counter > 0 && with_counter < a.gpus.size()) {
+    a.notes.push_back(
+        fmt::format("the energy counter was read on {} of {} GPUs; the total covers "
+                    "those only",
+                    with_counter, a.gpus.size()));
+  }
+  const std::optional<double> energy =
+      a.energy_counter_j ? a.energy_counter_j : a.energy_integrated_j;
+  a.work_units = s.options.work_units;
+  if (energy && a.work_units && *a.work_units > 0) a.energy_per_unit_j = *energy / *a.work_units;
+
+  // Carbon: the user's intensity, a region's yearly average, else the world average.
+  if (energy) {
+    Carbon c;
+    c.pue = s.options.pue;
+    if (s.options.carbon_g_per_kwh) {
+      c.g_per_kwh = *s.options.carbon_g_per_kwh;
+      c.source = "given with --carbon-intensity";
+    } else {
+      const auto region = find_region(s.options.region.value_or("WORLD"));
+      const GridRegion r = region ? *region : *find_region("WORLD");
+      c.g_per_kwh = r.g_per_kwh;
+      c.region = std::string(r.code);
+      c.source = fmt::format("{} yearly average {} ({})", r.name, r.year, r.source);
+      if (!s.options.region) c.source += "; pass --region or --carbon-intensity for your grid";
+    }
+    c.grams = carbon_grams(*energy, c.g_per_kwh, c.pue);
+    if (a.work_units && *a.work_units > 0) c.grams_per_unit = c.grams / *a.work_units;
+    a.carbon = c;
+  }
+
+  a.findings = diagnose(a);
+  return std::move(a);
+}
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,76 @@
+// The analysis engine, fed one GPU at a time so memory stays bounded whatever the run size:
+//   pass 1: add_activity() per GPU (a few columns) → finish_activity() finds the idle edges;
+//   pass 2: add_device() per GPU (every metric) → finish() builds the Analysis.
+// It knows nothing of databases: cli/ reads the run database and feeds it; tests feed it by hand.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analyze/analysis.hpp"
+#include "analyze/trimming.hpp"
+
+namespace gpuscope::analyze {
+
+struct AnalysisOptions {
+  TrimMode trim = TrimMode::Leading;
+  double resolution_s = 0;  // over-space grid; 0: the sampling interval, coarsened to ≤ 2000 bins
+  double straggler_threshold = 0.15;
+  std::optional<double> carbon_g_per_kwh;  // --carbon-intensity
+  std::optional<std::string> region;       // --region
+  double pue = 1.0;
+  std::optional<double> work_units;  // --work-units, or the sum of --work-regex matches
+  std::string work_name = "units";
+};
+
+// One GPU's samples in time order: t_s in seconds since the analysis' t0 (the earliest run
+// start); values[m][i] is metric m at t_s[i], NaN when absent.
+struct DeviceSeries {
+  GpuKey key;
+  double sampling_interval_s = 0.1;
+  std::vector<double> t_s;
+  std::array<std::vector<double>, kMetricCount> values;
+  // The fast power cadence, when recorded (--power-sampling-ms): used to integrate power.
+  std::vector<double> power_t_s;
+  std::vector<double> power_w;
+
+  void clear();
+  const std::vector<double>& of(Metric m) const { return values[static_cast<std::size_t>(m)]; }
+};
+
+class Analyzer {
+ public:
+  // `runs` are the runs analysed together; the time axis starts at the earliest start.
+  Analyzer(AnalysisOptions options, std::vector<RunMeta> runs);
+  ~Analyzer();
+
+  double t0_offset_s(const RunMeta& run) const;  // where `run` starts on the analysis axis
+  std::int64_t t0_wall_ns() const;
+
+  // Pass 1: one GPU's activity (0..1, NaN unknown) at times t_s.
+  void add_activity(std::span<const double> t_s, std::span<const double> activity);
+  // Ends pass 1: decides the window the statistics cover.
+  void finish_activity();
+  const Window& window() const;
+
+  // Pass 2: one GPU's full series (after finish_activity()).
+  void add_device(const DeviceSeries& series);
+
+  // A GPU fell off the bus at t_s (from the run's events).
+  void note_gpu_lost(const GpuKey& key, double t_s, bool with_host);
+
+  // Everything else: load balance, totals, carbon, findings.
+  Analysis finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The activity of a sample, 0..1: SM active when GPM offered it, else GPU utilization.
+double sample_activity(double sm_active_pct, double gpu_util_pct);
+
+}  // namespace gpuscope::analyze

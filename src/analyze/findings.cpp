@@ -1,0 +1,151 @@
+#include "analyze/findings.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gpuscope::analyze {
+namespace {
+
+std::optional<double> overall_mean(const Analysis& a, Metric m) {
+  const auto& o = a.over_both[static_cast<std::size_t>(m)];
+  return o ? std::optional<double>(o->mean) : std::nullopt;
+}
+
+std::string duration_words(double seconds) {
+  if (seconds >= 3600) return fmt::format("{:.1f} GPU-hours", seconds / 3600);
+  if (seconds >= 60) return fmt::format("{:.0f} GPU-minutes", seconds / 60);
+  return fmt::format("{:.1f} GPU-seconds", seconds);
+}
+
+bool several_hosts(const Analysis& a) {
+  for (const auto& g : a.gpus) {
+    if (g.key.host != a.gpus.front().key.host || g.key.rank != a.gpus.front().key.rank) return true;
+  }
+  return false;
+}
+
+void idle_edges(const Analysis& a, std::vector<Finding>& out) {
+  if (a.window.leading_trimmed_s > 0) {
+    out.push_back(
+        {"idle_start",
+         fmt::format("the first {:.0f} s were idle (data loading or set-up?) and are left "
+                     "out of the statistics",
+                     a.window.leading_trimmed_s)});
+  }
+  if (a.window.trailing_trimmed_s > 0) {
+    out.push_back({"idle_end", fmt::format("the last {:.0f} s were idle (checkpointing or "
+                                           "shutdown?) and are left out of the statistics",
+                                           a.window.trailing_trimmed_s)});
+  }
+}
+
+void stragglers(const Analysis& a, std::vector<Finding>& out) {
+  if (!a.balance) return;
+  const bool hosts = several_hosts(a);
+  for (const auto& s : a.balance->stragglers) {
+    const GpuReport& g = a.gpus[s.index];
+    out.push_back({"straggler",
+                   fmt::format("{} was {:.0f} % less active than the median GPU: load imbalance, "
+                               "about {} idle",
+                               g.key.label(hosts), 100 * s.below_median,
+                               duration_words(s.gpu_seconds_lost))});
+  }
+}
+
+void activity(const Analysis& a, std::vector<Finding>& out) {
+  const auto sm = overall_mean(a, Metric::SmActivePct);
+  const auto util = overall_mean(a, Metric::GpuUtilPct);
+  if (sm && *sm < 50) {
+    std::string text = fmt::format("SMs were active only {:.0f} % of the time", *sm);
+    if (util && *util > *sm + 30) {
+      text += fmt::format(
+          " although utilization reads {:.0f} %: kernels run but leave most SMs "
+          "idle (small kernels, launch overhead, or waiting in communication)",
+          *util);
+    } else {
+      text += ": the GPUs often wait (input pipeline, CPU work, synchronisation)";
+    }
+    out.push_back({"low_sm_activity", text});
+  } else if (!sm && util && *util < 50) {
+    out.push_back({"low_utilization",
+                   fmt::format("GPU utilization averaged {:.0f} %: the GPUs often wait", *util)});
+  }
+  const auto tensor = overall_mean(a, Metric::TensorActivePct);
+  const auto fp32 = overall_mean(a, Metric::Fp32ActivePct);
+  if (tensor && fp32 && *tensor < 5 && *fp32 > 20) {
+    out.push_back({"no_tensor_cores",
+                   fmt::format("tensor cores idle ({:.0f} %) while FP32 is busy ({:.0f} %): mixed "
+                               "precision (bf16/fp16, or TF32) could help",
+                               *tensor, *fp32)});
+  }
+  const auto dram = overall_mean(a, Metric::DramActivePct);
+  if (dram && *dram > 60 && (!tensor || *tensor < 30)) {
+    out.push_back({"memory_bound", fmt::format("memory bandwidth is {:.0f} % used on average: the "
+                                               "work is memory-bound; fusing kernels or larger "
+                                               "batches raise arithmetic intensity",
+                                               *dram)});
+  }
+  const auto occupancy = overall_mean(a, Metric::SmOccupancyPct);
+  if (occupancy && sm && *sm >= 50 && *occupancy < 20) {
+    out.push_back({"low_occupancy",
+                   fmt::format("SM occupancy is low ({:.0f} %) while SMs are busy: kernels launch "
+                               "few warps (small blocks, heavy register or shared-memory use)",
+                               *occupancy)});
+  }
+}
+
+void power(const Analysis& a, std::vector<Finding>& out) {
+  double capped = 0, thermal = 0, observed = 0;
+  for (const auto& g : a.gpus) {
+    if (!g.energy.throttle) continue;
+    capped += g.energy.throttle->seconds[0];
+    thermal += g.energy.throttle->seconds[1];
+    observed += g.energy.throttle->observed_s;
+  }
+  if (observed > 0 && capped / observed > 0.10) {
+    out.push_back({"power_capped",
+                   fmt::format("power-capped {:.0f} % of the time: the GPUs ran at their power "
+                               "limit and lowered clocks",
+                               100 * capped / observed)});
+  }
+  if (observed > 0 && thermal / observed > 0.01) {
+    out.push_back({"thermal", fmt::format("thermally throttled {:.1f} % of the time: check cooling "
+                                          "and airflow",
+                                          100 * thermal / observed)});
+  }
+  if (a.energy_counter_j && a.energy_integrated_j && *a.energy_counter_j > 0) {
+    const double diff = (*a.energy_integrated_j - *a.energy_counter_j) / *a.energy_counter_j;
+    if (std::fabs(diff) > 0.10) {
+      out.push_back({"energy_mismatch",
+                     fmt::format("integrated power differs from the energy counter by {:+.0f} %: "
+                                 "sampled power misses short peaks; the counter is the figure to "
+                                 "trust",
+                                 100 * diff)});
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Finding> diagnose(const Analysis& a) {
+  std::vector<Finding> out;
+  for (const auto& lost : a.lost_gpus) {
+    out.push_back({"gpu_lost", fmt::format("{} fell off the bus at {:.1f} s (GPU_IS_LOST): its "
+                                           "data ends there; check dmesg for Xid errors",
+                                           lost.label, lost.t_s)});
+  }
+  stragglers(a, out);
+  idle_edges(a, out);
+  activity(a, out);
+  power(a, out);
+  if (a.score) {
+    out.push_back({"efficiency_score",
+                   fmt::format("efficiency score {:.2f} (median {:.2f}; 0 idle … 1 saturated; "
+                               "compare runs of the same workload only)",
+                               a.score->mean, a.score->median)});
+  }
+  return out;
+}
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,512 @@
+#include "report/analysis_view.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace gpuscope::report {
+namespace {
+
+using analyze::Analysis;
+
+constexpr Metric kDefaultMetrics[] = {
+    Metric::PowerW,          Metric::GpuUtilPct,      Metric::SmActivePct,   Metric::SmOccupancyPct,
+    Metric::TensorActivePct, Metric::Fp32ActivePct,   Metric::DramActivePct, Metric::TemperatureC,
+    Metric::SmClockMhz,      Metric::MemoryUsedBytes,
+};
+
+struct Style {
+  bool color;
+  std::string bold(const std::string& s) const { return color ? "\033[1m" + s + "\033[0m" : s; }
+  std::string warn(const std::string& s) const { return color ? "\033[33m" + s + "\033[0m" : s; }
+  std::string dim(const std::string& s) const { return color ? "\033[2m" + s + "\033[0m" : s; }
+};
+
+bool several_hosts(const Analysis& a) {
+  for (const auto& g : a.gpus) {
+    if (g.key.host != a.gpus.front().key.host || g.key.rank != a.gpus.front().key.rank) return true;
+  }
+  return false;
+}
+
+std::string pct(double fraction) {
+  return fmt::format("{:.0f} %", 100 * fraction);
+}
+
+std::string seconds_text(double s) {
+  if (s >= 3600) return fmt::format("{:.2f} h", s / 3600);
+  if (s >= 120) return fmt::format("{:.1f} min", s / 60);
+  return fmt::format("{:.1f} s", s);
+}
+
+// Display width of UTF-8 text: code points, not bytes, so "µ" and "°" do not skew columns.
+std::size_t display_width(const std::string& text) {
+  std::size_t n = 0;
+  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0U) != 0x80U ? 1 : 0;
+  return n;
+}
+
+// A table with left-aligned first column and right-aligned others, widths fitted to content.
+std::string table(const std::vector<std::string>& header,
+                  const std::vector<std::vector<std::string>>& rows, const Style& style) {
+  std::vector<std::size_t> width(header.size(), 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], display_width(row[i]));
+    }
+  };
+  measure(header);
+  for (const auto& r : rows) measure(r);
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const std::size_t n = display_width(row[i]);
+      const std::string pad(width[i] - std::min(width[i], n), ' ');
+      out += i == 0 ? row[i] + pad : "  " + pad + row[i];
+    }
+    return out + "\n";
+  };
+  std::string out = style.bold(line(header));
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+// The unit values are shown in (bytes as GiB, rates as GB/s).
+std::string unit_of(Metric m) {
+  const std::string_view unit = info(m).unit;
+  if (unit == "B") return "GiB";
+  if (unit == "B/s") return "GB/s";
+  return std::string(unit);
+}
+
+}  // namespace
+
+std::string format_energy(double j) {
+  if (std::fabs(j) >= 3.6e6) return fmt::format("{:.2f} kWh", j / 3.6e6);
+  if (std::fabs(j) >= 1e6) return fmt::format("{:.2f} MJ", j / 1e6);
+  if (std::fabs(j) >= 1e3) return fmt::format("{:.1f} kJ", j / 1e3);
+  return fmt::format("{:.0f} J", j);
+}
+
+std::string format_value(Metric m, double v) {
+  const std::string_view unit = info(m).unit;
+  if (unit == "B") return fmt::format("{:.1f}", v / (1024.0 * 1024 * 1024));
+  if (unit == "B/s") return fmt::format("{:.2f}", v / 1e9);
+  if (unit == "%") return fmt::format("{:.1f}", v);
+  if (unit == "MHz") return fmt::format("{:.0f}", v);
+  return fmt::format("{:.1f}", v);
+}
+
+View parse_view(const std::string& text) {
+  if (text == "summary" || text == "both") return View::Summary;
+  if (text == "time") return View::Time;
+  if (text == "space") return View::Space;
+  if (text == "all") return View::All;
+  throw Error::usage(fmt::format("unknown --aggregate '{}'", text), {},
+                     "use summary (over both GPUs and time), time (per GPU), space (across GPUs "
+                     "over time) or all");
+}
+
+std::vector<Metric> parse_metrics(const std::vector<std::string>& names) {
+  std::vector<Metric> out;
+  if (names.empty()) return {std::begin(kDefaultMetrics), std::end(kDefaultMetrics)};
+  for (const auto& name : names) {
+    if (name == "all") {
+      for (const auto& m : kMetrics) {
+        if (analyze::summarised(m.id)) out.push_back(m.id);
+      }
+      continue;
+    }
+    auto metric = metric_by_name(name);
+    if (!metric) {
+      throw Error::usage(fmt::format("unknown metric '{}'", name), {},
+                         "names are the samples columns of docs/database.md, e.g. power_w, "
+                         "sm_active_pct; or all");
+    }
+    if (!analyze::summarised(*metric)) {
+      throw Error::usage(
+          fmt::format("{} is a {} and has no level to aggregate", name,
+                      info(*metric).kind == MetricKind::Counter ? "counter" : "bitmask"),
+          {}, "energy appears in the energy section; throttling in the diagnosis");
+    }
+    out.push_back(*metric);
+  }
+  return out;
+}
+
+namespace {
+
+std::string header_text(const Analysis& a, const Style& style) {
+  std::string out = style.bold(fmt::format(
+      "gpuscope analysis · {} run{} · {} GPU{} · {}", a.runs.size(), a.runs.size() == 1 ? "" : "s",
+      a.gpus.size(), a.gpus.size() == 1 ? "" : "s", seconds_text(a.duration_s)));
+  out += "\n";
+  for (const auto& r : a.runs) {
+    std::string line =
+        fmt::format("  {}{}: {} · {}", r.host, r.rank ? fmt::format(" rank {}", *r.rank) : "",
+                    r.command_line.empty() ? "-" : r.command_line, r.status);
+    if (r.exit_code) line += fmt::format(" (exit {})", *r.exit_code);
+    if (!r.label.empty()) line += " · " + r.label;
+    if (r.scenario) line += " · simulated: " + *r.scenario;
+    out += style.dim(line) + "\n";
+    if (a.runs.size() > 8 && &r == &a.runs[7]) {
+      out += style.dim(fmt::format("  … and {} more runs", a.runs.size() - 8)) + "\n";
+      break;
+    }
+  }
+  const auto& w = a.window;
+  if (w.leading_trimmed_s > 0 || w.trailing_trimmed_s > 0) {
+    out += fmt::format(
+        "statistics over {:.1f}–{:.1f} s: {:.1f} s idle cut at the start, {:.1f} s "
+        "at the end (--detect-outliers {})\n",
+        w.start_s, w.end_s, w.leading_trimmed_s, w.trailing_trimmed_s, w.mode);
+  }
+  return out;
+}
+
+std::string summary_text(const Analysis& a, const Style& style) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : kMetrics) {
+    const auto& o = a.over_both[static_cast<std::size_t>(m.id)];
+    if (!o) continue;
+    rows.push_back({std::string(m.name), unit_of(m.id), format_value(m.id, o->mean),
+                    format_value(m.id, o->median), format_value(m.id, o->min),
+                    format_value(m.id, o->max)});
+  }
+  if (a.score) {
+    rows.push_back({"efficiency_score", "0–1", fmt::format("{:.3f}", a.score->mean),
+                    fmt::format("{:.3f}", a.score->median), fmt::format("{:.3f}", a.score->min),
+                    fmt::format("{:.3f}", a.score->max)});
+  }
+  std::string out = "\n" + style.bold("Over all GPUs and time") + "\n";
+  if (rows.empty()) return out + "  no metric has values in the analysed window\n";
+  return out + table({"metric", "unit", "mean", "median", "min", "max"}, rows, style);
+}
+
+std::string gpus_text(const Analysis& a, const Style& style) {
+  const bool hosts = several_hosts(a);
+  const double median = a.balance ? a.balance->median : 0;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& g : a.gpus) {
+    const auto& e = g.energy;
+    std::string vs = "-";
+    if (g.activity && median > 0) vs = fmt::format("{:+.0f} %", 100 * (*g.activity / median - 1));
+    rows.push_back({g.key.label(hosts), g.activity ? pct(*g.activity) : "-", vs,
+                    e.counter_j ? format_energy(*e.counter_j) : "-",
+                    e.average_power_w ? fmt::format("{:.0f} W", *e.average_power_w) : "-",
+                    e.peak_power_w ? fmt::format("{:.0f} W", *e.peak_power_w) : "-",
+                    e.power_limit_w ? fmt::format("{:.0f} W", *e.power_limit_w) : "-",
+                    g.score ? fmt::format("{:.2f}", g.score->mean) : "-"});
+  }
+  std::string out = "\n" + style.bold("Per GPU") + "\n";
+  out += table({"GPU", "activity", "vs median", "energy", "avg power", "peak", "limit", "score"},
+               rows, style);
+  if (a.balance) {
+    out += fmt::format("balance: max/mean {:.2f}, coefficient of variation {:.2f}\n",
+                       a.balance->max_over_mean, a.balance->cv);
+  }
+  return out;
+}
+
+std::string energy_text(const Analysis& a, const Style& style) {
+  std::string out = "\n" + style.bold("Energy and carbon") + "\n";
+  if (a.energy_counter_j) {
+    out += fmt::format("  energy (hardware counter)   {}  ({:.1f} Wh)\n",
+                       format_energy(*a.energy_counter_j), *a.energy_counter_j / 3600);
+  }
+  if (a.energy_integrated_j) {
+    std::string diff;
+    if (a.energy_counter_j && *a.energy_counter_j > 0) {
+      diff = fmt::format("  ({:+.1f} % vs the counter)",
+                         100 * (*a.energy_integrated_j / *a.energy_counter_j - 1));
+    }
+    out += fmt::format("  energy (integrated power)   {}{}\n",
+                       format_energy(*a.energy_integrated_j), diff);
+  }
+  if (!a.energy_counter_j && !a.energy_integrated_j) out += "  no energy or power readings\n";
+  if (a.energy_per_unit_j) {
+    out += fmt::format(
+        "  per {}                 {:.3g} J  ({:.0f} {} per kWh)\n", a.work_name,
+        *a.energy_per_unit_j,
+        *a.work_units /
+            ((a.energy_counter_j ? *a.energy_counter_j : *a.energy_integrated_j) / 3.6e6),
+        a.work_name);
+  }
+  if (a.carbon) {
+    const auto& c = *a.carbon;
+    out += fmt::format("  carbon                      {:.1f} gCO2e at {:.1f} g/kWh, PUE {:.2f}\n",
+                       c.grams, c.g_per_kwh, c.pue);
+    if (c.grams_per_unit)
+      out +=
+          fmt::format("  carbon per {}            {:.3g} gCO2e\n", a.work_name, *c.grams_per_unit);
+    out += style.dim("  intensity: " + c.source) + "\n";
+  }
+  return out;
+}
+
+std::string findings_text(const Analysis& a, const Style& style) {
+  std::string out = "\n" + style.bold("Diagnosis") + "\n";
+  if (a.findings.empty()) out += "  nothing stands out\n";
+  for (const auto& f : a.findings) out += "  " + style.warn("•") + " " + f.text + "\n";
+  for (const auto& n : a.notes) out += "  " + style.dim("note: " + n) + "\n";
+  return out;
+}
+
+std::string time_text(const Analysis& a, const std::vector<Metric>& metrics, const Style& style) {
+  const bool hosts = several_hosts(a);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& g : a.gpus) {
+    for (Metric m : metrics) {
+      const auto& s = g.over_time[static_cast<std::size_t>(m)];
+      if (!s) {
+        rows.push_back({g.key.label(hosts), std::string(info(m).name), unit_of(m), "not supported",
+                        "", "", "", ""});
+        continue;
+      }
+      rows.push_back({g.key.label(hosts), std::string(info(m).name), unit_of(m),
+                      format_value(m, s->mean), format_value(m, s->median), format_value(m, s->p5),
+                      format_value(m, s->p95), format_value(m, s->max)});
+    }
+  }
+  return "\n" + style.bold("Per GPU over time") + "\n" +
+         table({"GPU", "metric", "unit", "mean", "median", "p5", "p95", "max"}, rows, style);
+}
+
+std::string space_text(const Analysis& a, const std::vector<Metric>& metrics, const Style& style) {
+  const bool hosts = several_hosts(a);
+  std::string out;
+  for (Metric m : metrics) {
+    const auto& series = a.over_space[static_cast<std::size_t>(m)];
+    out += "\n" +
+           style.bold(fmt::format("{} across GPUs over time ({})", info(m).name, unit_of(m))) +
+           "\n";
+    if (series.empty()) {
+      out += "  not supported on these GPUs\n";
+      continue;
+    }
+    // At most 30 rows on a terminal: neighbouring grid points are merged (CSV has them all).
+    const std::size_t step = (series.size() + 29) / 30;
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i = 0; i < series.size(); i += step) {
+      double sum = 0, lo = series[i].min, hi = series[i].max;
+      std::size_t lo_gpu = series[i].min_gpu, hi_gpu = series[i].max_gpu, n = 0;
+      for (std::size_t k = i; k < std::min(series.size(), i + step); ++k, ++n) {
+        sum += series[k].mean;
+        if (series[k].min < lo) {
+          lo = series[k].min;
+          lo_gpu = series[k].min_gpu;
+        }
+        if (series[k].max > hi) {
+          hi = series[k].max;
+          hi_gpu = series[k].max_gpu;
+        }
+      }
+      rows.push_back({fmt::format("{:.1f}", series[i].t_s),
+                      format_value(m, sum / static_cast<double>(n)), format_value(m, lo),
+                      a.gpus[lo_gpu].key.label(hosts), format_value(m, hi),
+                      a.gpus[hi_gpu].key.label(hosts)});
+    }
+    out += table({"t (s)", "mean", "min", "min GPU", "max", "max GPU"}, rows, style);
+  }
+  return out;
+}
+
+nlohmann::json summary_json(const analyze::Summary& s) {
+  return {{"count", s.count}, {"mean", s.mean}, {"median", s.median}, {"p5", s.p5},
+          {"p95", s.p95},     {"min", s.min},   {"max", s.max}};
+}
+
+template <typename T>
+nlohmann::json opt(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+std::string analysis_text(const Analysis& a, View view, const std::vector<Metric>& metrics,
+                          bool color) {
+  const Style style{color};
+  std::string out = header_text(a, style);
+  if (view == View::Summary || view == View::All) {
+    out += summary_text(a, style) + gpus_text(a, style) + energy_text(a, style);
+  }
+  if (view == View::Time || view == View::All) out += time_text(a, metrics, style);
+  if (view == View::Space || view == View::All) out += space_text(a, metrics, style);
+  out += findings_text(a, style);
+  return out;
+}
+
+nlohmann::json analysis_json(const Analysis& a) {
+  using nlohmann::json;
+  json runs = json::array();
+  for (const auto& r : a.runs) {
+    runs.push_back({{"source", r.source},
+                    {"run_id", r.run_id},
+                    {"host", r.host},
+                    {"rank", opt(r.rank)},
+                    {"label", r.label},
+                    {"command", r.command_line},
+                    {"status", r.status},
+                    {"exit_code", opt(r.exit_code)},
+                    {"scenario", opt(r.scenario)},
+                    {"sampling_interval_s", r.sampling_interval_s}});
+  }
+  json over_both = json::object();
+  for (const auto& m : kMetrics) {
+    const auto& o = a.over_both[static_cast<std::size_t>(m.id)];
+    if (!analyze::summarised(m.id)) continue;
+    over_both[std::string(m.name)] =
+        o ? json{{"unit", m.unit},      {"count", o->count}, {"mean", o->mean},
+                 {"median", o->median}, {"min", o->min},     {"max", o->max}}
+          : json(nullptr);
+  }
+  json gpus = json::array();
+  for (const auto& g : a.gpus) {
+    json over_time = json::object();
+    for (const auto& m : kMetrics) {
+      if (!analyze::summarised(m.id)) continue;
+      const auto& s = g.over_time[static_cast<std::size_t>(m.id)];
+      over_time[std::string(m.name)] = s ? summary_json(*s) : json(nullptr);
+    }
+    json throttle = nullptr;
+    if (g.energy.throttle) {
+      throttle = {{"observed_s", g.energy.throttle->observed_s},
+                  {"any_s", g.energy.throttle->any_s}};
+      for (std::size_t k = 0; k < analyze::kThrottleReasonCount; ++k) {
+        throttle[std::string(analyze::kThrottleReasonNames[k])] = g.energy.throttle->seconds[k];
+      }
+    }
+    gpus.push_back(
+        {{"run", g.key.run_id},
+         {"host", g.key.host},
+         {"rank", opt(g.key.rank)},
+         {"index", g.key.device_index},
+         {"uuid", g.key.uuid},
+         {"name", g.key.name},
+         {"samples", g.samples},
+         {"covered_s", g.covered_s},
+         {"activity", opt(g.activity)},
+         {"activity_metric", g.activity_metric},
+         {"score", g.score ? summary_json(*g.score) : json(nullptr)},
+         {"energy_j",
+          {{"counter", opt(g.energy.counter_j)}, {"integrated", opt(g.energy.integrated_j)}}},
+         {"average_power_w", opt(g.energy.average_power_w)},
+         {"peak_power_w", opt(g.energy.peak_power_w)},
+         {"power_limit_w", opt(g.energy.power_limit_w)},
+         {"throttle_s", throttle},
+         {"over_time", over_time}});
+  }
+  json over_space = json::object();
+  for (const auto& m : kMetrics) {
+    const auto& series = a.over_space[static_cast<std::size_t>(m.id)];
+    if (!analyze::summarised(m.id) || series.empty()) continue;
+    json t = json::array(), mean = json::array(), lo = json::array(), hi = json::array(),
+         lo_gpu = json::array(), hi_gpu = json::array();
+    for (const auto& p : series) {
+      t.push_back(p.t_s);
+      mean.push_back(p.mean);
+      lo.push_back(p.min);
+      hi.push_back(p.max);
+      lo_gpu.push_back(p.min_gpu);
+      hi_gpu.push_back(p.max_gpu);
+    }
+    over_space[std::string(m.name)] = {{"t_s", t},  {"mean", mean},      {"min", lo},
+                                       {"max", hi}, {"min_gpu", lo_gpu}, {"max_gpu", hi_gpu}};
+  }
+  json balance = nullptr;
+  if (a.balance) {
+    json stragglers = json::array();
+    for (const auto& s : a.balance->stragglers) {
+      stragglers.push_back({{"gpu", s.index},
+                            {"below_median", s.below_median},
+                            {"gpu_seconds_lost", s.gpu_seconds_lost}});
+    }
+    balance = {{"mean", a.balance->mean},
+               {"median", a.balance->median},
+               {"max_over_mean", a.balance->max_over_mean},
+               {"cv", a.balance->cv},
+               {"stragglers", stragglers}};
+  }
+  json carbon = nullptr;
+  if (a.carbon) {
+    carbon = {{"grams", a.carbon->grams},   {"g_per_kwh", a.carbon->g_per_kwh},
+              {"source", a.carbon->source}, {"region", a.carbon->region},
+              {"pue", a.carbon->pue},       {"grams_per_unit", opt(a.carbon->grams_per_unit)}};
+  }
+  json findings = json::array();
+  for (const auto& f : a.findings) findings.push_back({{"kind", f.kind}, {"text", f.text}});
+  return {
+      {"schema", "gpuscope-analysis/1"},
+      {"inputs", a.inputs},
+      {"runs", runs},
+      {"duration_s", a.duration_s},
+      {"window",
+       {{"start_s", a.window.start_s},
+        {"end_s", a.window.end_s},
+        {"leading_trimmed_s", a.window.leading_trimmed_s},
+        {"trailing_trimmed_s", a.window.trailing_trimmed_s},
+        {"mode", a.window.mode}}},
+      {"resolution_s", a.resolution_s},
+      {"over_both", over_both},
+      {"efficiency_score", a.score ? json{{"mean", a.score->mean},
+                                          {"median", a.score->median},
+                                          {"min", a.score->min},
+                                          {"max", a.score->max}}
+                                   : json(nullptr)},
+      {"gpus", gpus},
+      {"over_space", over_space},
+      {"balance", balance},
+      {"energy_j",
+       {{"counter", opt(a.energy_counter_j)}, {"integrated", opt(a.energy_integrated_j)}}},
+      {"work",
+       {{"units", opt(a.work_units)},
+        {"name", a.work_name},
+        {"energy_per_unit_j", opt(a.energy_per_unit_j)}}},
+      {"carbon", carbon},
+      {"findings", findings},
+      {"notes", a.notes},
+  };
+}
+
+std::string analysis_csv(const Analysis& a, View view, const std::vector<Metric>& metrics) {
+  std::string out;
+  auto num = [](double v) { return fmt::format("{}", v); };
+  if (view == View::Time) {
+    out = "run,host,rank,gpu,uuid,metric,unit,count,mean,median,p5,p95,min,max\n";
+    for (const auto& g : a.gpus) {
+      for (Metric m : metrics) {
+        const auto& s = g.over_time[static_cast<std::size_t>(m)];
+        out += fmt::format("{},{},{},{},{},{},{},", g.key.run_id, g.key.host,
+                           g.key.rank ? std::to_string(*g.key.rank) : "", g.key.device_index,
+                           g.key.uuid, info(m).name, info(m).unit);
+        out += s ? fmt::format("{},{},{},{},{},{},{}\n", s->count, num(s->mean), num(s->median),
+                               num(s->p5), num(s->p95), num(s->min), num(s->max))
+                 : "0,,,,,,\n";
+      }
+    }
+    return out;
+  }
+  if (view == View::Space) {
+    out = "metric,unit,t_s,gpus,mean,min,min_gpu,max,max_gpu\n";
+    for (Metric m : metrics) {
+      for (const auto& p : a.over_space[static_cast<std::size_t>(m)]) {
+        out += fmt::format("{},{},{},{},{},{},{},{},{}\n", info(m).name, info(m).unit, num(p.t_s),
+                           p.gpus, num(p.mean), num(p.min), p.min_gpu, num(p.max), p.max_gpu);
+      }
+    }
+    return out;
+  }
+  out = "metric,unit,count,mean,median,min,max\n";
+  for (const auto& m : kMetrics) {
+    const auto& o = a.over_both[static_cast<std::size_t>(m.id)];
+    if (!o) continue;
+    out += fmt::format("{},{},{},{},{},{},{}\n", m.name, m.unit, o->count, num(o->mean),
+                       num(o->median), num(o->min), num(o->max));
+  }
+  return out;
+}
+
+}  // namespace gpuscope::report
