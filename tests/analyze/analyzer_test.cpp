@@ -1,0 +1,197 @@
+// The analysis engine fed by hand: alignment over space, per-GPU statistics inside the trimmed
+// window, load balance and the diagnosis, energy totals and carbon. No database.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "analyze/analyzer.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+RunMeta run(std::int64_t start_ns = 1'000'000'000'000) {
+  RunMeta r;
+  r.run_id = 1;
+  r.host = "node0";
+  r.start_wall_ns = start_ns;
+  r.sampling_interval_s = 1.0;
+  r.status = "finished";
+  return r;
+}
+
+// A GPU sampled every second for `n` seconds: SM active `idle_pct` for the first `idle_s`
+// seconds, then `busy_pct`; power 100 W idle, 400 W busy; the energy counter integrates it.
+DeviceSeries gpu(unsigned index, std::size_t n, std::size_t idle_s, double busy_pct,
+                 double idle_pct = 0) {
+  DeviceSeries d;
+  d.key.host = "node0";
+  d.key.device_index = index;
+  d.sampling_interval_s = 1.0;
+  double energy_mj = 5e9;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool busy = i >= idle_s;
+    d.t_s.push_back(static_cast<double>(i));
+    for (auto& v : d.values) v.push_back(kNaN);
+    auto set = [&](Metric m, double v) { d.values[static_cast<std::size_t>(m)].back() = v; };
+    const double power = busy ? 400.0 : 100.0;
+    set(Metric::SmActivePct, busy ? busy_pct : idle_pct);
+    set(Metric::GpuUtilPct, busy ? 100.0 : 0.0);
+    set(Metric::PowerW, power);
+    set(Metric::EnergyMj, energy_mj);
+    set(Metric::PowerLimitW, 700.0);
+    set(Metric::ClockEventReasons, busy ? 0.0 : 1.0);  // idle bit only: not a throttle
+    energy_mj += power * 1000.0;                         // 1 s at `power` W
+  }
+  return d;
+}
+
+Analysis analyse(std::vector<DeviceSeries> gpus, AnalysisOptions options = {}) {
+  Analyzer analyzer(options, {run()});
+  for (const auto& d : gpus) {
+    std::vector<double> activity;
+    for (std::size_t i = 0; i < d.t_s.size(); ++i) {
+      activity.push_back(sample_activity(d.of(Metric::SmActivePct)[i], d.of(Metric::GpuUtilPct)[i]));
+    }
+    analyzer.add_activity(d.t_s, activity);
+  }
+  analyzer.finish_activity();
+  for (const auto& d : gpus) analyzer.add_device(d);
+  return analyzer.finish();
+}
+
+TEST(Analyzer, TrimsTheIdleStartAndSummarisesTheRest) {
+  const Analysis a = analyse({gpu(0, 100, 20, 80), gpu(1, 100, 20, 80)});
+  EXPECT_NEAR(a.window.leading_trimmed_s, 20.0, 1.0);
+  const auto& sm = a.gpus[0].over_time[static_cast<std::size_t>(Metric::SmActivePct)];
+  ASSERT_TRUE(sm);
+  EXPECT_DOUBLE_EQ(sm->mean, 80.0);  // the idle start is out of the statistics
+  EXPECT_DOUBLE_EQ(sm->min, 80.0);
+  ASSERT_TRUE(a.over_both[static_cast<std::size_t>(Metric::SmActivePct)]);
+  EXPECT_NEAR(a.over_both[static_cast<std::size_t>(Metric::SmActivePct)]->median, 80.0, 0.1);
+  bool said = false;
+  for (const auto& f : a.findings) said |= f.kind == "idle_start";
+  EXPECT_TRUE(said);
+}
+
+TEST(Analyzer, NoTrimmingKeepsEverything) {
+  AnalysisOptions options;
+  options.trim = TrimMode::None;
+  const Analysis a = analyse({gpu(0, 100, 20, 80)}, options);
+  EXPECT_EQ(a.window.leading_trimmed_s, 0.0);
+  EXPECT_DOUBLE_EQ(a.gpus[0].over_time[static_cast<std::size_t>(Metric::SmActivePct)]->mean, 64.0);
+}
+
+TEST(Analyzer, OverSpaceAlignsGpusOnTimeAndNamesTheExtremes) {
+  const Analysis a = analyse({gpu(0, 50, 0, 90), gpu(1, 50, 0, 30)});
+  const auto& series = a.over_space[static_cast<std::size_t>(Metric::SmActivePct)];
+  ASSERT_FALSE(series.empty());
+  for (const auto& p : series) {
+    EXPECT_EQ(p.gpus, 2U);
+    EXPECT_DOUBLE_EQ(p.mean, 60.0);
+    EXPECT_DOUBLE_EQ(p.min, 30.0);
+    EXPECT_DOUBLE_EQ(p.max, 90.0);
+    EXPECT_EQ(p.min_gpu, 1U);
+    EXPECT_EQ(p.max_gpu, 0U);
+  }
+}
+
+TEST(Analyzer, StragglerIsNamedWithItsLoss) {
+  const Analysis a = analyse({gpu(0, 100, 0, 80), gpu(1, 100, 0, 80), gpu(2, 100, 0, 80),
+                              gpu(3, 100, 0, 40)});
+  ASSERT_TRUE(a.balance);
+  ASSERT_EQ(a.balance->stragglers.size(), 1U);
+  EXPECT_EQ(a.balance->stragglers[0].index, 3U);
+  EXPECT_NEAR(a.balance->stragglers[0].below_median, 0.5, 1e-9);
+  std::string text;
+  for (const auto& f : a.findings) {
+    if (f.kind == "straggler") text = f.text;
+  }
+  EXPECT_NE(text.find("GPU 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("50 % less active"), std::string::npos) << text;
+}
+
+TEST(Analyzer, EnergyFromTheCounterAndIntegratedPower) {
+  // 10 s idle (100 W) + 90 s busy (400 W) = 1000 + 36000 J (the counter's last step is not seen).
+  const Analysis a = analyse({gpu(0, 100, 10, 80)});
+  ASSERT_TRUE(a.energy_counter_j);
+  EXPECT_NEAR(*a.energy_counter_j, 10 * 100.0 + 89 * 400.0, 1e-6);
+  ASSERT_TRUE(a.energy_integrated_j);
+  // Trapezoids: 9 idle intervals, one 100→400 step, 89 busy intervals.
+  EXPECT_NEAR(*a.energy_integrated_j, 9 * 100.0 + 250.0 + 89 * 400.0, 1e-6);
+  EXPECT_DOUBLE_EQ(*a.gpus[0].energy.peak_power_w, 400.0);
+  EXPECT_DOUBLE_EQ(*a.gpus[0].energy.power_limit_w, 700.0);
+}
+
+TEST(Analyzer, CarbonFromTheRegionOrTheUser) {
+  AnalysisOptions fr;
+  fr.region = "FR";
+  const Analysis a = analyse({gpu(0, 100, 0, 80)}, fr);
+  ASSERT_TRUE(a.carbon);
+  EXPECT_DOUBLE_EQ(a.carbon->g_per_kwh, 56.0);
+  EXPECT_NEAR(a.carbon->grams, *a.energy_counter_j / 3.6e6 * 56.0, 1e-9);
+  AnalysisOptions own;
+  own.carbon_g_per_kwh = 200;
+  own.pue = 1.5;
+  own.work_units = 1000;
+  const Analysis b = analyse({gpu(0, 100, 0, 80)}, own);
+  EXPECT_NEAR(b.carbon->grams, *b.energy_counter_j / 3.6e6 * 200 * 1.5, 1e-9);
+  ASSERT_TRUE(b.energy_per_unit_j);
+  EXPECT_NEAR(*b.energy_per_unit_j, *b.energy_counter_j / 1000, 1e-9);
+  EXPECT_NEAR(*b.carbon->grams_per_unit, b.carbon->grams / 1000, 1e-12);
+}
+
+TEST(Analyzer, MissingMetricsStayMissing) {
+  DeviceSeries d = gpu(0, 30, 0, 80);
+  d.values[static_cast<std::size_t>(Metric::SmActivePct)].assign(30, kNaN);  // no GPM
+  const Analysis a = analyse({d});
+  EXPECT_FALSE(a.over_both[static_cast<std::size_t>(Metric::SmActivePct)]);
+  EXPECT_FALSE(a.gpus[0].over_time[static_cast<std::size_t>(Metric::SmActivePct)]);
+  EXPECT_TRUE(a.over_space[static_cast<std::size_t>(Metric::SmActivePct)].empty());
+  EXPECT_EQ(a.gpus[0].activity_metric, "gpu_util_pct");
+  EXPECT_FALSE(a.score);
+}
+
+TEST(Analyzer, TensorIdleWhileFp32BusySuggestsMixedPrecision) {
+  DeviceSeries d = gpu(0, 30, 0, 90);
+  d.values[static_cast<std::size_t>(Metric::TensorActivePct)].assign(30, 1.0);
+  d.values[static_cast<std::size_t>(Metric::Fp32ActivePct)].assign(30, 60.0);
+  const Analysis a = analyse({d});
+  bool said = false;
+  for (const auto& f : a.findings) said |= f.kind == "no_tensor_cores";
+  EXPECT_TRUE(said);
+}
+
+TEST(Analyzer, PowerCapFinding) {
+  DeviceSeries d = gpu(0, 40, 0, 90);
+  d.values[static_cast<std::size_t>(Metric::ClockEventReasons)].assign(40, 4.0);  // SW power cap
+  const Analysis a = analyse({d});
+  bool said = false;
+  for (const auto& f : a.findings) said |= f.kind == "power_capped";
+  EXPECT_TRUE(said);
+}
+
+TEST(Analyzer, OneSampleGivesAnswersWithoutCrashing) {
+  const Analysis a = analyse({gpu(0, 1, 0, 50)});
+  ASSERT_EQ(a.gpus.size(), 1U);
+  EXPECT_FALSE(a.energy_counter_j);  // one reading is no difference
+  EXPECT_FALSE(a.balance);
+}
+
+TEST(Analyzer, GpuLostIsAFinding) {
+  Analyzer analyzer({}, {run()});
+  DeviceSeries d = gpu(0, 10, 0, 80);
+  analyzer.add_activity(d.t_s, d.of(Metric::SmActivePct));
+  analyzer.finish_activity();
+  analyzer.add_device(d);
+  analyzer.note_gpu_lost(d.key, 8.0, false);
+  const Analysis a = analyzer.finish();
+  ASSERT_FALSE(a.findings.empty());
+  EXPECT_EQ(a.findings[0].kind, "gpu_lost");
+  EXPECT_NE(a.findings[0].text.find("8.0 s"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
