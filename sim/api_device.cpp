@@ -114,45 +114,36 @@ nvmlReturn_t DeviceGetTemperature(nvmlDevice_t device, unsigned int sensor, unsi
   });
 }
 
+// Graphics and SM share one clock domain here; memory and video clocks are fixed.
+nvmlReturn_t clock_of(const ClockSpec& clocks, unsigned int type, unsigned int sm_mhz,
+                      unsigned int* mhz) {
+  if (mhz == nullptr) return nvml::kErrorInvalidArgument;
+  switch (type) {
+    case nvml::kClockGraphics:
+    case nvml::kClockSm:
+      *mhz = sm_mhz;
+      return nvml::kSuccess;
+    case nvml::kClockMem:
+      *mhz = clocks.mem_mhz;
+      return nvml::kSuccess;
+    case nvml::kClockVideo:
+      *mhz = clocks.video_mhz;
+      return nvml::kSuccess;
+    default:
+      return nvml::kErrorInvalidArgument;
+  }
+}
+
 nvmlReturn_t DeviceGetClockInfo(nvmlDevice_t device, unsigned int type, unsigned int* mhz) {
   return on_device(Entry::DeviceGetClockInfo, device, [&](SimDevice& d, const CallContext&) {
-    if (mhz == nullptr) return nvml::kErrorInvalidArgument;
-    const ClockSpec& clocks = d.model.config().spec.clocks;
-    switch (type) {
-      case nvml::kClockGraphics:
-      case nvml::kClockSm:
-        *mhz = d.model.sm_clock_mhz();
-        return nvml::kSuccess;
-      case nvml::kClockMem:
-        *mhz = clocks.mem_mhz;
-        return nvml::kSuccess;
-      case nvml::kClockVideo:
-        *mhz = clocks.video_mhz;
-        return nvml::kSuccess;
-      default:
-        return nvml::kErrorInvalidArgument;
-    }
+    return clock_of(d.model.config().spec.clocks, type, d.model.sm_clock_mhz(), mhz);
   });
 }
 
 nvmlReturn_t DeviceGetMaxClockInfo(nvmlDevice_t device, unsigned int type, unsigned int* mhz) {
   return on_device(Entry::DeviceGetMaxClockInfo, device, [&](SimDevice& d, const CallContext&) {
-    if (mhz == nullptr) return nvml::kErrorInvalidArgument;
     const ClockSpec& clocks = d.model.config().spec.clocks;
-    switch (type) {
-      case nvml::kClockGraphics:
-      case nvml::kClockSm:
-        *mhz = clocks.max_sm_mhz;
-        return nvml::kSuccess;
-      case nvml::kClockMem:
-        *mhz = clocks.mem_mhz;
-        return nvml::kSuccess;
-      case nvml::kClockVideo:
-        *mhz = clocks.video_mhz;
-        return nvml::kSuccess;
-      default:
-        return nvml::kErrorInvalidArgument;
-    }
+    return clock_of(clocks, type, clocks.max_sm_mhz, mhz);
   });
 }
 

@@ -1,11 +1,11 @@
 // The analysis engine fed by hand: alignment over space, per-GPU statistics inside the trimmed
 // window, load balance and the diagnosis, energy totals and carbon. No database.
+#include "analyze/analyzer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-
-#include "analyze/analyzer.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -43,7 +43,7 @@ DeviceSeries gpu(unsigned index, std::size_t n, std::size_t idle_s, double busy_
     set(Metric::EnergyMj, energy_mj);
     set(Metric::PowerLimitW, 700.0);
     set(Metric::ClockEventReasons, busy ? 0.0 : 1.0);  // idle bit only: not a throttle
-    energy_mj += power * 1000.0;                         // 1 s at `power` W
+    energy_mj += power * 1000.0;                       // 1 s at `power` W
   }
   return d;
 }
@@ -53,7 +53,8 @@ Analysis analyse(std::vector<DeviceSeries> gpus, AnalysisOptions options = {}) {
   for (const auto& d : gpus) {
     std::vector<double> activity;
     for (std::size_t i = 0; i < d.t_s.size(); ++i) {
-      activity.push_back(sample_activity(d.of(Metric::SmActivePct)[i], d.of(Metric::GpuUtilPct)[i]));
+      activity.push_back(
+          sample_activity(d.of(Metric::SmActivePct)[i], d.of(Metric::GpuUtilPct)[i]));
     }
     analyzer.add_activity(d.t_s, activity);
   }
@@ -99,8 +100,8 @@ TEST(Analyzer, OverSpaceAlignsGpusOnTimeAndNamesTheExtremes) {
 }
 
 TEST(Analyzer, StragglerIsNamedWithItsLoss) {
-  const Analysis a = analyse({gpu(0, 100, 0, 80), gpu(1, 100, 0, 80), gpu(2, 100, 0, 80),
-                              gpu(3, 100, 0, 40)});
+  const Analysis a =
+      analyse({gpu(0, 100, 0, 80), gpu(1, 100, 0, 80), gpu(2, 100, 0, 80), gpu(3, 100, 0, 40)});
   ASSERT_TRUE(a.balance);
   ASSERT_EQ(a.balance->stragglers.size(), 1U);
   EXPECT_EQ(a.balance->stragglers[0].index, 3U);

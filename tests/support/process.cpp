@@ -37,6 +37,21 @@ std::vector<std::string> merged_environment(const std::map<std::string, std::str
   return out;
 }
 
+// posix_spawnp of `argv` with the merged environment; consumes `actions`. Returns its error code.
+int spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+          posix_spawn_file_actions_t& actions, pid_t& pid) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const auto environment = merged_environment(env);
+  std::vector<char*> envp;
+  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  return rc;
+}
+
 }  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv,
@@ -52,17 +67,8 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
 
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const auto environment = merged_environment(env);
-  std::vector<char*> envp;
-  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
+  const int rc = spawn(argv, env, actions, pid);
   close(out_pipe[1]);
   close(err_pipe[1]);
   if (rc != 0) {
@@ -113,16 +119,8 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
                                    0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const auto environment = merged_environment(env);
-  std::vector<char*> envp;
-  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
+  const int rc = spawn(argv, env, actions, pid);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
   pid_ = pid;
 }
