@@ -193,7 +193,10 @@ std::string gpus_text(const Analysis& a, const Style& style) {
   for (const auto& g : a.gpus) {
     const auto& e = g.energy;
     std::string vs = "-";
-    if (g.activity && median > 0) vs = fmt::format("{:+.0f} %", 100 * (*g.activity / median - 1));
+    if (g.activity && median > 0) {
+      const double diff = std::round(100 * (*g.activity / median - 1));
+      vs = diff == 0 ? "0 %" : fmt::format("{:+.0f} %", diff);  // never "-0 %"
+    }
     rows.push_back({g.key.label(hosts), g.activity ? pct(*g.activity) : "-", vs,
                     e.counter_j ? format_energy(*e.counter_j) : "-",
                     e.average_power_w ? fmt::format("{:.0f} W", *e.average_power_w) : "-",
