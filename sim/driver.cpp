@@ -105,6 +105,7 @@ nvmlReturn_t Driver::load(const DriverOptions& options) {
       }
     }
     if (gpu.faults.lost_at_s) device->lost_at_ns = std::llround(*gpu.faults.lost_at_s * 1e9);
+    device->model.set_time_scale(time_scale_);
     devices_.push_back(std::move(device));
   }
   state_ = std::move(state);

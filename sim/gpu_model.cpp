@@ -197,7 +197,9 @@ std::uint64_t GpuModel::energy_uj() const {
 }
 
 unsigned long long GpuModel::energy_mj() const {
-  return energy_offset_mj_ + energy_uj() / 1000U;
+  if (time_scale_ == 1.0) return energy_offset_mj_ + energy_uj() / 1000U;  // exact
+  return energy_offset_mj_ +
+         static_cast<unsigned long long>(static_cast<double>(energy_uj()) / (1000.0 * time_scale_));
 }
 
 Levels GpuModel::activity_integral() const {

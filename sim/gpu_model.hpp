@@ -59,7 +59,11 @@ class GpuModel {
   unsigned power_usage_mw() const;
   // Energy counter in mJ: a seed-dependent offset (the driver has been up for days) plus the
   // exact integral of bucket power up to time_ns().
+  // The energy counter: the driver-uptime offset plus the integral of power over *wall* time.
+  // With a time scale above 1 the scenario runs faster than the clock, and energy accrues per
+  // wall second so the counter stays consistent with the power a sampler reads.
   unsigned long long energy_mj() const;
+  void set_time_scale(double scale) { time_scale_ = scale; }
   // Energy since scenario time zero in µJ, exact: sum of power_mw * bucket time.
   std::uint64_t energy_uj() const;
   // Integral of each reported level over time up to time_ns() (level * seconds).
@@ -109,6 +113,7 @@ class GpuModel {
   Levels integral_at_bucket_{};
   std::uint64_t energy_uj_at_bucket_ = 0;
   unsigned long long energy_offset_mj_ = 0;
+  double time_scale_ = 1.0;
   std::array<unsigned long long, 2> pcie_offset_bytes_{};
   std::array<unsigned, 10> recent_power_mw_{};
   std::size_t recent_count_ = 0;

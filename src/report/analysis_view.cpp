@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -230,6 +231,26 @@ std::string energy_text(const Analysis& a, const Style& style) {
                        format_energy(*a.energy_integrated_j), diff);
   }
   if (!a.energy_counter_j && !a.energy_integrated_j) out += "  no energy or power readings\n";
+  // Time with clocks held down, summed over GPUs, against the time observed.
+  std::array<double, analyze::kThrottleReasonCount> held{};
+  double observed = 0, any = 0;
+  for (const auto& g : a.gpus) {
+    if (!g.energy.throttle) continue;
+    for (std::size_t k = 0; k < held.size(); ++k) held[k] += g.energy.throttle->seconds[k];
+    observed += g.energy.throttle->observed_s;
+    any += g.energy.throttle->any_s;
+  }
+  if (observed > 0) {
+    std::string why;
+    for (std::size_t k = 0; k < held.size(); ++k) {
+      if (held[k] <= 0) continue;
+      why += fmt::format("{}{} {:.1f} %", why.empty() ? "" : ", ", analyze::kThrottleReasonNames[k],
+                         100 * held[k] / observed);
+    }
+    out += why.empty() ? "  clocks held down            never (no power cap or thermal slowdown)\n"
+                       : fmt::format("  clocks held down            {:.1f} % of the time ({})\n",
+                                     100 * any / observed, why);
+  }
   if (a.energy_per_unit_j) {
     out += fmt::format(
         "  per {}                 {:.3g} J  ({:.0f} {} per kWh)\n", a.work_name,

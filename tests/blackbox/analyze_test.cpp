@@ -111,6 +111,25 @@ TEST_F(Analyze, EnergyFromTheCounterMatchesTheDatabase) {
   EXPECT_NEAR(out["carbon"]["grams"].get<double>(), counter / 3.6e6 * 100, 1e-6);
 }
 
+TEST_F(Analyze, PowerCapIsFoundAndAccounted) {
+  // A 300 W cap set "by an admin" before the job: the driver state file holds it.
+  auto devices = run_gpuscope({"devices", "--simulate", "h100", "--json"}, env_);
+  const std::string uuid = json::parse(devices.out)["devices"][0]["uuid"];
+  std::ofstream(env_["GPUSCOPE_SIM_STATE"])
+      << R"({"version":1,"gpus":{")" << uuid << R"(":{"power_limit_mw":300000}}})";
+  const auto db = profile("h100", "3", "4");
+  const auto out = analyze_json({db});
+  EXPECT_DOUBLE_EQ(out["gpus"][0]["power_limit_w"].get<double>(), 300.0);
+  EXPECT_LE(out["gpus"][0]["peak_power_w"].get<double>(), 300.0 * 1.02);
+  EXPECT_GT(out["gpus"][0]["throttle_s"]["power cap"].get<double>(), 0.5);
+  bool said = false;
+  for (const auto& f : out["findings"]) said |= f["kind"] == "power_capped";
+  EXPECT_TRUE(said) << out["findings"].dump(2);
+  auto text = run_gpuscope({"analyze", db});
+  EXPECT_NE(text.out.find("clocks held down"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("power cap"), std::string::npos);
+}
+
 TEST_F(Analyze, A100WithoutGpmHasNoSaturationMetricsButStillAnAnswer) {
   const auto db = profile("a100-nogpm", "1", "1");
   const auto out = analyze_json({db});
