@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine for gpuscope and builds it:
 #   1. installs every build and test dependency from Debian packages (apt-get update first),
-#   2. configures with CMake (warnings as errors) and builds into ./build.
+#   2. installs the HTML report's web dependencies with npm ci (web/package-lock.json: uPlot,
+#      embedded into the binary, and playwright-core for the browser test),
+#   3. configures with CMake (warnings as errors) and builds into ./build.
 # Safe to run again: packages already installed are not fetched, the build is incremental.
 # Options (environment): BUILD_DIR (default build), BUILD_TYPE (default RelWithDebInfo).
 set -euo pipefail
@@ -17,7 +19,15 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev libexpected-dev libsqlite3-dev
   # tests and benchmarks: GoogleTest, Google Benchmark, the sqlite3 shell, a real SLURM cluster
   libgtest-dev libgmock-dev libbenchmark-dev sqlite3 slurm-wlm munge
+  # the HTML report's browser test opens it in a real headless Chromium
+  chromium
 )
+# Node and npm fetch the HTML report's assets. A preinstalled node with npm (NodeSource's nodejs
+# package bundles npm, and conflicts with Debian's npm) is used as it is; else Debian's are
+# installed.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -35,6 +45,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: all Debian packages already installed"
+fi
+
+# Exactly what web/package-lock.json pins; skipped when node_modules already matches the lock.
+if [ ! -f web/node_modules/.package-lock.json ] ||
+  [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+  echo "setup: npm ci in web/"
+  (cd web && npm ci --no-audit --no-fund)
+else
+  echo "setup: web/node_modules already installed"
 fi
 
 generator=()

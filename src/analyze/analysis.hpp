@@ -59,6 +59,14 @@ struct GpuEnergy {
   std::optional<ThrottleTime> throttle;
 };
 
+// One metric of one GPU on the analysis' per-GPU grid (Analysis::gpu_grid_bin_s wide bins from
+// t = 0): the mean of the GPU's samples in each bin, NaN where it had none. Kept only for the
+// metrics AnalysisOptions::gpu_grid_metrics names (the HTML report's per-GPU lines and heatmap).
+struct GpuGridSeries {
+  Metric metric = Metric::PowerW;
+  std::vector<float> mean;
+};
+
 struct GpuReport {
   GpuKey key;
   double covered_s = 0;  // time with samples inside the window
@@ -68,6 +76,7 @@ struct GpuReport {
   std::optional<Summary> score;
   GpuEnergy energy;
   std::size_t samples = 0;
+  std::vector<GpuGridSeries> grid;  // empty unless asked for
 };
 
 // Over both GPUs and time: one line per metric.
@@ -98,6 +107,15 @@ struct Finding {
   std::string text;  // one sentence for people, with its number
 };
 
+// Something to mark on a timeline: a job event or a captured output line (filled by the caller
+// for the HTML report; analyze itself does not need them).
+struct Mark {
+  double t_s = 0;
+  std::string kind;  // the event's kind ("job_start", "signal", ...), or "stdout"/"stderr"
+  std::string text;
+  std::string where;  // the run (host, rank) or GPU it concerns; empty for a single run
+};
+
 struct LostGpu {
   std::string label;
   double t_s = 0;
@@ -113,6 +131,9 @@ struct Analysis {
   std::vector<GpuReport> gpus;
   std::array<std::optional<MetricOverall>, kMetricCount> over_both{};
   std::array<std::vector<SpacePoint>, kMetricCount> over_space{};
+  double gpu_grid_bin_s = 0;  // width of the bins of GpuReport::grid (0 when none kept)
+  std::size_t gpu_grid_bins = 0;
+  std::vector<Mark> marks;
   std::optional<MetricOverall> score;
   std::optional<Balance> balance;
   std::optional<double> energy_counter_j;

@@ -8,6 +8,7 @@
 
 #include "analyze/carbon.hpp"
 #include "analyze/findings.hpp"
+#include "analyze/gpu_grid.hpp"
 #include "analyze/score.hpp"
 
 namespace gpuscope::analyze {
@@ -216,6 +217,10 @@ void Analyzer::finish_activity() {
     if (summarised(static_cast<Metric>(m))) s.space[m].resize(s.space_count);
   }
   s.result.resolution_s = bin;
+  if (!s.options.gpu_grid_metrics.empty()) {
+    s.result.gpu_grid_bin_s = gpu_grid_bin_width(span, bin, s.options.gpu_grid_bins);
+    s.result.gpu_grid_bins = static_cast<std::size_t>(std::ceil(span / s.result.gpu_grid_bin_s));
+  }
   s.activity = {};
   s.activity_done = true;
 }
@@ -334,6 +339,10 @@ void Analyzer::add_device(const DeviceSeries& d) {
     std::span<const double> ts(d.t_s.data() + first, last - first + 1);
     std::span<const double> rs(r.data() + first, last - first + 1);
     e.throttle = throttle_time(ts, rs, max_gap);
+  }
+  for (Metric m : s.options.gpu_grid_metrics) {
+    report.grid.push_back(
+        {m, gpu_grid_means(d.t_s, d.of(m), s.result.gpu_grid_bin_s, s.result.gpu_grid_bins)});
   }
   s.result.gpus.push_back(std::move(report));
 }

@@ -24,6 +24,10 @@ struct AnalysisOptions {
   double pue = 1.0;
   std::optional<double> work_units;  // --work-units, or the sum of --work-regex matches
   std::string work_name = "units";
+  // Per-GPU series to keep (GpuReport::grid), averaged on a grid of at most gpu_grid_bins bins
+  // across the run; none by default, so analyze's memory does not grow with the GPU count.
+  std::vector<Metric> gpu_grid_metrics;
+  std::size_t gpu_grid_bins = 400;
 };
 
 // One GPU's samples in time order: t_s in seconds since the analysis' t0 (the earliest run

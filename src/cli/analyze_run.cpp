@@ -230,10 +230,42 @@ std::optional<double> work_from_output(const std::vector<Source>& sources,
   return total;
 }
 
+// Job events and captured output lines, for the report's timeline; output is capped.
+std::vector<analyze::Mark> read_marks(const std::vector<Source>& sources,
+                                      const std::vector<RunMeta>& metas, std::int64_t t0,
+                                      const LoadExtras& extras) {
+  std::vector<analyze::Mark> marks;
+  const bool several = metas.size() > 1;
+  std::size_t lines = 0;
+  for (const auto& source : sources) {
+    const RunMeta& meta = metas[source.meta];
+    const std::string where =
+        several ? meta.host + (meta.rank ? fmt::format(" rank {}", *meta.rank) : "") : "";
+    auto events = source.reader->events({source.run_id, std::nullopt});
+    store::RunEvent e;
+    while (events.next(e)) {
+      std::string at = where;
+      if (e.event.device_index)
+        at += fmt::format("{}GPU {}", at.empty() ? "" : " ", *e.event.device_index);
+      marks.push_back({seconds_since(e.event.wall_ns, t0), e.event.kind, e.event.detail, at});
+    }
+    auto output = source.reader->output({source.run_id, std::nullopt});
+    store::RunOutputLine line;
+    while (output.next(line) && lines < extras.max_output_lines) {
+      ++lines;
+      marks.push_back({seconds_since(line.line.wall_ns, t0),
+                       line.line.stream == OutputStream::Stderr ? "stderr" : "stdout",
+                       line.line.text, where});
+    }
+  }
+  std::stable_sort(marks.begin(), marks.end(),
+                   [](const auto& a, const auto& b) { return a.t_s < b.t_s; });
+  return marks;
+}
+
 }  // namespace
 
-int run_analyze(const AnalyzeOptions& o) {
-  if (o.json && o.csv) throw Error::usage("--json and --csv cannot be combined");
+analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extras) {
   if (o.carbon_intensity && o.region) {
     throw Error::usage("--carbon-intensity and --region cannot be combined", {},
                        "--carbon-intensity overrides any region; give one of them");
@@ -249,9 +281,6 @@ int run_analyze(const AnalyzeOptions& o) {
   if (o.carbon_intensity && *o.carbon_intensity < 0) {
     throw Error::usage("--carbon-intensity must not be negative");
   }
-  const auto view = report::parse_view(o.aggregate);
-  const auto metrics = report::parse_metrics(o.metrics);
-
   analyze::AnalysisOptions options;
   options.trim = analyze::parse_trim_mode(o.trim);
   options.resolution_s = o.resolution_s;
@@ -261,6 +290,8 @@ int run_analyze(const AnalyzeOptions& o) {
   options.pue = o.pue;
   options.work_units = o.work_units;
   options.work_name = o.work_name;
+  options.gpu_grid_metrics = extras.gpu_grid_metrics;
+  options.gpu_grid_bins = extras.gpu_grid_bins;
 
   std::vector<Source> sources;
   std::vector<RunMeta> metas;
@@ -308,7 +339,15 @@ int run_analyze(const AnalyzeOptions& o) {
   feed_events(analyzer, sources, metas, several);
   analyze::Analysis analysis = analyzer.finish();
   analysis.inputs = input_names;
+  if (extras.marks) analysis.marks = read_marks(sources, metas, analysis.t0_wall_ns, extras);
+  return analysis;
+}
 
+int run_analyze(const AnalyzeOptions& o) {
+  if (o.json && o.csv) throw Error::usage("--json and --csv cannot be combined");
+  const auto view = report::parse_view(o.aggregate);
+  const auto metrics = report::parse_metrics(o.metrics);
+  const analyze::Analysis analysis = load_analysis(o);
   if (o.json) {
     fmt::print("{}\n", report::analysis_json(analysis).dump(2));
   } else if (o.csv) {

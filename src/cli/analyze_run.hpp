@@ -1,9 +1,13 @@
 // The work of `gpuscope analyze`: read the run databases, feed the analyzer in two passes, print.
+// load_analysis() is the reading and analysing part, shared with `gpuscope report`.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "analyze/analysis.hpp"
 
 namespace gpuscope::cli {
 
@@ -24,6 +28,18 @@ struct AnalyzeOptions {
   double straggler_threshold = 0.15;
   bool no_color = false;
 };
+
+// What the HTML report needs beyond analyze's figures.
+struct LoadExtras {
+  std::vector<Metric> gpu_grid_metrics;  // per-GPU series to keep (GpuReport::grid)
+  std::size_t gpu_grid_bins = 400;
+  bool marks = false;                   // job events and output lines as Analysis::marks
+  std::size_t max_output_lines = 2000;  // output lines kept as marks, the earliest first
+};
+
+// Reads the run databases named in `options` and analyses them (two passes); throws Error
+// (usage for bad input) as `gpuscope analyze` reports it.
+analyze::Analysis load_analysis(const AnalyzeOptions& options, const LoadExtras& extras = {});
 
 int run_analyze(const AnalyzeOptions& options);
 

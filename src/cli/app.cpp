@@ -48,6 +48,7 @@ int run(int argc, char** argv) {
   std::vector<Command> commands;
   commands.push_back(add_profile_command(app));
   commands.push_back(add_analyze_command(app));
+  commands.push_back(add_report_command(app));
   commands.push_back(add_merge_command(app));
   commands.push_back(add_devices_command(app));
   commands.push_back(add_scenarios_command(app));

@@ -1,0 +1,161 @@
+#include "report/html_data.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "report/analysis_view.hpp"
+
+namespace gpuscope::report {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint8_t kMissingByte = 255;  // a quantised value with no sample
+constexpr double kLevels = 254;             // quantised values are 0..254
+
+// One grid metric of every GPU, GPU-major, as bytes: 0..254 spans [lo, hi], 255 is missing.
+json quantised_grid(const analyze::Analysis& a, std::size_t slot) {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -lo;
+  for (const auto& g : a.gpus) {
+    if (slot >= g.grid.size()) continue;
+    for (float v : g.grid[slot].mean) {
+      if (std::isnan(v)) continue;
+      lo = std::min(lo, static_cast<double>(v));
+      hi = std::max(hi, static_cast<double>(v));
+    }
+  }
+  std::vector<std::uint8_t> bytes(a.gpus.size() * a.gpu_grid_bins, kMissingByte);
+  json supported = json::array();
+  for (std::size_t g = 0; g < a.gpus.size(); ++g) {
+    bool any = false;
+    if (slot < a.gpus[g].grid.size()) {
+      const auto& mean = a.gpus[g].grid[slot].mean;
+      for (std::size_t b = 0; b < mean.size() && b < a.gpu_grid_bins; ++b) {
+        if (std::isnan(mean[b])) continue;
+        any = true;
+        const double x = hi > lo ? (static_cast<double>(mean[b]) - lo) / (hi - lo) : 0.0;
+        bytes[g * a.gpu_grid_bins + b] = static_cast<std::uint8_t>(std::lround(x * kLevels));
+      }
+    }
+    supported.push_back(any);
+  }
+  const bool empty = !std::isfinite(lo);
+  return {{"lo", empty ? json(nullptr) : json(lo)},
+          {"hi", empty ? json(nullptr) : json(hi)},
+          {"gpus_with_data", supported},
+          {"bytes", base64(bytes)}};
+}
+
+json metric_catalog() {
+  json out = json::object();
+  for (const auto& m : kMetrics) {
+    if (!analyze::summarised(m.id)) continue;
+    out[std::string(m.name)] = {{"unit", m.unit}, {"description", m.description}};
+  }
+  return out;
+}
+
+}  // namespace
+
+void round_numbers(json& value, int digits) {
+  if (value.is_number_float()) {
+    const double v = value.get<double>();
+    if (!std::isfinite(v)) {
+      value = nullptr;
+    } else if (v != 0) {
+      value = std::stod(fmt::format("{:.{}g}", v, digits));
+    }
+  } else if (value.is_structured()) {
+    for (auto& item : value) round_numbers(item, digits);
+  }
+}
+
+std::string base64(std::span<const std::uint8_t> bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const std::uint32_t n = (bytes[i] << 16U) | (bytes[i + 1] << 8U) | bytes[i + 2];
+    out += kAlphabet[(n >> 18U) & 63U];
+    out += kAlphabet[(n >> 12U) & 63U];
+    out += kAlphabet[(n >> 6U) & 63U];
+    out += kAlphabet[n & 63U];
+  }
+  if (i < bytes.size()) {
+    const bool two = i + 1 < bytes.size();
+    const std::uint32_t n = (bytes[i] << 16U) | (two ? bytes[i + 1] << 8U : 0U);
+    out += kAlphabet[(n >> 18U) & 63U];
+    out += kAlphabet[(n >> 12U) & 63U];
+    out += two ? kAlphabet[(n >> 6U) & 63U] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string json_for_script(const json& value) {
+  const std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 64);
+  for (char c : text) {
+    if (c == '<')
+      out += "\\u003c";
+    else
+      out += c;
+  }
+  return out;
+}
+
+json html_report_data(const analyze::Analysis& a) {
+  json data = analysis_json(a);
+  // Wall-clock start of each run, for the metadata table (analysis_json has offsets only).
+  for (std::size_t r = 0; r < a.runs.size() && r < data["runs"].size(); ++r) {
+    data["runs"][r]["start_offset_s"] =
+        static_cast<double>(a.runs[r].start_wall_ns - a.t0_wall_ns) / 1e9;
+    data["runs"][r]["end_offset_s"] =
+        a.runs[r].end_wall_ns > 0
+            ? json(static_cast<double>(a.runs[r].end_wall_ns - a.t0_wall_ns) / 1e9)
+            : json(nullptr);
+  }
+  data["t0_unix_s"] = static_cast<double>(a.t0_wall_ns) / 1e9;
+  round_numbers(data, 4);
+  data["t0_unix_s"] = static_cast<double>(a.t0_wall_ns / 1000000) / 1e3;  // ms, unrounded
+  // Times keep millisecond precision: four digits would merge the bins of a long run.
+  for (const auto& m : kMetrics) {
+    const auto& series = a.over_space[static_cast<std::size_t>(m.id)];
+    if (series.empty() || !data["over_space"].contains(std::string(m.name))) continue;
+    json t = json::array();
+    for (const auto& p : series) t.push_back(std::round(p.t_s * 1000) / 1000);
+    data["over_space"][std::string(m.name)]["t_s"] = std::move(t);
+  }
+
+  json grid = json::object();
+  if (!a.gpus.empty() && a.gpu_grid_bins > 0) {
+    json metrics = json::object();
+    for (std::size_t slot = 0; slot < a.gpus.front().grid.size(); ++slot) {
+      const Metric m = a.gpus.front().grid[slot].metric;
+      metrics[std::string(info(m).name)] = quantised_grid(a, slot);
+    }
+    grid = {{"bin_s", a.gpu_grid_bin_s}, {"bins", a.gpu_grid_bins}, {"metrics", metrics}};
+  }
+  data["gpu_grid"] = grid;
+
+  json marks = json::array();
+  for (const auto& m : a.marks) {
+    marks.push_back({{"t_s", std::round(m.t_s * 1000) / 1000},
+                     {"kind", m.kind},
+                     {"text", m.text},
+                     {"where", m.where}});
+  }
+  data["marks"] = marks;
+  data["metrics"] = metric_catalog();
+  return data;
+}
+
+}  // namespace gpuscope::report

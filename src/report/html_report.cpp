@@ -1,0 +1,105 @@
+#include "report/html_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <string_view>
+
+#include "report/html_data.hpp"
+#include "report/web_assets.hpp"
+
+namespace gpuscope::report {
+namespace {
+
+template <std::size_t N>
+void append_chunks(std::string& out, const std::string_view (&chunks)[N]) {
+  for (std::string_view chunk : chunks) out += chunk;
+}
+
+// A script's text made safe inside <script>: "</script" (any case) would end the element early;
+// "<\/script" means the same inside the strings and regexes where it can legally occur.
+std::string script_safe(std::string text) {
+  for (std::size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 1)) {
+    std::string word = text.substr(at + 2, 6);
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (word == "script") text.insert(at + 1, "\\");
+  }
+  return text;
+}
+
+template <std::size_t N>
+std::string joined(const std::string_view (&chunks)[N]) {
+  std::string out;
+  append_chunks(out, chunks);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Metric> html_report_grid_metrics() {
+  return {Metric::PowerW,        Metric::SmActivePct,  Metric::GpuUtilPct, Metric::TensorActivePct,
+          Metric::DramActivePct, Metric::TemperatureC, Metric::SmClockMhz, Metric::MemoryUsedBytes};
+}
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string html_report(const analyze::Analysis& analysis, const HtmlReportOptions& options) {
+  nlohmann::json data = html_report_data(analysis);
+  const std::string title = options.title.empty()
+                                ? fmt::format("gpuscope report · {} GPU{}", analysis.gpus.size(),
+                                              analysis.gpus.size() == 1 ? "" : "s")
+                                : options.title;
+  data["title"] = title;
+  data["generator"] = options.generator;
+  const std::string payload = json_for_script(data);
+
+  std::string out;
+  out.reserve(payload.size() + 128 * 1024);
+  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += "<meta name=\"generator\" content=\"" + html_escape(options.generator) + "\">\n";
+  out += "<title>" + html_escape(title) + "</title>\n<style>\n";
+  append_chunks(out, web::kUplotCss);
+  out += "\n</style>\n<style>\n";
+  append_chunks(out, web::kReportCss);
+  out += "\n</style>\n</head>\n<body>\n";
+  out += "<header><h1 id=\"title\">" + html_escape(title) + "</h1>";
+  out += "<p id=\"subtitle\"></p></header>\n";
+  out +=
+      "<main id=\"report\"><noscript>This report draws its charts with JavaScript; enable it "
+      "to see them.</noscript></main>\n";
+  out += "<footer id=\"footer\">" + html_escape(options.generator) + "</footer>\n";
+  out += "<script type=\"application/json\" id=\"gpuscope-data\">" + payload + "</script>\n";
+  out += "<script>\n" + script_safe(joined(web::kUplotJs)) + "\n</script>\n";
+  out += "<script>\n" + script_safe(joined(web::kChartsJs)) + "\n</script>\n";
+  out += "<script>\n" + script_safe(joined(web::kReportJs)) + "\n</script>\n";
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace gpuscope::report

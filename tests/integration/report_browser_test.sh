@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The HTML report in a real Chromium: profile a simulated straggler run (with captured output),
+# `gpuscope report` it, open the file headless through playwright-core and check that it drew
+# (report_browser_test.mjs). Also a merged two-rank run. Skips (77) only when chromium is absent.
+# Usage: report_browser_test.sh GPUSCOPE SOURCE_DIR OUTPUT_DIR
+set -euo pipefail
+gpuscope=$1
+source_dir=$2
+output_dir=$3
+
+chromium=${GPUSCOPE_CHROMIUM:-$(command -v chromium || true)}
+if [ -z "$chromium" ]; then
+  echo "SKIP: chromium is not installed (scripts/setup.sh installs Debian's chromium)"
+  exit 77
+fi
+if [ ! -d "$source_dir/web/node_modules/playwright-core" ]; then
+  echo "FAIL: $source_dir/web/node_modules/playwright-core is missing; run scripts/setup.sh (npm ci in web/)"
+  exit 1
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$output_dir"
+export GPUSCOPE_SIM_TIME_SCALE=4
+
+# One run: 4 scenario seconds per wall second, 3 s of wall time, output lines as marks.
+"$gpuscope" profile --simulate h100x4-straggler -q -s 50 -o "$work/run.db" --capture-output \
+  --wrap 'echo "epoch 1 starts"; sleep 1.5; echo "epoch 1 </script> done"; sleep 1.5'
+"$gpuscope" report "$work/run.db" -o "$work/report.html" --title 'Straggler </script> test' --region DE
+# Refuses to overwrite without -f.
+if "$gpuscope" report "$work/run.db" -o "$work/report.html" 2>/dev/null; then
+  echo "FAIL: report overwrote an existing file without -f"
+  exit 1
+fi
+
+# Two ranks merged into one database.
+for rank in 0 1; do
+  SLURM_JOB_ID=7 SLURM_NTASKS=2 SLURM_PROCID=$rank SLURMD_NODENAME=node$rank \
+    "$gpuscope" profile --simulate h100x4-straggler -q -s 50 -o "$work/ranks/" -- sleep 1
+done
+"$gpuscope" merge "$work/merged.db" "$work/ranks"
+"$gpuscope" report "$work/merged.db" -o "$work/merged.html"
+
+cd "$source_dir/web"
+GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_browser_test.mjs" \
+  "$work/report.html" "$output_dir/report.png" 4
+GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_browser_test.mjs" \
+  "$work/merged.html" "$output_dir/report-merged.png" 8
+cp "$work/report.html" "$output_dir/report.html"
+echo "PASS: screenshots in $output_dir"

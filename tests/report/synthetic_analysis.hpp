@@ -1,0 +1,71 @@
+// A small Analysis built through the real Analyzer from hand-made series, for the report tests.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "analyze/analyzer.hpp"
+#include "report/html_report.hpp"
+
+namespace gpuscope::report::testing {
+
+// `gpus` GPUs sampled every second for `seconds`; the last one is half as active (a
+// straggler); GPU 1 has no GPM (no SM active), so sm_active_pct is unsupported on it.
+inline analyze::Analysis synthetic_analysis(unsigned gpus = 3, std::size_t seconds = 60) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  analyze::RunMeta run;
+  run.run_id = 1;
+  run.host = "node0";
+  run.start_wall_ns = 1'700'000'000'000'000'000;
+  run.end_wall_ns = run.start_wall_ns + static_cast<std::int64_t>(seconds) * 1'000'000'000;
+  run.sampling_interval_s = 1.0;
+  run.status = "finished";
+  run.exit_code = 0;
+  run.command_line = "python train.py";
+  analyze::AnalysisOptions options;
+  options.gpu_grid_metrics = html_report_grid_metrics();
+  analyze::Analyzer analyzer(options, {run});
+  std::vector<analyze::DeviceSeries> series(gpus);
+  for (unsigned g = 0; g < gpus; ++g) {
+    auto& d = series[g];
+    d.key.host = "node0";
+    d.key.device_index = g;
+    d.key.name = "NVIDIA H100 80GB HBM3";
+    d.sampling_interval_s = 1.0;
+    double energy_mj = 1e9;
+    const double busy = g + 1 == gpus ? 40.0 : 80.0;
+    for (std::size_t i = 0; i < seconds; ++i) {
+      d.t_s.push_back(static_cast<double>(i));
+      for (auto& v : d.values) v.push_back(kNaN);
+      auto set = [&](Metric m, double v) { d.values[static_cast<std::size_t>(m)].back() = v; };
+      const double wave = 5 * std::sin(static_cast<double>(i) / 5);
+      const double power = 300 + 2 * busy + wave;
+      if (g != 1) set(Metric::SmActivePct, busy + wave);
+      set(Metric::GpuUtilPct, busy + 10);
+      set(Metric::PowerW, power);
+      set(Metric::EnergyMj, energy_mj);
+      set(Metric::PowerLimitW, 700);
+      set(Metric::TemperatureC, 50 + busy / 4);
+      energy_mj += power * 1000;
+    }
+  }
+  for (const auto& d : series) {
+    std::vector<double> activity;
+    for (std::size_t i = 0; i < d.t_s.size(); ++i) {
+      activity.push_back(
+          analyze::sample_activity(d.of(Metric::SmActivePct)[i], d.of(Metric::GpuUtilPct)[i]));
+    }
+    analyzer.add_activity(d.t_s, activity);
+  }
+  analyzer.finish_activity();
+  for (const auto& d : series) analyzer.add_device(d);
+  analyze::Analysis a = analyzer.finish();
+  a.inputs = {"run.db"};
+  a.marks.push_back({1.0, "job_start", "python train.py", ""});
+  a.marks.push_back({20.5, "stdout", "epoch 1 </script><script>alert(1)</script>", ""});
+  return a;
+}
+
+}  // namespace gpuscope::report::testing

@@ -1,0 +1,318 @@
+// gpuscope report: reads the embedded data (#gpuscope-data) and builds the page. Sections:
+// metadata, summary, diagnosis, timelines, heatmap, load balance, energy and carbon, per-GPU
+// tables, events. Sets window.gpuscopeReady once everything is drawn (the browser test waits
+// for it).
+"use strict";
+(function () {
+  const gs = window.gs;
+  const d = JSON.parse(document.getElementById("gpuscope-data").textContent);
+  gs.data = d;
+
+  gs.el = function (tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = text;
+    return e;
+  };
+  const esc = (s) => String(s == null ? "" : s).replace(/[&<>"']/g, (c) =>
+    ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  gs.num = function (v, digits) {
+    if (v == null || !isFinite(v)) return "n/a";
+    const a = Math.abs(v);
+    const p = digits != null ? digits : a >= 100 ? 0 : a >= 10 ? 1 : 2;
+    return v.toFixed(p);
+  };
+  const pct = (f) => (f == null ? "n/a" : gs.num(f * 100, 0) + " %");
+  gs.unitOf = function (metric) {
+    const u = d.metrics[metric] ? d.metrics[metric].unit : "";
+    if (u === "B") return { unit: "GiB", f: (v) => (v == null ? v : v / 1073741824) };
+    if (u === "B/s") return { unit: "GB/s", f: (v) => (v == null ? v : v / 1e9) };
+    return { unit: u, f: (v) => v };
+  };
+  const energy = function (j) {
+    if (j == null) return "n/a";
+    if (Math.abs(j) >= 3.6e6) return gs.num(j / 3.6e6, 2) + " kWh";
+    if (Math.abs(j) >= 1e6) return gs.num(j / 1e6, 2) + " MJ";
+    if (Math.abs(j) >= 1e3) return gs.num(j / 1e3, 1) + " kJ";
+    return gs.num(j, 0) + " J";
+  };
+  const severalHosts = d.gpus.some((g) => g.host !== d.gpus[0].host || g.rank !== d.gpus[0].rank);
+  gs.gpuLabel = function (i) {
+    const g = d.gpus[i];
+    if (!g) return "GPU ?";
+    return (severalHosts ? g.host + (g.rank != null ? " rank " + g.rank : "") + " " : "") + "GPU " + g.index;
+  };
+
+  // Per-GPU grids: bytes decoded once per metric, 255 = no sample.
+  const bytesCache = {};
+  gs.gridMetrics = () => Object.keys((d.gpu_grid && d.gpu_grid.metrics) || {})
+    .filter((m) => d.gpu_grid.metrics[m].lo != null);
+  gs.gridBytes = function (metric) {
+    if (!bytesCache[metric]) {
+      const s = atob(d.gpu_grid.metrics[metric].bytes), out = new Uint8Array(s.length);
+      for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+      bytesCache[metric] = out;
+    }
+    return bytesCache[metric];
+  };
+  gs.gridTimes = () => Array.from({ length: d.gpu_grid.bins }, (_, b) => (b + 0.5) * d.gpu_grid.bin_s);
+  gs.gridSeries = function (metric, g) {
+    const grid = d.gpu_grid.metrics[metric], bytes = gs.gridBytes(metric), bins = d.gpu_grid.bins;
+    const out = new Array(bins);
+    for (let b = 0; b < bins; b++) {
+      const q = bytes[g * bins + b];
+      out[b] = q === 255 ? null : grid.lo + (q / 254) * (grid.hi - grid.lo);
+    }
+    return out;
+  };
+  gs.isOutput = (m) => m.kind === "stdout" || m.kind === "stderr";
+  const markFilter = { events: true, output: true };
+  gs.visibleMarks = () => d.marks.filter((m) => (gs.isOutput(m) ? markFilter.output : markFilter.events));
+
+  const main = document.getElementById("report");
+  const section = function (id, title) {
+    const s = gs.el("section");
+    s.id = id;
+    s.appendChild(gs.el("h2", null, title));
+    main.appendChild(s);
+    return s;
+  };
+  const table = function (header, rows, rowClass) {
+    let h = "<table><thead><tr>" + header.map((c, i) => "<th" + (i === 0 ? "" : "") + ">" + esc(c) + "</th>").join("") +
+      "</tr></thead><tbody>";
+    rows.forEach((r, i) => {
+      const cls = rowClass ? rowClass(i) : "";
+      h += "<tr" + (cls ? ' class="' + cls + '"' : "") + ' data-row="' + i + '">' +
+        r.map((c) => (c && c.html != null ? "<td class=\"" + (c.cls || "") + "\">" + c.html + "</td>" : "<td>" + esc(c) + "</td>")).join("") + "</tr>";
+    });
+    return h + "</tbody></table>";
+  };
+  const div = (cls, html) => { const e = gs.el("div", cls); e.innerHTML = html; return e; };
+
+  function metadata() {
+    const s = section("metadata", "Run");
+    const runs = d.runs.map((r) => [r.host + (r.rank != null ? " rank " + r.rank : ""),
+      { html: esc(r.command), cls: "wrap" }, r.status + (r.exit_code != null ? " (" + r.exit_code + ")" : ""),
+      new Date((d.t0_unix_s + (r.start_offset_s || 0)) * 1000).toISOString().replace(".000Z", "Z"),
+      r.end_offset_s != null ? gs.fmtTime(r.end_offset_s - r.start_offset_s) : "interrupted",
+      gs.num(r.sampling_interval_s * 1000, 0) + " ms", r.scenario || "", { html: esc(r.source), cls: "text" }]);
+    s.appendChild(div("scroll", table(["run", "command", "status", "start (UTC)", "duration", "interval",
+      "simulated", "file"], runs)));
+    const w = d.window;
+    document.getElementById("subtitle").textContent = d.runs.length + " run" + (d.runs.length === 1 ? "" : "s") +
+      " · " + d.gpus.length + " GPU" + (d.gpus.length === 1 ? "" : "s") + " · " + gs.fmtTime(d.duration_s) +
+      " · statistics over " + gs.fmtTime(w.start_s) + " – " + gs.fmtTime(w.end_s) +
+      (w.leading_trimmed_s > 0 || w.trailing_trimmed_s > 0 ? " (idle edges left out, shaded on the timelines)" : "");
+  }
+
+  function summary() {
+    const s = section("summary", "Summary over all GPUs and time");
+    const cards = gs.el("div", "cards");
+    const card = (value, label) => cards.appendChild(div("card", '<div class="value">' + esc(value) +
+      '</div><div class="label">' + esc(label) + "</div>"));
+    const e = d.energy_j.counter != null ? d.energy_j.counter : d.energy_j.integrated;
+    card(energy(e), d.energy_j.counter != null ? "energy (hardware counter)" : "energy (integrated power)");
+    if (d.carbon) card(gs.num(d.carbon.grams, 1) + " gCO2e", "carbon");
+    if (d.balance) card(pct(d.balance.mean), "mean activity");
+    if (d.efficiency_score) card(gs.num(d.efficiency_score.mean, 2), "efficiency score (mean)");
+    card(String((d.balance ? d.balance.stragglers.length : 0)), "stragglers");
+    s.appendChild(cards);
+    const rows = [], unsupported = [];
+    for (const [m, o] of Object.entries(d.over_both)) {
+      if (!o) { unsupported.push(m); continue; }
+      const c = gs.unitOf(m).f;
+      rows.push([m, gs.unitOf(m).unit, gs.num(c(o.mean)), gs.num(c(o.median)), gs.num(c(o.min)), gs.num(c(o.max)), o.count]);
+    }
+    s.appendChild(div("", table(["metric", "unit", "mean", "median", "min", "max", "samples"], rows)));
+    if (unsupported.length) s.appendChild(gs.el("p", "note", "not supported on these GPUs: " + unsupported.join(", ")));
+  }
+
+  function diagnosis() {
+    const s = section("diagnosis", "Diagnosis");
+    const ul = gs.el("ul", "findings");
+    for (const f of d.findings) ul.appendChild(gs.el("li", f.kind, f.text));
+    if (!d.findings.length) ul.appendChild(gs.el("li", null, "nothing stands out"));
+    s.appendChild(ul);
+    for (const n of d.notes) s.appendChild(gs.el("p", "note", n));
+  }
+
+  const preferred = ["power_w", "sm_active_pct", "gpu_util_pct", "tensor_active_pct", "dram_active_pct",
+    "temperature_c", "sm_clock_mhz", "memory_used_bytes"];
+  const shown = preferred.filter((m) => d.over_space[m]).slice(0, 6);
+  let selectedGpus = [];
+
+  function timelines() {
+    const s = section("timelines", "Timelines");
+    s.appendChild(gs.el("p", "muted", "Mean over GPUs with the min–max band; drag to zoom, wheel to zoom, " +
+      "double-click to reset. Orange lines: job events; grey: output lines. Shaded: idle edges left out of the statistics."));
+    const controls = gs.el("div", "controls");
+    const add = gs.el("select");
+    add.appendChild(new Option("add a metric…", ""));
+    Object.keys(d.over_space).filter((m) => !shown.includes(m)).forEach((m) => add.appendChild(new Option(m, m)));
+    const gpuSel = gs.el("select");
+    gpuSel.multiple = true;
+    gpuSel.size = Math.min(6, d.gpus.length);
+    gpuSel.id = "gpu-select";
+    d.gpus.forEach((g, i) => gpuSel.appendChild(new Option(gs.gpuLabel(i) + (g.name ? " · " + g.name : ""), String(i))));
+    const btn = (label, fn) => { const b = gs.el("button", null, label); b.onclick = fn; controls.appendChild(b); };
+    const lbl = gs.el("label", null, "GPUs to draw: ");
+    lbl.appendChild(gpuSel);
+    controls.appendChild(lbl);
+    controls.appendChild(add);
+    btn("◀", () => { const r = gs.view.max - gs.view.min; gs.setView(gs.view.min - r / 4, gs.view.max - r / 4); });
+    btn("▶", () => { const r = gs.view.max - gs.view.min; gs.setView(gs.view.min + r / 4, gs.view.max + r / 4); });
+    btn("reset zoom", () => gs.setView(gs.view.full[0], gs.view.full[1]));
+    for (const [key, text] of [["events", "events"], ["output", "output lines"]]) {
+      const l = gs.el("label"), c = gs.el("input");
+      c.type = "checkbox"; c.checked = true;
+      c.onchange = () => { markFilter[key] = c.checked; gs.view.charts.forEach((u) => u.redraw(false)); };
+      l.appendChild(c); l.appendChild(document.createTextNode(text));
+      controls.appendChild(l);
+    }
+    s.appendChild(controls);
+    const holder = gs.el("div");
+    s.appendChild(holder);
+    const missing = Object.keys(d.metrics).filter((m) => !d.over_space[m]);
+    if (missing.length) s.appendChild(gs.el("p", "note", "not supported on these GPUs (no samples): " + missing.join(", ")));
+    const draw = () => {
+      gs.view.charts.forEach((u) => u.destroy());
+      gs.view.charts = [];
+      holder.textContent = "";
+      const width = Math.max(400, holder.clientWidth || main.clientWidth || 1000);
+      for (const m of shown) gs.timeline(holder, m, selectedGpus, width);
+    };
+    gpuSel.onchange = () => {
+      selectedGpus = Array.from(gpuSel.selectedOptions).map((o) => Number(o.value)).slice(0, 8);
+      draw();
+    };
+    add.onchange = () => { if (add.value) { shown.push(add.value); add.remove(add.selectedIndex); draw(); } add.value = ""; };
+    let end = 0;
+    for (const m of Object.keys(d.over_space)) { const t = d.over_space[m].t_s; end = Math.max(end, t[t.length - 1] || 0); }
+    gs.view.full = [0, Math.max(end + d.resolution_s, d.duration_s, 1e-3)];
+    gs.view.min = 0; gs.view.max = gs.view.full[1];
+    draw();
+    window.addEventListener("resize", () => {
+      const width = Math.max(400, holder.clientWidth);
+      gs.view.charts.forEach((u) => u.setSize({ width: width, height: 200 }));
+    });
+    if (!shown.length) s.appendChild(gs.el("p", "note", "no metric has samples to draw"));
+  }
+
+  function heatmap() {
+    const s = section("heatmap", "GPU × time heatmap");
+    const metrics = gs.gridMetrics();
+    if (!metrics.length) { s.appendChild(gs.el("p", "note", "no per-GPU series in this report")); return; }
+    const controls = gs.el("div", "controls");
+    const sel = gs.el("select");
+    sel.id = "heatmap-metric";
+    metrics.forEach((m) => sel.appendChild(new Option(m, m)));
+    sel.value = metrics.includes("sm_active_pct") ? "sm_active_pct" : metrics[0];
+    controls.appendChild(sel);
+    const legend = gs.el("span", "muted");
+    controls.appendChild(legend);
+    s.appendChild(controls);
+    const wrap = gs.el("div", "chart");
+    const canvas = gs.el("canvas", "heatmap");
+    canvas.id = "heatmap-canvas";
+    canvas.width = Math.max(400, main.clientWidth - 40 || 1000);
+    canvas.height = Math.min(600, Math.max(120, d.gpus.length * 18));
+    const tip = gs.el("div", "tooltip");
+    wrap.appendChild(canvas);
+    wrap.appendChild(tip);
+    s.appendChild(wrap);
+    s.appendChild(gs.el("p", "muted", "Rows: GPUs in table order (red tick: straggler); columns: " +
+      gs.fmtTime(d.gpu_grid.bin_s) + " bins over the whole run; grey: no sample."));
+    const paint = () => {
+      const m = sel.value, g = d.gpu_grid.metrics[m], c = gs.unitOf(m);
+      legend.textContent = "dark " + gs.num(c.f(g.lo)) + " → bright " + gs.num(c.f(g.hi)) + " " + c.unit;
+      gs.heatmap(canvas, m, tip);
+    };
+    sel.onchange = paint;
+    paint();
+  }
+
+  function balance() {
+    const s = section("balance", "Load balance");
+    if (!d.balance) { s.appendChild(gs.el("p", "note", "load balance needs two or more GPUs with activity data")); return; }
+    const b = d.balance;
+    s.appendChild(gs.el("p", null, "Activity per GPU (time average over the window; whiskers p5–p95). Mean " + pct(b.mean) +
+      ", median " + pct(b.median) + ", max/mean " + gs.num(b.max_over_mean, 2) + ", CV " + gs.num(b.cv, 2) + "."));
+    const wrap = gs.el("div", "chart");
+    const canvas = gs.el("canvas", "balance");
+    canvas.id = "balance-canvas";
+    canvas.width = Math.max(400, main.clientWidth - 40 || 1000);
+    canvas.height = 220;
+    const tip = gs.el("div", "tooltip");
+    wrap.appendChild(canvas); wrap.appendChild(tip);
+    s.appendChild(wrap);
+    gs.balanceChart(canvas, tip);
+    const ul = gs.el("ul", "findings");
+    ul.id = "stragglers";
+    for (const st of b.stragglers) {
+      ul.appendChild(gs.el("li", "straggler", gs.gpuLabel(st.gpu) + ": " + pct(st.below_median) +
+        " below the median, about " + gs.num(st.gpu_seconds_lost, 1) + " GPU-seconds lost"));
+    }
+    if (!b.stragglers.length) ul.appendChild(gs.el("li", null, "no straggler"));
+    s.appendChild(ul);
+  }
+
+  function energyCarbon() {
+    const s = section("energy", "Energy and carbon");
+    const rows = [["energy (hardware counter)", energy(d.energy_j.counter)],
+      ["energy (integrated power)", energy(d.energy_j.integrated)]];
+    if (d.work.units != null) rows.push(["work", gs.num(d.work.units) + " " + d.work.name],
+      ["energy per " + d.work.name.replace(/s$/, ""), energy(d.work.energy_per_unit_j)]);
+    if (d.carbon) {
+      rows.push(["carbon", gs.num(d.carbon.grams, 2) + " gCO2e"],
+        ["intensity", gs.num(d.carbon.g_per_kwh, 1) + " g/kWh, PUE " + gs.num(d.carbon.pue, 2)],
+        ["source", { html: esc(d.carbon.source), cls: "wrap" }]);
+      if (d.carbon.grams_per_unit != null) rows.push(["carbon per unit", gs.num(d.carbon.grams_per_unit, 4) + " g"]);
+    }
+    s.appendChild(div("", table(["", ""], rows)));
+  }
+
+  function gpuTables() {
+    const s = section("gpus", "Per GPU");
+    const stragglers = new Set((d.balance ? d.balance.stragglers : []).map((x) => x.gpu));
+    const med = d.balance ? d.balance.median : null;
+    const rows = d.gpus.map((g, i) => [gs.gpuLabel(i), g.name, pct(g.activity),
+      g.activity != null && med ? gs.num(((g.activity - med) / med) * 100, 0) + " %" : "n/a",
+      energy(g.energy_j.counter != null ? g.energy_j.counter : g.energy_j.integrated),
+      gs.num(g.average_power_w, 0) + " W", gs.num(g.peak_power_w, 0) + " W", gs.num(g.power_limit_w, 0) + " W",
+      g.score ? gs.num(g.score.mean, 2) : "n/a",
+      g.throttle_s ? gs.fmtTime(g.throttle_s.any_s) : "n/a", gs.fmtTime(g.covered_s)]);
+    const t = div("scroll", table(["GPU", "name", "activity", "vs median", "energy", "avg power", "peak",
+      "limit", "score", "throttled", "covered"], rows, (i) => (stragglers.has(i) ? "straggler" : "")));
+    t.id = "gpu-table";
+    s.appendChild(t);
+    s.appendChild(gs.el("h3", null, "Mean per GPU over the window"));
+    const ms = Object.keys(d.metrics).filter((m) => d.over_both[m]);
+    const rows2 = d.gpus.map((g, i) => [gs.gpuLabel(i)].concat(ms.map((m) => {
+      const o = g.over_time[m];
+      return o ? gs.num(gs.unitOf(m).f(o.mean)) : { html: '<span class="note">not supported on this GPU</span>' };
+    })));
+    s.appendChild(div("scroll", table(["GPU"].concat(ms.map((m) => m + " (" + gs.unitOf(m).unit + ")")), rows2,
+      (i) => (stragglers.has(i) ? "straggler" : ""))));
+  }
+
+  function events() {
+    const s = section("events", "Events and output");
+    if (!d.marks.length) { s.appendChild(gs.el("p", "note", "no events or output lines recorded")); return; }
+    const det = gs.el("details");
+    det.appendChild(gs.el("summary", null, d.marks.length + " events and output lines"));
+    det.appendChild(div("scroll", table(["time", "kind", "where", "text"], d.marks.map((m) =>
+      [gs.fmtTime(m.t_s), m.kind, m.where, { html: esc(m.text), cls: "wrap" }]))));
+    s.appendChild(det);
+  }
+
+  try {
+    metadata(); summary(); diagnosis(); timelines(); heatmap(); balance(); energyCarbon(); gpuTables(); events();
+  } catch (e) {
+    main.appendChild(gs.el("p", "error", "The report could not be drawn: " + e.message));
+    throw e;
+  }
+  requestAnimationFrame(() => setTimeout(() => {
+    window.gpuscopeReady = true;
+    document.documentElement.dataset.ready = "1";
+  }, 0));
+})();
