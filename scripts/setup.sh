@@ -17,8 +17,12 @@ packages=(
   build-essential cmake ninja-build pkg-config git clang-format
   # libraries gpuscope links
   libfmt-dev libcli11-dev nlohmann-json3-dev libexpected-dev libsqlite3-dev
+  # static plots: PLplot with its cairo drivers (PNG, SVG, PDF) and a font for their text
+  libplplot-dev plplot-driver-cairo fonts-dejavu-core
   # tests and benchmarks: GoogleTest, Google Benchmark, the sqlite3 shell, a real SLURM cluster
   libgtest-dev libgmock-dev libbenchmark-dev sqlite3 slurm-wlm munge
+  # the plot tests decode the PNGs they write
+  libpng-dev
   # the HTML report's browser test opens it in a real headless Chromium
   chromium
 )

@@ -1,0 +1,209 @@
+#include "report/plots/plots.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <system_error>
+
+#include "core/error.hpp"
+#include "report/plots/draw.hpp"
+#include "report/plots/pages.hpp"
+#include "report/plots/plot_stream.hpp"
+
+namespace gpuscope::report::plots {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string device_of(PlotFormat format) {
+  switch (format) {
+    case PlotFormat::Png:
+      return "pngcairo";
+    case PlotFormat::Svg:
+      return "svgcairo";
+    case PlotFormat::Pdf:
+      return "pdfcairo";
+  }
+  return "pngcairo";
+}
+
+using Page = std::function<PageText(const PlotStream&)>;
+
+struct NamedPage {
+  std::string suffix;  // "-timeseries"
+  Page draw;
+};
+
+// A file being written under a temporary name beside its final one: renamed by commit(),
+// removed otherwise, so a failure never leaves a half-drawn plot behind.
+class PendingFile {
+ public:
+  explicit PendingFile(fs::path target)
+      : target_(std::move(target)),
+        temporary_(target_.parent_path() / ("." + target_.filename().string() + ".partial")) {}
+  ~PendingFile() {
+    std::error_code ignored;
+    if (!committed_) fs::remove(temporary_, ignored);
+  }
+  PendingFile(const PendingFile&) = delete;
+  PendingFile& operator=(const PendingFile&) = delete;
+  const fs::path& temporary() const { return temporary_; }
+  void commit() {
+    std::error_code error;
+    fs::rename(temporary_, target_, error);
+    if (error) {
+      throw Error(fmt::format("cannot write plot {}", target_.string()), error.message(),
+                  "check that the folder is writable");
+    }
+    committed_ = true;
+  }
+
+ private:
+  fs::path target_;
+  fs::path temporary_;
+  bool committed_ = false;
+};
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// Cairo draws text as glyph outlines, so an SVG would not say in words what it shows: add a
+// <title> and a <desc> (read by screen readers and search) after the root element's start tag.
+void describe_svg(const fs::path& file, const PageText& page) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string svg = buffer.str();
+  const auto root = svg.find("<svg");
+  const auto end = root == std::string::npos ? root : svg.find('>', root);
+  if (end == std::string::npos) {
+    throw Error(fmt::format("cannot describe plot {}", file.string()),
+                "the SVG written by cairo has no root element");
+  }
+  std::string desc = fmt::format("\n<title>gpuscope: {}</title>\n<desc>", xml_escape(page.title));
+  for (std::size_t i = 0; i < page.notes.size(); ++i) {
+    desc += (i == 0 ? "" : "\n") + xml_escape(page.notes[i]);
+  }
+  desc += "</desc>";
+  svg.insert(end + 1, desc);
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << svg;
+  if (!out) {
+    throw Error(fmt::format("cannot write plot {}", file.string()),
+                "writing the description failed");
+  }
+}
+
+void require_nonempty(const fs::path& file, const fs::path& target) {
+  std::error_code error;
+  const auto size = fs::file_size(file, error);
+  if (error || size == 0) {
+    throw Error(fmt::format("cannot write plot {}", target.string()),
+                error ? error.message() : "the driver wrote an empty file",
+                "check the free space in its folder");
+  }
+}
+
+}  // namespace
+
+PlotFormat parse_plot_format(std::string_view text) {
+  if (text == "png") return PlotFormat::Png;
+  if (text == "svg") return PlotFormat::Svg;
+  if (text == "pdf") return PlotFormat::Pdf;
+  throw Error::usage(fmt::format("unknown plot format '{}'", text), {}, "use png, svg or pdf");
+}
+
+std::string_view extension(PlotFormat format) {
+  switch (format) {
+    case PlotFormat::Png:
+      return "png";
+    case PlotFormat::Svg:
+      return "svg";
+    case PlotFormat::Pdf:
+      return "pdf";
+  }
+  return "png";
+}
+
+std::vector<Metric> grid_metrics_for_plots(const PlotOptions& options) {
+  if (options.heatmap_metric) return {*options.heatmap_metric};
+  return {Metric::SmActivePct, Metric::GpuUtilPct};
+}
+
+std::vector<fs::path> write_plots(const analyze::Analysis& analysis, const fs::path& output_prefix,
+                                  const PlotOptions& options) {
+  if (output_prefix.empty() || output_prefix.filename().empty()) {
+    throw Error::usage(fmt::format("cannot name plots after '{}'", output_prefix.string()),
+                       "the output prefix names no file", "give a prefix such as out/run42");
+  }
+  const std::vector<NamedPage> pages = {
+      {"-timeseries", [&](const PlotStream& s) { return draw_time_series_page(analysis, s); }},
+      {"-load-balance", [&](const PlotStream& s) { return draw_load_balance_page(analysis, s); }},
+      {"-heatmap",
+       [&](const PlotStream& s) { return draw_heatmap_page(analysis, s, options.heatmap_metric); }},
+      {"-overview", [&](const PlotStream& s) { return draw_overview_page(analysis, s); }},
+  };
+  const std::string device = device_of(options.format);
+  const std::string prefix = output_prefix.string();
+  std::vector<fs::path> written;
+
+  if (options.format == PlotFormat::Pdf) {
+    // One document, one page per plot.
+    const fs::path target = prefix + ".pdf";
+    PendingFile file(target);
+    {
+      PlotStream stream(device, file.temporary(), options.width_px, options.height_px, target);
+      use_palette();
+      for (const auto& page : pages) {
+        page.draw(stream);
+        stream.check(page.suffix.substr(1));
+      }
+      stream.finish();
+    }
+    require_nonempty(file.temporary(), target);
+    file.commit();
+    written.push_back(target);
+    return written;
+  }
+
+  for (const auto& page : pages) {
+    const fs::path target = fmt::format("{}{}.{}", prefix, page.suffix, extension(options.format));
+    PendingFile file(target);
+    PageText text;
+    {
+      PlotStream stream(device, file.temporary(), options.width_px, options.height_px, target);
+      use_palette();
+      text = page.draw(stream);
+      stream.finish();
+    }
+    require_nonempty(file.temporary(), target);
+    if (options.format == PlotFormat::Svg) describe_svg(file.temporary(), text);
+    file.commit();
+    written.push_back(target);
+  }
+  return written;
+}
+
+}  // namespace gpuscope::report::plots
