@@ -27,7 +27,7 @@ struct AnalysisOptions {
   // Per-GPU series to keep (GpuReport::grid), averaged on a grid of at most gpu_grid_bins bins
   // across the run; none by default, so analyze's memory does not grow with the GPU count.
   std::vector<Metric> gpu_grid_metrics;
-  std::size_t gpu_grid_bins = 400;
+  std::size_t gpu_grid_bins = 300;
 };
 
 // One GPU's samples in time order: t_s in seconds since the analysis' t0 (the earliest run

@@ -32,7 +32,7 @@ struct AnalyzeOptions {
 // What the HTML report needs beyond analyze's figures.
 struct LoadExtras {
   std::vector<Metric> gpu_grid_metrics;  // per-GPU series to keep (GpuReport::grid)
-  std::size_t gpu_grid_bins = 400;
+  std::size_t gpu_grid_bins = 300;
   bool marks = false;                   // job events and output lines as Analysis::marks
   std::size_t max_output_lines = 2000;  // output lines kept as marks, the earliest first
 };

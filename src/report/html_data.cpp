@@ -60,6 +60,26 @@ json metric_catalog() {
   return out;
 }
 
+// What the report does not draw goes, and per-GPU summaries become arrays (their keys repeated
+// for 1000 GPUs × 30 metrics would be a third of the file); report.js expands them back.
+constexpr const char* kSummaryFields[] = {"count", "mean", "median", "p5", "p95", "min", "max"};
+
+void compact(json& data) {
+  for (auto& series : data["over_space"]) {
+    series.erase("min_gpu");
+    series.erase("max_gpu");
+  }
+  for (auto& gpu : data["gpus"]) {
+    for (auto& summary : gpu["over_time"]) {
+      if (summary.is_null()) continue;
+      json row = json::array();
+      for (const char* field : kSummaryFields) row.push_back(summary[field]);
+      summary = std::move(row);
+    }
+  }
+  data["over_time_fields"] = kSummaryFields;
+}
+
 }  // namespace
 
 void round_numbers(json& value, int digits) {
@@ -124,6 +144,7 @@ json html_report_data(const analyze::Analysis& a) {
             : json(nullptr);
   }
   data["t0_unix_s"] = static_cast<double>(a.t0_wall_ns) / 1e9;
+  compact(data);
   round_numbers(data, 4);
   data["t0_unix_s"] = static_cast<double>(a.t0_wall_ns / 1000000) / 1e3;  // ms, unrounded
   // Times keep millisecond precision: four digits would merge the bins of a long run.
@@ -155,6 +176,11 @@ json html_report_data(const analyze::Analysis& a) {
   }
   data["marks"] = marks;
   data["metrics"] = metric_catalog();
+  json order = json::array();  // JSON objects are sorted by name; the catalog's order reads better
+  for (const auto& m : kMetrics) {
+    if (analyze::summarised(m.id)) order.push_back(m.name);
+  }
+  data["metric_order"] = order;
   return data;
 }
 

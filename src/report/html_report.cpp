@@ -37,8 +37,8 @@ std::string joined(const std::string_view (&chunks)[N]) {
 }  // namespace
 
 std::vector<Metric> html_report_grid_metrics() {
-  return {Metric::PowerW,        Metric::SmActivePct,  Metric::GpuUtilPct, Metric::TensorActivePct,
-          Metric::DramActivePct, Metric::TemperatureC, Metric::SmClockMhz, Metric::MemoryUsedBytes};
+  return {Metric::PowerW,          Metric::SmActivePct,   Metric::GpuUtilPct,
+          Metric::TensorActivePct, Metric::DramActivePct, Metric::TemperatureC};
 }
 
 std::string html_escape(std::string_view text) {

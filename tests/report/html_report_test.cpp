@@ -87,7 +87,7 @@ TEST_F(HtmlReportTest, EmbedsPerGpuGridsWithUnsupportedMetricsMarked) {
   const auto& grid = data["gpu_grid"];
   const std::size_t bins = grid["bins"];
   EXPECT_GT(bins, 0U);
-  EXPECT_LE(bins, 400U);
+  EXPECT_LE(bins, 300U);
   const auto& sm = grid["metrics"]["sm_active_pct"];
   EXPECT_EQ(sm["bytes"].get<std::string>().size(), (3 * bins + 2) / 3 * 4);
   EXPECT_EQ(sm["gpus_with_data"], nlohmann::json::array({true, false, true}));

@@ -5,7 +5,19 @@
 "use strict";
 (function () {
   const gs = window.gs;
+  const parseStart = performance.now();
   const d = JSON.parse(document.getElementById("gpuscope-data").textContent);
+  // Per-GPU summaries come as arrays of d.over_time_fields (smaller); make them objects again.
+  for (const g of d.gpus) {
+    for (const m in g.over_time) {
+      const row = g.over_time[m];
+      if (!row) continue;
+      const o = {};
+      d.over_time_fields.forEach((f, i) => (o[f] = row[i]));
+      g.over_time[m] = o;
+    }
+  }
+  const parseMs = Math.round(performance.now() - parseStart);
   gs.data = d;
 
   gs.el = function (tag, cls, text) {
@@ -45,7 +57,7 @@
 
   // Per-GPU grids: bytes decoded once per metric, 255 = no sample.
   const bytesCache = {};
-  gs.gridMetrics = () => Object.keys((d.gpu_grid && d.gpu_grid.metrics) || {})
+  gs.gridMetrics = () => d.metric_order.filter((m) => d.gpu_grid && d.gpu_grid.metrics && d.gpu_grid.metrics[m])
     .filter((m) => d.gpu_grid.metrics[m].lo != null);
   gs.gridBytes = function (metric) {
     if (!bytesCache[metric]) {
@@ -106,7 +118,7 @@
   }
 
   function summary() {
-    const s = section("summary", "Summary over all GPUs and time");
+    const s = section("summary", "Summary");
     const cards = gs.el("div", "cards");
     const card = (value, label) => cards.appendChild(div("card", '<div class="value">' + esc(value) +
       '</div><div class="label">' + esc(label) + "</div>"));
@@ -117,8 +129,13 @@
     if (d.efficiency_score) card(gs.num(d.efficiency_score.mean, 2), "efficiency score (mean)");
     card(String((d.balance ? d.balance.stragglers.length : 0)), "stragglers");
     s.appendChild(cards);
+  }
+
+  function statistics() {
+    const s = section("statistics", "Statistics over all GPUs and time");
     const rows = [], unsupported = [];
-    for (const [m, o] of Object.entries(d.over_both)) {
+    for (const m of d.metric_order) {
+      const o = d.over_both[m];
       if (!o) { unsupported.push(m); continue; }
       const c = gs.unitOf(m).f;
       rows.push([m, gs.unitOf(m).unit, gs.num(c(o.mean)), gs.num(c(o.median)), gs.num(c(o.min)), gs.num(c(o.max)), o.count]);
@@ -148,7 +165,7 @@
     const controls = gs.el("div", "controls");
     const add = gs.el("select");
     add.appendChild(new Option("add a metric…", ""));
-    Object.keys(d.over_space).filter((m) => !shown.includes(m)).forEach((m) => add.appendChild(new Option(m, m)));
+    d.metric_order.filter((m) => d.over_space[m] && !shown.includes(m)).forEach((m) => add.appendChild(new Option(m, m)));
     const gpuSel = gs.el("select");
     gpuSel.multiple = true;
     gpuSel.size = Math.min(6, d.gpus.length);
@@ -172,7 +189,7 @@
     s.appendChild(controls);
     const holder = gs.el("div");
     s.appendChild(holder);
-    const missing = Object.keys(d.metrics).filter((m) => !d.over_space[m]);
+    const missing = d.metric_order.filter((m) => !d.over_space[m]);
     if (missing.length) s.appendChild(gs.el("p", "note", "not supported on these GPUs (no samples): " + missing.join(", ")));
     const draw = () => {
       gs.view.charts.forEach((u) => u.destroy());
@@ -286,7 +303,7 @@
     t.id = "gpu-table";
     s.appendChild(t);
     s.appendChild(gs.el("h3", null, "Mean per GPU over the window"));
-    const ms = Object.keys(d.metrics).filter((m) => d.over_both[m]);
+    const ms = d.metric_order.filter((m) => d.over_both[m]);
     const rows2 = d.gpus.map((g, i) => [gs.gpuLabel(i)].concat(ms.map((m) => {
       const o = g.over_time[m];
       return o ? gs.num(gs.unitOf(m).f(o.mean)) : { html: '<span class="note">not supported on this GPU</span>' };
@@ -306,12 +323,20 @@
   }
 
   try {
-    metadata(); summary(); diagnosis(); timelines(); heatmap(); balance(); energyCarbon(); gpuTables(); events();
+    // Each section's drawing time in ms (window.gs.timings), for the benchmark.
+    gs.timings = { parse: parseMs };
+    for (const part of [metadata, summary, diagnosis, timelines, heatmap, balance, energyCarbon, statistics,
+      gpuTables, events]) {
+      const start = performance.now();
+      part();
+      gs.timings[part.name] = Math.round(performance.now() - start);
+    }
   } catch (e) {
     main.appendChild(gs.el("p", "error", "The report could not be drawn: " + e.message));
     throw e;
   }
   requestAnimationFrame(() => setTimeout(() => {
+    window.gpuscopeReadyMs = performance.now();  // since navigation start
     window.gpuscopeReady = true;
     document.documentElement.dataset.ready = "1";
   }, 0));
