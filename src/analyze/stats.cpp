@@ -1,14 +1,55 @@
 #include "analyze/stats.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace gpuscope::analyze {
 
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Sorts NaN-free values ascending in O(n): an LSD radix sort of the IEEE-754 bit patterns, mapped
+// so that unsigned order is numeric order, skipping the digits every value shares (quantised
+// metrics share most). On a GPU-hour of samples it is several times faster than std::sort, and
+// gives the same sequence (equal values are bit-identical; only -0.0 and 0.0 may swap).
+void sort_values(std::vector<double>& values) {
+  constexpr std::size_t kRadixThreshold = 512;  // below it std::sort is as fast
+  const std::size_t n = values.size();
+  if (n < kRadixThreshold) {
+    std::sort(values.begin(), values.end());
+    return;
+  }
+  constexpr std::size_t kDigitBits = 11;
+  constexpr std::size_t kDigits = (64 + kDigitBits - 1) / kDigitBits;
+  constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
+  constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
+  std::vector<std::uint64_t> keys(n), other(n);
+  std::vector<std::uint32_t> counts(kDigits * kBuckets, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto bits = std::bit_cast<std::uint64_t>(values[i]);
+    keys[i] = (bits & kSign) != 0 ? ~bits : bits | kSign;
+    for (std::size_t d = 0; d < kDigits; ++d)
+      ++counts[d * kBuckets + ((keys[i] >> (d * kDigitBits)) & (kBuckets - 1))];
+  }
+  for (std::size_t d = 0; d < kDigits; ++d) {
+    std::uint32_t* count = &counts[d * kBuckets];
+    const std::size_t shift = d * kDigitBits;
+    if (count[(keys[0] >> shift) & (kBuckets - 1)] == n) continue;  // every value shares it
+    std::uint32_t offset = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) offset += std::exchange(count[b], offset);
+    for (const std::uint64_t key : keys) other[count[(key >> shift) & (kBuckets - 1)]++] = key;
+    keys.swap(other);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t key = keys[i];
+    values[i] = std::bit_cast<double>((key & kSign) != 0 ? key & ~kSign : ~key);
+  }
+}
 
 }  // namespace
 
@@ -30,7 +71,7 @@ std::optional<Summary> summarize(std::span<const double> values) {
     if (!std::isnan(value)) sorted.push_back(value);
   }
   if (sorted.empty()) return std::nullopt;
-  std::sort(sorted.begin(), sorted.end());
+  sort_values(sorted);
 
   // Kahan summation: long series of similar values would otherwise lose digits.
   double sum = 0, compensation = 0;

@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <regex>
+#include <thread>
 
 #include "analyze/analyzer.hpp"
 #include "analyze/carbon.hpp"
@@ -104,8 +108,156 @@ double seconds_since(std::int64_t wall_ns, std::int64_t t0) {
   return static_cast<double>(wall_ns - t0) / 1e9;
 }
 
-// Pass 1: each GPU's activity, from two columns.
-void feed_activity(Analyzer& analyzer, const std::vector<Source>& sources) {
+// One GPU of one run: the unit of work of both passes.
+struct DeviceJob {
+  const Source* source = nullptr;
+  unsigned device = 0;
+  std::int64_t samples = 0;
+};
+
+// Every (run, GPU) with samples, in the order a cursor over the run visits them; nullopt when the
+// devices table does not account for every sample (then both passes read sequentially).
+std::optional<std::vector<DeviceJob>> device_jobs(const std::vector<Source>& sources) {
+  std::vector<DeviceJob> jobs;
+  for (const auto& source : sources) {
+    std::int64_t covered = 0;
+    for (const auto& d : source.devices) {
+      const std::int64_t n = source.reader->count_samples({source.run_id, d.index});
+      if (n > 0) jobs.push_back({&source, d.index, n});
+      covered += n;
+    }
+    if (covered != source.reader->count_samples({source.run_id, std::nullopt})) return std::nullopt;
+  }
+  return jobs;
+}
+
+// A worker thread's own connection (SQLite connections are not shared between threads), kept
+// open while its jobs stay in the same file.
+class WorkerReader {
+ public:
+  const store::RunReader& of(const Source& source) {
+    if (!reader_ || reader_->path() != source.reader->path()) {
+      reader_ = std::make_unique<store::RunReader>(store::RunReader::open(source.reader->path()));
+    }
+    return *reader_;
+  }
+
+ private:
+  std::unique_ptr<store::RunReader> reader_;
+};
+
+// Runs produce(job, worker, result) for jobs 0..n−1 on `workers` threads and hands each result to
+// consume(result) on the calling thread in job order, so the analysis sees exactly the sequence
+// a single cursor would give. At most `slots` results exist at once (memory stays bounded by
+// the slot count, not the job count). The first exception, a worker's or consume's, is rethrown.
+template <typename Result, typename Produce, typename Consume>
+void ordered_parallel(std::size_t jobs, unsigned workers, std::size_t slots, Produce produce,
+                      Consume consume) {
+  struct Slot {
+    Result result;
+    std::size_t job = 0;
+    bool ready = false;
+  };
+  std::vector<Slot> ring(slots);
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t next_job = 0, consumed = 0;
+  bool stop = false;
+  std::exception_ptr failure;
+  auto fail = [&] {
+    const std::lock_guard lock(mutex);
+    if (!failure) failure = std::current_exception();
+    stop = true;
+    changed.notify_all();
+  };
+  auto work = [&](unsigned worker) {
+    for (;;) {
+      std::size_t job = 0;
+      {
+        std::unique_lock lock(mutex);
+        if (stop || next_job >= jobs) return;
+        job = next_job++;
+        changed.wait(lock, [&] { return stop || job < consumed + slots; });  // its slot is free
+        if (stop) return;
+      }
+      Slot& slot = ring[job % slots];
+      try {
+        produce(job, worker, slot.result);
+      } catch (...) {
+        fail();
+        return;
+      }
+      {
+        const std::lock_guard lock(mutex);
+        slot.job = job;
+        slot.ready = true;
+      }
+      changed.notify_all();
+    }
+  };
+  std::vector<std::jthread> threads;
+  for (unsigned w = 0; w < workers; ++w) threads.emplace_back(work, w);
+  try {
+    for (std::size_t job = 0; job < jobs; ++job) {
+      Slot& slot = ring[job % slots];
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return stop || (slot.ready && slot.job == job); });
+        if (stop) break;
+      }
+      consume(slot.result);
+      {
+        const std::lock_guard lock(mutex);
+        slot.ready = false;
+        ++consumed;
+      }
+      changed.notify_all();
+    }
+  } catch (...) {
+    fail();
+  }
+  threads.clear();  // joins
+  if (failure) std::rethrow_exception(failure);
+}
+
+// Reading SQLite is most of the work: two reader threads keep both cores of a small machine busy
+// while this thread analyses; more would only queue behind the analysis.
+unsigned reader_threads() {
+  return std::clamp(std::thread::hardware_concurrency(), 1U, 2U);
+}
+
+struct ActivitySeries {
+  std::vector<double> t, activity;
+};
+
+// Pass 1: each GPU's activity, from two columns, read by GPU on reader threads.
+void feed_activity(Analyzer& analyzer, const std::vector<DeviceJob>& jobs) {
+  const Metric columns[] = {Metric::SmActivePct, Metric::GpuUtilPct};
+  const std::int64_t t0 = analyzer.t0_wall_ns();
+  std::vector<WorkerReader> readers(reader_threads());
+  ordered_parallel<ActivitySeries>(
+      jobs.size(), reader_threads(), 2 * reader_threads(),
+      [&](std::size_t j, unsigned worker, ActivitySeries& out) {
+        const DeviceJob& job = jobs[j];
+        auto cursor =
+            readers[worker].of(*job.source).samples({job.source->run_id, job.device}, columns);
+        out.t.clear();
+        out.activity.clear();
+        store::RunSample sample;
+        while (cursor.next(sample)) {
+          out.t.push_back(seconds_since(sample.row.wall_ns, t0));
+          out.activity.push_back(
+              analyze::sample_activity(sample.row.get(Metric::SmActivePct).value_or(kNaN),
+                                       sample.row.get(Metric::GpuUtilPct).value_or(kNaN)));
+        }
+      },
+      [&](ActivitySeries& series) {
+        if (!series.t.empty()) analyzer.add_activity(series.t, series.activity);
+      });
+}
+
+// Pass 1 when the GPUs cannot be listed up front: one cursor over each run.
+void feed_activity_sequentially(Analyzer& analyzer, const std::vector<Source>& sources) {
   const Metric columns[] = {Metric::SmActivePct, Metric::GpuUtilPct};
   std::vector<double> t, activity;
   for (const auto& source : sources) {
@@ -131,8 +283,9 @@ void feed_activity(Analyzer& analyzer, const std::vector<Source>& sources) {
   }
 }
 
-void feed_power(const Source& source, unsigned device, std::int64_t t0, DeviceSeries& series) {
-  auto cursor = source.reader->power_samples({source.run_id, device});
+void feed_power(const store::RunReader& reader, std::int64_t run_id, unsigned device,
+                std::int64_t t0, DeviceSeries& series) {
+  auto cursor = reader.power_samples({run_id, device});
   store::RunPowerSample p;
   while (cursor.next(p)) {
     if (!p.row.power_w) continue;
@@ -141,9 +294,41 @@ void feed_power(const Source& source, unsigned device, std::int64_t t0, DeviceSe
   }
 }
 
-// Pass 2: each GPU's every metric, one GPU in memory at a time.
-void feed_devices(Analyzer& analyzer, const std::vector<Source>& sources,
+void append_sample(const SampleRow& row, std::int64_t t0, DeviceSeries& series) {
+  series.t_s.push_back(seconds_since(row.wall_ns, t0));
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    series.values[m].push_back(row.present.test(m) ? row.values[m] : kNaN);
+  }
+}
+
+// Pass 2: each GPU's every metric, read by GPU on reader threads; a few GPUs in memory at a time.
+void feed_devices(Analyzer& analyzer, const std::vector<DeviceJob>& jobs,
                   const std::vector<RunMeta>& metas) {
+  const std::int64_t t0 = analyzer.t0_wall_ns();
+  std::vector<WorkerReader> readers(reader_threads());
+  ordered_parallel<DeviceSeries>(
+      jobs.size(), reader_threads(), reader_threads() + 1,
+      [&](std::size_t j, unsigned worker, DeviceSeries& series) {
+        const DeviceJob& job = jobs[j];
+        const store::RunReader& reader = readers[worker].of(*job.source);
+        series.clear();
+        // Reserved to the exact count: no regrowth copies, no doubled capacity.
+        series.t_s.reserve(static_cast<std::size_t>(job.samples));
+        for (auto& v : series.values) v.reserve(static_cast<std::size_t>(job.samples));
+        auto cursor = reader.samples({job.source->run_id, job.device});
+        store::RunSample sample;
+        while (cursor.next(sample)) append_sample(sample.row, t0, series);
+        const RunMeta& meta = metas[job.source->meta];
+        series.key = key_of(*job.source, meta, job.device);
+        series.sampling_interval_s = meta.sampling_interval_s;
+        feed_power(reader, job.source->run_id, job.device, t0, series);
+      },
+      [&](DeviceSeries& series) { analyzer.add_device(series); });
+}
+
+// Pass 2 when the GPUs cannot be listed up front: one cursor over each run, one GPU at a time.
+void feed_devices_sequentially(Analyzer& analyzer, const std::vector<Source>& sources,
+                               const std::vector<RunMeta>& metas) {
   DeviceSeries series;
   for (const auto& source : sources) {
     const RunMeta& meta = metas[source.meta];
@@ -154,21 +339,17 @@ void feed_devices(Analyzer& analyzer, const std::vector<Source>& sources,
       if (device && !series.t_s.empty()) {
         series.key = key_of(source, meta, *device);
         series.sampling_interval_s = meta.sampling_interval_s;
-        feed_power(source, *device, analyzer.t0_wall_ns(), series);
+        feed_power(*source.reader, source.run_id, *device, analyzer.t0_wall_ns(), series);
         analyzer.add_device(series);
       }
       series.clear();
     };
     while (cursor.next(sample)) {
-      const SampleRow& row = sample.row;
-      if (device != row.device_index) {
+      if (device != sample.row.device_index) {
         flush();
-        device = row.device_index;
+        device = sample.row.device_index;
       }
-      series.t_s.push_back(seconds_since(row.wall_ns, analyzer.t0_wall_ns()));
-      for (std::size_t m = 0; m < kMetricCount; ++m) {
-        series.values[m].push_back(row.present.test(m) ? row.values[m] : kNaN);
-      }
+      append_sample(sample.row, analyzer.t0_wall_ns(), series);
     }
     flush();
   }
@@ -333,9 +514,15 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
 
   bool several = metas.size() > 1;
   Analyzer analyzer(options, metas);
-  feed_activity(analyzer, sources);
-  analyzer.finish_activity();
-  feed_devices(analyzer, sources, metas);
+  if (const auto jobs = device_jobs(sources)) {
+    feed_activity(analyzer, *jobs);
+    analyzer.finish_activity();
+    feed_devices(analyzer, *jobs, metas);
+  } else {
+    feed_activity_sequentially(analyzer, sources);
+    analyzer.finish_activity();
+    feed_devices_sequentially(analyzer, sources, metas);
+  }
   feed_events(analyzer, sources, metas, several);
   analyze::Analysis analysis = analyzer.finish();
   analysis.inputs = input_names;

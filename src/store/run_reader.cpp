@@ -20,13 +20,9 @@ void decode(const Statement& row, RunSample& out) {
   s.mono_ns = row.int64(3);
   for (std::size_t i = 0; i < kMetricCount; ++i) {
     const int column = kFirstMetric + static_cast<int>(i);
-    if (row.is_null(column)) {
-      s.values[i] = 0.0;
-      s.present.reset(i);
-    } else {
-      s.values[i] = row.real(column);  // exact for INTEGER values below 2^53
-      s.present.set(i);
-    }
+    // NULL reads as 0.0, so only a 0 needs the type check: half the SQLite calls per value.
+    s.values[i] = row.real(column);  // exact for INTEGER values below 2^53
+    s.present.set(i, s.values[i] != 0.0 || !row.is_null(column));
   }
 }
 

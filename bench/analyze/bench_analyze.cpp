@@ -1,0 +1,410 @@
+// `gpuscope analyze --json` on a synthetic run of 100 M metric values: wall time and peak memory
+// (the child's ru_maxrss) of the real binary, run as a child process a few times.
+//
+// The run is 64 H100s as 8 ranks × 8 GPUs sampled at 10 Hz, written through RunWriter one file
+// per rank and merged into one database (what `gpuscope merge` hands to `analyze` after a
+// multi-node job). Every metric an H100 offers is present (34 of the catalog's 35; module power
+// is Grace Hopper only), so 46 000 ticks (1 h 16 min 40 s) make 100.1 M values. The first
+// 5 minutes are idle (trimming has work to do) and one GPU is a straggler (load balance has
+// work to do). The database is cached under ${TMPDIR:-/tmp} and regenerated when missing or of
+// another shape.
+//
+// Usage: bench_analyze [--ticks N] [--repeat N] [--regenerate] [--binary PATH]
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "store/merge.hpp"
+#include "store/run_reader.hpp"
+#include "store/run_writer.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace gpuscope;
+
+constexpr unsigned kRanks = 8;
+constexpr unsigned kGpusPerRank = 8;
+constexpr std::int64_t kIntervalNs = 100'000'000;  // 10 Hz
+constexpr double kIntervalS = 0.1;
+constexpr double kIdleS = 300;  // the job's first 5 minutes: loading data, compiling
+constexpr double kStepS = 1.2;  // one training step: compute, then an all-reduce
+constexpr double kComputeS = 0.95;
+constexpr unsigned kStragglerRank = 5, kStragglerGpu = 3;
+constexpr double kStragglerFactor = 0.6;  // its SMs are busy 60 % as much as the others'
+constexpr std::int64_t kBaseWallNs = 1'767'225'600'000'000'000;  // 2026-01-01T00:00:00Z
+constexpr std::uint64_t kMemoryTotalBytes = 81559ULL << 20;
+constexpr std::uint64_t kMemoryReservedBytes = 552ULL << 20;
+// Part of the cache key: bump when the generated values change.
+constexpr const char* kLabel = "bench_analyze v1";
+
+struct Options {
+  std::int64_t ticks = 46'000;
+  int repeat = 3;
+  bool regenerate = false;
+  std::string binary = GPUSCOPE_BENCH_GPUSCOPE;
+};
+
+// xorshift64*: fast, deterministic noise.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ULL + 1) {}
+  // Uniform in [-1, 1).
+  double symmetric() {
+    state_ ^= state_ >> 12;
+    state_ ^= state_ << 25;
+    state_ ^= state_ >> 27;
+    const std::uint64_t x = state_ * 0x2545F4914F6CDD1DULL;
+    return static_cast<double>(x >> 11) * 0x1.0p-52 - 1.0;
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+double quantize(double value, double step) {
+  return std::round(value / step) * step;
+}
+
+// One simulated H100 over time: counters and slow quantities carry state between ticks.
+class SyntheticGpu {
+ public:
+  SyntheticGpu(unsigned rank, unsigned gpu)
+      : rng_(rank * 131 + gpu + 7),
+        factor_(rank == kStragglerRank && gpu == kStragglerGpu ? kStragglerFactor : 1.0),
+        start_s_(kIdleS + (rng_.symmetric() + 1.0)),  // GPUs start working within 2 s
+        phase_s_((rng_.symmetric() + 1.0) * 0.02),
+        energy_mj_(3.6e9 + 1e8 * gpu),
+        pcie_tx_(1e12 + 1e10 * rank),
+        pcie_rx_(2e12 + 1e10 * rank) {}
+
+  void fill(double t, SampleRow& row) {
+    const bool busy = t >= start_s_;
+    const bool compute = busy && std::fmod(t - start_s_ + phase_s_, kStepS) < kComputeS;
+    auto noisy = [&](double level, double amplitude) {
+      return std::max(0.0, level + amplitude * rng_.symmetric());
+    };
+    auto pct = [](double v) { return std::clamp(v, 0.0, 100.0); };
+
+    const double sm = pct(!busy ? 0 : compute ? noisy(88 * factor_, 3) : noisy(25, 5));
+    const double instant_w = !busy ? noisy(70, 2) : noisy(150 + 5.4 * sm, 15);
+    power_avg_w_ += (instant_w - power_avg_w_) * 0.1;  // the driver's 1 s average
+    const bool capped = power_avg_w_ > 680;
+    const double sm_clock = !busy ? 345 : capped ? 1755 : 1980;
+    temperature_c_ += (31 + 0.055 * instant_w - temperature_c_) * (kIntervalS / 25);
+    const double used = busy ? 71e9 + 1e8 * rng_.symmetric() : 5.2e8;
+    const double pcie_tx_rate = busy ? noisy(compute ? 2e8 : 5e8, 5e7) : 1e5;
+    const double pcie_rx_rate = busy ? noisy(compute ? 3e8 : 5e8, 5e7) : 1e5;
+    const double nvlink_rate = !busy ? 0 : compute ? noisy(5e9, 1e9) : noisy(1.6e11, 1e10);
+    energy_mj_ += instant_w * kIntervalS * 1000;
+    pcie_tx_ += pcie_tx_rate * kIntervalS;
+    pcie_rx_ += pcie_rx_rate * kIntervalS;
+
+    row.present.reset();
+    row.set(Metric::PowerW, quantize(power_avg_w_, 0.001));  // NVML reports milliwatts
+    row.set(Metric::PowerInstantW, quantize(instant_w, 0.001));
+    row.set(Metric::PowerAverageW, quantize(power_avg_w_, 0.001));
+    row.set(Metric::EnergyMj, std::floor(energy_mj_));
+    row.set(Metric::PowerLimitW, 700);
+    row.set(Metric::GpuUtilPct, !busy ? 0 : compute ? 100 : std::round(noisy(96, 3)));
+    row.set(Metric::MemUtilPct, !busy ? 0 : std::round(noisy(compute ? 35 : 12, 4)));
+    row.set(Metric::SmClockMhz, sm_clock);
+    row.set(Metric::MemClockMhz, 2619);
+    row.set(Metric::GraphicsClockMhz, sm_clock);
+    row.set(Metric::TemperatureC, std::round(temperature_c_));
+    row.set(Metric::MemoryTemperatureC, std::round(temperature_c_ + 4));
+    row.set(Metric::MemoryUsedBytes, std::floor(used));
+    row.set(Metric::MemoryFreeBytes,
+            static_cast<double>(kMemoryTotalBytes - kMemoryReservedBytes) - std::floor(used));
+    row.set(Metric::MemoryReservedBytes, static_cast<double>(kMemoryReservedBytes));
+    row.set(Metric::ClockEventReasons, !busy ? 0x1 : capped ? 0x4 : 0);
+    row.set(Metric::PcieTxBytes, std::floor(pcie_tx_));
+    row.set(Metric::PcieRxBytes, std::floor(pcie_rx_));
+    row.set(Metric::GraphicsActivePct, pct(!busy ? 0 : noisy(compute ? 97 : 90, 2)));
+    row.set(Metric::SmActivePct, sm);
+    row.set(Metric::SmOccupancyPct, pct(!busy ? 0 : compute ? noisy(45 * factor_, 3) : 10));
+    const double tensor = pct(!busy ? 0 : compute ? noisy(55 * factor_, 5) : noisy(2, 1));
+    row.set(Metric::TensorActivePct, tensor);
+    row.set(Metric::DfmaTensorActivePct, 0);
+    row.set(Metric::HmmaTensorActivePct, tensor);
+    row.set(Metric::ImmaTensorActivePct, 0);
+    row.set(Metric::DramActivePct, pct(!busy ? 0 : noisy(compute ? 38 : 15, 4)));
+    row.set(Metric::Fp64ActivePct, 0);
+    row.set(Metric::Fp32ActivePct, pct(!busy ? 0 : noisy(8 * factor_, 1)));
+    row.set(Metric::Fp16ActivePct, pct(!busy ? 0 : noisy(12 * factor_, 2)));
+    row.set(Metric::IntegerActivePct, pct(!busy ? 0 : noisy(6, 1)));
+    row.set(Metric::PcieTxBytesPerS, pcie_tx_rate);
+    row.set(Metric::PcieRxBytesPerS, pcie_rx_rate);
+    row.set(Metric::NvlinkTxBytesPerS, nvlink_rate);
+    row.set(Metric::NvlinkRxBytesPerS, nvlink_rate);
+  }
+
+ private:
+  Rng rng_;
+  double factor_;
+  double start_s_;
+  double phase_s_;
+  double power_avg_w_ = 70;
+  double temperature_c_ = 31;
+  double energy_mj_;
+  double pcie_tx_;
+  double pcie_rx_;
+};
+
+RunInfo rank_run(unsigned rank) {
+  RunInfo run;
+  run.command = {"python", "train.py", "--config", "llama-8b.yaml"};
+  run.label = kLabel;
+  run.host = fmt::format("node{:02}", rank);
+  run.user = "bench";
+  run.start_wall_ns = kBaseWallNs + rank * 37'000'000LL;  // ranks start within a second
+  run.start_mono_ns = 1'000'000'000'000LL + rank * 1'000'000LL;
+  run.tool_version = "bench";
+  run.sampling_interval_ns = kIntervalNs;
+  run.driver_version = "550.54.15";
+  run.cuda_visible_devices = "0,1,2,3,4,5,6,7";
+  run.slurm.job_id = "4242";
+  run.slurm.step_id = "0";
+  run.slurm.rank = static_cast<int>(rank);
+  run.slurm.local_rank = 0;
+  run.slurm.node_id = static_cast<int>(rank);
+  run.slurm.node_name = run.host;
+  run.slurm.ntasks = kRanks;
+  run.slurm.step_gpus = "0,1,2,3,4,5,6,7";
+  return run;
+}
+
+std::vector<DeviceDescription> rank_devices(unsigned rank) {
+  std::vector<DeviceDescription> out(kGpusPerRank);
+  for (unsigned g = 0; g < kGpusPerRank; ++g) {
+    DeviceDescription& d = out[g];
+    d.index = g;
+    d.name = "NVIDIA H100 80GB HBM3";
+    d.uuid = fmt::format("GPU-{:08x}-bench-{:04x}-{:04x}", 0x5ca1ab1e, rank, g);
+    d.pci_bus_id = fmt::format("00000000:{:02X}:00.0", 0x18 + 0x10 * g);
+    d.architecture = "Hopper";
+    d.compute_capability = "9.0";
+    d.memory_total_bytes = kMemoryTotalBytes;
+    d.power_limit_w = d.enforced_power_limit_w = d.default_power_limit_w = d.max_power_limit_w =
+        700.0;
+    d.min_power_limit_w = 200.0;
+    d.max_sm_clock_mhz = d.max_graphics_clock_mhz = 1980;
+    d.max_memory_clock_mhz = 2619;
+    d.capabilities = {{"gpm", "GPM saturation metrics", true, ""},
+                      {"energy_counter", "energy counter", true, ""}};
+  }
+  return out;
+}
+
+void write_rank(const fs::path& path, unsigned rank, std::int64_t ticks) {
+  const RunInfo run = rank_run(rank);
+  auto writer = store::RunWriter::create(path, true, run, rank_devices(rank));
+  std::vector<SyntheticGpu> gpus;
+  for (unsigned g = 0; g < kGpusPerRank; ++g) gpus.emplace_back(rank, g);
+  Rng jitter(rank + 1000);
+  writer->push(Event{run.start_wall_ns, run.start_mono_ns, std::nullopt, "job_start", "started"});
+  SampleRow row;
+  for (std::int64_t k = 0; k < ticks; ++k) {
+    // The sampler's tick lands up to 0.5 ms late; every GPU of the tick shares it.
+    const auto late_ns = static_cast<std::int64_t>((jitter.symmetric() + 1.0) * 250'000);
+    for (unsigned g = 0; g < kGpusPerRank; ++g) {
+      row.device_index = g;
+      row.wall_ns = run.start_wall_ns + k * kIntervalNs + late_ns + g * 20'000;
+      row.mono_ns = run.start_mono_ns + k * kIntervalNs + late_ns + g * 20'000;
+      gpus[g].fill(static_cast<double>(k) * kIntervalS, row);
+      writer->push(row);
+    }
+    if (k % 2000 == 1999) writer->flush();  // keeps the writer's queue small
+  }
+  const std::int64_t end_offset_ns = ticks * kIntervalNs;
+  writer->push(Event{run.start_wall_ns + end_offset_ns, run.start_mono_ns + end_offset_ns,
+                     std::nullopt, "job_exit", "exited with status 0"});
+  RunEnd end;
+  end.status = RunStatus::Finished;
+  end.end_wall_ns = run.start_wall_ns + end_offset_ns;
+  end.end_mono_ns = run.start_mono_ns + end_offset_ns;
+  end.exit_code = 0;
+  end.samples_taken = ticks;
+  const auto problems = writer->finish(end);
+  if (!problems.empty()) throw std::runtime_error(problems.front());
+}
+
+struct RunShape {
+  std::int64_t samples = 0;  // device-rows
+  std::int64_t values = 0;   // non-NULL metric values
+  std::size_t metrics_present = 0;
+};
+
+// The shape of the database at `path`, or nullopt when it is missing or not the one wanted.
+std::optional<RunShape> cached_shape(const fs::path& path, std::int64_t ticks) {
+  std::error_code error;
+  if (!fs::exists(path, error)) return std::nullopt;
+  try {
+    const auto reader = store::RunReader::open(path);
+    const auto runs = reader.runs();
+    if (runs.size() != kRanks) return std::nullopt;
+    for (const auto& run : runs) {
+      if (run.info.label != kLabel || run.end.samples_taken != ticks) return std::nullopt;
+    }
+    RunShape shape;
+    shape.samples = reader.count_samples();
+    if (shape.samples != ticks * kRanks * kGpusPerRank) return std::nullopt;
+    auto cursor = reader.samples();
+    store::RunSample sample;
+    if (!cursor.next(sample)) return std::nullopt;
+    shape.metrics_present = sample.row.present.count();
+    shape.values = shape.samples * static_cast<std::int64_t>(shape.metrics_present);
+    return shape;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+RunShape prepare_database(const fs::path& path, std::int64_t ticks, bool regenerate) {
+  if (!regenerate) {
+    if (auto shape = cached_shape(path, ticks)) {
+      fmt::print("using the cached run {}\n", path.string());
+      return *shape;
+    }
+  }
+  fmt::print("generating {} ({} ranks × {} GPUs × {} ticks)...\n", path.string(), kRanks,
+             kGpusPerRank, ticks);
+  std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
+  const fs::path dir = path.parent_path() / (path.filename().string() + ".ranks");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::vector<fs::path> files;
+  for (unsigned r = 0; r < kRanks; ++r) {
+    files.push_back(dir / fmt::format("rank{}.db", r));
+    write_rank(files.back(), r, ticks);
+  }
+  store::merge(path, files, true);
+  fs::remove_all(dir);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  fmt::print("generated in {:.0f} s\n", took.count());
+  auto shape = cached_shape(path, ticks);
+  if (!shape) throw std::runtime_error("the generated database does not read back");
+  return *shape;
+}
+
+struct Measurement {
+  double wall_s = 0;
+  double user_s = 0;
+  double system_s = 0;
+  double peak_rss_mb = 0;
+};
+
+double seconds(const timeval& t) {
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+}
+
+// Runs `binary analyze --json db > json_path` and measures it.
+Measurement run_analyze(const std::string& binary, const fs::path& db, const fs::path& json_path) {
+  std::fflush(stdout);  // the child must not print our buffered lines again
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (std::freopen(json_path.c_str(), "w", stdout) == nullptr) _exit(126);
+    execl(binary.c_str(), binary.c_str(), "analyze", "--json", db.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4 failed");
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error(fmt::format("{} analyze failed (status {})", binary, status));
+  }
+  return {took.count(), seconds(usage.ru_utime), seconds(usage.ru_stime),
+          static_cast<double>(usage.ru_maxrss) / 1024.0};  // ru_maxrss is in KiB
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--ticks") {
+      o.ticks = std::stoll(value());
+    } else if (arg == "--repeat") {
+      o.repeat = std::stoi(value());
+    } else if (arg == "--regenerate") {
+      o.regenerate = true;
+    } else if (arg == "--binary") {
+      o.binary = value();
+    } else {
+      throw std::runtime_error("unknown argument " + arg +
+                               " (use --ticks N, --repeat N, --regenerate, --binary PATH)");
+    }
+  }
+  if (o.ticks < 1 || o.repeat < 1) throw std::runtime_error("--ticks and --repeat must be ≥ 1");
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options o = parse(argc, argv);
+    const char* tmp = std::getenv("TMPDIR");
+    const fs::path dir = tmp != nullptr && *tmp != '\0' ? fs::path(tmp) : fs::path("/tmp");
+    const fs::path db = dir / fmt::format("gpuscope-bench-analyze-{}.db", o.ticks);
+    const fs::path json = dir / fmt::format("gpuscope-bench-analyze-{}.json", o.ticks);
+    const RunShape shape = prepare_database(db, o.ticks, o.regenerate);
+
+    fmt::print(
+        "\nrun: {} ranks × {} GPUs = {} GPUs, {} ticks at 10 Hz ({:.2f} h), {} of {} "
+        "metrics present\n",
+        kRanks, kGpusPerRank, kRanks * kGpusPerRank, o.ticks,
+        static_cast<double>(o.ticks) * kIntervalS / 3600, shape.metrics_present, kMetricCount);
+    fmt::print("     {} device-rows, {:.1f} M metric values, database {:.0f} MB\n", shape.samples,
+               static_cast<double>(shape.values) / 1e6,
+               static_cast<double>(fs::file_size(db)) / 1e6);
+    fmt::print("binary: {}\n\n", o.binary);
+
+    fmt::print("{:>4}  {:>8}  {:>8}  {:>8}  {:>12}  {:>16}\n", "run", "wall s", "user s", "sys s",
+               "peak RSS MB", "M values/s");
+    std::vector<Measurement> all;
+    for (int i = 0; i < o.repeat; ++i) {
+      const Measurement m = run_analyze(o.binary, db, json);
+      all.push_back(m);
+      fmt::print("{:>4}  {:>8.2f}  {:>8.2f}  {:>8.2f}  {:>12.1f}  {:>16.1f}\n", i + 1, m.wall_s,
+                 m.user_s, m.system_s, m.peak_rss_mb,
+                 static_cast<double>(shape.values) / 1e6 / m.wall_s);
+      std::fflush(stdout);
+    }
+    std::vector<double> walls;
+    double peak = 0;
+    for (const auto& m : all) {
+      walls.push_back(m.wall_s);
+      peak = std::max(peak, m.peak_rss_mb);
+    }
+    std::sort(walls.begin(), walls.end());
+    const double median = walls[walls.size() / 2];
+    fmt::print("\nmedian wall {:.2f} s (best {:.2f} s), peak RSS {:.1f} MB over {} runs\n", median,
+               walls.front(), peak, all.size());
+    fmt::print("goals (100 M values): wall ≤ 5 s: {}; peak RSS ≤ 500 MB: {}\n",
+               median <= 5.0 ? "met" : "NOT met", peak <= 500.0 ? "met" : "NOT met");
+    fmt::print("last report: {}\n", json.string());
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_analyze: {}\n", e.what());
+    return 1;
+  }
+}
