@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "report/html_report.hpp"
 #include "report/plots/draw.hpp"
 #include "report/plots/pages.hpp"
 #include "report/plots/plot_stream.hpp"
@@ -66,29 +67,6 @@ class PendingFile {
   bool committed_ = false;
 };
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // Cairo draws text as glyph outlines, so an SVG would not say in words what it shows: add a
 // <title> and a <desc> (read by screen readers and search) after the root element's start tag.
 void describe_svg(const fs::path& file, const PageText& page) {
@@ -102,9 +80,10 @@ void describe_svg(const fs::path& file, const PageText& page) {
     throw Error(fmt::format("cannot describe plot {}", file.string()),
                 "the SVG written by cairo has no root element");
   }
-  std::string desc = fmt::format("\n<title>gpuscope: {}</title>\n<desc>", xml_escape(page.title));
+  std::string desc =
+      fmt::format("\n<title>gpuscope: {}</title>\n<desc>", report::html_escape(page.title));
   for (std::size_t i = 0; i < page.notes.size(); ++i) {
-    desc += (i == 0 ? "" : "\n") + xml_escape(page.notes[i]);
+    desc += (i == 0 ? "" : "\n") + report::html_escape(page.notes[i]);
   }
   desc += "</desc>";
   svg.insert(end + 1, desc);
