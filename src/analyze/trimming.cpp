@@ -1,5 +1,6 @@
 #include "analyze/trimming.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -17,48 +18,82 @@ constexpr double kSearchFraction = 0.5;      // where its change point is looked
 constexpr double kRelativeLevel = 0.5;       // edge mean below half the rest's mean ...
 constexpr double kMinimumDifference = 0.15;  // ... and at least this much lower
 
-// How many of `values` (activity of the reporting bins, ordered from the edge inwards) form an
-// idle edge segment, 0 for none. `distance[i]` is bin i's distance in bins from the edge of the
-// whole run (NaN bins included). The change point is looked for up to `search` bins in, so
-// that an idle segment at the far edge does not pull it there, and accepted up to `limit`.
-std::size_t idle_edge(std::span<const double> values, std::span<const std::size_t> distance,
-                      std::size_t limit, std::size_t search) {
-  const std::size_t m = values.size();
-  if (m < 2) return 0;
-  std::vector<double> sum(m + 1, 0.0), sum_squares(m + 1, 0.0);
-  for (std::size_t i = 0; i < m; ++i) {
-    sum[i + 1] = sum[i] + values[i];
-    sum_squares[i + 1] = sum_squares[i] + values[i] * values[i];
-  }
-  const auto squared_error = [&](std::size_t begin, std::size_t end) {
-    const double s = sum[end] - sum[begin];
-    return sum_squares[end] - sum_squares[begin] - s * s / static_cast<double>(end - begin);
-  };
-
-  // The single change point within the edge window that best splits the series in two levels.
-  std::size_t best = 0;
-  double best_error = std::numeric_limits<double>::infinity();
-  for (std::size_t cut = 1; cut < m && distance[cut] <= search; ++cut) {
-    const double error = squared_error(0, cut) + squared_error(cut, m);
-    if (error < best_error) {
-      best_error = error;
-      best = cut;
+// Prefix sums of a series, for the squared error of any segment in constant time.
+class Segments {
+ public:
+  explicit Segments(std::span<const double> values)
+      : sum_(values.size() + 1, 0.0), sum_squares_(values.size() + 1, 0.0) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      sum_[i + 1] = sum_[i] + values[i];
+      sum_squares_[i + 1] = sum_squares_[i] + values[i] * values[i];
     }
   }
-  if (best == 0 || distance[best] > limit) return 0;
-
-  const double edge_mean = sum[best] / static_cast<double>(best);
-  const double rest_mean = (sum[m] - sum[best]) / static_cast<double>(m - best);
-  if (!(edge_mean < kRelativeLevel * rest_mean && rest_mean - edge_mean >= kMinimumDifference)) {
-    return 0;
+  // Squared error of [begin, end) around its mean; 0 for an empty segment.
+  double error(std::size_t begin, std::size_t end) const {
+    if (end <= begin) return 0;
+    const double s = sum_[end] - sum_[begin];
+    return sum_squares_[end] - sum_squares_[begin] - s * s / static_cast<double>(end - begin);
+  }
+  double mean(std::size_t begin, std::size_t end) const {
+    return (sum_[end] - sum_[begin]) / static_cast<double>(end - begin);
   }
 
+ private:
+  std::vector<double> sum_, sum_squares_;
+};
+
+// The least-squares split of `values` into an edge segment, a middle and an edge segment:
+// [0, lead), [lead, trail), [trail, m). lead = 0 or trail = m means no such edge. Cuts are looked
+// for up to `search` bins from their edge of the whole run (`position` holds each value's bin),
+// on a grid of at most ~2000 candidates per edge, so that the fit stays quick on a day-long run.
+struct Fit {
+  std::size_t lead = 0;
+  std::size_t trail = 0;
+};
+
+Fit fit_edges(const Segments& segments, std::span<const std::size_t> position, std::size_t n,
+              std::size_t search) {
+  const std::size_t m = position.size();
+  const std::size_t step = std::max<std::size_t>(1, (m + 1999) / 2000);
+  std::vector<std::size_t> leads{0}, trails{m};
+  for (std::size_t a = step; a < m && position[a] <= search; a += step) leads.push_back(a);
+  for (std::size_t c = step; c < m && n - 1 - position[m - 1 - c] <= search; c += step) {
+    trails.push_back(m - c);
+  }
+  Fit best{.lead = 0, .trail = m};
+  double best_error = segments.error(0, m);
+  for (std::size_t a : leads) {
+    for (std::size_t b : trails) {
+      if (b <= a) continue;
+      const double error = segments.error(0, a) + segments.error(a, b) + segments.error(b, m);
+      if (error < best_error) {
+        best_error = error;
+        best = {.lead = a, .trail = b};
+      }
+    }
+  }
+  return best;
+}
+
+// Whether the fitted edge [0, cut) of `values` (ordered from the edge inwards, the middle
+// segment ending at `middle_end`) is idle, and if so how many bins to cut: up to the crossing
+// halfway between the edge's and the middle's mean. `distance[i]` is bin i's distance in bins
+// from the edge of the whole run; nothing past `limit` is cut.
+std::size_t place_edge(std::span<const double> values, std::span<const std::size_t> distance,
+                       std::size_t limit, std::size_t cut, std::size_t middle_end) {
+  if (cut == 0 || middle_end <= cut || distance[cut] > limit) return 0;
+  const Segments segments(values);
+  const double edge_mean = segments.mean(0, cut);
+  const double middle_mean = segments.mean(cut, middle_end);
+  if (!(edge_mean < kRelativeLevel * middle_mean &&
+        middle_mean - edge_mean >= kMinimumDifference)) {
+    return 0;
+  }
   // The squared-error split of a ramp lands anywhere on it; cut where activity crosses halfway
   // between the two levels instead, the point a reader would pick on the plot.
-  const double halfway = (edge_mean + rest_mean) / 2;
-  std::size_t cut = best;
+  const double halfway = (edge_mean + middle_mean) / 2;
   if (values[cut] < halfway) {
-    while (cut + 1 < m && values[cut] < halfway && distance[cut + 1] <= limit) ++cut;
+    while (cut + 1 < middle_end && values[cut] < halfway && distance[cut + 1] <= limit) ++cut;
   } else {
     while (cut > 1 && values[cut - 1] >= halfway) --cut;
   }
@@ -85,19 +120,20 @@ TrimResult detect_idle(std::span<const double> activity, double bin_s, TrimMode 
   const auto limit = static_cast<std::size_t>(kEdgeFraction * static_cast<double>(n));
   const auto search = static_cast<std::size_t>(kSearchFraction * static_cast<double>(n));
 
-  std::size_t first = 0;  // first kept reporting bin
+  // Both edges are fitted together (idle | job | idle), so that an idle tail cannot drag the
+  // leading change point away from the real one, nor an idle start the trailing one.
+  const Fit fit = fit_edges(Segments(values), position, n, search);
   if (mode == TrimMode::Leading || mode == TrimMode::All) {
-    first = idle_edge(values, position, limit, search);
+    const std::size_t first = place_edge(values, position, limit, fit.lead, fit.trail);
     if (first > 0) result.begin = position[first];
   }
   if (mode == TrimMode::Trailing || mode == TrimMode::All) {
-    // The same from the other end, over what the leading cut kept.
-    std::vector<double> reversed(values.rbegin(),
-                                 values.rend() - static_cast<std::ptrdiff_t>(first));
+    // The mirror image: values from the end inwards.
+    std::vector<double> reversed(values.rbegin(), values.rend());
     std::vector<std::size_t> distance;
-    distance.reserve(reversed.size());
-    for (std::size_t i = m; i-- > first;) distance.push_back(n - 1 - position[i]);
-    const std::size_t cut = idle_edge(reversed, distance, limit, search);
+    distance.reserve(m);
+    for (std::size_t i = m; i-- > 0;) distance.push_back(n - 1 - position[i]);
+    const std::size_t cut = place_edge(reversed, distance, limit, m - fit.trail, m - fit.lead);
     if (cut > 0) result.end = position[m - 1 - cut] + 1;
   }
   result.leading_s = static_cast<double>(result.begin) * bin_s;

@@ -160,6 +160,34 @@ TEST(DetectIdle, NoisyBusyAfterIdlePrefix) {
   EXPECT_EQ(trim.end, 100u);
 }
 
+TEST(DetectIdle, ShortJobInALongRunKeepsBothChangePoints) {
+  // 18 % idle, a 38 % job, then 44 % idle: with a single change point the long idle tail made
+  // the best split land past the job's end, beyond the 30 % limit, and nothing was cut.
+  std::vector<double> series;
+  append(series, 18, 0.0);
+  append(series, 38, 0.9);
+  append(series, 44, 0.0);
+  const TrimResult leading = detect_idle(series, 0.05, TrimMode::Leading);
+  EXPECT_EQ(leading.begin, 18u);
+  EXPECT_EQ(leading.end, 100u);
+  // The tail is 44 % of the run: more than an edge, so it stays.
+  const TrimResult all = detect_idle(series, 0.05, TrimMode::All);
+  EXPECT_EQ(all.begin, 18u);
+  EXPECT_EQ(all.end, 100u);
+}
+
+TEST(DetectIdle, LongSeriesCutToTheBinOnTheCoarseGrid) {
+  // A day at 50 ms (1.7 M bins): the change points are fitted on a grid of about 2000
+  // candidates and then placed on the exact bin by the halfway rule.
+  std::vector<double> series;
+  append(series, 100'003, 0.01);
+  append(series, 1'500'000, 0.8);
+  append(series, 127'997, 0.02);
+  const TrimResult all = detect_idle(series, 0.05, TrimMode::All);
+  EXPECT_EQ(all.begin, 100'003u);
+  EXPECT_EQ(all.end, 1'600'003u);
+}
+
 TEST(DetectIdle, IdleBeyondThirtyPercentNotCut) {
   // 40 % idle is not a warm-up to leave out: it is a large part of the run.
   std::vector<double> series;
