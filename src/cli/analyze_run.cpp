@@ -530,11 +530,9 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   return analysis;
 }
 
-int run_analyze(const AnalyzeOptions& o) {
-  if (o.json && o.csv) throw Error::usage("--json and --csv cannot be combined");
+void print_analysis(const analyze::Analysis& analysis, const AnalyzeOptions& o) {
   const auto view = report::parse_view(o.aggregate);
   const auto metrics = report::parse_metrics(o.metrics);
-  const analyze::Analysis analysis = load_analysis(o);
   if (o.json) {
     fmt::print("{}\n", report::analysis_json(analysis).dump(2));
   } else if (o.csv) {
@@ -543,7 +541,6 @@ int run_analyze(const AnalyzeOptions& o) {
     const bool color = !o.no_color && isatty(STDOUT_FILENO) != 0;
     fmt::print("{}", report::analysis_text(analysis, view, metrics, color));
   }
-  return 0;
 }
 
 }  // namespace gpuscope::cli

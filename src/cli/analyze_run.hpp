@@ -41,6 +41,7 @@ struct LoadExtras {
 // (usage for bad input) as `gpuscope analyze` reports it.
 analyze::Analysis load_analysis(const AnalyzeOptions& options, const LoadExtras& extras = {});
 
-int run_analyze(const AnalyzeOptions& options);
+// Prints `analysis` on stdout as text, JSON or CSV, as `options` ask.
+void print_analysis(const analyze::Analysis& analysis, const AnalyzeOptions& options);
 
 }  // namespace gpuscope::cli

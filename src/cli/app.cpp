@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "cli/command.hpp"
@@ -20,6 +21,18 @@ std::string version_text() {
 
 void print_error(const std::string& message) {
   fmt::print(stderr, "gpuscope: error: {}\n", message);
+}
+
+// gssr spells two analyze flags with one dash and three letters (-pts, -plb), which CLI11 would
+// read as three one-letter flags; rewrite them to their long names (up to a "--").
+std::vector<std::string> gssr_spellings(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (args.size() < 2 || args[1] != "analyze") return args;
+  for (std::size_t i = 2; i < args.size() && args[i] != "--"; ++i) {
+    if (args[i] == "-pts") args[i] = "--plot-time-series";
+    if (args[i] == "-plb") args[i] = "--plot-load-balancing";
+  }
+  return args;
 }
 
 }  // namespace
@@ -69,8 +82,11 @@ int run(int argc, char** argv) {
     }
   }
 
+  std::vector<std::string> args = gssr_spellings(argc, argv);
+  std::vector<char*> pointers;
+  for (std::string& arg : args) pointers.push_back(arg.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(pointers.size()), pointers.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::string where = "gpuscope";

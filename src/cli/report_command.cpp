@@ -1,4 +1,5 @@
-// `gpuscope report`: one self-contained HTML file from one or more run databases.
+// `gpuscope report`: one self-contained HTML file from one or more run databases, or the static
+// plots (PNG, SVG, PDF).
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -7,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "cli/analysis_options.hpp"
 #include "cli/analyze_run.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
@@ -20,8 +22,42 @@ struct ReportOptions {
   AnalyzeOptions analyze;
   std::string output;
   std::string title;
-  bool force = false;
+  std::string format;  // html, png, svg, pdf; empty: from the output's extension, else html
+  PlotRequest plots;
 };
+
+// The format asked for, or the one the output's extension names (report.pdf → pdf), else html.
+std::string format_of(const ReportOptions& o) {
+  if (!o.format.empty()) {
+    for (const char* known : {"html", "png", "svg", "pdf"}) {
+      if (o.format == known) return o.format;
+    }
+    throw Error::usage(fmt::format("unknown report format '{}'", o.format), {},
+                       "use html, png, svg or pdf");
+  }
+  const std::string extension = std::filesystem::path(o.output).extension().string();
+  for (const char* known : {"png", "svg", "pdf"}) {
+    if (extension == std::string(".") + known) return known;
+  }
+  return "html";
+}
+
+// Static plots: -o names a prefix (plots/run → plots/run-timeseries.png ...); an extension of
+// the format's own is dropped (run.png → run-...png, run.pdf → run.pdf).
+int run_plots(const ReportOptions& o, const std::string& format) {
+  PlotRequest request = o.plots;
+  request.format = format;
+  std::filesystem::path prefix(o.output);
+  if (prefix.extension() == "." + format) prefix.replace_extension();
+  request.prefix = prefix;
+  check_plot_outputs(request);
+  const auto options = plot_options(request);
+  LoadExtras extras;
+  extras.gpu_grid_metrics = report::plots::grid_metrics_for_plots(options);
+  const analyze::Analysis analysis = load_analysis(o.analyze, extras);
+  write_requested_plots(analysis, request);
+  return 0;
+}
 
 // Writes beside the target and renames, so a failed write never leaves half a report.
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -50,13 +86,24 @@ int run_report(const ReportOptions& o) {
   if (o.output.empty()) {
     throw Error::usage("no output file", {}, "name one: gpuscope report run.db -o report.html");
   }
+  const std::string format = format_of(o);
+  if (format != "html") return run_plots(o, format);
+  if (!o.plots.size.empty() || !o.plots.heatmap_metric.empty()) {
+    throw Error::usage("--size and --heatmap-metric are for the static plots", {},
+                       "add --format png, svg or pdf, or leave them out for HTML");
+  }
   std::error_code error;
-  if (std::filesystem::exists(o.output, error) && !o.force) {
+  if (std::filesystem::exists(o.output, error) && !o.plots.force) {
     throw Error::usage(fmt::format("{} already exists", o.output), {},
                        "pass -f to overwrite it, or choose another name with -o");
   }
   if (std::filesystem::is_directory(o.output, error)) {
     throw Error::usage(fmt::format("{} is a directory", o.output), {}, "name a file with -o");
+  }
+  const std::filesystem::path folder = std::filesystem::path(o.output).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, error)) {
+    throw Error::usage(fmt::format("folder {} does not exist", folder.string()), {},
+                       "create it, or choose another place with -o");
   }
   LoadExtras extras;
   extras.gpu_grid_metrics = report::html_report_grid_metrics();
@@ -80,43 +127,27 @@ Command add_report_command(CLI::App& parent) {
   auto o = std::make_shared<ReportOptions>();
   CLI::App* app = parent.add_subcommand(
       "report",
-      "Write a self-contained HTML report: summary, diagnosis, timelines, heatmap, load balance, "
-      "energy and carbon");
-  app->add_option("inputs", o->analyze.inputs,
-                  "Run databases, merged databases or directories of them")
-      ->type_name("INPUT...");
-  app->add_option("-i,--input", o->analyze.inputs, "Same as a positional INPUT (repeatable)")
-      ->type_name("INPUT");
-  app->add_option("-o,--output", o->output, "The HTML file to write (required)")->type_name("FILE");
-  app->add_flag("-f,--force", o->force, "Overwrite the output file if it exists");
-  app->add_option("--title", o->title, "Title of the report (default: the GPU count)")
+      "Write a self-contained HTML report (summary, diagnosis, timelines, heatmap, load balance, "
+      "energy and carbon) or static PNG/SVG/PDF plots");
+  add_analysis_options(*app, o->analyze);
+  app->add_option("-o,--output", o->output,
+                  "The HTML file to write (required); for --format png or svg a prefix: "
+                  "PREFIX-timeseries.png, -load-balance, -heatmap, -overview")
+      ->type_name("FILE");
+  app->add_option("--format", o->format,
+                  "html (default), or static plots: png, svg, pdf (one document with every plot); "
+                  "default from the output's extension")
+      ->type_name("FORMAT");
+  app->add_flag("-f,--force-overwrite,--force", o->plots.force,
+                "Overwrite output files that exist");
+  app->add_option("--title", o->title, "Title of the HTML report (default: the GPU count)")
       ->type_name("TEXT");
-  app->add_option("-d,--detect-outliers", o->analyze.trim,
-                  "Leave idle edges out of the statistics: leading (default), trailing, all, none")
-      ->type_name("MODE");
-  app->add_option("--carbon-intensity", o->analyze.carbon_intensity,
-                  "Grid carbon intensity in gCO2e/kWh (default: --region's yearly average, else "
-                  "the world average)")
-      ->type_name("G");
-  app->add_option("--region", o->analyze.region,
-                  "Grid region for the carbon intensity (FR, US, DE, GB, ...; see "
-                  "docs/analysis.md)")
-      ->type_name("CODE");
-  app->add_option("--pue", o->analyze.pue,
-                  "Facility power usage effectiveness (default 1: GPUs only)")
-      ->type_name("X");
-  app->add_option("--work-regex", o->analyze.work_regex,
-                  "Regex over the captured output whose first group is an amount of work done "
-                  "(summed); needs --capture-output at profile time")
-      ->type_name("REGEX");
-  app->add_option("--work-units", o->analyze.work_units,
-                  "Total work the job did (e.g. tokens, images)")
-      ->type_name("N");
-  app->add_option("--work-name", o->analyze.work_name, "Name of a unit of work (default 'units')")
+  app->add_option("--size", o->plots.size,
+                  "Plot size in pixels, points for PDF (default 1600x1000)")
+      ->type_name("WxH");
+  app->add_option("--heatmap-metric", o->plots.heatmap_metric,
+                  "Metric of the plotted heatmap (default sm_active_pct, else gpu_util_pct)")
       ->type_name("NAME");
-  app->add_option("--straggler-threshold", o->analyze.straggler_threshold,
-                  "How far below the median a GPU must be to be called a straggler (default 0.15)")
-      ->type_name("FRACTION");
   return {app, [o] { return run_report(*o); }};
 }
 

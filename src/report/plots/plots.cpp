@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -33,9 +35,36 @@ std::string device_of(PlotFormat format) {
 using Page = std::function<PageText(const PlotStream&)>;
 
 struct NamedPage {
+  PlotKind kind;
   std::string suffix;  // "-timeseries"
   Page draw;
 };
+
+constexpr std::string_view suffix_of(PlotKind kind) {
+  switch (kind) {
+    case PlotKind::TimeSeries:
+      return "-timeseries";
+    case PlotKind::LoadBalance:
+      return "-load-balance";
+    case PlotKind::Heatmap:
+      return "-heatmap";
+    case PlotKind::Overview:
+      return "-overview";
+  }
+  return "";
+}
+
+bool wanted(const PlotOptions& options, PlotKind kind) {
+  return options.kinds.empty() ||
+         std::find(options.kinds.begin(), options.kinds.end(), kind) != options.kinds.end();
+}
+
+void check_prefix(const fs::path& output_prefix) {
+  if (output_prefix.empty() || output_prefix.filename().empty()) {
+    throw Error::usage(fmt::format("cannot name plots after '{}'", output_prefix.string()),
+                       "the output prefix names no file", "give a prefix such as out/run42");
+  }
+}
 
 // A file being written under a temporary name beside its final one: renamed by commit(),
 // removed otherwise, so a failure never leaves a half-drawn plot behind.
@@ -131,19 +160,60 @@ std::vector<Metric> grid_metrics_for_plots(const PlotOptions& options) {
   return {Metric::SmActivePct, Metric::GpuUtilPct};
 }
 
+std::pair<int, int> parse_plot_size(std::string_view text) {
+  const auto x = text.find('x');
+  int width = 0, height = 0;
+  const auto parse = [](std::string_view part, int& value) {
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+    return error == std::errc() && end == part.data() + part.size();
+  };
+  if (x == std::string_view::npos || !parse(text.substr(0, x), width) ||
+      !parse(text.substr(x + 1), height)) {
+    throw Error::usage(fmt::format("cannot read plot size '{}'", text), {},
+                       "give width x height in pixels, e.g. 1600x1000");
+  }
+  return {width, height};
+}
+
+std::vector<fs::path> plot_files(const fs::path& output_prefix, const PlotOptions& options) {
+  check_prefix(output_prefix);
+  const std::string prefix = output_prefix.string();
+  if (options.format == PlotFormat::Pdf) return {prefix + ".pdf"};
+  std::vector<fs::path> files;
+  for (PlotKind kind : kAllPlots) {
+    if (wanted(options, kind)) {
+      files.emplace_back(
+          fmt::format("{}{}.{}", prefix, suffix_of(kind), extension(options.format)));
+    }
+  }
+  return files;
+}
+
 std::vector<fs::path> write_plots(const analyze::Analysis& analysis, const fs::path& output_prefix,
                                   const PlotOptions& options) {
-  if (output_prefix.empty() || output_prefix.filename().empty()) {
-    throw Error::usage(fmt::format("cannot name plots after '{}'", output_prefix.string()),
-                       "the output prefix names no file", "give a prefix such as out/run42");
+  check_prefix(output_prefix);
+  std::vector<NamedPage> pages;
+  for (PlotKind kind : kAllPlots) {
+    if (!wanted(options, kind)) continue;
+    Page draw;
+    switch (kind) {
+      case PlotKind::TimeSeries:
+        draw = [&](const PlotStream& s) { return draw_time_series_page(analysis, s); };
+        break;
+      case PlotKind::LoadBalance:
+        draw = [&](const PlotStream& s) { return draw_load_balance_page(analysis, s); };
+        break;
+      case PlotKind::Heatmap:
+        draw = [&](const PlotStream& s) {
+          return draw_heatmap_page(analysis, s, options.heatmap_metric);
+        };
+        break;
+      case PlotKind::Overview:
+        draw = [&](const PlotStream& s) { return draw_overview_page(analysis, s); };
+        break;
+    }
+    pages.push_back({kind, std::string(suffix_of(kind)), std::move(draw)});
   }
-  const std::vector<NamedPage> pages = {
-      {"-timeseries", [&](const PlotStream& s) { return draw_time_series_page(analysis, s); }},
-      {"-load-balance", [&](const PlotStream& s) { return draw_load_balance_page(analysis, s); }},
-      {"-heatmap",
-       [&](const PlotStream& s) { return draw_heatmap_page(analysis, s, options.heatmap_metric); }},
-      {"-overview", [&](const PlotStream& s) { return draw_overview_page(analysis, s); }},
-  };
   const std::string device = device_of(options.format);
   const std::string prefix = output_prefix.string();
   std::vector<fs::path> written;

@@ -1,0 +1,97 @@
+#include "cli/analysis_options.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <system_error>
+
+#include "core/error.hpp"
+#include "core/metrics.hpp"
+
+namespace gpuscope::cli {
+
+namespace plots = report::plots;
+
+void add_analysis_options(CLI::App& app, AnalyzeOptions& o) {
+  app.add_option("inputs", o.inputs, "Run databases, merged databases or directories of them")
+      ->type_name("INPUT...");
+  app.add_option("-i,--input", o.inputs, "Same as a positional INPUT (repeatable)")
+      ->type_name("INPUT");
+  app.add_option("-d,--detect-outliers", o.trim,
+                 "Leave idle edges out of the statistics: leading (default), trailing, all, none")
+      ->type_name("MODE");
+  app.add_option("--carbon-intensity", o.carbon_intensity,
+                 "Grid carbon intensity in gCO2e/kWh (default: --region's yearly average, else "
+                 "the world average)")
+      ->type_name("G");
+  app.add_option("--region", o.region,
+                 "Grid region for the carbon intensity (FR, US, DE, GB, ...; see "
+                 "docs/analysis.md)")
+      ->type_name("CODE");
+  app.add_option("--pue", o.pue, "Facility power usage effectiveness (default 1: GPUs only)")
+      ->type_name("X");
+  app.add_option("--work-regex", o.work_regex,
+                 "Regex over the captured output whose first group is an amount of work done "
+                 "(summed), e.g. 'processed ([0-9]+) tokens'; needs --capture-output at profile "
+                 "time")
+      ->type_name("REGEX");
+  app.add_option("--work-units", o.work_units, "Total work the job did (e.g. tokens, images)")
+      ->type_name("N");
+  app.add_option("--work-name", o.work_name, "Name of a unit of work (default 'units')")
+      ->type_name("NAME");
+  app.add_option("--straggler-threshold", o.straggler_threshold,
+                 "How far below the median a GPU must be to be called a straggler (default 0.15)")
+      ->type_name("FRACTION");
+}
+
+plots::PlotOptions plot_options(const PlotRequest& request) {
+  plots::PlotOptions options;
+  options.format = plots::parse_plot_format(request.format);
+  if (!request.size.empty()) {
+    std::tie(options.width_px, options.height_px) = plots::parse_plot_size(request.size);
+  }
+  if (!request.heatmap_metric.empty()) {
+    options.heatmap_metric = metric_by_name(request.heatmap_metric);
+    if (!options.heatmap_metric) {
+      throw Error::usage(fmt::format("unknown metric '{}'", request.heatmap_metric), {},
+                         "use a metric name from docs/database.md, e.g. sm_active_pct");
+    }
+  }
+  options.kinds = request.kinds;
+  return options;
+}
+
+void check_plot_outputs(const PlotRequest& request) {
+  const auto files = plots::plot_files(request.prefix, plot_options(request));
+  const std::filesystem::path folder = request.prefix.parent_path();
+  std::error_code error;
+  if (!folder.empty() && !std::filesystem::is_directory(folder, error)) {
+    throw Error::usage(
+        fmt::format("folder {} does not exist", folder.string()), {},
+        fmt::format("create it, or choose another place with {}", request.rename_hint));
+  }
+  if (request.force) return;
+  for (const auto& file : files) {
+    if (std::filesystem::exists(file, error)) {
+      throw Error::usage(fmt::format("{} already exists", file.string()), {},
+                         fmt::format("pass -f to overwrite it, or choose another name with {}",
+                                     request.rename_hint));
+    }
+  }
+}
+
+void write_requested_plots(const analyze::Analysis& analysis, const PlotRequest& request) {
+  for (const auto& file : plots::write_plots(analysis, request.prefix, plot_options(request))) {
+    fmt::print(stderr, "gpuscope: wrote {}\n", file.string());
+  }
+}
+
+std::filesystem::path default_plot_prefix(const std::string& input) {
+  std::filesystem::path path(input);
+  if (!path.has_filename()) path = path.parent_path();  // ranks/ → ranks
+  const std::filesystem::path stem = path.stem();
+  if (stem.empty() || stem == "." || stem == "..") return "gpuscope";
+  return path.parent_path() / stem;
+}
+
+}  // namespace gpuscope::cli
