@@ -10,3 +10,7 @@ endif()
 if(GPUSCOPE_BUILD_BENCHMARKS)
   find_package(benchmark REQUIRED)
 endif()
+# Exporters (src/export): cpp-httplib serves /metrics, libcurl pushes to VictoriaMetrics.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(cpp_httplib REQUIRED IMPORTED_TARGET cpp-httplib)
+find_package(CURL REQUIRED)

@@ -24,5 +24,7 @@ Command add_analyze_command(CLI::App& parent);
 Command add_report_command(CLI::App& parent);
 Command add_devices_command(CLI::App& parent);
 Command add_scenarios_command(CLI::App& parent);
+Command add_monitor_command(CLI::App& parent);
+Command add_serve_command(CLI::App& parent);
 
 }  // namespace gpuscope::cli

@@ -52,6 +52,9 @@ Command add_profile_command(CLI::App& parent) {
                 "Under srun: only local rank 0 samples, covering all GPUs of its node");
   app->add_flag("-v,--verbose", o->verbose, "Print every sample and event on stderr");
   app->add_flag("-q,--quiet", o->quiet, "No progress line");
+  app->add_flag("--live", o->live,
+                "Show the live table of 'gpuscope monitor' on stderr instead of the progress line");
+  add_push_options(*app, o->push);
   app->add_option("--flush-ms", o->flush_ms, "How often samples are committed to disk (ms)")
       ->group("");  // for tests of crash safety; 1000 ms is right for everyone else
   app->add_option("command", o->command, "The command to run, after --")->type_name("CMD ARGS");

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/push_options.hpp"
 #include "collect/backend.hpp"
 
 namespace gpuscope::cli {
@@ -25,6 +26,8 @@ struct ProfileOptions {
   bool capture_output = false;
   bool per_node = false;
   double flush_ms = 1000;  // writer commit interval (hidden; tests)
+  bool live = false;       // --live: the monitor table on stderr
+  PushOptions push;        // --push URL ...
 };
 
 // Smallest main sampling interval: NVML answers a full sample of an 8-GPU node in a few ms.

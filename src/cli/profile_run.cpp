@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "cli/profile_live.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_sink.hpp"
 #include "collect/describe.hpp"
@@ -168,6 +169,7 @@ int run_profile(const ProfileOptions& o) {
   }
   for (const auto& note : notes) fmt::print(stderr, "gpuscope: {}\n", note);
 
+  ProfileLive live(o, info, sampled);  // --live, --push: checked before anything is written
   std::unique_ptr<store::RunWriter> writer;
   try {
     store::WriterOptions writer_options;
@@ -178,19 +180,24 @@ int run_profile(const ProfileOptions& o) {
     throw Error::usage(e.summary(), e.reason(), e.hint());
   }
 
-  RunSink sink(*writer, sampled.size(), o.verbose, info.start_mono_ns);
+  RunSink run_sink(*writer, sampled.size(), o.verbose, info.start_mono_ns);
+  collect::SampleSink& sink = live.sink(run_sink);
   collect::SamplerOptions sampler_options{
       duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
       duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms))};
   collect::Sampler sampler(std::move(readers), sampler_options, sink);
   sampler.start();
+  live.start();
 
-  Progress progress(o.quiet, info.start_mono_ns, sampled.size(), path.string());
+  Progress progress(o.quiet || o.live, info.start_mono_ns, sampled.size(), path.string());
   progress.started();
   launch::JobCallbacks callbacks;
   callbacks.on_output = [&writer](const OutputLine& line) { writer->push(line); };
   callbacks.on_event = [&sink](const Event& event) { sink.on_event(event); };
-  callbacks.on_tick = [&] { progress.tick(sink.samples(), sink.total_power_w()); };
+  callbacks.on_tick = [&] {
+    if (live.live()) live.draw();
+    progress.tick(run_sink.samples(), run_sink.total_power_w());
+  };
   callbacks.tick_interval = milliseconds(1000);
 
   launch::JobResult result;
@@ -203,6 +210,7 @@ int run_profile(const ProfileOptions& o) {
   progress.finished();
 
   RunEnd end = run_end(result, sampler.stats());
+  live.finish(end);
   const std::vector<std::string> storage_problems = writer->finish(end);
   end.problems.insert(end.problems.end(), storage_problems.begin(), storage_problems.end());
   if (result.spawn_failure) {

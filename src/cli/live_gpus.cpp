@@ -1,0 +1,81 @@
+#include "cli/live_gpus.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "collect/describe.hpp"
+#include "collect/gpu_selection.hpp"
+#include "core/error.hpp"
+
+namespace gpuscope::cli {
+
+LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::string& gpus_list) {
+  LiveGpus gpus;
+  gpus.library = collect::open_backend(backend);
+  gpus.session = std::make_unique<nvml::Session>(gpus.library);
+  gpus.system = collect::describe_system(*gpus.session);
+  if (gpus.library->simulated()) gpus.system.scenario = backend.simulate;
+  const nvml::Session& session = *gpus.session;
+  collect::MigResolver mig = [&session](const std::string& uuid) -> std::optional<unsigned> {
+    auto parent = session.parent_of_mig(uuid);
+    return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
+  };
+  const collect::GpuSelection selection =
+      collect::select_gpus(gpus_list.empty() ? "all" : gpus_list, gpus.system.devices, mig);
+  std::vector<std::string> notes = selection.notes;
+  for (unsigned index : selection.indices) {
+    gpus.readers.emplace_back(session.device(index), notes);
+    gpus.identities.push_back(exporter::identity_of(gpus.system.devices.at(index)));
+  }
+  for (const auto& note : notes) fmt::print(stderr, "gpuscope: {}\n", note);
+  if (gpus.readers.empty()) {
+    throw Error::usage("no GPU to watch", {},
+                       "check --gpus, or run 'gpuscope devices' to see the GPUs the driver has");
+  }
+  return gpus;
+}
+
+std::chrono::nanoseconds sampling_interval(double interval_ms, const char* option) {
+  constexpr double kMinMs = 10;
+  if (!(interval_ms >= kMinMs) || interval_ms > 3'600'000) {
+    throw Error::usage(fmt::format("{} {} is out of range", option, interval_ms), {},
+                       fmt::format("give milliseconds from {} to 3600000", kMinMs));
+  }
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double, std::milli>(interval_ms));
+}
+
+std::string short_host_name() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "localhost";
+  std::string host(buffer);
+  return host.substr(0, host.find('.'));
+}
+
+StopSignals::StopSignals() {
+  sigemptyset(&set_);
+  sigaddset(&set_, SIGINT);
+  sigaddset(&set_, SIGTERM);
+  sigaddset(&set_, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set_, &previous_);
+}
+
+StopSignals::~StopSignals() {
+  pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+}
+
+bool StopSignals::wait(std::chrono::nanoseconds timeout) {
+  const auto ns = timeout.count() < 0 ? 0 : timeout.count();
+  timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  for (;;) {
+    const int signal_number = sigtimedwait(&set_, nullptr, &ts);
+    if (signal_number > 0) return true;
+    if (errno == EAGAIN) return false;
+    if (errno != EINTR) return false;
+  }
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,52 @@
+// What `monitor` and `serve` share: the GPUs to watch, opened and probed, and how they stop.
+#pragma once
+
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collect/backend.hpp"
+#include "collect/device_reader.hpp"
+#include "export/gpu_identity.hpp"
+#include "nvml/session.hpp"
+
+namespace gpuscope::cli {
+
+struct LiveGpus {
+  std::shared_ptr<const nvml::Library> library;
+  std::unique_ptr<nvml::Session> session;
+  SystemDescription system;
+  std::vector<collect::DeviceReader> readers;  // move into a Sampler that dies before this
+  std::vector<exporter::GpuIdentity> identities;
+};
+
+// Opens the backend and the GPUs of `gpus_list` ("" or "all": every GPU), printing on stderr
+// what the user should know (unsupported metric groups). Throws Error.
+LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::string& gpus_list);
+
+// The sampling interval option of `monitor` and `serve`: checked against the sampler's floor.
+std::chrono::nanoseconds sampling_interval(double interval_ms, const char* option);
+
+// This host's short name (what `hostname -s` says).
+std::string short_host_name();
+
+// Blocks SIGINT, SIGTERM and SIGHUP for the process's lifetime of this object, so that they can be
+// waited for instead of killing gpuscope mid-write. Create it before any thread.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  // Waits up to `timeout` for a stop signal; true when one came.
+  bool wait(std::chrono::nanoseconds timeout);
+
+ private:
+  sigset_t set_{};
+  sigset_t previous_{};
+};
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,115 @@
+// `gpuscope monitor`: a live table of every GPU, redrawn in place; --once for one snapshot.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <thread>
+
+#include "cli/command.hpp"
+#include "cli/live_gpus.hpp"
+#include "collect/sampler.hpp"
+#include "export/latest_values.hpp"
+#include "export/monitor_view.hpp"
+
+namespace gpuscope::cli {
+namespace {
+
+struct MonitorOptions {
+  collect::BackendOptions backend;
+  double interval_ms = 1000;
+  std::string gpus;
+  bool once = false;
+  bool json = false;
+};
+
+std::string clock_text() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buffer[16];
+  std::strftime(buffer, sizeof(buffer), "%H:%M:%S", &local);
+  return buffer;
+}
+
+void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// One snapshot: sample until every GPU has been read twice (GPM needs two reads 100 ms apart).
+int run_once(const MonitorOptions& o, LiveGpus& gpus) {
+  exporter::LatestValues latest(gpus.identities);
+  collect::Sampler sampler(std::move(gpus.readers), {std::chrono::milliseconds(100), {}}, latest);
+  sampler.start();
+  for (int waited_ms = 0; sampler.stats().ticks < 2 && waited_ms < 10'000; waited_ms += 20) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  sampler.stop();
+  const exporter::Snapshot snapshot = latest.snapshot();
+  if (o.json) {
+    fmt::print("{}\n", exporter::monitor_json(snapshot).dump(2));
+  } else {
+    fmt::print("{}", exporter::monitor_table(snapshot));
+  }
+  return 0;
+}
+
+int run_monitor(const MonitorOptions& o) {
+  StopSignals stop;  // before any thread, so every thread blocks SIGINT/SIGTERM
+  const auto interval = sampling_interval(o.interval_ms, "--interval");
+  LiveGpus gpus = open_live_gpus(o.backend, o.gpus);
+  if (o.once) return run_once(o, gpus);
+
+  exporter::LatestValues latest(gpus.identities);
+  const std::size_t count = gpus.readers.size();
+  collect::Sampler sampler(std::move(gpus.readers), {interval, {}}, latest);
+  sampler.start();
+  const bool terminal = !o.json && isatty(STDOUT_FILENO) != 0;
+  const std::string host = short_host_name();
+  exporter::InPlaceFrame frame;
+  if (terminal) write_all(STDOUT_FILENO, "\033[?25l");  // hide the cursor while redrawing
+  // The first frame as soon as the first sample is in, then one per interval.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  do {
+    const exporter::Snapshot snapshot = latest.snapshot();
+    if (o.json) {
+      write_all(STDOUT_FILENO, exporter::monitor_json(snapshot).dump() + "\n");
+      continue;
+    }
+    std::string text = fmt::format("gpuscope monitor · {} · {} GPU{} · every {} ms · {}{}\n", host,
+                                   count, count == 1 ? "" : "s", o.interval_ms, clock_text(),
+                                   terminal ? " · Ctrl-C to stop" : "");
+    text += exporter::monitor_table(snapshot);
+    write_all(STDOUT_FILENO, terminal ? frame.redraw(text) : text + "\n");
+  } while (!stop.wait(interval));
+  if (terminal) write_all(STDOUT_FILENO, "\033[?25h");
+  sampler.stop();
+  return 0;
+}
+
+}  // namespace
+
+Command add_monitor_command(CLI::App& parent) {
+  auto o = std::make_shared<MonitorOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "monitor", "Show a live table of every GPU (utilization, saturation, power, energy, ...)");
+  add_backend_options(*app, o->backend);
+  app->add_option("-i,--interval", o->interval_ms,
+                  "Refresh and sampling interval in ms (default 1000)")
+      ->type_name("MS");
+  app->add_option("--gpus", o->gpus, "GPUs to show: NVML indices, GPU-/MIG- UUIDs or all (default)")
+      ->type_name("LIST");
+  app->add_flag("--once", o->once, "Print one snapshot and exit (for scripts)");
+  app->add_flag("--json", o->json,
+                "JSON instead of the table (with --once one object; else one line per interval)");
+  app->footer("Ctrl-C stops it. The JSON shape is documented in docs/exporters.md.");
+  return {app, [o] { return run_monitor(*o); }};
+}
+
+}  // namespace gpuscope::cli

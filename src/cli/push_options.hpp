@@ -1,0 +1,33 @@
+// `--push URL` and its companions, shared by `profile` and `serve`: checked before anything
+// starts, then turned into a running Pusher.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "export/exposition.hpp"
+#include "export/pusher.hpp"
+
+namespace gpuscope::cli {
+
+struct PushOptions {
+  std::string url;             // --push URL; empty: no push
+  std::string auth_file;       // --push-auth-file FILE
+  std::string spill_dir;       // --push-spill-dir DIR
+  double batch_ms = 1000;      // --push-batch-ms (hidden; tests)
+  double retry_max_ms = 5000;  // --push-retry-max-ms (hidden; tests)
+  bool enabled() const { return !url.empty(); }
+};
+
+void add_push_options(CLI::App& app, PushOptions& options);
+
+// A pusher for `options` (URL and credentials checked: Error::usage when wrong), not yet started.
+// `exposition` must outlive it. Messages go to stderr as "gpuscope: push: ...".
+std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& options,
+                                              const exporter::Exposition& exposition);
+
+// Says on stderr what the push delivered and what it could not.
+void report_push(const exporter::PushSummary& summary, const PushOptions& options);
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,111 @@
+// `gpuscope serve`: a Prometheus exporter. The sampler runs on its own cadence; a scrape reads
+// the latest values (never NVML); optionally the same samples are pushed to VictoriaMetrics.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.hpp"
+#include "cli/live_gpus.hpp"
+#include "cli/push_options.hpp"
+#include "collect/sampler.hpp"
+#include "export/exposition.hpp"
+#include "export/latest_values.hpp"
+#include "export/metrics_server.hpp"
+#include "export/tee_sink.hpp"
+#include "slurm/environment.hpp"
+
+namespace gpuscope::cli {
+namespace {
+
+struct ServeOptions {
+  collect::BackendOptions backend;
+  std::string listen = "127.0.0.1:9400";
+  double interval_ms = 1000;
+  std::string gpus;
+  std::string naming = "gpuscope";
+  PushOptions push;
+};
+
+exporter::ExportLabels labels_for(const LiveGpus& gpus) {
+  exporter::ExportLabels labels;
+  labels.hostname = short_host_name();
+  labels.driver_version = gpus.system.driver_version.value_or("");
+  const SlurmContext slurm = slurm::read_context(slurm::process_environment());
+  if (slurm.node_name) labels.hostname = *slurm.node_name;
+  return labels;
+}
+
+int run_serve(const ServeOptions& o) {
+  StopSignals stop;  // before any thread
+  const auto interval = sampling_interval(o.interval_ms, "--interval");
+  auto address = exporter::parse_listen_address(o.listen);
+  if (!address) throw address.error();
+  const auto naming = exporter::naming_from_text(o.naming);
+  if (!naming) {
+    throw Error::usage(fmt::format("--naming '{}' is not a naming", o.naming), {},
+                       "use gpuscope (gpuscope_* names) or dcgm (dcgm-exporter's DCGM_FI_* names)");
+  }
+  LiveGpus gpus = open_live_gpus(o.backend, o.gpus);
+  const exporter::ExportLabels labels = labels_for(gpus);
+
+  exporter::LatestValues latest(gpus.identities);
+  exporter::ExpositionCache cache(latest, exporter::Exposition(*naming, labels, gpus.identities));
+  // Pushed series always carry gpuscope's names: they are stored, and dashboards for stored
+  // gpuscope data use them.
+  const exporter::Exposition push_exposition(exporter::Naming::Gpuscope, labels, gpus.identities);
+  std::unique_ptr<exporter::Pusher> pusher;
+  if (o.push.enabled()) pusher = make_pusher(o.push, push_exposition);
+
+  exporter::MetricsServer server(*address, cache);
+  server.start();  // fails here, before sampling, when the port is taken
+  std::vector<collect::SampleSink*> sinks{&latest};
+  if (pusher) sinks.push_back(pusher.get());
+  exporter::TeeSink sink(sinks);
+  const std::size_t count = gpus.readers.size();
+  collect::Sampler sampler(std::move(gpus.readers), {interval, {}}, sink);
+  sampler.start();
+  if (pusher) pusher->start();
+
+  fmt::print(stderr,
+             "gpuscope: serving {} GPU{} at http://{}/metrics ({} names), sampling every {} ms{}\n",
+             count, count == 1 ? "" : "s", address->text(), o.naming, o.interval_ms,
+             pusher ? fmt::format(", pushing to {}", o.push.url) : "");
+  if (!address->loopback()) {
+    fmt::print(stderr, "gpuscope: note: {} is reachable from other machines\n", address->text());
+  }
+  while (!stop.wait(std::chrono::seconds(3600))) {
+  }
+  fmt::print(stderr, "gpuscope: stopping\n");
+  server.stop();
+  sampler.stop();
+  if (pusher) report_push(pusher->finish(std::chrono::seconds(5)), o.push);
+  return 0;
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App& parent) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "serve", "Serve the GPUs' metrics to Prometheus (/metrics), optionally pushing them too");
+  add_backend_options(*app, o->backend);
+  app->add_option("--listen", o->listen,
+                  "Address to serve on, HOST:PORT (default 127.0.0.1:9400: this machine only; "
+                  "0.0.0.0:9400 for every interface)")
+      ->type_name("HOST:PORT");
+  app->add_option("-i,--interval", o->interval_ms, "Sampling interval in ms (default 1000)")
+      ->type_name("MS");
+  app->add_option("--gpus", o->gpus,
+                  "GPUs to serve: NVML indices, GPU-/MIG- UUIDs or all (default)")
+      ->type_name("LIST");
+  app->add_option("--naming", o->naming,
+                  "Metric names: gpuscope (gpuscope_power_watts, ...; default) or dcgm "
+                  "(dcgm-exporter's DCGM_FI_DEV_POWER_USAGE, ..., for its Grafana dashboards)")
+      ->type_name("gpuscope|dcgm");
+  add_push_options(*app, o->push);
+  app->footer("Runs until SIGINT or SIGTERM. Metric names and labels: docs/exporters.md.");
+  return {app, [o] { return run_serve(*o); }};
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,29 @@
+// PushTransport over libcurl: one reused handle (keep-alive), POST text/plain, basic or bearer
+// auth set on the handle (never in a message), short connect timeout so an unreachable server
+// costs the pusher thread little.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "export/push_auth.hpp"
+#include "export/pusher.hpp"
+
+namespace gpuscope::exporter {
+
+class CurlTransport : public PushTransport {
+ public:
+  CurlTransport(std::string url, PushAuth auth);
+  ~CurlTransport() override;
+  PushResult post(const std::string& body) override;
+  std::string destination() const override { return url_; }
+
+ private:
+  std::string url_;
+  PushAuth auth_;
+  void* curl_ = nullptr;     // CURL*
+  void* headers_ = nullptr;  // curl_slist*
+  std::string response_;
+};
+
+}  // namespace gpuscope::exporter

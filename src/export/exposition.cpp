@@ -1,0 +1,172 @@
+#include "export/exposition.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gpuscope::exporter {
+namespace {
+
+void add_label(std::string& out, std::string_view name, const std::string& value) {
+  out += out.empty() ? "{" : ",";
+  out += name;
+  out += "=\"";
+  out += escape_label_value(value);
+  out += '"';
+}
+
+}  // namespace
+
+std::string escape_label_value(const std::string& value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string format_value(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", value);
+}
+
+Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<GpuIdentity>& gpus)
+    : naming_(naming), common_(std::move(labels)) {
+  for (const GpuIdentity& gpu : gpus) {
+    std::string series;
+    std::string info;
+    if (naming_ == Naming::Dcgm) {
+      // dcgm-exporter's label names, so its dashboards' queries and legends work unchanged.
+      add_label(series, "gpu", std::to_string(gpu.index));
+      add_label(series, "UUID", gpu.uuid);
+      add_label(series, "device", fmt::format("nvidia{}", gpu.index));
+      add_label(series, "modelName", gpu.name);
+      add_label(series, "pci_bus_id", gpu.pci_bus_id);
+      add_label(series, "Hostname", common_.hostname);
+      if (!common_.driver_version.empty()) {
+        add_label(series, "DCGM_FI_DRIVER_VERSION", common_.driver_version);
+      }
+    } else {
+      add_label(series, "gpu", std::to_string(gpu.index));
+      add_label(series, "uuid", gpu.uuid);
+      add_label(series, "hostname", common_.hostname);
+    }
+    for (const auto& [name, value] : common_.extra) add_label(series, name, value);
+    info = series;
+    if (naming_ == Naming::Gpuscope) {
+      add_label(info, "name", gpu.name);
+      add_label(info, "pci_bus_id", gpu.pci_bus_id);
+    }
+    series += '}';
+    info += '}';
+    indices_.push_back(gpu.index);
+    gpu_labels_.push_back(std::move(series));
+    info_labels_.push_back(std::move(info));
+  }
+  for (const auto& m : kMetrics) {
+    metrics_[static_cast<std::size_t>(m.id)] = exported_metric(m.id, naming_);
+  }
+}
+
+const std::string* Exposition::labels_of(unsigned device_index) const {
+  for (std::size_t k = 0; k < indices_.size(); ++k) {
+    if (indices_[k] == device_index) return &gpu_labels_[k];
+  }
+  return nullptr;
+}
+
+void Exposition::append_value(std::string& out, const std::string& name, const std::string& labels,
+                              double value) const {
+  out += name;
+  out += labels;
+  out += ' ';
+  out += format_value(value);
+}
+
+std::string Exposition::render(const Snapshot& snapshot) const {
+  std::string out;
+  out.reserve(512 + snapshot.gpus.size() * kMetricCount * 160);
+  for (std::size_t i = 0; i < kMetricCount; ++i) {
+    const auto& metric = metrics_[i];
+    if (!metric) continue;
+    bool header = false;
+    for (const GpuReading& gpu : snapshot.gpus) {
+      if (!gpu.latest.present.test(i) || gpu.lost) continue;
+      const std::string* labels = labels_of(gpu.identity.index);
+      if (labels == nullptr) continue;
+      if (!header) {
+        fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", metric->name,
+                       metric->help, metric->name, metric->type);
+        header = true;
+      }
+      append_value(out, metric->name, *labels, gpu.latest.values[i] * metric->scale);
+      out += '\n';
+    }
+  }
+  if (naming_ == Naming::Gpuscope && !snapshot.gpus.empty()) {
+    out +=
+        "# HELP gpuscope_gpu_info A GPU gpuscope samples (value 1), with its name and PCI bus id.\n"
+        "# TYPE gpuscope_gpu_info gauge\n";
+    for (std::size_t k = 0; k < info_labels_.size(); ++k) {
+      out += "gpuscope_gpu_info" + info_labels_[k] + " 1\n";
+    }
+    out +=
+        "# HELP gpuscope_energy_since_start_joules_total Energy used since gpuscope started "
+        "sampling, from the hardware energy counter (J).\n"
+        "# TYPE gpuscope_energy_since_start_joules_total counter\n";
+    for (const GpuReading& gpu : snapshot.gpus) {
+      const auto energy = gpu.energy_since_start_j();
+      const std::string* labels = labels_of(gpu.identity.index);
+      if (!energy || labels == nullptr || gpu.lost) continue;
+      append_value(out, "gpuscope_energy_since_start_joules_total", *labels, *energy);
+      out += '\n';
+    }
+    out +=
+        "# HELP gpuscope_last_sample_timestamp_seconds When the GPU was last read (Unix time).\n"
+        "# TYPE gpuscope_last_sample_timestamp_seconds gauge\n";
+    for (const GpuReading& gpu : snapshot.gpus) {
+      const std::string* labels = labels_of(gpu.identity.index);
+      if (gpu.samples == 0 || labels == nullptr) continue;
+      append_value(out, "gpuscope_last_sample_timestamp_seconds", *labels,
+                   static_cast<double>(gpu.latest.wall_ns / 1'000'000) / 1e3);
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+std::size_t Exposition::append_lines(const SampleRow& row, std::string& out) const {
+  const std::string* labels = labels_of(row.device_index);
+  if (labels == nullptr) return 0;
+  const std::string timestamp = fmt::format(" {}\n", row.wall_ns / 1'000'000);
+  std::size_t lines = 0;
+  for (std::size_t i = 0; i < kMetricCount; ++i) {
+    if (!row.present.test(i) || !metrics_[i]) continue;
+    append_value(out, metrics_[i]->name, *labels, row.values[i] * metrics_[i]->scale);
+    out += timestamp;
+    ++lines;
+  }
+  return lines;
+}
+
+std::size_t Exposition::append_lines(const PowerRow& row, std::string& out) const {
+  SampleRow sample;
+  sample.device_index = row.device_index;
+  sample.wall_ns = row.wall_ns;
+  if (row.power_w) sample.set(Metric::PowerW, *row.power_w);
+  if (row.power_instant_w) sample.set(Metric::PowerInstantW, *row.power_instant_w);
+  if (row.energy_mj) sample.set(Metric::EnergyMj, *row.energy_mj);
+  return append_lines(sample, out);
+}
+
+}  // namespace gpuscope::exporter

@@ -1,0 +1,49 @@
+// Prometheus text exposition (format 0.0.4) of the latest values, and the same series as
+// timestamped lines for VictoriaMetrics' /api/v1/import/prometheus.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "export/gpu_identity.hpp"
+#include "export/latest_values.hpp"
+#include "export/metric_names.hpp"
+
+namespace gpuscope::exporter {
+
+class Exposition {
+ public:
+  Exposition(Naming naming, ExportLabels labels, const std::vector<GpuIdentity>& gpus);
+
+  // The whole /metrics page: HELP and TYPE once per metric, one line per GPU that has a value.
+  std::string render(const Snapshot& snapshot) const;
+
+  // One line per present metric of `row`: `name{labels} value timestamp_ms\n`, appended to `out`.
+  // Returns the number of lines.
+  std::size_t append_lines(const SampleRow& row, std::string& out) const;
+  // The same for a fast-cadence power row (power and energy only).
+  std::size_t append_lines(const PowerRow& row, std::string& out) const;
+
+  Naming naming() const { return naming_; }
+
+ private:
+  const std::string* labels_of(unsigned device_index) const;
+  void append_value(std::string& out, const std::string& name, const std::string& labels,
+                    double value) const;
+
+  Naming naming_;
+  ExportLabels common_;
+  std::vector<unsigned> indices_;
+  std::vector<std::string> gpu_labels_;  // `{gpu="0",uuid="...",hostname="..."}` per GPU
+  std::vector<std::string> info_labels_;
+  std::array<std::optional<ExportedMetric>, kMetricCount> metrics_;
+};
+
+// Escapes a label value for the text format (backslash, double quote, newline).
+std::string escape_label_value(const std::string& value);
+
+// A sample value as the text format writes it: shortest exact decimal, NaN, +Inf, -Inf.
+std::string format_value(double value);
+
+}  // namespace gpuscope::exporter

@@ -1,0 +1,83 @@
+#include "export/latest_values.hpp"
+
+#include "core/clock.hpp"
+
+namespace gpuscope::exporter {
+
+std::optional<double> GpuReading::energy_since_start_j() const {
+  const auto now = latest.get(Metric::EnergyMj);
+  if (!now || !first_energy_mj) return std::nullopt;
+  return (*now - *first_energy_mj) / 1000.0;
+}
+
+LatestValues::LatestValues(std::vector<GpuIdentity> gpus) {
+  gpus_.reserve(gpus.size());
+  for (auto& identity : gpus) {
+    GpuReading reading;
+    reading.latest.device_index = identity.index;
+    reading.identity = std::move(identity);
+    gpus_.push_back(std::move(reading));
+  }
+}
+
+GpuReading* LatestValues::find(unsigned device_index) {
+  for (auto& gpu : gpus_) {
+    if (gpu.identity.index == device_index) return &gpu;
+  }
+  return nullptr;
+}
+
+void LatestValues::on_sample(const SampleRow& row) {
+  {
+    std::lock_guard lock(mutex_);
+    GpuReading* gpu = find(row.device_index);
+    if (gpu == nullptr) return;
+    SampleRow& latest = gpu->latest;
+    latest.wall_ns = row.wall_ns;
+    latest.mono_ns = row.mono_ns;
+    for (std::size_t i = 0; i < kMetricCount; ++i) {
+      if (row.present.test(i)) latest.values[i] = row.values[i];
+    }
+    latest.present |= row.present;
+    if (!gpu->first_energy_mj) {
+      if (auto energy = row.get(Metric::EnergyMj)) gpu->first_energy_mj = energy;
+    }
+    ++gpu->samples;
+  }
+  version_.fetch_add(1, std::memory_order_release);
+}
+
+void LatestValues::on_power(const PowerRow& row) {
+  {
+    std::lock_guard lock(mutex_);
+    GpuReading* gpu = find(row.device_index);
+    if (gpu == nullptr) return;
+    if (row.power_w) gpu->latest.set(Metric::PowerW, *row.power_w);
+    if (row.power_instant_w) gpu->latest.set(Metric::PowerInstantW, *row.power_instant_w);
+    if (row.energy_mj) {
+      gpu->latest.set(Metric::EnergyMj, *row.energy_mj);
+      if (!gpu->first_energy_mj) gpu->first_energy_mj = row.energy_mj;
+    }
+  }
+  version_.fetch_add(1, std::memory_order_release);
+}
+
+void LatestValues::on_event(const Event& event) {
+  if (event.kind != "gpu_lost" || !event.device_index) return;
+  {
+    std::lock_guard lock(mutex_);
+    if (GpuReading* gpu = find(*event.device_index)) gpu->lost = true;
+  }
+  version_.fetch_add(1, std::memory_order_release);
+}
+
+Snapshot LatestValues::snapshot() const {
+  Snapshot snapshot;
+  snapshot.taken_wall_ns = wall_now_ns();
+  std::lock_guard lock(mutex_);
+  snapshot.version = version_.load(std::memory_order_acquire);
+  snapshot.gpus = gpus_;
+  return snapshot;
+}
+
+}  // namespace gpuscope::exporter

@@ -1,0 +1,55 @@
+// The HTTP side of `gpuscope serve`: GET /metrics answers from the latest rendered exposition,
+// re-rendered only when a new sample arrived; a scrape never waits on NVML.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "export/exposition.hpp"
+#include "export/latest_values.hpp"
+#include "export/listen_address.hpp"
+
+namespace httplib {
+class Server;
+}
+
+namespace gpuscope::exporter {
+
+// The /metrics page for the latest values, cached per LatestValues version.
+class ExpositionCache {
+ public:
+  ExpositionCache(const LatestValues& values, Exposition exposition);
+  std::shared_ptr<const std::string> page();
+
+ private:
+  const LatestValues& values_;
+  Exposition exposition_;
+  std::mutex mutex_;
+  std::int64_t version_ = -1;
+  std::shared_ptr<const std::string> page_;
+};
+
+class MetricsServer {
+ public:
+  MetricsServer(ListenAddress address, ExpositionCache& cache);
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  // Binds and starts serving on its own threads. Throws Error (exit 1) when the address cannot
+  // be bound, saying why (in use, not permitted, no such address).
+  void start();
+  void stop();
+  // The port actually bound (the one asked for).
+  int port() const { return address_.port; }
+
+ private:
+  ListenAddress address_;
+  ExpositionCache& cache_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+};
+
+}  // namespace gpuscope::exporter

@@ -1,0 +1,91 @@
+#include "export/push_auth.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+namespace gpuscope::exporter {
+namespace {
+
+std::string trim(std::string text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return text.substr(first, last - first + 1);
+}
+
+Result<PushAuth> from_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return fail(Error::usage(fmt::format("cannot read the push credentials file {}", path), {},
+                             "check the path given with --push-auth-file or "
+                             "GPUSCOPE_PUSH_AUTH_FILE"));
+  }
+  std::string line;
+  std::getline(in, line);
+  line = trim(line);
+  const auto space = line.find(' ');
+  const std::string scheme = line.substr(0, space);
+  const std::string rest = space == std::string::npos ? "" : trim(line.substr(space + 1));
+  PushAuth auth;
+  if ((scheme == "bearer" || scheme == "Bearer") && !rest.empty()) {
+    auth.kind = PushAuth::Kind::Bearer;
+    auth.secret = rest;
+    return auth;
+  }
+  if ((scheme == "basic" || scheme == "Basic") && rest.find(':') != std::string::npos) {
+    auth.kind = PushAuth::Kind::Basic;
+    auth.user = rest.substr(0, rest.find(':'));
+    auth.secret = rest.substr(rest.find(':') + 1);
+    return auth;
+  }
+  return fail(Error::usage(fmt::format("the push credentials file {} is not understood", path),
+                           "its first line must be 'bearer TOKEN' or 'basic USER:PASSWORD'",
+                           "fix the file (see docs/exporters.md)"));
+}
+
+}  // namespace
+
+std::string PushAuth::describe() const {
+  switch (kind) {
+    case Kind::Basic:
+      return fmt::format("basic auth as {}", user);
+    case Kind::Bearer:
+      return "a bearer token";
+    case Kind::None:
+      break;
+  }
+  return "no credentials";
+}
+
+Result<PushAuth> load_push_auth(const std::string& auth_file, const EnvLookup& env) {
+  std::string file = auth_file;
+  if (file.empty()) file = env("GPUSCOPE_PUSH_AUTH_FILE").value_or("");
+  const auto token = env("GPUSCOPE_PUSH_BEARER_TOKEN");
+  const auto user = env("GPUSCOPE_PUSH_USER");
+  const auto password = env("GPUSCOPE_PUSH_PASSWORD");
+  const int sources = (file.empty() ? 0 : 1) + (token ? 1 : 0) + (user || password ? 1 : 0);
+  if (sources > 1) {
+    return fail(Error::usage("push credentials are given more than once",
+                             "a credentials file, GPUSCOPE_PUSH_BEARER_TOKEN and "
+                             "GPUSCOPE_PUSH_USER/PASSWORD are alternatives",
+                             "keep one of them"));
+  }
+  if (!file.empty()) return from_file(file);
+  PushAuth auth;
+  if (token) {
+    auth.kind = PushAuth::Kind::Bearer;
+    auth.secret = *token;
+  } else if (user || password) {
+    if (!user || !password) {
+      return fail(Error::usage("GPUSCOPE_PUSH_USER and GPUSCOPE_PUSH_PASSWORD go together", {},
+                               "set both, or neither"));
+    }
+    auth.kind = PushAuth::Kind::Basic;
+    auth.user = *user;
+    auth.secret = *password;
+  }
+  return auth;
+}
+
+}  // namespace gpuscope::exporter

@@ -1,0 +1,71 @@
+#include "export/push_url.hpp"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include <memory>
+
+namespace gpuscope::exporter {
+namespace {
+
+struct UrlDeleter {
+  void operator()(CURLU* url) const { curl_url_cleanup(url); }
+};
+struct StringDeleter {
+  void operator()(char* text) const { curl_free(text); }
+};
+
+std::unique_ptr<char, StringDeleter> part(CURLU* url, CURLUPart which) {
+  char* value = nullptr;
+  if (curl_url_get(url, which, &value, 0) != CURLUE_OK) return nullptr;
+  return std::unique_ptr<char, StringDeleter>(value);
+}
+
+Error bad_url(std::string_view text, std::string why) {
+  return Error::usage(fmt::format("--push '{}' is not a URL to push to", text), std::move(why),
+                      "give the VictoriaMetrics server, e.g. --push http://127.0.0.1:8428");
+}
+
+}  // namespace
+
+Result<PushTarget> parse_push_url(std::string_view text) {
+  std::unique_ptr<CURLU, UrlDeleter> url(curl_url());
+  const std::string copy(text);
+  if (curl_url_set(url.get(), CURLUPART_URL, copy.c_str(), 0) != CURLUE_OK) {
+    return fail(bad_url(text, "it must start with http:// or https:// and name a host"));
+  }
+  const auto scheme = part(url.get(), CURLUPART_SCHEME);
+  if (!scheme ||
+      (std::string_view(scheme.get()) != "http" && std::string_view(scheme.get()) != "https")) {
+    return fail(bad_url(text, "only http and https are supported"));
+  }
+  const auto host = part(url.get(), CURLUPART_HOST);
+  if (!host || *host == '\0') return fail(bad_url(text, "it names no host"));
+  if (part(url.get(), CURLUPART_USER) || part(url.get(), CURLUPART_PASSWORD)) {
+    // Not echoing the URL: it holds a secret.
+    return fail(Error::usage("--push URL holds credentials",
+                             "the command line is visible to every "
+                             "user of the machine (ps) and lands in shell histories",
+                             "remove them from the URL and set GPUSCOPE_PUSH_USER and "
+                             "GPUSCOPE_PUSH_PASSWORD, GPUSCOPE_PUSH_BEARER_TOKEN, or "
+                             "--push-auth-file (docs/exporters.md)"));
+  }
+  if (part(url.get(), CURLUPART_QUERY) || part(url.get(), CURLUPART_FRAGMENT)) {
+    return fail(bad_url(text, "a query or fragment has no meaning here"));
+  }
+  std::string path;
+  if (const auto p = part(url.get(), CURLUPART_PATH)) path = p.get();
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  if (path.size() < kImportPath.size() ||
+      path.compare(path.size() - kImportPath.size(), kImportPath.size(), kImportPath) != 0) {
+    path += kImportPath;
+  }
+  if (curl_url_set(url.get(), CURLUPART_PATH, path.c_str(), 0) != CURLUE_OK) {
+    return fail(bad_url(text, "its path cannot be extended"));
+  }
+  const auto full = part(url.get(), CURLUPART_URL);
+  if (!full) return fail(bad_url(text, "it cannot be assembled"));
+  return PushTarget{full.get()};
+}
+
+}  // namespace gpuscope::exporter

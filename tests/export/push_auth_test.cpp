@@ -1,0 +1,70 @@
+// Push credentials: where they may come from, and that no message ever shows them.
+#include "export/push_auth.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include "support/temp_dir.hpp"
+
+namespace gpuscope::exporter {
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+}
+
+TEST(PushAuthTest, NoneWhenNothingIsSet) {
+  auto auth = load_push_auth("", env_of({}));
+  ASSERT_TRUE(auth);
+  EXPECT_EQ(auth->kind, PushAuth::Kind::None);
+}
+
+TEST(PushAuthTest, FromEnvironment) {
+  auto basic = load_push_auth(
+      "", env_of({{"GPUSCOPE_PUSH_USER", "vm"}, {"GPUSCOPE_PUSH_PASSWORD", "pw:with:colons"}}));
+  ASSERT_TRUE(basic);
+  EXPECT_EQ(basic->kind, PushAuth::Kind::Basic);
+  EXPECT_EQ(basic->user, "vm");
+  EXPECT_EQ(basic->secret, "pw:with:colons");
+  EXPECT_EQ(basic->describe().find("pw"), std::string::npos);
+  auto bearer = load_push_auth("", env_of({{"GPUSCOPE_PUSH_BEARER_TOKEN", "tok"}}));
+  ASSERT_TRUE(bearer);
+  EXPECT_EQ(bearer->kind, PushAuth::Kind::Bearer);
+  EXPECT_EQ(bearer->secret, "tok");
+  EXPECT_FALSE(load_push_auth("", env_of({{"GPUSCOPE_PUSH_USER", "vm"}})));
+}
+
+TEST(PushAuthTest, FromFile) {
+  gpuscope::testing::TempDir dir;
+  const std::string path = dir.file("auth");
+  std::ofstream(path) << "basic alice:s3cret\n";
+  auto auth = load_push_auth(path, env_of({}));
+  ASSERT_TRUE(auth);
+  EXPECT_EQ(auth->user, "alice");
+  EXPECT_EQ(auth->secret, "s3cret");
+  std::ofstream(path) << "bearer  abc.def \n";
+  auth = load_push_auth("", env_of({{"GPUSCOPE_PUSH_AUTH_FILE", path}}));
+  ASSERT_TRUE(auth);
+  EXPECT_EQ(auth->kind, PushAuth::Kind::Bearer);
+  EXPECT_EQ(auth->secret, "abc.def");
+}
+
+TEST(PushAuthTest, RefusesMalformedFilesWithoutQuotingThem) {
+  gpuscope::testing::TempDir dir;
+  const std::string path = dir.file("auth");
+  std::ofstream(path) << "s3cret-token-without-scheme\n";
+  auto auth = load_push_auth(path, env_of({}));
+  ASSERT_FALSE(auth);
+  EXPECT_EQ(auth.error().exit_code(), 2);
+  EXPECT_EQ(std::string(auth.error().what()).find("s3cret"), std::string::npos);
+  EXPECT_FALSE(load_push_auth(dir.file("missing"), env_of({})));
+  EXPECT_FALSE(load_push_auth(path, env_of({{"GPUSCOPE_PUSH_BEARER_TOKEN", "t"}})));
+}
+
+}  // namespace
+}  // namespace gpuscope::exporter
