@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "store/chunk_io.hpp"
 #include "store/run_file.hpp"
 #include "store/schema.hpp"
 #include "store/time_text.hpp"
@@ -61,7 +62,7 @@ std::string describe_run(const Statement& run) {
 
 class Merger {
  public:
-  explicit Merger(Database& db) : db_(db) {}
+  explicit Merger(Database& db) : db_(db), insert_chunk_(db) {}
 
   void add(const fs::path& input, MergeSummary& summary) {
     Statement attach = db_.prepare("ATTACH DATABASE ? AS src");
@@ -81,6 +82,7 @@ class Merger {
 
  private:
   void copy_runs(const fs::path& input, MergeSummary& summary) {
+    const bool chunks = has_sample_chunks(db_, "src");
     Statement runs = db_.prepare(
         "SELECT run_id, host, slurm_job_id, slurm_step_id, slurm_rank, start_wall_ns "
         "FROM src.runs ORDER BY run_id");
@@ -91,6 +93,7 @@ class Merger {
       origin_[new_id] = input;
       copy_rows("devices", device_columns(), old_id, new_id);
       summary.rows.samples += copy_rows("samples", sample_columns(), old_id, new_id);
+      copy_chunks(old_id, new_id, chunks);
       summary.rows.power_samples += copy_rows("power_samples", power_columns(), old_id, new_id);
       summary.rows.events += copy_rows("events", event_columns(), old_id, new_id);
       summary.rows.output_lines += copy_rows("output", output_columns(), old_id, new_id);
@@ -137,7 +140,65 @@ class Merger {
     return db_.changes();
   }
 
+  // The input's chunks as they are, then chunks for the samples they do not cover (all of a 1.0
+  // input, the tail of a run whose gpuscope was killed), so the merged file is columnar
+  // throughout. Rows are streamed: memory stays at one chunk per GPU.
+  void copy_chunks(std::int64_t old_id, std::int64_t new_id, bool input_has_chunks) {
+    if (input_has_chunks) copy_rows("sample_chunks", chunk_columns(), old_id, new_id);
+    std::vector<unsigned> devices;
+    {
+      Statement list =
+          db_.prepare("SELECT DISTINCT device_index FROM src.samples WHERE run_id = ?");
+      list.bind(1, old_id);
+      while (list.step()) devices.push_back(static_cast<unsigned>(list.int64(0)));
+    }
+    for (unsigned device : devices) {
+      const SamplePlan plan = plan_samples(db_, "src", old_id, device, input_has_chunks);
+      if (plan.chunk_rows == plan.rows) continue;
+      if (plan.chunk_rows == 0 && input_has_chunks) {
+        Statement drop =
+            db_.prepare("DELETE FROM main.sample_chunks WHERE run_id = ? AND device_index = ?");
+        drop.bind(1, new_id);
+        drop.bind(2, std::int64_t{device});
+        drop.run();
+      }
+      build_chunks(plan, new_id);
+    }
+  }
+
+  void build_chunks(const SamplePlan& plan, std::int64_t new_id) {
+    const bool all = plan.chunk_rows == 0;
+    Statement rows = db_.prepare(fmt::format(
+        "SELECT device_index, wall_ns, mono_ns, {} FROM src.samples WHERE run_id = ? AND "
+        "device_index = ?{} ORDER BY mono_ns",
+        column_names(std::span(sample_columns()).subspan(3)), all ? "" : " AND mono_ns > ?"));
+    rows.bind(1, plan.run_id);
+    rows.bind(2, std::int64_t{plan.device_index});
+    if (!all) rows.bind(3, plan.chunks_end_mono_ns);
+    ChunkBuilder builder;
+    SampleRow row;
+    auto insert_ready = [&] {
+      for (const auto& chunk : builder.ready()) insert_chunk_.insert(new_id, chunk);
+      builder.ready().clear();
+    };
+    while (rows.step()) {
+      row.device_index = static_cast<unsigned>(rows.int64(0));
+      row.wall_ns = rows.int64(1);
+      row.mono_ns = rows.int64(2);
+      row.present.reset();
+      for (std::size_t m = 0; m < kMetricCount; ++m) {
+        const int column = 3 + static_cast<int>(m);
+        if (!rows.is_null(column)) row.set(static_cast<Metric>(m), rows.real(column));
+      }
+      builder.add(row);
+      insert_ready();
+    }
+    builder.finish();
+    insert_ready();
+  }
+
   Database& db_;
+  ChunkInserter insert_chunk_;
   std::map<std::int64_t, fs::path> origin_;  // merged run_id → the input it came from
 };
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/metrics.hpp"
+#include "store/chunk_io.hpp"
 #include "store/run_codec.hpp"
 #include "store/schema.hpp"
 
@@ -14,6 +15,9 @@ namespace {
 // Rows per samples INSERT: one statement per tick of an 8-GPU node saves ~10 % of the per-row
 // cost (fewer steps and resets) without a long SQL text. Measured by bench_store_insert.
 constexpr std::size_t kSamplesPerInsert = 8;
+// Chunks waiting for a write that succeeds (the disk is full): past this many, chunking stops
+// for the rest of the run rather than holding more memory; readers then use the rows.
+constexpr std::size_t kMaxReadyChunks = 256;
 
 std::string insert_sql(std::string_view table, std::span<const Column> columns,
                        std::size_t rows = 1) {
@@ -64,7 +68,8 @@ RowInserter::RowInserter(Database& db)
       insert_samples_(db.prepare(insert_sql("samples", sample_columns(), kSamplesPerInsert))),
       insert_power_(db.prepare(insert_sql("power_samples", power_columns()))),
       insert_event_(db.prepare(insert_sql("events", event_columns()))),
-      insert_output_(db.prepare(insert_sql("output", output_columns()))) {
+      insert_output_(db.prepare(insert_sql("output", output_columns()))),
+      insert_chunk_(db) {
   if (sample_columns().size() + 1 != kSampleParameters) {
     throw std::logic_error("samples columns and RowInserter::kSampleParameters disagree");
   }
@@ -78,8 +83,10 @@ void RowInserter::write(std::int64_t run_id, const WriteBatch& batch) {
     write_power(run_id, batch);
     write_events(run_id, batch);
     write_output(run_id, batch);
+    for (const auto& chunk : chunks_.ready()) insert_chunk_.insert(run_id, chunk);
     commit_.run();
   } catch (const SqliteError&) {
+    if (chunks_.ready().size() > kMaxReadyChunks) chunks_.give_up();
     // SQLite may already have rolled back (SQLITE_FULL does on some paths); only roll back
     // a transaction that is still open.
     if (sqlite3_get_autocommit(db_.handle()) == 0) {
@@ -87,6 +94,27 @@ void RowInserter::write(std::int64_t run_id, const WriteBatch& batch) {
     }
     throw;
   }
+  // Committed: these rows may now go into chunks, written with the next batch.
+  chunks_.ready().clear();
+  for (const auto& row : batch.samples) chunks_.add(row);
+}
+
+std::optional<std::string> RowInserter::finish_chunks(std::int64_t run_id) {
+  chunks_.finish();
+  if (chunks_.ready().empty()) return std::nullopt;
+  try {
+    begin_.run();
+    for (const auto& chunk : chunks_.ready()) insert_chunk_.insert(run_id, chunk);
+    commit_.run();
+  } catch (const SqliteError& e) {
+    if (sqlite3_get_autocommit(db_.handle()) == 0) {
+      sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    chunks_.give_up();
+    return e.what();
+  }
+  chunks_.ready().clear();
+  return std::nullopt;
 }
 
 void RowInserter::write_samples(std::int64_t run_id, const WriteBatch& batch) {

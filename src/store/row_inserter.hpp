@@ -1,10 +1,16 @@
 // Writes a WriteBatch in one transaction with statements prepared once and bound by index: the
-// writer thread's hot path.
+// writer thread's hot path. It also keeps sample_chunks, the columnar copy of the samples: rows
+// committed by one write() are cut into chunks that are inserted by a later write() (or
+// finish_chunks()), so every chunk only ever holds committed rows.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "core/metrics.hpp"
+#include "store/chunk_io.hpp"
+#include "store/sample_chunks.hpp"
 #include "store/sqlite.hpp"
 #include "store/write_batch.hpp"
 
@@ -18,6 +24,10 @@ class RowInserter {
   // Inserts every row of `batch` under `run_id` in one transaction: all rows or, on failure,
   // none (the transaction is rolled back and SqliteError thrown, so the caller can retry).
   void write(std::int64_t run_id, const WriteBatch& batch);
+
+  // Writes the chunks of the rows not yet in one (the end of the run), in one transaction.
+  // Returns SQLite's words when that fails (the rows are written; readers use them instead).
+  std::optional<std::string> finish_chunks(std::int64_t run_id);
 
  private:
   // Parameters of one samples row: run_id, device_index, wall_ns, mono_ns, the metrics.
@@ -37,6 +47,8 @@ class RowInserter {
   Statement insert_power_;
   Statement insert_event_;
   Statement insert_output_;
+  ChunkInserter insert_chunk_;
+  ChunkBuilder chunks_;
 };
 
 }  // namespace gpuscope::store

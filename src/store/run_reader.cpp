@@ -117,7 +117,34 @@ RunReader RunReader::open(const std::filesystem::path& path) {
 }
 
 RunReader::RunReader(std::shared_ptr<Database> db, std::filesystem::path path, int schema_version)
-    : db_(std::move(db)), path_(std::move(path)), schema_version_(schema_version) {}
+    : db_(std::move(db)), path_(std::move(path)), schema_version_(schema_version) {
+  try {
+    schema_minor_version_ = store::schema_minor_version(*db_);
+    has_chunks_ = store::has_sample_chunks(*db_);
+  } catch (const SqliteError& e) {
+    throw read_error(path_.string(), e);
+  }
+}
+
+SamplePlan RunReader::sample_plan(std::int64_t run_id, unsigned device_index,
+                                  bool use_chunks) const {
+  try {
+    return plan_samples(*db_, "main", run_id, device_index, use_chunks && has_chunks_);
+  } catch (const SqliteError& e) {
+    throw read_error(path_.string(), e);
+  }
+}
+
+void RunReader::read_samples(const SamplePlan& plan, std::span<const Metric> metrics,
+                             SampleColumns& out) const {
+  std::bitset<kMetricCount> wanted;
+  for (Metric m : metrics) wanted.set(static_cast<std::size_t>(m));
+  try {
+    store::read_samples(*db_, "main", plan, wanted, out);
+  } catch (const SqliteError& e) {
+    throw read_error(path_.string(), e);
+  }
+}
 
 std::vector<StoredRun> RunReader::runs() const {
   try {

@@ -14,7 +14,9 @@
 
 #include "core/device_description.hpp"
 #include "core/metrics.hpp"
+#include "store/chunk_io.hpp"
 #include "store/records.hpp"
+#include "store/sample_chunks.hpp"
 
 namespace gpuscope::store {
 
@@ -61,6 +63,10 @@ class RunReader {
 
   // The schema version the file was written with (PRAGMA user_version).
   int schema_version() const { return schema_version_; }
+  // Its minor version (meta 'schema_minor_version'; 0 for files of gpuscope 0.1).
+  int schema_minor_version() const { return schema_minor_version_; }
+  // Whether the file has sample_chunks, the columnar copy of samples (schema 1.1).
+  bool has_sample_chunks() const { return has_chunks_; }
   const std::filesystem::path& path() const { return path_; }
 
   // Every run in the file, by run_id.
@@ -78,6 +84,15 @@ class RunReader {
   // Events of one run (or all); filter.device_index is ignored for events and output.
   EventCursor events(const RowFilter& filter = {}) const;
   OutputCursor output(const RowFilter& filter = {}) const;
+
+  // Where one GPU's samples will be read from (SamplePlan): chunks for the part they cover,
+  // rows for the rest. `use_chunks` false plans rows only.
+  SamplePlan sample_plan(std::int64_t run_id, unsigned device_index, bool use_chunks = true) const;
+  // One GPU's samples in mono_ns order, as columns (store/sample_chunks.hpp): the timestamps and
+  // `metrics` (the others stay empty), NULL as NaN; the same values, bit for bit, whether they
+  // come from chunks or rows. The fast way to read a whole GPU.
+  void read_samples(const SamplePlan& plan, std::span<const Metric> metrics,
+                    SampleColumns& out) const;
 
   // How many samples match, without reading them.
   std::int64_t count_samples(const RowFilter& filter = {}) const;
@@ -104,6 +119,8 @@ class RunReader {
   std::shared_ptr<Database> db_;
   std::filesystem::path path_;
   int schema_version_ = 0;
+  int schema_minor_version_ = 0;
+  bool has_chunks_ = false;
 };
 
 }  // namespace gpuscope::store

@@ -161,6 +161,25 @@ const std::vector<Column>& sample_columns() {
   return columns;
 }
 
+const std::vector<Column>& chunk_columns() {
+  static const std::vector<Column> columns = [] {
+    std::vector<Column> out = {
+        {"device_index", "INTEGER NOT NULL"}, {"first_mono_ns", "INTEGER NOT NULL"},
+        {"last_mono_ns", "INTEGER NOT NULL"}, {"row_count", "INTEGER NOT NULL"},
+        {"wall_ns", "BLOB NOT NULL"},         {"mono_ns", "BLOB NOT NULL"}};
+    for (const auto& m : kMetrics) out.push_back({m.name, "BLOB NOT NULL"});
+    return out;
+  }();
+  return columns;
+}
+
+std::string create_chunks_sql() {
+  return create_table("sample_chunks", chunk_columns(),
+                      "run_id INTEGER NOT NULL REFERENCES runs (run_id)") +
+         "CREATE INDEX sample_chunks_by_device ON sample_chunks (run_id, device_index, "
+         "first_mono_ns);\n";
+}
+
 std::string column_names(std::span<const Column> columns, std::string_view prefix) {
   std::string out;
   for (const auto& c : columns) {
@@ -193,15 +212,16 @@ void create_schema(Database& db, std::string_view created_by) {
   sql += create_table("power_samples", kPowerColumns, kRunRef);
   sql += create_table("events", kEventColumns, kRunRef);
   sql += create_table("output", kOutputColumns, kRunRef);
+  sql += create_chunks_sql();
   // The reader's order (run, device, time) and every per-GPU query walk this index.
   sql += "CREATE INDEX samples_by_device ON samples (run_id, device_index, mono_ns);\n";
   sql += "CREATE INDEX power_samples_by_device ON power_samples (run_id, device_index, mono_ns);\n";
   sql += "CREATE INDEX events_by_time ON events (run_id, mono_ns);\n";
   sql += "CREATE INDEX output_by_time ON output (run_id, mono_ns);\n";
   sql += fmt::format(
-      "INSERT INTO meta (key, value) VALUES ('schema_version', '{}'), ('created_by', {}), "
-      "('created_at', {});\n",
-      kSchemaVersion, sql_quote(created_by), sql_quote(iso8601_now()));
+      "INSERT INTO meta (key, value) VALUES ('schema_version', '{}'), "
+      "('schema_minor_version', '{}'), ('created_by', {}), ('created_at', {});\n",
+      kSchemaVersion, kSchemaMinorVersion, sql_quote(created_by), sql_quote(iso8601_now()));
   db.exec(sql);
   insert_catalog(db);
   db.exec("COMMIT");
@@ -255,6 +275,27 @@ void migrate(Database& db, int from_version) {
     db.exec(fmt::format("PRAGMA user_version = {}", version + 1));
     db.exec("COMMIT");
   }
+  const int minor = schema_minor_version(db);
+  if (minor >= kSchemaMinorVersion) return;
+  db.exec("BEGIN IMMEDIATE");
+  if (minor < 1 && !has_sample_chunks(db)) db.exec(create_chunks_sql());
+  db.exec(
+      fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",
+                  kSchemaMinorVersion));
+  db.exec("COMMIT");
+}
+
+int schema_minor_version(Database& db, std::string_view schema) {
+  Statement stmt = db.prepare(
+      fmt::format("SELECT value FROM {}.meta WHERE key = 'schema_minor_version'", schema));
+  if (!stmt.step()) return 0;
+  return static_cast<int>(stmt.int64(0));
+}
+
+bool has_sample_chunks(Database& db, std::string_view schema) {
+  Statement stmt = db.prepare(fmt::format(
+      "SELECT 1 FROM {}.sqlite_schema WHERE type = 'table' AND name = 'sample_chunks'", schema));
+  return stmt.step();
 }
 
 }  // namespace gpuscope::store

@@ -1,4 +1,4 @@
-// The run database's schema (version 1): one list of columns per table from which the DDL, the
+// The run database's schema (version 1.1): one list of columns per table from which the DDL, the
 // writer's INSERTs, the reader's SELECTs and merge's copies are all built, so they cannot drift.
 // docs/database.md describes every table for people.
 #pragma once
@@ -17,10 +17,15 @@ namespace gpuscope::store {
 // PRAGMA application_id of every gpuscope run database: "GPUS" in ASCII, so `file(1)` and
 // gpuscope can tell a run database from any other SQLite file.
 inline constexpr std::int32_t kApplicationId = 0x47505553;
-// PRAGMA user_version: the schema this gpuscope writes and the newest it reads.
+// PRAGMA user_version: the schema's major version, the one this gpuscope writes and the newest
+// it reads. A new major version is one older readers cannot read.
 inline constexpr int kSchemaVersion = 1;
 // The oldest schema this gpuscope reads (older files are migrated by migrate()).
 inline constexpr int kOldestReadableSchema = 1;
+// The minor version (meta row 'schema_minor_version', absent: 0). A minor version only adds what
+// older readers of the same major version can ignore, so they keep reading newer files:
+// 1.1 added sample_chunks, the columnar copy of samples.
+inline constexpr int kSchemaMinorVersion = 1;
 
 struct Column {
   std::string_view name;
@@ -35,6 +40,11 @@ std::span<const Column> event_columns();
 std::span<const Column> output_columns();
 // samples: device_index, wall_ns, mono_ns, then one column per metric of kMetrics.
 const std::vector<Column>& sample_columns();
+// sample_chunks (1.1): device_index, first_mono_ns, last_mono_ns, row_count, wall_ns, mono_ns,
+// then one BLOB per metric of kMetrics (store/sample_chunks.hpp has the encodings).
+const std::vector<Column>& chunk_columns();
+// The DDL of sample_chunks and its index (create_schema, and migrate() from 1.0).
+std::string create_chunks_sql();
 
 // "a, b, c" (with `prefix` before each name, e.g. "src.").
 std::string column_names(std::span<const Column> columns, std::string_view prefix = {});
@@ -50,9 +60,14 @@ void create_schema(Database& db, std::string_view created_by);
 // another application's database, written by a newer gpuscope).
 int check_run_database(Database& db, const std::filesystem::path& path);
 
-// Upgrades a writable database from `from_version` to kSchemaVersion, one step per version.
-// Version 1 is the first schema, so there is nothing to do yet: this is where a step
-// "1 → 2" goes when schema 2 exists (add columns with defaults, never drop data).
+// Upgrades a writable database from `from_version` to kSchemaVersion, one step per version, then
+// to kSchemaMinorVersion (1.0 → 1.1 adds an empty sample_chunks: readers use rows for all of it).
+// Steps only add tables or columns, never drop data.
 void migrate(Database& db, int from_version);
+
+// The minor version of an open run database (0 for a 1.0 file, which has no such meta row).
+int schema_minor_version(Database& db, std::string_view schema = "main");
+// Whether the database (or an attached one, `schema`) has the sample_chunks table.
+bool has_sample_chunks(Database& db, std::string_view schema = "main");
 
 }  // namespace gpuscope::store

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -76,6 +77,10 @@ class Statement {
   void bind(int index, const std::string& text) {
     sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
   }
+  // Binds bytes that must outlive the next step() (SQLITE_STATIC: no copy).
+  void bind_blob(int index, std::span<const unsigned char> bytes) {
+    sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_STATIC);
+  }
   template <typename T>
   void bind(int index, const std::optional<T>& value) {
     if (value) {
@@ -98,6 +103,12 @@ class Statement {
   std::int64_t int64(int column) const { return sqlite3_column_int64(stmt_, column); }
   double real(int column) const { return sqlite3_column_double(stmt_, column); }
   std::string text(int column) const;
+  // A BLOB column's bytes, valid until the next step() or reset (empty for NULL).
+  std::span<const unsigned char> blob(int column) const {
+    const auto* data = static_cast<const unsigned char*>(sqlite3_column_blob(stmt_, column));
+    const auto size = static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column));
+    return data == nullptr ? std::span<const unsigned char>() : std::span(data, size);
+  }
   std::optional<std::string> opt_text(int column) const;
   std::optional<std::int64_t> opt_int64(int column) const;
   std::optional<double> opt_real(int column) const;

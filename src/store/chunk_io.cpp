@@ -1,0 +1,169 @@
+#include "store/chunk_io.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <string>
+
+#include "store/schema.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// run_id, device_index, first_mono_ns, last_mono_ns, row_count, wall_ns, mono_ns
+constexpr int kChunkFirstMetricParameter = 8;
+
+std::string metric_list(const std::bitset<kMetricCount>& wanted) {
+  std::string out;
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    if (wanted.test(m)) out += fmt::format(", {}", kMetrics[m].name);
+  }
+  return out;
+}
+
+std::int64_t count_rows(Database& db, std::string_view schema, std::int64_t run_id,
+                        unsigned device_index, const std::int64_t* after_mono_ns) {
+  Statement stmt = db.prepare(
+      fmt::format("SELECT count(*) FROM {}.samples WHERE run_id = ? AND device_index = ?{}", schema,
+                  after_mono_ns != nullptr ? " AND mono_ns > ?" : ""));
+  stmt.bind(1, run_id);
+  stmt.bind(2, std::int64_t{device_index});
+  if (after_mono_ns != nullptr) stmt.bind(3, *after_mono_ns);
+  stmt.step();
+  return stmt.int64(0);
+}
+
+// Decodes the chunks of the plan into `out`; false when one is malformed or disagrees with the
+// plan (then the caller reads rows instead).
+bool read_chunks(Database& db, std::string_view schema, const SamplePlan& plan,
+                 const std::bitset<kMetricCount>& wanted, SampleColumns& out) {
+  Statement stmt = db.prepare(fmt::format(
+      "SELECT first_mono_ns, last_mono_ns, row_count, wall_ns, mono_ns{} FROM {}.sample_chunks "
+      "WHERE run_id = ? AND device_index = ? ORDER BY first_mono_ns",
+      metric_list(wanted), schema));
+  stmt.bind(1, plan.run_id);
+  stmt.bind(2, std::int64_t{plan.device_index});
+  const auto total = static_cast<std::size_t>(plan.chunk_rows);
+  out.wall_ns.reserve(static_cast<std::size_t>(plan.rows));
+  out.mono_ns.reserve(static_cast<std::size_t>(plan.rows));
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    if (wanted.test(m)) out.values[m].reserve(static_cast<std::size_t>(plan.rows));
+  }
+  while (stmt.step()) {
+    const std::int64_t first = stmt.int64(0), last = stmt.int64(1);
+    const std::int64_t count = stmt.int64(2);
+    if (count <= 0 || out.rows() + static_cast<std::size_t>(count) > total) return false;
+    const auto rows = static_cast<std::size_t>(count);
+    const std::size_t start = out.rows();
+    if (!decode_times(stmt.blob(3), rows, out.wall_ns) ||
+        !decode_times(stmt.blob(4), rows, out.mono_ns)) {
+      return false;
+    }
+    if (out.mono_ns[start] != first || out.mono_ns.back() != last) return false;
+    if (start > 0 && out.mono_ns[start - 1] > first) return false;
+    int column = 5;
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      if (!wanted.test(m)) continue;
+      if (!decode_values(stmt.blob(column++), rows, out.values[m])) return false;
+    }
+  }
+  return out.rows() == total;
+}
+
+}  // namespace
+
+ChunkInserter::ChunkInserter(Database& db, std::string_view schema)
+    : insert_(db.prepare(fmt::format("INSERT INTO {}.sample_chunks (run_id, {}) VALUES ({})",
+                                     schema, column_names(chunk_columns()),
+                                     placeholders(chunk_columns().size() + 1)))) {}
+
+void ChunkInserter::insert(std::int64_t run_id, const EncodedChunk& chunk) {
+  insert_.bind(1, run_id);
+  insert_.bind(2, std::int64_t{chunk.device_index});
+  insert_.bind(3, chunk.first_mono_ns);
+  insert_.bind(4, chunk.last_mono_ns);
+  insert_.bind(5, static_cast<std::int64_t>(chunk.rows));
+  insert_.bind_blob(6, chunk.wall_ns);
+  insert_.bind_blob(7, chunk.mono_ns);
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    insert_.bind_blob(kChunkFirstMetricParameter + static_cast<int>(m), chunk.values[m]);
+  }
+  insert_.run();
+}
+
+SamplePlan plan_samples(Database& db, std::string_view schema, std::int64_t run_id,
+                        unsigned device_index, bool chunks_available) {
+  SamplePlan plan;
+  plan.run_id = run_id;
+  plan.device_index = device_index;
+  plan.rows = count_rows(db, schema, run_id, device_index, nullptr);
+  if (!chunks_available || plan.rows == 0) return plan;
+  Statement chunks =
+      db.prepare(fmt::format("SELECT first_mono_ns, last_mono_ns, row_count FROM {}.sample_chunks "
+                             "WHERE run_id = ? AND device_index = ? ORDER BY first_mono_ns",
+                             schema));
+  chunks.bind(1, run_id);
+  chunks.bind(2, std::int64_t{device_index});
+  std::int64_t covered = 0;
+  std::int64_t end = std::numeric_limits<std::int64_t>::min();
+  bool any = false;
+  while (chunks.step()) {
+    const std::int64_t first = chunks.int64(0), last = chunks.int64(1), count = chunks.int64(2);
+    if (count <= 0 || last < first || (any && first < end)) return plan;  // not usable
+    covered += count;
+    end = last;
+    any = true;
+  }
+  if (!any) return plan;
+  const std::int64_t after = count_rows(db, schema, run_id, device_index, &end);
+  if (covered + after != plan.rows) return plan;
+  plan.chunk_rows = covered;
+  plan.chunks_end_mono_ns = end;
+  return plan;
+}
+
+void read_sample_rows(Database& db, std::string_view schema, std::int64_t run_id,
+                      unsigned device_index, bool all, std::int64_t after_mono_ns,
+                      const std::bitset<kMetricCount>& wanted, SampleColumns& out) {
+  Statement stmt = db.prepare(fmt::format(
+      "SELECT wall_ns, mono_ns{} FROM {}.samples WHERE run_id = ? AND device_index = ?{} "
+      "ORDER BY mono_ns",
+      metric_list(wanted), schema, all ? "" : " AND mono_ns > ?"));
+  stmt.bind(1, run_id);
+  stmt.bind(2, std::int64_t{device_index});
+  if (!all) stmt.bind(3, after_mono_ns);
+  while (stmt.step()) {
+    out.wall_ns.push_back(stmt.int64(0));
+    out.mono_ns.push_back(stmt.int64(1));
+    int column = 2;
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      if (!wanted.test(m)) continue;
+      // NULL reads as 0.0, so only a 0 needs the type check.
+      const double v = stmt.real(column);
+      out.values[m].push_back(v == 0.0 && stmt.is_null(column) ? kNaN : v);
+      ++column;
+    }
+  }
+}
+
+void read_samples(Database& db, std::string_view schema, const SamplePlan& plan,
+                  const std::bitset<kMetricCount>& wanted, SampleColumns& out) {
+  out.clear();
+  if (plan.chunk_rows > 0) {
+    if (read_chunks(db, schema, plan, wanted, out)) {
+      read_sample_rows(db, schema, plan.run_id, plan.device_index, false, plan.chunks_end_mono_ns,
+                       wanted, out);
+      return;
+    }
+    out.clear();
+  }
+  out.wall_ns.reserve(static_cast<std::size_t>(plan.rows));
+  out.mono_ns.reserve(static_cast<std::size_t>(plan.rows));
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    if (wanted.test(m)) out.values[m].reserve(static_cast<std::size_t>(plan.rows));
+  }
+  read_sample_rows(db, schema, plan.run_id, plan.device_index, true, 0, wanted, out);
+}
+
+}  // namespace gpuscope::store

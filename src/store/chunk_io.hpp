@@ -1,0 +1,53 @@
+// Writing and reading sample_chunks (schema 1.1) on an open connection: the writer's and
+// merge's inserts, and the reader's plan for one GPU: chunks for the prefix of its samples they
+// cover, rows for the rest (a tail left by kill -9, or a whole 1.0 file).
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <string_view>
+
+#include "core/metrics.hpp"
+#include "store/sample_chunks.hpp"
+#include "store/sqlite.hpp"
+
+namespace gpuscope::store {
+
+// Inserts chunks with one prepared statement; `schema` names the database ("main").
+class ChunkInserter {
+ public:
+  explicit ChunkInserter(Database& db, std::string_view schema = "main");
+  void insert(std::int64_t run_id, const EncodedChunk& chunk);
+
+ private:
+  Statement insert_;
+};
+
+// Where one GPU's samples come from.
+struct SamplePlan {
+  std::int64_t run_id = 0;
+  unsigned device_index = 0;
+  std::int64_t rows = 0;                // samples rows of this GPU
+  std::int64_t chunk_rows = 0;          // of which read from chunks; 0: all from rows
+  std::int64_t chunks_end_mono_ns = 0;  // chunks hold exactly the rows with mono_ns ≤ this
+};
+
+// Counts the GPU's rows and checks its chunks: they are used only when they are ordered, do not
+// overlap, and hold as many rows as the samples table has up to their end (so a row the chunks
+// lack, e.g. one written after a crash or out of order, sends the reader to the rows).
+SamplePlan plan_samples(Database& db, std::string_view schema, std::int64_t run_id,
+                        unsigned device_index, bool chunks_available);
+
+// Reads the planned GPU's samples in mono_ns order (as ORDER BY mono_ns over the rows gives
+// them) into `out`, cleared first: the timestamps and the metrics in `wanted` (the others stay
+// empty), NULL as NaN. Falls back to rows when a chunk does not decode. Throws SqliteError.
+void read_samples(Database& db, std::string_view schema, const SamplePlan& plan,
+                  const std::bitset<kMetricCount>& wanted, SampleColumns& out);
+
+// Reads the rows of one GPU with mono_ns > `after_mono_ns` (all of them when `all`) into `out`
+// (appending), as read_samples() does.
+void read_sample_rows(Database& db, std::string_view schema, std::int64_t run_id,
+                      unsigned device_index, bool all, std::int64_t after_mono_ns,
+                      const std::bitset<kMetricCount>& wanted, SampleColumns& out);
+
+}  // namespace gpuscope::store

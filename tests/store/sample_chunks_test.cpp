@@ -1,0 +1,316 @@
+// sample_chunks, the columnar copy of samples (schema 1.1): the encodings round-trip bit for bit,
+// and reading a GPU through chunks gives exactly what reading its rows gives, also with NULL
+// metrics, a tail of rows the chunks do not cover, broken chunks, 1.0 files and merged files.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "store/merge.hpp"
+#include "store/run_reader.hpp"
+#include "store/run_writer.hpp"
+#include "store/schema.hpp"
+#include "store/sqlite.hpp"
+#include "store_test_data.hpp"
+#include "support/temp_dir.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+using gpuscope::testing::TempDir;
+using testing::make_devices;
+using testing::make_run;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::uint64_t bits(double v) {
+  return std::bit_cast<std::uint64_t>(v);
+}
+
+// Decodes what encode_values() made of `values` and checks every bit (NaN as NULL).
+void expect_round_trip(const std::vector<double>& values, int expected_format = -1) {
+  const Blob blob = encode_values(values);
+  if (expected_format >= 0) {
+    ASSERT_FALSE(blob.empty());
+    EXPECT_EQ(blob[0], expected_format);
+  }
+  std::vector<double> back = {42.0};  // decoding appends
+  ASSERT_TRUE(decode_values(blob, values.size(), back));
+  ASSERT_EQ(back.size(), values.size() + 1);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (std::isnan(values[i])) {
+      EXPECT_TRUE(std::isnan(back[i + 1])) << i;
+    } else {
+      EXPECT_EQ(bits(back[i + 1]), bits(values[i])) << i << ": " << values[i];
+    }
+  }
+}
+
+TEST(ChunkEncoding, ValuesRoundTripBitForBit) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> uniform(-1e6, 1e6);
+  std::vector<double> doubles(1000), percent(1000), milliwatts(1000), counter(1000);
+  for (std::size_t i = 0; i < 1000; ++i) {
+    doubles[i] = uniform(rng);
+    percent[i] = static_cast<double>(rng() % 101);
+    milliwatts[i] = static_cast<double>(rng() % 700000) / 1000.0;
+    counter[i] = 1'234'567'890'123.0 + static_cast<double>(i * 70'000 + rng() % 1000);
+  }
+  expect_round_trip(doubles, 1);
+  expect_round_trip(percent, 2);
+  expect_round_trip(milliwatts, 2);
+  expect_round_trip(counter, 2);
+  expect_round_trip({700, 700, 700}, 2);  // constant: header only
+  EXPECT_EQ(encode_values(std::vector<double>{700, 700, 700}).size(), 16U);
+  expect_round_trip({kNaN, kNaN}, 0);
+  expect_round_trip({}, 0);
+  // NULLs among integers use the reserved all-ones word, so 255 values need two bytes.
+  std::vector<double> with_null(256);
+  for (std::size_t i = 0; i < 256; ++i) with_null[i] = static_cast<double>(i);
+  with_null[17] = kNaN;
+  expect_round_trip(with_null, 2);
+  expect_round_trip({-5, 3, kNaN, -1e15, 9e15}, 2);
+  expect_round_trip({0.1, 0.2, 0.30000000000000004}, 1);  // the last is not k / 10^d
+  const double inf = std::numeric_limits<double>::infinity();
+  expect_round_trip({1, inf, -inf, kNaN, std::numeric_limits<double>::denorm_min()}, 1);
+  expect_round_trip({9.3e18, -9.3e18, 1e300}, 1);
+}
+
+TEST(ChunkEncoding, MalformedBlobsAreRefused) {
+  std::vector<double> out;
+  const Blob percent = encode_values(std::vector<double>{1, 2, 3});
+  EXPECT_FALSE(decode_values(percent, 4, out));  // wrong row count
+  EXPECT_FALSE(decode_values(Blob{9, 0, 0}, 1, out));
+  Blob bad = percent;
+  bad[2] = 7;  // decimals out of range
+  EXPECT_FALSE(decode_values(bad, 3, out));
+  std::vector<std::int64_t> times;
+  EXPECT_FALSE(decode_times(encode_times(std::vector<std::int64_t>{1, 2, 3}), 2, times));
+}
+
+TEST(ChunkEncoding, TimesRoundTrip) {
+  const std::vector<std::vector<std::int64_t>> cases = {
+      {5'000'000'000, 5'100'000'000, 5'200'000'123},          // deltas
+      {5'000'000'000, 4'000'000'000, 9'000'000'000'000'000},  // backwards, huge: raw
+      {7},
+      {1, 1, 1}};
+  for (const auto& ns : cases) {
+    std::vector<std::int64_t> back;
+    ASSERT_TRUE(decode_times(encode_times(ns), ns.size(), back));
+    EXPECT_EQ(back, ns);
+  }
+}
+
+TEST(ChunkEncoding, StoredValuesAreWhatSqliteReturns) {
+  const auto energy = static_cast<std::size_t>(Metric::EnergyMj);
+  const auto power = static_cast<std::size_t>(Metric::PowerW);
+  EXPECT_EQ(stored_sample_value(energy, 12.6), 13.0);  // INTEGER column: rounded
+  EXPECT_EQ(bits(stored_sample_value(power, -0.0)), bits(0.0));
+  EXPECT_TRUE(std::isnan(stored_sample_value(power, kNaN)));
+  EXPECT_EQ(stored_sample_value(power, 12.6), 12.6);
+}
+
+std::vector<Metric> all_metrics() {
+  std::vector<Metric> out;
+  for (std::size_t m = 0; m < kMetricCount; ++m) out.push_back(static_cast<Metric>(m));
+  return out;
+}
+
+void expect_same(const SampleColumns& a, const SampleColumns& b, const std::string& what) {
+  ASSERT_EQ(a.rows(), b.rows()) << what;
+  EXPECT_EQ(a.wall_ns, b.wall_ns) << what;
+  EXPECT_EQ(a.mono_ns, b.mono_ns) << what;
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    ASSERT_EQ(a.values[m].size(), b.values[m].size()) << what << " " << kMetrics[m].name;
+    EXPECT_EQ(
+        std::memcmp(a.values[m].data(), b.values[m].data(), a.values[m].size() * sizeof(double)), 0)
+        << what << " " << kMetrics[m].name;
+  }
+}
+
+// A sample with NULLs: memory temperature never, module power every 7th tick, GPM metrics on
+// GPU 1 only before tick 1500, a non-integer in an INTEGER column, -0.0 and real zeros.
+SampleRow sample(unsigned device, std::int64_t seq) {
+  SampleRow row = testing::make_sample(device, seq);
+  row.present.reset(static_cast<std::size_t>(Metric::ModulePowerW));
+  if (seq % 7 == 0) row.set(Metric::ModulePowerW, 100.0 + static_cast<double>(seq % 13) / 8);
+  if (device == 1 && seq >= 1500) {
+    for (std::size_t m = static_cast<std::size_t>(Metric::GraphicsActivePct); m < kMetricCount; ++m)
+      row.present.reset(m);
+  }
+  row.set(Metric::SmActivePct, std::fmod(static_cast<double>(seq) * 0.37, 100.0));
+  row.set(Metric::PowerInstantW, static_cast<double>(100'000 + seq % 5000) / 1000.0);
+  row.set(Metric::PcieTxBytes, 1e9 + static_cast<double>(seq) * 1000.5);  // rounded as INTEGER
+  row.set(Metric::TensorActivePct, seq % 3 == 0 ? -0.0 : 0.0);
+  return row;
+}
+
+// A finished run of `devices` GPUs and `ticks` ticks at `path`.
+void write_run(const std::string& path, unsigned devices, std::int64_t ticks) {
+  auto writer = RunWriter::create(path, true, make_run(), make_devices(devices));
+  for (std::int64_t seq = 0; seq < ticks; ++seq) {
+    for (unsigned d = 0; d < devices; ++d) writer->push(sample(d, seq));
+  }
+  RunEnd end;
+  end.samples_taken = ticks;
+  EXPECT_TRUE(writer->finish(end).empty());
+}
+
+// Every GPU of every run read through chunks (as planned) and through rows only.
+void expect_chunks_read_like_rows(const std::string& path, bool expect_all_chunked) {
+  const auto reader = RunReader::open(path);
+  for (const auto& run : reader.runs()) {
+    for (const auto& device : reader.devices(run.run_id)) {
+      const SamplePlan plan = reader.sample_plan(run.run_id, device.index);
+      if (expect_all_chunked) {
+        EXPECT_EQ(plan.chunk_rows, plan.rows);
+      }
+      SampleColumns chunked, rows;
+      reader.read_samples(plan, all_metrics(), chunked);
+      reader.read_samples(reader.sample_plan(run.run_id, device.index, false), all_metrics(), rows);
+      EXPECT_EQ(static_cast<std::int64_t>(rows.rows()), plan.rows);
+      expect_same(chunked, rows,
+                  "run " + std::to_string(run.run_id) + " GPU " + std::to_string(device.index));
+    }
+  }
+}
+
+TEST(SampleChunks, WriterCoversEveryRowAndReadsLikeTheRows) {
+  TempDir dir;
+  const auto path = dir.file("run.db");
+  write_run(path, 2, 2500);  // two full chunks and a partial one per GPU
+  const auto reader = RunReader::open(path);
+  EXPECT_TRUE(reader.has_sample_chunks());
+  EXPECT_EQ(reader.schema_version(), 1);
+  EXPECT_EQ(reader.schema_minor_version(), kSchemaMinorVersion);
+  Database db(path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sample_chunks"), 6);
+  EXPECT_EQ(db.query_int("SELECT sum(row_count) FROM sample_chunks"), 5000);
+  EXPECT_EQ(db.query_int("SELECT max(row_count) FROM sample_chunks"),
+            static_cast<std::int64_t>(kChunkRows));
+  expect_chunks_read_like_rows(path, true);
+
+  // Only the metrics asked for are decoded.
+  SampleColumns some;
+  const Metric two[] = {Metric::SmActivePct, Metric::GpuUtilPct};
+  reader.read_samples(reader.sample_plan(1, 1), two, some);
+  EXPECT_EQ(some.rows(), 2500U);
+  EXPECT_EQ(some.values[static_cast<std::size_t>(Metric::SmActivePct)].size(), 2500U);
+  EXPECT_TRUE(some.values[static_cast<std::size_t>(Metric::PowerW)].empty());
+}
+
+TEST(SampleChunks, RowsAfterTheLastChunkAreReadFromTheSamplesTable) {
+  TempDir dir;
+  const auto path = dir.file("run.db");
+  write_run(path, 2, 2500);
+  {
+    // What a kill -9 leaves: the rows of the last chunk committed, the chunk never written.
+    Database db(path, SQLITE_OPEN_READWRITE);
+    db.exec(
+        "DELETE FROM sample_chunks WHERE rowid IN (SELECT rowid FROM sample_chunks WHERE "
+        "device_index = 0 ORDER BY first_mono_ns DESC LIMIT 2)");
+  }
+  const auto reader = RunReader::open(path);
+  const SamplePlan plan = reader.sample_plan(1, 0);
+  EXPECT_EQ(plan.rows, 2500);
+  EXPECT_EQ(plan.chunk_rows, static_cast<std::int64_t>(kChunkRows));
+  EXPECT_EQ(reader.sample_plan(1, 1).chunk_rows, 2500);
+  expect_chunks_read_like_rows(path, false);
+}
+
+TEST(SampleChunks, ChunksThatDisagreeWithTheRowsAreNotUsed) {
+  TempDir dir;
+  const auto path = dir.file("run.db");
+  write_run(path, 2, 2500);
+  {
+    Database db(path, SQLITE_OPEN_READWRITE);
+    // GPU 0: a hole (its middle chunk gone); GPU 1: a row the chunks lack, inside their span.
+    db.exec(
+        "DELETE FROM sample_chunks WHERE rowid = (SELECT rowid FROM sample_chunks WHERE "
+        "device_index = 0 ORDER BY first_mono_ns LIMIT 1 OFFSET 1)");
+    db.exec(
+        "INSERT INTO samples (run_id, device_index, wall_ns, mono_ns, power_w) SELECT run_id, "
+        "device_index, wall_ns + 1, mono_ns + 1, 1.5 FROM samples WHERE device_index = 1 "
+        "ORDER BY mono_ns LIMIT 1 OFFSET 10");
+    // A garbled blob is found only when decoding: the reader falls back to rows then.
+    db.exec("UPDATE sample_chunks SET power_w = x'0102' WHERE device_index = 1");
+  }
+  const auto reader = RunReader::open(path);
+  EXPECT_EQ(reader.sample_plan(1, 0).chunk_rows, 0);
+  EXPECT_EQ(reader.sample_plan(1, 1).chunk_rows, 0);
+  expect_chunks_read_like_rows(path, false);
+}
+
+TEST(SampleChunks, GarbledChunkFallsBackToRows) {
+  TempDir dir;
+  const auto path = dir.file("run.db");
+  write_run(path, 1, 1500);
+  {
+    Database db(path, SQLITE_OPEN_READWRITE);
+    db.exec("UPDATE sample_chunks SET power_w = x'0102'");
+  }
+  const auto reader = RunReader::open(path);
+  EXPECT_EQ(reader.sample_plan(1, 0).chunk_rows, 1500);  // found only when decoding
+  expect_chunks_read_like_rows(path, false);
+}
+
+// A file as gpuscope 0.1 wrote it: no sample_chunks, no minor version.
+void make_schema_1_0(const std::string& path) {
+  Database db(path, SQLITE_OPEN_READWRITE);
+  db.exec("DROP TABLE sample_chunks; DELETE FROM meta WHERE key = 'schema_minor_version'; VACUUM");
+}
+
+TEST(SampleChunks, SchemaOneZeroFilesAreReadFromRowsAndMergedIntoChunks) {
+  TempDir dir;
+  const auto old_path = dir.file("old.db");
+  write_run(old_path, 2, 1500);
+  make_schema_1_0(old_path);
+  {
+    const auto reader = RunReader::open(old_path);
+    EXPECT_FALSE(reader.has_sample_chunks());
+    EXPECT_EQ(reader.schema_minor_version(), 0);
+    EXPECT_EQ(reader.sample_plan(1, 0).chunk_rows, 0);
+  }
+  expect_chunks_read_like_rows(old_path, false);
+
+  // Merge copies a 1.1 input's chunks, builds them for a 1.0 input and for a tail.
+  const auto new_path = dir.file("new.db");
+  auto writer = RunWriter::create(new_path, true, make_run(1, "node2"), make_devices(2));
+  for (std::int64_t seq = 0; seq < 2100; ++seq) {
+    for (unsigned d = 0; d < 2; ++d) writer->push(sample(d, seq));
+  }
+  writer->finish({});
+  {
+    Database db(new_path, SQLITE_OPEN_READWRITE);
+    db.exec(
+        "DELETE FROM sample_chunks WHERE rowid = (SELECT max(rowid) FROM sample_chunks WHERE "
+        "device_index = 1)");
+  }
+  const auto merged = dir.file("merged.db");
+  const auto summary = merge(merged, {old_path, new_path}, false);
+  EXPECT_EQ(summary.runs, 2);
+  expect_chunks_read_like_rows(merged, true);
+  const auto reader = RunReader::open(merged);
+  EXPECT_EQ(reader.schema_minor_version(), kSchemaMinorVersion);
+}
+
+TEST(SampleChunks, MigrateAddsTheChunkTable) {
+  TempDir dir;
+  const auto path = dir.file("old.db");
+  write_run(path, 1, 10);
+  make_schema_1_0(path);
+  {
+    Database db(path, SQLITE_OPEN_READWRITE);
+    migrate(db, 1);
+    EXPECT_TRUE(has_sample_chunks(db));
+    EXPECT_EQ(schema_minor_version(db), kSchemaMinorVersion);
+  }
+  const auto reader = RunReader::open(path);
+  EXPECT_EQ(reader.sample_plan(1, 0).chunk_rows, 0);  // empty: everything from rows
+  expect_chunks_read_like_rows(path, false);
+}
+
+}  // namespace
+}  // namespace gpuscope::store
