@@ -1,0 +1,484 @@
+// gpuscope's exporters against real servers on loopback: a real Prometheus scrapes
+// `gpuscope serve`, a real VictoriaMetrics receives `--push` (also through an outage and with
+// basic auth), and the values and timestamps they stored are compared with what the simulated
+// GPUs produced. Skips (GTEST_SKIP) only when the server binaries are absent; setup.sh installs
+// them. Nothing here depends on how fast anything starts: every wait polls for a condition.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "support/process.hpp"
+#include "support/sql.hpp"
+
+namespace gpuscope::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::string kSteady = std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/export-steady.json";
+
+std::string find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = dir + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// A port nobody listens on right now (the kernel's choice).
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// Polls `condition` every 100 ms until it holds or `limit` passes (generous: a loaded CI machine).
+bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit = 90s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return condition();
+}
+
+std::optional<std::string> http_get(int port, const std::string& path) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(2, 0);
+  client.set_read_timeout(10, 0);
+  auto response = client.Get(path.c_str());
+  if (!response || response->status != 200) return std::nullopt;
+  return response->body;
+}
+
+std::map<std::string, std::string> sim_env(const TempDir& dir) {
+  return {{"GPUSCOPE_SIM_STATE", dir.file("sim-state.json")}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prometheus
+
+json prometheus_query(int port, const std::string& query) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(10, 0);
+  auto response =
+      client.Get("/api/v1/query", httplib::Params{{"query", query}}, httplib::Headers{});
+  if (!response || response->status != 200) return json();
+  return json::parse(response->body)["data"]["result"];
+}
+
+TEST(PrometheusTest, ScrapedValuesEqualWhatTheSimulatedGpusProduced) {
+  const std::string prometheus = find_program("prometheus");
+  if (prometheus.empty())
+    GTEST_SKIP() << "prometheus is not installed (scripts/setup.sh installs it)";
+  TempDir dir;
+  const int serve_port = free_port();
+  const int dcgm_port = free_port();
+  const int prometheus_port = free_port();
+  auto env = sim_env(dir);
+  auto serve = start_gpuscope({"serve", "--simulate", kSteady, "--listen",
+                               "127.0.0.1:" + std::to_string(serve_port), "--interval", "200"},
+                              env, dir.file("serve.out"), dir.file("serve.err"));
+  auto dcgm = start_gpuscope({"serve", "--simulate", kSteady, "--naming", "dcgm", "--listen",
+                              "127.0.0.1:" + std::to_string(dcgm_port), "--interval", "200"},
+                             env, dir.file("dcgm.out"), dir.file("dcgm.err"));
+  ASSERT_TRUE(eventually([&] { return http_get(serve_port, "/metrics").has_value(); }))
+      << read_file(dir.file("serve.err"));
+  ASSERT_TRUE(eventually([&] { return http_get(dcgm_port, "/metrics").has_value(); }))
+      << read_file(dir.file("dcgm.err"));
+
+  std::ofstream(dir.file("prometheus.yml"))
+      << "global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\n"
+      << "scrape_configs:\n"
+      << "  - job_name: gpuscope\n    static_configs:\n      - targets: ['127.0.0.1:" << serve_port
+      << "']\n"
+      << "  - job_name: dcgm\n    static_configs:\n      - targets: ['127.0.0.1:" << dcgm_port
+      << "']\n";
+  BackgroundProcess server({prometheus, "--config.file=" + dir.file("prometheus.yml"),
+                            "--storage.tsdb.path=" + dir.file("tsdb"),
+                            "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port)},
+                           {}, dir.file("prometheus.out"), dir.file("prometheus.err"));
+  // Wait until Prometheus holds a few scrapes of every series.
+  ASSERT_TRUE(eventually([&] {
+    const json r =
+        prometheus_query(prometheus_port, "count_over_time(gpuscope_sm_active_ratio[1m])");
+    return r.is_array() && r.size() == 2 && std::stod(r[0]["value"][1].get<std::string>()) >= 4 &&
+           prometheus_query(prometheus_port, "DCGM_FI_DEV_GPU_UTIL").size() == 2;
+  })) << read_file(dir.file("prometheus.err"));
+
+  // What the simulated GPUs produce, read independently of the exporter.
+  const ProcessResult once =
+      run_gpuscope({"monitor", "--once", "--json", "--simulate", kSteady}, env);
+  ASSERT_EQ(once.exit_code, 0) << once.err;
+  const json gpus = json::parse(once.out)["gpus"];
+  ASSERT_EQ(gpus.size(), 2u);
+
+  // Constant levels of the scenario (no noise): every raw sample Prometheus stored equals them.
+  const std::vector<std::tuple<std::string, std::string, double>> constant = {
+      {"gpuscope_gpu_util_ratio", "gpu_util_pct", 0.01},
+      {"gpuscope_mem_util_ratio", "mem_util_pct", 0.01},
+      {"gpuscope_sm_active_ratio", "sm_active_pct", 0.01},
+      {"gpuscope_sm_occupancy_ratio", "sm_occupancy_pct", 0.01},
+      {"gpuscope_tensor_active_ratio", "tensor_active_pct", 0.01},
+      {"gpuscope_dram_active_ratio", "dram_active_pct", 0.01},
+      {"gpuscope_fp16_active_ratio", "fp16_active_pct", 0.01},
+      {"gpuscope_memory_used_bytes", "memory_used_bytes", 1},
+      {"gpuscope_power_limit_watts", "power_limit_w", 1},
+      {"DCGM_FI_DEV_GPU_UTIL", "gpu_util_pct", 1},
+      {"DCGM_FI_PROF_SM_ACTIVE", "sm_active_pct", 0.01},
+      {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "tensor_active_pct", 0.01},
+      {"DCGM_FI_DEV_FB_USED", "memory_used_bytes", 1.0 / (1024 * 1024)},
+  };
+  for (const auto& [name, field, scale] : constant) {
+    const json series = prometheus_query(prometheus_port, name + "[1m]");
+    ASSERT_EQ(series.size(), 2u) << name;
+    for (const json& s : series) {
+      const bool dcgm_names = name.rfind("DCGM", 0) == 0;
+      const std::size_t gpu = std::stoul(s["metric"]["gpu"].get<std::string>());
+      const std::string uuid = s["metric"][dcgm_names ? "UUID" : "uuid"];
+      ASSERT_LT(gpu, 2u);
+      EXPECT_EQ(uuid, gpus[gpu]["uuid"]) << name;
+      EXPECT_EQ(s["metric"]["job"], dcgm_names ? "dcgm" : "gpuscope");
+      const double expected = gpus[gpu][field].get<double>() * scale;
+      ASSERT_GE(s["values"].size(), 2u) << name;
+      // NVML's own values travel bit for bit; GPM ratios are computed by the driver from counter
+      // differences over each window, so they may differ from one read to the next in the last
+      // bits (61.00000000000001 vs 61).
+      const bool gpm =
+          field.find("active") != std::string::npos || field.find("occupancy") != std::string::npos;
+      for (const json& point : s["values"]) {
+        const double scraped = std::stod(point[1].get<std::string>());
+        if (gpm) {
+          EXPECT_NEAR(scraped, expected, 1e-12) << name << " GPU " << gpu << " at " << point[0];
+        } else {
+          EXPECT_EQ(scraped, expected) << name << " GPU " << gpu << " at " << point[0];
+        }
+      }
+    }
+  }
+  // The energy counter only grows, and every GPU reports power near the scenario's level.
+  for (const json& s : prometheus_query(prometheus_port, "gpuscope_energy_joules_total[1m]")) {
+    double previous = 0;
+    for (const json& point : s["values"]) {
+      const double joules = std::stod(point[1].get<std::string>());
+      EXPECT_GE(joules, previous);
+      previous = joules;
+    }
+    EXPECT_GT(previous, 0);
+  }
+  for (const json& s : prometheus_query(prometheus_port, "gpuscope_power_watts")) {
+    const std::size_t gpu = std::stoul(s["metric"]["gpu"].get<std::string>());
+    EXPECT_NEAR(std::stod(s["value"][1].get<std::string>()), gpus[gpu]["power_w"].get<double>(),
+                0.05 * gpus[gpu]["power_w"].get<double>());
+  }
+  // Every metric name on the /metrics page reached Prometheus.
+  const std::string page = *http_get(serve_port, "/metrics");
+  std::set<std::string> exposed;
+  std::istringstream lines(page);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# TYPE ", 0) == 0) exposed.insert(line.substr(7, line.find(' ', 7) - 7));
+  }
+  EXPECT_GE(exposed.size(), 25u);
+  for (const std::string& name : exposed) {
+    EXPECT_EQ(prometheus_query(prometheus_port, name).size(), 2u) << name;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// VictoriaMetrics
+
+class VictoriaMetrics {
+ public:
+  VictoriaMetrics(const TempDir& dir, std::vector<std::string> extra = {})
+      : dir_(dir), port_(free_port()), extra_(std::move(extra)) {
+    start();
+  }
+  void start() {
+    std::vector<std::string> argv = {
+        find_program("victoria-metrics"), "-storageDataPath=" + dir_.file("vm-data"),
+        "-httpListenAddr=127.0.0.1:" + std::to_string(port_), "-loggerLevel=ERROR"};
+    argv.insert(argv.end(), extra_.begin(), extra_.end());
+    process_ = std::make_unique<BackgroundProcess>(argv, std::map<std::string, std::string>{},
+                                                   dir_.file("vm.out"), dir_.file("vm.err"));
+    EXPECT_TRUE(eventually([&] {
+      httplib::Client client("127.0.0.1", port_);
+      auto r = client.Get("/health");
+      return r && (r->status == 200 || r->status == 401);  // 401: up, behind -httpAuth
+    })) << read_file(dir_.file("vm.err"));
+  }
+  void stop() {
+    process_->signal(SIGTERM);
+    process_->wait();
+    process_.reset();
+  }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  // Every stored gpuscope series: (name, gpu) → timestamp (ms) → value.
+  std::map<std::pair<std::string, std::string>, std::map<std::int64_t, double>> export_all(
+      const httplib::Headers& headers = {}) const {
+    std::map<std::pair<std::string, std::string>, std::map<std::int64_t, double>> out;
+    httplib::Client client("127.0.0.1", port_);
+    client.set_read_timeout(30, 0);
+    auto r = client.Post("/api/v1/export", headers, "match[]={__name__=~\"gpuscope_.*\"}",
+                         "application/x-www-form-urlencoded");
+    if (!r || r->status != 200) return out;
+    std::istringstream lines(r->body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) continue;
+      const json j = json::parse(line);
+      auto& series = out[{j["metric"]["__name__"], j["metric"]["gpu"]}];
+      for (std::size_t i = 0; i < j["timestamps"].size(); ++i) {
+        series[j["timestamps"][i].get<std::int64_t>()] = j["values"][i].get<double>();
+      }
+    }
+    return out;
+  }
+
+ private:
+  const TempDir& dir_;
+  int port_;
+  std::vector<std::string> extra_;
+  std::unique_ptr<BackgroundProcess> process_;
+};
+
+// What the run database says each pushed series must hold.
+struct Expected {
+  std::string column;
+  std::string name;
+  double scale;
+};
+const std::vector<Expected> kPushed = {
+    {"power_w", "gpuscope_power_watts", 1},
+    {"energy_mj", "gpuscope_energy_joules_total", 1e-3},
+    {"gpu_util_pct", "gpuscope_gpu_util_ratio", 0.01},
+    {"sm_active_pct", "gpuscope_sm_active_ratio", 0.01},
+    {"tensor_active_pct", "gpuscope_tensor_active_ratio", 0.01},
+    {"temperature_c", "gpuscope_temperature_celsius", 1},
+    {"memory_used_bytes", "gpuscope_memory_used_bytes", 1},
+    {"sm_clock_mhz", "gpuscope_sm_clock_hertz", 1e6},
+    {"clock_event_reasons", "gpuscope_clock_event_reasons", 1},
+};
+
+// Compares every value and timestamp of the database's samples with what VictoriaMetrics stored;
+// returns the number of values compared.
+std::size_t compare_with_database(const std::string& db, const VictoriaMetrics& vm) {
+  const auto stored = vm.export_all();
+  std::size_t compared = 0;
+  for (const Expected& e : kPushed) {
+    const auto rows = query(db, "SELECT device_index, wall_ns, " + e.column +
+                                    " FROM samples WHERE " + e.column + " IS NOT NULL");
+    EXPECT_FALSE(rows.empty()) << e.column;
+    std::map<std::string, std::size_t> per_gpu;
+    for (const SqlRow& row : rows) {
+      const std::string gpu = *row[0];
+      const std::int64_t ms = std::stoll(*row[1]) / 1'000'000;
+      const double value = std::stod(*row[2]) * e.scale;
+      ++per_gpu[gpu];
+      const auto series = stored.find({e.name, gpu});
+      if (series == stored.end()) {
+        ADD_FAILURE() << e.name << " GPU " << gpu << " missing";
+        return compared;
+      }
+      const auto point = series->second.find(ms);
+      if (point == series->second.end()) {
+        ADD_FAILURE() << e.name << " GPU " << gpu << " has no sample at " << ms;
+        continue;
+      }
+      EXPECT_NEAR(point->second, value, 1e-9 * std::max(1.0, std::abs(value)))
+          << e.name << " GPU " << gpu << " at " << ms;
+      ++compared;
+    }
+    for (const auto& [gpu, count] : per_gpu) {
+      EXPECT_EQ(stored.at({e.name, gpu}).size(), count)
+          << e.name << " GPU " << gpu << ": extra samples";
+    }
+  }
+  return compared;
+}
+
+std::size_t stored_points(const VictoriaMetrics& vm, const std::string& name) {
+  std::size_t n = 0;
+  for (const auto& [key, points] : vm.export_all()) {
+    if (key.first == name) n += points.size();
+  }
+  return n;
+}
+
+TEST(VictoriaMetricsTest, ReceivesEveryPushedValueAndTimestamp) {
+  if (find_program("victoria-metrics").empty()) GTEST_SKIP() << "victoria-metrics is not installed";
+  TempDir dir;
+  VictoriaMetrics vm(dir);
+  auto env = sim_env(dir);
+  env["GPUSCOPE_SIM_TIME_SCALE"] = "10";
+  const ProcessResult run =
+      run_gpuscope({"profile", "--simulate", "h100x4-straggler", "-q", "-o", dir.file("run.db"),
+                    "-s", "100", "--push", vm.url(), "--push-batch-ms", "200", "--", "sleep", "2"},
+                   env);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err.find("push:"), std::string::npos) << run.err;
+  const double rows =
+      number(dir.file("run.db"), "SELECT count(*) FROM samples WHERE power_w IS NOT NULL");
+  ASSERT_GT(rows, 40);
+  // VictoriaMetrics makes rows searchable within a second or two of taking them.
+  ASSERT_TRUE(eventually([&] {
+    return static_cast<double>(stored_points(vm, "gpuscope_power_watts")) >= rows;
+  })) << read_file(dir.file("vm.err"));
+  EXPECT_GT(compare_with_database(dir.file("run.db"), vm), 9 * 40u);
+  // The labels: gpu, uuid, hostname.
+  httplib::Client client("127.0.0.1", vm.port());
+  auto r = client.Post("/api/v1/export", "match[]=gpuscope_power_watts{gpu=\"3\"}",
+                       "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  const json series = json::parse(r->body.substr(0, r->body.find('\n')));
+  EXPECT_EQ(series["metric"]["uuid"].get<std::string>().rfind("GPU-", 0), 0u);
+  EXPECT_FALSE(series["metric"]["hostname"].get<std::string>().empty());
+}
+
+TEST(VictoriaMetricsTest, NothingIsLostWhileTheServerIsDown) {
+  if (find_program("victoria-metrics").empty()) GTEST_SKIP() << "victoria-metrics is not installed";
+  TempDir dir;
+  VictoriaMetrics vm(dir);
+  auto env = sim_env(dir);
+  env["GPUSCOPE_SIM_TIME_SCALE"] = "10";
+  const std::string done = dir.file("done");
+  // The job runs until the test says so, so the outage happens in the middle of it.
+  auto profile =
+      start_gpuscope({"profile", "--simulate", "h100x4-straggler", "-q", "-o", dir.file("run.db"),
+                      "-s", "100", "--push", vm.url(), "--push-batch-ms", "200",
+                      "--push-retry-max-ms", "300", "--push-spill-dir", dir.file("spill"), "--wrap",
+                      "while [ ! -e " + done + " ]; do sleep 0.1; done"},
+                     env, dir.file("profile.out"), dir.file("profile.err"));
+  ASSERT_TRUE(eventually([&] { return stored_points(vm, "gpuscope_power_watts") > 0; }))
+      << read_file(dir.file("profile.err"));
+  vm.stop();
+  // Down until the pusher has noticed and buffered a few batches (its message says so).
+  ASSERT_TRUE(eventually([&] {
+    return read_file(dir.file("profile.err")).find("cannot deliver") != std::string::npos;
+  }));
+  std::this_thread::sleep_for(2s);
+  vm.start();
+  ASSERT_TRUE(eventually([&] {
+    return read_file(dir.file("profile.err")).find("takes samples again") != std::string::npos;
+  })) << read_file(dir.file("profile.err"));
+  std::ofstream(done) << "1";
+  ASSERT_EQ(profile->wait(), 0) << read_file(dir.file("profile.err"));
+  const double rows =
+      number(dir.file("run.db"), "SELECT count(*) FROM samples WHERE power_w IS NOT NULL");
+  ASSERT_TRUE(eventually(
+      [&] { return static_cast<double>(stored_points(vm, "gpuscope_power_watts")) >= rows; }));
+  EXPECT_GT(compare_with_database(dir.file("run.db"), vm), 9 * 40u);
+  EXPECT_EQ(read_file(dir.file("profile.err")).find("could not be delivered"), std::string::npos);
+}
+
+TEST(VictoriaMetricsTest, BasicAuthRightAndWrong) {
+  if (find_program("victoria-metrics").empty()) GTEST_SKIP() << "victoria-metrics is not installed";
+  TempDir dir;
+  VictoriaMetrics vm(dir, {"-httpAuth.username=gpu", "-httpAuth.password=right-pw"});
+  auto env = sim_env(dir);
+  env["GPUSCOPE_PUSH_USER"] = "gpu";
+  env["GPUSCOPE_PUSH_PASSWORD"] = "wrong-pw";
+  const ProcessResult wrong =
+      run_gpuscope({"profile", "--simulate", "h100", "-q", "-o", dir.file("wrong.db"), "--push",
+                    vm.url(), "--push-batch-ms", "100", "--", "sh", "-c", "sleep 1; exit 3"},
+                   env);
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.err;  // the job's status, whatever the push did
+  EXPECT_NE(wrong.err.find("HTTP 401"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("basic auth as gpu"), std::string::npos) << wrong.err;
+  EXPECT_EQ(wrong.err.find("wrong-pw"), std::string::npos) << "a secret was printed";
+  EXPECT_NE(wrong.err.find("could not be delivered"), std::string::npos) << wrong.err;
+  EXPECT_GT(number(dir.file("wrong.db"), "SELECT count(*) FROM samples"), 0);
+
+  std::ofstream(dir.file("auth")) << "basic gpu:right-pw\n";
+  env.erase("GPUSCOPE_PUSH_USER");
+  env.erase("GPUSCOPE_PUSH_PASSWORD");
+  const ProcessResult right = run_gpuscope(
+      {"profile", "--simulate", "h100", "-q", "-o", dir.file("right.db"), "--push", vm.url(),
+       "--push-auth-file", dir.file("auth"), "--push-batch-ms", "100", "--", "sleep", "1"},
+      env);
+  ASSERT_EQ(right.exit_code, 0) << right.err;
+  EXPECT_EQ(right.err.find("push:"), std::string::npos) << right.err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: said clearly, and never the job's problem.
+
+TEST(ExporterErrorsTest, UnreachablePushUrlLeavesTheJobAlone) {
+  TempDir dir;
+  const ProcessResult run =
+      run_gpuscope({"profile", "--simulate", "h100", "-q", "-o", dir.file("run.db"), "--push",
+                    "http://127.0.0.1:" + std::to_string(free_port()), "--push-batch-ms", "100",
+                    "--", "sh", "-c", "exit 7"},
+                   sim_env(dir));
+  EXPECT_EQ(run.exit_code, 7) << run.err;
+  EXPECT_NE(run.err.find("cannot deliver to http://127.0.0.1:"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("could not be delivered"), std::string::npos) << run.err;
+  EXPECT_GT(number(dir.file("run.db"), "SELECT count(*) FROM samples"), 0);
+}
+
+TEST(ExporterErrorsTest, MalformedPushUrlIsAUsageErrorBeforeTheJobStarts) {
+  TempDir dir;
+  const std::string marker = dir.file("ran");
+  const ProcessResult run = run_gpuscope({"profile", "--simulate", "h100", "-o", dir.file("run.db"),
+                                          "--push", "localhost 8428", "--", "touch", marker},
+                                         sim_env(dir));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("gpuscope: error: --push 'localhost 8428' is not a URL"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(access(marker.c_str(), F_OK), 0) << "the job ran";
+  EXPECT_NE(access(dir.file("run.db").c_str(), F_OK), 0) << "a database was written";
+}
+
+TEST(ExporterErrorsTest, PortInUseIsSaid) {
+  TempDir dir;
+  const int port = free_port();
+  auto first = start_gpuscope(
+      {"serve", "--simulate", kSteady, "--listen", "127.0.0.1:" + std::to_string(port)},
+      sim_env(dir), dir.file("1.out"), dir.file("1.err"));
+  ASSERT_TRUE(eventually([&] { return http_get(port, "/metrics").has_value(); }));
+  const ProcessResult second = run_gpuscope(
+      {"serve", "--simulate", kSteady, "--listen", "127.0.0.1:" + std::to_string(port)},
+      sim_env(dir));
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(port) +
+                            " (the port is in use by another program)"),
+            std::string::npos)
+      << second.err;
+  first->signal(SIGTERM);
+  EXPECT_EQ(first->wait(), 0);
+  EXPECT_NE(read_file(dir.file("1.err")).find("serving 2 GPUs at http://127.0.0.1:"),
+            std::string::npos);
+}
+
+TEST(ExporterErrorsTest, MalformedListenAddressIsAUsageError) {
+  const ProcessResult run =
+      run_gpuscope({"serve", "--simulate", kSteady, "--listen", "localhost:http"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("is not an address to listen on"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace gpuscope::testing
