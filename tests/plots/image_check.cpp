@@ -10,11 +10,6 @@
 
 namespace gpuscope::testing {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::optional<PngInfo> png_header(const std::string& path) {
   const std::string bytes = read_file(path);
   // Signature (8), then the IHDR chunk: length (4), "IHDR" (4), width (4), height (4), big-endian.

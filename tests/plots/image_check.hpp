@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "support/temp_dir.hpp"  // read_file
+
 namespace gpuscope::testing {
 
 struct PngInfo {
@@ -25,7 +27,5 @@ struct SvgRoot {
 };
 // The attributes of the <svg> root element, nullopt when there is none.
 std::optional<SvgRoot> svg_root(const std::string& text);
-
-std::string read_file(const std::string& path);
 
 }  // namespace gpuscope::testing

@@ -160,11 +160,4 @@ std::unique_ptr<BackgroundProcess> start_gpuscope(const std::vector<std::string>
   return std::make_unique<BackgroundProcess>(argv, env, out_file, err_file);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
 }  // namespace gpuscope::testing

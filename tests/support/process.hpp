@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "support/temp_dir.hpp"  // TempDir, which most users of the runner also need
+#include "support/temp_dir.hpp"  // TempDir and read_file, which most users of the runner need
 
 namespace gpuscope::testing {
 
@@ -54,8 +54,5 @@ std::unique_ptr<BackgroundProcess> start_gpuscope(const std::vector<std::string>
                                                   const std::map<std::string, std::string>& env,
                                                   const std::string& out_file,
                                                   const std::string& err_file);
-
-// The whole content of a file ("" if it cannot be read).
-std::string read_file(const std::string& path);
 
 }  // namespace gpuscope::testing

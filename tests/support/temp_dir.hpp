@@ -21,4 +21,7 @@ class TempDir {
   std::string path_;
 };
 
+// The whole content of a file ("" if it cannot be read).
+std::string read_file(const std::string& path);
+
 }  // namespace gpuscope::testing
