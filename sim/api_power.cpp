@@ -75,6 +75,20 @@ nvmlReturn_t DeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int mil
   return process_driver().set_power_limit(device, milliwatts);
 }
 
+// Locked clocks are not simulated yet (docs/scenarios.md, "Limits of the model"): the calls exist,
+// as on a driver whose GPU does not allow them.
+nvmlReturn_t DeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int, unsigned int) {
+  return process_driver().device_call(
+      Entry::DeviceSetGpuLockedClocks, device,
+      [](SimDevice&, const CallContext&) { return nvml::kErrorNotSupported; });
+}
+
+nvmlReturn_t DeviceResetGpuLockedClocks(nvmlDevice_t device) {
+  return process_driver().device_call(
+      Entry::DeviceResetGpuLockedClocks, device,
+      [](SimDevice&, const CallContext&) { return nvml::kErrorNotSupported; });
+}
+
 nvmlReturn_t DeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {
   return process_driver().device_call(Entry::DeviceGetFieldValues, device,
                                       [&](SimDevice& d, const CallContext& context) {

@@ -26,5 +26,6 @@ Command add_devices_command(CLI::App& parent);
 Command add_scenarios_command(CLI::App& parent);
 Command add_monitor_command(CLI::App& parent);
 Command add_serve_command(CLI::App& parent);
+Command add_sweep_command(CLI::App& parent);
 
 }  // namespace gpuscope::cli

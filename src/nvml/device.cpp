@@ -114,6 +114,14 @@ Status Device::set_power_limit_mw(unsigned milliwatts) const {
   return library_->call(&FunctionTable::DeviceSetPowerManagementLimit, handle_, milliwatts);
 }
 
+Status Device::set_locked_clocks_mhz(unsigned min_mhz, unsigned max_mhz) const {
+  return library_->call(&FunctionTable::DeviceSetGpuLockedClocks, handle_, min_mhz, max_mhz);
+}
+
+Status Device::reset_locked_clocks() const {
+  return library_->call(&FunctionTable::DeviceResetGpuLockedClocks, handle_);
+}
+
 Expected<unsigned> Device::temperature_c() const {
   unsigned celsius = 0;
   auto status =

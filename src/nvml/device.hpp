@@ -69,6 +69,10 @@ class Device {
   Expected<unsigned> default_power_limit_mw() const;
   Expected<PowerConstraints> power_limit_constraints_mw() const;
   Status set_power_limit_mw(unsigned milliwatts) const;
+  // Locks the SM clock into [min_mhz, max_mhz] (nvmlDeviceSetGpuLockedClocks); root only.
+  Status set_locked_clocks_mhz(unsigned min_mhz, unsigned max_mhz) const;
+  // Lets the driver choose the SM clock again (nvmlDeviceResetGpuLockedClocks).
+  Status reset_locked_clocks() const;
 
   Expected<unsigned> temperature_c() const;
   Expected<unsigned> clock_mhz(ClockType type) const;

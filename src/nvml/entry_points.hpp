@@ -70,6 +70,11 @@
      (device, min_milliwatts, max_milliwatts), nvmlDeviceGetPowerManagementLimitConstraints)           \
   X1(DeviceSetPowerManagementLimit, Optional, (nvmlDevice_t device, unsigned int milliwatts),          \
      (device, milliwatts), nvmlDeviceSetPowerManagementLimit)                                          \
+  /* Locked SM clocks (Volta+, root): a clock sweep's knob */                                          \
+  X1(DeviceSetGpuLockedClocks, Optional, (nvmlDevice_t device, unsigned int min_mhz,                   \
+     unsigned int max_mhz), (device, min_mhz, max_mhz), nvmlDeviceSetGpuLockedClocks)                  \
+  X1(DeviceResetGpuLockedClocks, Optional, (nvmlDevice_t device), (device),                            \
+     nvmlDeviceResetGpuLockedClocks)                                                                   \
   /* Thermals, clocks, activity */                                                                     \
   X1(DeviceGetTemperature, Optional, (nvmlDevice_t device, unsigned int sensor, unsigned int* celsius), \
      (device, sensor, celsius), nvmlDeviceGetTemperature)                                              \

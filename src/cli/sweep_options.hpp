@@ -1,0 +1,70 @@
+// The options of `gpuscope sweep` and the pieces of its work shared between its files:
+// sweep_command.cpp (command line), sweep_run.cpp (plan, limits, restore), sweep_trial.cpp
+// (one profiled trial) and sweep_output.cpp (table, CSV, JSON, plot, HTML).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "collect/backend.hpp"
+#include "core/device_description.hpp"
+#include "core/run.hpp"
+#include "core/sweep.hpp"
+#include "nvml/session.hpp"
+
+namespace gpuscope::cli {
+
+struct SweepOptions {
+  collect::BackendOptions backend;
+  std::string power_limits;  // "200:700:50" or "300,400,500" (W)
+  std::string clocks;        // the same for locked SM clocks (MHz)
+  std::string gpus;          // default: the GPUs the job may see, else all
+  int repeat = 1;
+  double warmup_s = 0;
+  double settle_s = 1;
+  std::string max_slowdown = "10%";
+  double eta = 0.5;
+  std::string work_regex;
+  std::optional<double> work_units;
+  std::string output = "sweep.db";
+  bool force = false;
+  bool dry_run = false;
+  bool restore = false;
+  double sampling_ms = 100;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+int run_sweep(const SweepOptions& options);
+
+// What every trial shares.
+struct TrialSetup {
+  const SweepOptions* options = nullptr;
+  const nvml::Session* session = nullptr;
+  std::vector<unsigned> indices;           // the selected GPUs
+  std::vector<DeviceDescription> devices;  // their descriptions
+  RunInfo run_template;                    // command, host, user, versions
+  std::optional<std::regex> work_regex;
+  sweep::Knob knob = sweep::Knob::PowerLimit;
+};
+
+// How a trial's job ended, for the sweep: whether to go on.
+struct TrialEnd {
+  std::optional<int> interrupt_signal;  // SIGINT/SIGTERM/... received by gpuscope meanwhile
+  int exit_code = 0;                    // the job's, as a shell reports it
+  std::string description;              // "exited with code 3"
+};
+
+// Runs the command once as a profiled run written to `db` and fills `trial`'s measurements and
+// status. Never throws for what the job does; throws Error when the run file cannot be made.
+TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::filesystem::path& db);
+
+// The sweep's results on stdout and beside the database: returns the files written.
+std::vector<std::filesystem::path> write_sweep_outputs(const sweep::SweepRecord& record,
+                                                       const std::filesystem::path& output,
+                                                       bool quiet);
+
+}  // namespace gpuscope::cli

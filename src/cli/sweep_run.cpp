@@ -1,0 +1,587 @@
+// `gpuscope sweep`: the plan, the permission check, the restore record, the trials, the
+// restore on every path, and the sweep database (docs/sweep.md).
+#include <fmt/format.h>
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+
+#include "cli/sweep_options.hpp"
+#include "collect/describe.hpp"
+#include "collect/gpu_selection.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "launch/signals.hpp"
+#include "slurm/environment.hpp"
+#include "store/merge.hpp"
+#include "store/run_file.hpp"
+#include "store/sweep_tables.hpp"
+#include "sweep/plan.hpp"
+#include "sweep/restore_record.hpp"
+#include "sweep/selection.hpp"
+#include "sweep/work_units.hpp"
+
+namespace gpuscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using sweep::Knob;
+
+std::string host_name() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "localhost";
+  std::string host(buffer);
+  return host.substr(0, host.find('.'));
+}
+
+std::string user_name() {
+  if (const passwd* pw = getpwuid(geteuid()); pw != nullptr) return pw->pw_name;
+  return std::to_string(geteuid());
+}
+
+// "10%", "10 %" or "0.1" → 0.1.
+double parse_slowdown(const std::string& text) {
+  std::string t;
+  for (char c : text) {
+    if (c != ' ') t += c;
+  }
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  double value = -1;
+  try {
+    std::size_t used = 0;
+    value = std::stod(t, &used);
+    if (used != t.size()) value = -1;
+  } catch (const std::exception&) {
+    value = -1;
+  }
+  if (percent || value > 1) value /= 100;
+  if (!(value >= 0) || value > 10) {
+    throw Error::usage(fmt::format("--max-slowdown '{}' is not a slowdown", text), {},
+                       "give a percentage such as 10% (or a fraction such as 0.1)");
+  }
+  return value;
+}
+
+void validate(const SweepOptions& o) {
+  if (o.restore) return;
+  if (o.power_limits.empty() == o.clocks.empty()) {
+    throw Error::usage("give one of --power-limits and --clocks", {},
+                       "e.g. --power-limits 200:700:50 or --clocks 900:1980:180");
+  }
+  if (o.command.empty()) {
+    throw Error::usage("no command to sweep", {},
+                       "put it after --: gpuscope sweep ... -- CMD ARGS");
+  }
+  if (o.repeat < 1 || o.repeat > 1000) throw Error::usage("--repeat must be between 1 and 1000");
+  if (o.warmup_s < 0) throw Error::usage("--warmup must not be negative");
+  if (o.settle_s < 0) throw Error::usage("--settle must not be negative");
+  if (o.eta < 0 || o.eta > 1) throw Error::usage("--eta must be between 0 and 1");
+  if (o.sampling_ms < 10) throw Error::usage("--sampling-ms must be at least 10");
+  if (!o.work_regex.empty() && o.work_units) {
+    throw Error::usage("--work-regex and --work-units cannot be combined");
+  }
+  if (o.work_units && *o.work_units <= 0) throw Error::usage("--work-units must be positive");
+}
+
+// The GPUs a sweep changes: --gpus, else those the job may see, else all.
+std::vector<unsigned> choose_gpus(const SweepOptions& o, const nvml::Session& session,
+                                  const std::vector<DeviceDescription>& devices) {
+  collect::MigResolver mig = [&session](const std::string& uuid) -> std::optional<unsigned> {
+    auto parent = session.parent_of_mig(uuid);
+    return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
+  };
+  collect::GpuSelection selection;
+  if (!o.gpus.empty()) {
+    selection = collect::select_gpus(o.gpus, devices, mig);
+  } else if (auto visible = slurm::visible_gpus(slurm::process_environment())) {
+    selection = collect::select_visible_gpus(visible->list, visible->source, devices, mig);
+  } else {
+    selection = collect::select_gpus("all", devices, mig);
+  }
+  for (const auto& note : selection.notes) fmt::print(stderr, "gpuscope: {}\n", note);
+  if (selection.indices.empty()) {
+    throw Error::usage("no GPU selected", {}, "check --gpus and gpuscope devices");
+  }
+  return selection.indices;
+}
+
+// What the selected GPUs allow and where they stand now.
+struct Limits {
+  double min = 0, max = 0, baseline = 0;  // the common range and the baseline setting
+  double p_max_w = 0;
+  std::vector<sweep::RestoreEntry> now;
+  std::vector<std::string> notes;
+};
+
+Limits read_limits(const nvml::Session& session, const std::vector<unsigned>& indices, Knob knob) {
+  Limits l;
+  l.min = 0;
+  l.max = 1e18;
+  bool first = true;
+  for (unsigned index : indices) {
+    const nvml::Device device = session.device(index);
+    const auto& library = device.library();
+    auto constraints = device.power_limit_constraints_mw();
+    auto current = device.power_limit_mw();
+    auto default_limit = device.default_power_limit_mw();
+    if (!constraints || !current || !default_limit) {
+      const nvml::Failure f =
+          !constraints ? constraints.error() : (!current ? current.error() : default_limit.error());
+      throw Error(fmt::format("GPU {} does not report its power limits", index),
+                  library.describe(f), "power sweeps need a GPU with power management (Volta+)");
+    }
+    sweep::RestoreEntry entry;
+    entry.index = index;
+    entry.uuid = device.uuid().value_or("");
+    entry.power_limit_mw = *current;
+    entry.clocks_locked = knob == Knob::SmClock;
+    l.now.push_back(entry);
+    l.p_max_w += constraints->max_mw / 1000.0;
+    if (*current != *default_limit) {
+      l.notes.push_back(fmt::format(
+          "GPU {}'s power limit is {:g} W, not its default {:g} W (an earlier sweep or an "
+          "administrator set it); it is what the sweep restores",
+          index, *current / 1000.0, *default_limit / 1000.0));
+    }
+    if (knob == Knob::PowerLimit) {
+      l.min = std::max(l.min, constraints->min_mw / 1000.0);
+      l.max = std::min(l.max, constraints->max_mw / 1000.0);
+      if (first) {
+        l.baseline = *default_limit / 1000.0;
+      } else if (std::abs(l.baseline - *default_limit / 1000.0) > 1e-9) {
+        l.notes.push_back(fmt::format(
+            "the GPUs' default limits differ; savings are measured against {:g} W", l.baseline));
+      }
+    } else {
+      auto max_clock = device.max_clock_mhz(nvml::ClockType::Sm);
+      if (!max_clock) {
+        throw Error(fmt::format("GPU {} does not report its maximum SM clock", index),
+                    library.describe(max_clock.error()));
+      }
+      l.max = std::min(l.max, static_cast<double>(*max_clock));
+      l.baseline = l.max;
+    }
+    first = false;
+  }
+  return l;
+}
+
+// Setting the current limit again changes nothing and says whether we may change it.
+void check_permission(const nvml::Session& session, const Limits& limits, Knob knob) {
+  for (const auto& entry : limits.now) {
+    const nvml::Device device = session.device(entry.index);
+    nvml::Status status = knob == Knob::PowerLimit ? device.set_power_limit_mw(entry.power_limit_mw)
+                                                   : device.reset_locked_clocks();
+    if (status) continue;
+    const auto code = status.error().code;
+    const std::string words = device.library().describe(status.error());
+    const std::string what = knob == Knob::PowerLimit ? "power limits" : "locked SM clocks";
+    if (code == nvml::kErrorNoPermission) {
+      throw Error(
+          fmt::format("no permission to set {} on GPU {}", what, entry.index), words,
+          "a sweep needs root: run it with sudo (or as root in the job's prolog), or ask an "
+          "administrator; nothing was changed and no trial ran");
+    }
+    if (code == nvml::kErrorNotSupported || code == nvml::kErrorFunctionNotFound) {
+      throw Error(fmt::format("GPU {} cannot have its {} set", entry.index, what), words,
+                  knob == Knob::SmClock ? "locked clocks need Volta or newer and a recent driver"
+                                        : "this GPU or driver does not allow power capping");
+    }
+    throw Error(fmt::format("cannot set {} on GPU {}", what, entry.index), words,
+                "nothing was changed; check gpuscope devices");
+  }
+}
+
+// Puts the GPUs back as the restore record says. Returns the problems (empty: all restored).
+std::vector<std::string> restore_gpus(const nvml::Session& session,
+                                      const sweep::RestoreRecord& record, bool verbose) {
+  std::vector<std::string> problems;
+  for (const auto& entry : record.gpus) {
+    nvml::Expected<nvml::Device> device =
+        entry.uuid.empty() ? session.try_device(entry.index) : session.device_by_uuid(entry.uuid);
+    if (!device) {
+      problems.push_back(fmt::format("GPU {} ({}) not found: {}", entry.index, entry.uuid,
+                                     session.library()->describe(device.error())));
+      continue;
+    }
+    if (entry.clocks_locked) {
+      if (auto s = device->reset_locked_clocks();
+          !s && s.error().code != nvml::kErrorNotSupported) {
+        problems.push_back(fmt::format("GPU {}: resetting locked clocks failed: {}", entry.index,
+                                       session.library()->describe(s.error())));
+      }
+    }
+    if (auto s = device->set_power_limit_mw(entry.power_limit_mw); !s) {
+      problems.push_back(fmt::format("GPU {}: restoring the power limit to {:g} W failed: {}",
+                                     entry.index, entry.power_limit_mw / 1000.0,
+                                     session.library()->describe(s.error())));
+      continue;
+    }
+    if (verbose) {
+      fmt::print(stderr, "gpuscope: GPU {} restored: power limit {:g} W{}\n", entry.index,
+                 entry.power_limit_mw / 1000.0, entry.clocks_locked ? ", clocks unlocked" : "");
+    }
+  }
+  return problems;
+}
+
+// Restores the GPUs when the sweep ends, whichever way it ends (an exception included), and
+// deletes the restore record once everything is back.
+class RestoreGuard {
+ public:
+  RestoreGuard(const nvml::Session& session, sweep::RestoreRecord record, fs::path path)
+      : session_(session), record_(std::move(record)), path_(std::move(path)) {}
+  ~RestoreGuard() {
+    if (!done_) restore();
+  }
+  RestoreGuard(const RestoreGuard&) = delete;
+  RestoreGuard& operator=(const RestoreGuard&) = delete;
+
+  // True when every GPU is back as it was.
+  bool restore() noexcept {
+    if (done_) return ok_;
+    done_ = true;
+    try {
+      const auto problems = restore_gpus(session_, record_, true);
+      for (const auto& p : problems) fmt::print(stderr, "gpuscope: error: {}\n", p);
+      ok_ = problems.empty();
+      std::error_code ignored;
+      if (ok_) {
+        fs::remove(path_, ignored);
+      } else {
+        fmt::print(stderr,
+                   "gpuscope: the restore record {} is kept; run 'gpuscope sweep --restore -o {}' "
+                   "once the GPUs are reachable\n",
+                   path_.string(), record_.output);
+      }
+    } catch (const std::exception& e) {
+      fmt::print(stderr,
+                 "gpuscope: error: restoring the GPUs failed: {}; run 'gpuscope sweep "
+                 "--restore -o {}'\n",
+                 e.what(), record_.output);
+      ok_ = false;
+    }
+    return ok_;
+  }
+
+ private:
+  const nvml::Session& session_;
+  sweep::RestoreRecord record_;
+  fs::path path_;
+  bool done_ = false;
+  bool ok_ = false;
+};
+
+void apply_setting(const nvml::Session& session, const std::vector<unsigned>& indices, Knob knob,
+                   double value) {
+  for (unsigned index : indices) {
+    const nvml::Device device = session.device(index);
+    const auto mhz = static_cast<unsigned>(std::lround(value));
+    nvml::Status status =
+        knob == Knob::PowerLimit
+            ? device.set_power_limit_mw(static_cast<unsigned>(std::lround(value * 1000)))
+            : device.set_locked_clocks_mhz(mhz, mhz);
+    if (!status) {
+      throw Error(fmt::format("cannot set GPU {} to {:g} {}", index, value, sweep::knob_unit(knob)),
+                  device.library().describe(status.error()),
+                  "the sweep stops here; the GPUs are being restored");
+    }
+  }
+}
+
+void apply_baseline(const nvml::Session& session, const std::vector<unsigned>& indices, Knob knob,
+                    const Limits& limits) {
+  if (knob == Knob::PowerLimit) {
+    apply_setting(session, indices, knob, limits.baseline);
+    return;
+  }
+  for (unsigned index : indices) {
+    const nvml::Device device = session.device(index);
+    if (auto s = device.reset_locked_clocks(); !s) {
+      throw Error(fmt::format("cannot unlock GPU {}'s clocks", index),
+                  device.library().describe(s.error()));
+    }
+  }
+}
+
+// Waits `seconds`, returning early with the signal if one of the launcher's arrives.
+std::optional<int> wait_for_signal(double seconds) {
+  sigset_t set = launch::launcher_signal_set();
+  sigdelset(&set, SIGCHLD);
+  timespec timeout{};
+  timeout.tv_sec = static_cast<time_t>(seconds);
+  timeout.tv_nsec = static_cast<long>((seconds - std::floor(seconds)) * 1e9);
+  while (true) {
+    const int s = sigtimedwait(&set, nullptr, &timeout);
+    if (s > 0) {
+      if (s == SIGUSR1 || s == SIGUSR2) continue;  // meant for a job; there is none now
+      return s;
+    }
+    if (errno == EINTR) continue;
+    return std::nullopt;
+  }
+}
+
+std::string setting_text(double value, Knob knob, bool baseline) {
+  if (knob == Knob::SmClock && baseline) return "unlocked";
+  return fmt::format("{:g} {}{}", value, sweep::knob_unit(knob), baseline ? " (default)" : "");
+}
+
+void print_plan(std::FILE* to, const SweepOptions& o, Knob knob,
+                const std::vector<sweep::Setting>& plan, const Limits& limits,
+                const std::vector<unsigned>& indices,
+                const std::vector<DeviceDescription>& devices) {
+  std::string gpus;
+  for (unsigned i : indices) {
+    gpus +=
+        fmt::format("{}GPU {} ({})", gpus.empty() ? "" : ", ", i, devices.at(i).name.value_or("?"));
+  }
+  std::string settings;
+  for (const auto& s : plan) {
+    settings += (settings.empty() ? "" : ", ") + setting_text(s.value, knob, s.baseline);
+  }
+  const std::size_t trials = plan.size() * static_cast<std::size_t>(o.repeat);
+  fmt::print(to, "gpuscope sweep plan: {} on {}\n",
+             knob == Knob::PowerLimit ? "power limit" : "locked SM clock", gpus);
+  fmt::print(to, "  settings   {}\n", settings);
+  fmt::print(to, "  trials     {} settings × {} repeat{} = {} runs of: {}\n", plan.size(), o.repeat,
+             o.repeat == 1 ? "" : "s", trials, fmt::join(o.command, " "));
+  if (knob == Knob::PowerLimit) {
+    fmt::print(to, "  range      {:g}–{:g} W (default {:g} W)\n", limits.min, limits.max,
+               limits.baseline);
+  } else {
+    fmt::print(to, "  range      up to {:g} MHz (baseline: clocks unlocked)\n", limits.max);
+  }
+  fmt::print(to, "  each trial settle {:g} s after the change, warmup {:g} s not measured\n",
+             o.settle_s, o.warmup_s);
+  fmt::print(to, "  output     {}\n", o.output);
+}
+
+int run_restore_command(const SweepOptions& o) {
+  const fs::path path = sweep::restore_record_path(o.output);
+  const auto record = sweep::read_restore_record(path);
+  if (!record) {
+    fmt::print(stderr, "gpuscope: no restore record at {}: nothing to restore\n", path.string());
+    return 0;
+  }
+  if (record->host == host_name() && record->pid > 0 && record->pid != getpid() &&
+      kill(record->pid, 0) == 0) {
+    throw Error(fmt::format("the sweep that wrote {} (pid {}) is still running", path.string(),
+                            record->pid),
+                {}, "stop it with Ctrl-C or kill -TERM: it restores the GPUs itself");
+  }
+  collect::BackendOptions backend = o.backend;
+  if (backend.simulate.empty() && backend.nvml_library.empty()) {
+    backend.simulate = record->simulate;
+    backend.nvml_library = record->nvml_library;
+  }
+  auto library = collect::open_backend(backend);
+  nvml::Session session(library);
+  const auto problems = restore_gpus(session, *record, true);
+  if (!problems.empty()) {
+    for (const auto& p : problems) fmt::print(stderr, "gpuscope: error: {}\n", p);
+    throw Error(fmt::format("could not restore every GPU from {}", path.string()), {},
+                "the record is kept; fix the problem and run --restore again, or set the limits "
+                "by hand (nvidia-smi -pl W, nvidia-smi -rgc)");
+  }
+  std::error_code ignored;
+  fs::remove(path, ignored);
+  fmt::print(stderr, "gpuscope: restored {} GPU{} from {}\n", record->gpus.size(),
+             record->gpus.size() == 1 ? "" : "s", path.string());
+  return 0;
+}
+
+// Merges the trials' run files into the sweep database and adds the sweep tables.
+void write_database(const SweepOptions& o, sweep::SweepRecord& record,
+                    const std::vector<fs::path>& trial_files) {
+  const fs::path output = o.output;
+  if (trial_files.empty()) {
+    store::prepare_output_path(output, true);
+    auto db = store::create_database(output);
+    store::close_run_file(*db, output);
+  } else {
+    store::merge(output, trial_files, true);
+  }
+  // merge numbers runs in input order, from 1: the trials that ran, in order.
+  std::int64_t run_id = 0;
+  for (auto& t : record.trials) {
+    if (t.status != "planned") t.run_id = ++run_id;
+  }
+  store::write_sweep_tables(output, record);
+}
+
+}  // namespace
+
+int run_sweep(const SweepOptions& o) {
+  // First, before NVML or the sampler start any thread (launch/signals.hpp).
+  launch::SignalGuard signal_guard;
+  validate(o);
+  if (o.restore) return run_restore_command(o);
+
+  const Knob knob = o.power_limits.empty() ? Knob::SmClock : Knob::PowerLimit;
+  const std::string option = knob == Knob::PowerLimit ? "--power-limits" : "--clocks";
+  const auto values =
+      sweep::parse_settings(knob == Knob::PowerLimit ? o.power_limits : o.clocks, option);
+  const double max_slowdown = parse_slowdown(o.max_slowdown);
+  std::optional<std::regex> work_regex;
+  if (!o.work_regex.empty()) work_regex = sweep::compile_work_regex(o.work_regex);
+
+  const fs::path output = o.output;
+  const fs::path record_path = sweep::restore_record_path(output);
+  if (!o.dry_run) {
+    if (fs::exists(record_path)) {
+      throw Error::usage(fmt::format("{} exists: an earlier sweep into {} did not restore the GPUs",
+                                     record_path.string(), o.output),
+                         {}, fmt::format("run 'gpuscope sweep --restore -o {}' first", o.output));
+    }
+    store::check_output_path(output, o.force);
+  }
+
+  auto library = collect::open_backend(o.backend);
+  nvml::Session session(library);
+  const SystemDescription system = collect::describe_system(session);
+  const auto indices = choose_gpus(o, session, system.devices);
+  const Limits limits = read_limits(session, indices, knob);
+  for (const auto& note : limits.notes) fmt::print(stderr, "gpuscope: {}\n", note);
+  if (knob == Knob::PowerLimit) {
+    sweep::check_range(values, limits.min, limits.max, "W", "power limit");
+  } else {
+    sweep::check_range(values, 1, limits.max, "MHz", "SM clock");
+  }
+  const auto plan = sweep::make_plan(values, limits.baseline);
+
+  if (o.dry_run) {
+    print_plan(stdout, o, knob, plan, limits, indices, system.devices);
+    std::fflush(stdout);
+    check_permission(session, limits, knob);
+    fmt::print("  permission to set {}: yes\n",
+               knob == Knob::PowerLimit ? "power limits" : "locked clocks");
+    fmt::print("dry run: nothing was changed\n");
+    return 0;
+  }
+  check_permission(session, limits, knob);
+  if (!o.quiet) print_plan(stderr, o, knob, plan, limits, indices, system.devices);
+
+  sweep::SweepRecord record;
+  record.knob = knob;
+  record.command = o.command;
+  record.gpus = indices;
+  record.repeat = o.repeat;
+  record.warmup_s = o.warmup_s;
+  record.max_slowdown = max_slowdown;
+  record.eta = o.eta;
+  record.p_max_w = limits.p_max_w;
+  record.work_source = !o.work_regex.empty()
+                           ? "regex: " + o.work_regex
+                           : (o.work_units ? fmt::format("units: {:g}", *o.work_units) : "");
+  record.start_unix_ns = wall_now_ns();
+  record.plan = plan;
+  record.trials = sweep::plan_trials(plan, o.repeat);
+  record.notes = limits.notes;
+  record.restore.created_unix_ns = wall_now_ns();
+  record.restore.pid = getpid();
+  record.restore.host = host_name();
+  record.restore.output = o.output;
+  record.restore.simulate = o.backend.simulate;
+  record.restore.nvml_library = o.backend.nvml_library;
+  record.restore.gpus = limits.now;
+
+  // Nothing has changed yet. From here on, every way out goes through the guard.
+  if (!output.parent_path().empty()) fs::create_directories(output.parent_path());
+  sweep::write_restore_record(record_path, record.restore);
+  RestoreGuard guard(session, record.restore, record_path);
+  if (!o.quiet) {
+    fmt::print(stderr,
+               "gpuscope: restore record {} written; should gpuscope be killed, run 'gpuscope "
+               "sweep --restore -o {}'\n",
+               record_path.string(), o.output);
+  }
+
+  const fs::path trials_dir = output.string() + ".trials";
+  std::error_code ignored;
+  fs::remove_all(trials_dir, ignored);
+  fs::create_directories(trials_dir);
+
+  TrialSetup setup;
+  setup.options = &o;
+  setup.session = &session;
+  setup.indices = indices;
+  for (unsigned i : indices) setup.devices.push_back(system.devices.at(i));
+  setup.run_template.command = o.command;
+  setup.run_template.host = host_name();
+  setup.run_template.user = user_name();
+  setup.run_template.tool_version = kVersion;
+  setup.run_template.sampling_interval_ns = static_cast<std::int64_t>(o.sampling_ms * 1e6);
+  if (!o.backend.simulate.empty()) setup.run_template.scenario = o.backend.simulate;
+  setup.run_template.driver_version = system.driver_version;
+  setup.work_regex = work_regex;
+  setup.knob = knob;
+
+  std::vector<fs::path> trial_files;
+  std::string status = "finished";
+  int exit_code = 0;
+  std::optional<int> interrupt;
+  const std::size_t count = record.trials.size();
+  for (auto& trial : record.trials) {
+    if ((interrupt = wait_for_signal(0))) break;
+    if (trial.baseline) {
+      apply_baseline(session, indices, knob, limits);
+    } else {
+      apply_setting(session, indices, knob, trial.setting);
+    }
+    if ((interrupt = wait_for_signal(o.settle_s))) break;
+    const fs::path db = trials_dir / fmt::format("trial-{:04}.db", trial.number);
+    if (!o.quiet) {
+      fmt::print(stderr, "gpuscope: trial {}/{}: {}, repeat {}\n", trial.number, count,
+                 setting_text(trial.setting, knob, trial.baseline), trial.repeat);
+    }
+    const TrialEnd end = run_trial(setup, trial, db);
+    trial_files.push_back(db);
+    if (!o.quiet && trial.status == "ok") {
+      fmt::print(stderr, "gpuscope:   {:.2f} s, {}{}\n", trial.time_s,
+                 trial.energy_j ? fmt::format("{:.0f} J, {:.0f} W average", *trial.energy_j,
+                                              trial.avg_power_w.value_or(0))
+                                : "energy unknown",
+                 trial.throughput ? fmt::format(", {:.4g} units/s", *trial.throughput) : "");
+    }
+    if (end.interrupt_signal) {
+      interrupt = end.interrupt_signal;
+      break;
+    }
+    if (trial.status != "ok") {
+      status = "failed";
+      exit_code = end.exit_code != 0 ? end.exit_code : 1;
+      fmt::print(stderr, "gpuscope: error: trial {} ({}): the job {}; the sweep stops\n",
+                 trial.number, setting_text(trial.setting, knob, trial.baseline), end.description);
+      break;
+    }
+  }
+  if (interrupt) {
+    status = "interrupted";
+    exit_code = 128 + *interrupt;
+    fmt::print(stderr, "gpuscope: {} received: the sweep stops\n", launch::signal_name(*interrupt));
+  }
+
+  // Restore first: the results can wait, the GPUs cannot.
+  record.restored = guard.restore();
+  record.status = status;
+  record.end_unix_ns = wall_now_ns();
+  sweep::mark_outliers(record.trials);
+  record.summaries = sweep::summarize(record.plan, record.trials);
+  if (status == "finished") {
+    record.recommendations =
+        sweep::recommend(record.summaries, {max_slowdown, o.eta, limits.p_max_w});
+  }
+  write_database(o, record, trial_files);
+  fs::remove_all(trials_dir, ignored);
+  write_sweep_outputs(record, output, o.quiet);
+  if (!record.restored && exit_code == 0) exit_code = 1;
+  return exit_code;
+}
+
+}  // namespace gpuscope::cli

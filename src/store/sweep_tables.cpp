@@ -1,0 +1,185 @@
+#include "store/sweep_tables.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "core/error.hpp"
+#include "store/sqlite.hpp"
+#include "store/time_text.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+DROP TABLE IF EXISTS sweep;
+DROP TABLE IF EXISTS sweep_plan;
+DROP TABLE IF EXISTS sweep_trials;
+DROP TABLE IF EXISTS sweep_settings;
+DROP TABLE IF EXISTS sweep_recommendations;
+DROP TABLE IF EXISTS sweep_restore;
+CREATE TABLE sweep (
+  knob TEXT NOT NULL, unit TEXT NOT NULL, command TEXT NOT NULL, gpus TEXT NOT NULL,
+  repeat INTEGER NOT NULL, warmup_s REAL NOT NULL, max_slowdown REAL NOT NULL, eta REAL NOT NULL,
+  p_max_w REAL, work_source TEXT, status TEXT NOT NULL, start_time TEXT, end_time TEXT,
+  restored INTEGER NOT NULL, notes TEXT NOT NULL DEFAULT '[]');
+CREATE TABLE sweep_plan (position INTEGER PRIMARY KEY, setting REAL NOT NULL,
+  baseline INTEGER NOT NULL);
+CREATE TABLE sweep_trials (
+  trial INTEGER PRIMARY KEY, run_id INTEGER REFERENCES runs (run_id), setting REAL NOT NULL,
+  baseline INTEGER NOT NULL, repeat INTEGER NOT NULL, status TEXT NOT NULL, exit_code INTEGER,
+  time_s REAL, energy_j REAL, energy_source TEXT, avg_power_w REAL, work_units REAL,
+  throughput REAL, energy_per_unit_j REAL, temperature_mean_c REAL, temperature_max_c REAL,
+  sm_clock_mean_mhz REAL, outlier INTEGER NOT NULL);
+CREATE TABLE sweep_settings (
+  setting REAL PRIMARY KEY, baseline INTEGER NOT NULL, trials INTEGER NOT NULL,
+  outliers INTEGER NOT NULL, used INTEGER NOT NULL,
+  time_s_mean REAL, time_s_min REAL, time_s_max REAL, time_s_stddev REAL,
+  energy_j_mean REAL, energy_j_min REAL, energy_j_max REAL, energy_j_stddev REAL,
+  avg_power_w_mean REAL, throughput_mean REAL, throughput_min REAL, throughput_max REAL,
+  energy_per_unit_j_mean REAL, energy_per_unit_j_min REAL, energy_per_unit_j_max REAL,
+  temperature_mean_c REAL, sm_clock_mean_mhz REAL);
+CREATE TABLE sweep_recommendations (
+  selector TEXT PRIMARY KEY, title TEXT NOT NULL, setting REAL, energy_j REAL, time_s REAL,
+  energy_saving_pct REAL, time_change_pct REAL, note TEXT);
+CREATE TABLE sweep_restore (
+  device_index INTEGER NOT NULL, uuid TEXT, power_limit_w REAL NOT NULL,
+  clocks_locked INTEGER NOT NULL, record_path TEXT, restored INTEGER NOT NULL);
+)sql";
+
+std::string time_text(std::int64_t unix_ns) {
+  return unix_ns == 0 ? std::string() : iso8601(unix_ns);
+}
+
+void bind_spread(Statement& s, int first, const std::optional<sweep::Spread>& spread, bool full) {
+  const bool has = spread && spread->count > 0;
+  s.bind(first, has ? std::optional<double>(spread->mean) : std::nullopt);
+  s.bind(first + 1, has ? std::optional<double>(spread->min) : std::nullopt);
+  s.bind(first + 2, has ? std::optional<double>(spread->max) : std::nullopt);
+  if (full) s.bind(first + 3, has ? std::optional<double>(spread->stddev) : std::nullopt);
+}
+
+void insert_all(Database& db, const sweep::SweepRecord& r) {
+  {
+    Statement s =
+        db.prepare("INSERT INTO sweep VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    s.bind(1, std::string(sweep::knob_name(r.knob)));
+    s.bind(2, std::string(sweep::knob_unit(r.knob)));
+    s.bind(3, nlohmann::json(r.command).dump());
+    s.bind(4, nlohmann::json(r.gpus).dump());
+    s.bind(5, std::int64_t{r.repeat});
+    s.bind(6, r.warmup_s);
+    s.bind(7, r.max_slowdown);
+    s.bind(8, r.eta);
+    s.bind(9, r.p_max_w);
+    s.bind(10, r.work_source);
+    s.bind(11, r.status);
+    s.bind(12, time_text(r.start_unix_ns));
+    s.bind(13, time_text(r.end_unix_ns));
+    s.bind(14, std::int64_t{r.restored ? 1 : 0});
+    s.bind(15, nlohmann::json(r.notes).dump());
+    s.run();
+  }
+  {
+    Statement s = db.prepare("INSERT INTO sweep_plan VALUES (?, ?, ?)");
+    for (std::size_t i = 0; i < r.plan.size(); ++i) {
+      s.bind(1, static_cast<std::int64_t>(i + 1));
+      s.bind(2, r.plan[i].value);
+      s.bind(3, std::int64_t{r.plan[i].baseline ? 1 : 0});
+      s.run();
+    }
+  }
+  {
+    Statement s = db.prepare(
+        "INSERT INTO sweep_trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const auto& t : r.trials) {
+      s.bind(1, std::int64_t{t.number});
+      s.bind(2, t.run_id);
+      s.bind(3, t.setting);
+      s.bind(4, std::int64_t{t.baseline ? 1 : 0});
+      s.bind(5, std::int64_t{t.repeat});
+      s.bind(6, t.status);
+      s.bind(7, t.exit_code);
+      s.bind(8, t.status == "planned" ? std::nullopt : std::optional<double>(t.time_s));
+      s.bind(9, t.energy_j);
+      s.bind(10,
+             t.energy_source.empty() ? std::nullopt : std::optional<std::string>(t.energy_source));
+      s.bind(11, t.avg_power_w);
+      s.bind(12, t.work_units);
+      s.bind(13, t.throughput);
+      s.bind(14, t.energy_per_unit_j);
+      s.bind(15, t.temperature_mean_c);
+      s.bind(16, t.temperature_max_c);
+      s.bind(17, t.sm_clock_mean_mhz);
+      s.bind(18, std::int64_t{t.outlier ? 1 : 0});
+      s.run();
+    }
+  }
+  {
+    Statement s = db.prepare(
+        "INSERT INTO sweep_settings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?)");
+    for (const auto& m : r.summaries) {
+      s.bind(1, m.setting);
+      s.bind(2, std::int64_t{m.baseline ? 1 : 0});
+      s.bind(3, std::int64_t{m.trials});
+      s.bind(4, std::int64_t{m.outliers});
+      s.bind(5, std::int64_t{m.energy_j.count});
+      bind_spread(s, 6, m.time_s, true);
+      bind_spread(s, 10, m.energy_j, true);
+      s.bind(14, m.avg_power_w ? std::optional<double>(m.avg_power_w->mean) : std::nullopt);
+      bind_spread(s, 15, m.throughput, false);
+      bind_spread(s, 18, m.energy_per_unit_j, false);
+      s.bind(21, m.temperature_mean_c);
+      s.bind(22, m.sm_clock_mean_mhz);
+      s.run();
+    }
+  }
+  {
+    Statement s = db.prepare("INSERT INTO sweep_recommendations VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const auto& c : r.recommendations) {
+      const bool has = c.setting.has_value();
+      s.bind(1, c.selector);
+      s.bind(2, c.title);
+      s.bind(3, c.setting);
+      s.bind(4, has ? std::optional<double>(c.energy_j) : std::nullopt);
+      s.bind(5, has ? std::optional<double>(c.time_s) : std::nullopt);
+      s.bind(6, has ? std::optional<double>(c.energy_saving_pct) : std::nullopt);
+      s.bind(7, has ? std::optional<double>(c.time_change_pct) : std::nullopt);
+      s.bind(8, c.note);
+      s.run();
+    }
+  }
+  {
+    Statement s = db.prepare("INSERT INTO sweep_restore VALUES (?, ?, ?, ?, ?, ?)");
+    for (const auto& g : r.restore.gpus) {
+      s.bind(1, std::int64_t{g.index});
+      s.bind(2, g.uuid);
+      s.bind(3, g.power_limit_mw / 1000.0);
+      s.bind(4, std::int64_t{g.clocks_locked ? 1 : 0});
+      s.bind(5, r.restore.output + ".restore.json");
+      s.bind(6, std::int64_t{r.restored ? 1 : 0});
+      s.run();
+    }
+  }
+}
+
+}  // namespace
+
+void write_sweep_tables(const std::filesystem::path& path, const sweep::SweepRecord& record) {
+  try {
+    Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.exec("BEGIN IMMEDIATE");
+    db.exec(kSchema);
+    insert_all(db, record);
+    db.exec("COMMIT");
+  } catch (const SqliteError& e) {
+    throw Error(fmt::format("cannot write the sweep tables into {}", path.string()), e.what(),
+                "the trials' runs are in the file; check the free space");
+  }
+}
+
+}  // namespace gpuscope::store

@@ -1,0 +1,134 @@
+#include "sweep/restore_record.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace gpuscope::sweep {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+void write_all(int fd, const std::string& text, const fs::path& path) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw Error(fmt::format("cannot write the restore record {}", path.string()),
+                  std::strerror(errno), "nothing was changed; check the folder of -o");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+fs::path restore_record_path(const fs::path& output) {
+  return fs::path(output.string() + ".restore.json");
+}
+
+std::string restore_record_json(const RestoreRecord& r) {
+  json gpus = json::array();
+  for (const auto& g : r.gpus) {
+    gpus.push_back({{"index", g.index},
+                    {"uuid", g.uuid},
+                    {"power_limit_mw", g.power_limit_mw},
+                    {"clocks_locked", g.clocks_locked}});
+  }
+  json j = {{"gpuscope_restore_record", r.version},
+            {"created_unix_ns", r.created_unix_ns},
+            {"pid", r.pid},
+            {"host", r.host},
+            {"output", r.output},
+            {"simulate", r.simulate},
+            {"nvml_library", r.nvml_library},
+            {"gpus", gpus}};
+  return j.dump(2) + "\n";
+}
+
+RestoreRecord parse_restore_record(const std::string& text, const std::string& source) {
+  try {
+    const json j = json::parse(text);
+    RestoreRecord r;
+    r.version = j.at("gpuscope_restore_record").get<int>();
+    if (r.version != 1) {
+      throw Error(fmt::format("{} is a restore record of version {}", source, r.version), {},
+                  "use the gpuscope that wrote it");
+    }
+    r.created_unix_ns = j.value("created_unix_ns", std::int64_t{0});
+    r.pid = j.value("pid", 0);
+    r.host = j.value("host", "");
+    r.output = j.value("output", "");
+    r.simulate = j.value("simulate", "");
+    r.nvml_library = j.value("nvml_library", "");
+    for (const auto& g : j.at("gpus")) {
+      RestoreEntry e;
+      e.index = g.at("index").get<unsigned>();
+      e.uuid = g.value("uuid", "");
+      e.power_limit_mw = g.at("power_limit_mw").get<unsigned>();
+      e.clocks_locked = g.value("clocks_locked", false);
+      r.gpus.push_back(e);
+    }
+    return r;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{} is not a gpuscope restore record", source), e.what(),
+                "restore the limits by hand (nvidia-smi -pl) and delete the file");
+  }
+}
+
+void write_restore_record(const fs::path& path, const RestoreRecord& record) {
+  const std::string text = restore_record_json(record);
+  const fs::path temporary = path.string() + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw Error(fmt::format("cannot write the restore record {}", path.string()),
+                std::strerror(errno), "nothing was changed; check the folder of -o");
+  }
+  try {
+    write_all(fd, text, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  std::error_code error;
+  if (synced) fs::rename(temporary, path, error);
+  if (!synced || error) {
+    fs::remove(temporary, error);
+    throw Error(fmt::format("cannot write the restore record {}", path.string()),
+                synced ? error.message() : "fsync failed",
+                "nothing was changed; check the folder of -o");
+  }
+  // The rename itself must reach the disk before the first limit changes.
+  const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  if (const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
+
+std::optional<RestoreRecord> read_restore_record(const fs::path& path) {
+  std::error_code error;
+  if (!fs::exists(path, error)) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) {
+    throw Error(fmt::format("cannot read the restore record {}", path.string()),
+                std::strerror(errno));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_restore_record(buffer.str(), path.string());
+}
+
+}  // namespace gpuscope::sweep

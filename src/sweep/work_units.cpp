@@ -1,0 +1,34 @@
+#include "sweep/work_units.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace gpuscope::sweep {
+
+std::regex compile_work_regex(const std::string& pattern) {
+  std::regex regex;
+  try {
+    regex = std::regex(pattern);
+  } catch (const std::regex_error& e) {
+    throw Error::usage(fmt::format("--work-regex '{}' is not a valid regular expression", pattern),
+                       e.what(), "use ECMAScript syntax with one group, e.g. 'step ([0-9]+) done'");
+  }
+  if (regex.mark_count() < 1) {
+    throw Error::usage(fmt::format("--work-regex '{}' has no group", pattern), {},
+                       "put the amount in parentheses, e.g. 'processed ([0-9.]+) tokens'");
+  }
+  return regex;
+}
+
+std::optional<double> work_in_line(const std::regex& regex, const std::string& line) {
+  std::smatch match;
+  if (!std::regex_search(line, match, regex)) return std::nullopt;
+  try {
+    return std::stod(match[1].str());
+  } catch (const std::exception&) {
+    return std::nullopt;  // a match whose group is not a number is not work
+  }
+}
+
+}  // namespace gpuscope::sweep
