@@ -27,6 +27,7 @@
 #include "store/merge.hpp"
 #include "store/run_reader.hpp"
 #include "store/run_writer.hpp"
+#include "store/sqlite.hpp"
 
 namespace {
 
@@ -46,7 +47,7 @@ constexpr std::int64_t kBaseWallNs = 1'767'225'600'000'000'000;  // 2026-01-01T0
 constexpr std::uint64_t kMemoryTotalBytes = 81559ULL << 20;
 constexpr std::uint64_t kMemoryReservedBytes = 552ULL << 20;
 // Part of the cache key: bump when the generated values change.
-constexpr const char* kLabel = "bench_analyze v1";
+constexpr const char* kLabel = "bench_analyze v2";
 
 struct Options {
   std::int64_t ticks = 46'000;
@@ -72,8 +73,9 @@ class Rng {
   std::uint64_t state_;
 };
 
-double quantize(double value, double step) {
-  return std::round(value / step) * step;
+// As gpuscope converts NVML's milliwatts: an integer divided by 1000.
+double milliwatts(double watts) {
+  return std::round(watts * 1000) / 1000.0;
 }
 
 // One simulated H100 over time: counters and slow quantities carry state between ticks.
@@ -111,9 +113,9 @@ class SyntheticGpu {
     pcie_rx_ += pcie_rx_rate * kIntervalS;
 
     row.present.reset();
-    row.set(Metric::PowerW, quantize(power_avg_w_, 0.001));  // NVML reports milliwatts
-    row.set(Metric::PowerInstantW, quantize(instant_w, 0.001));
-    row.set(Metric::PowerAverageW, quantize(power_avg_w_, 0.001));
+    row.set(Metric::PowerW, milliwatts(power_avg_w_));  // NVML reports milliwatts
+    row.set(Metric::PowerInstantW, milliwatts(instant_w));
+    row.set(Metric::PowerAverageW, milliwatts(power_avg_w_));
     row.set(Metric::EnergyMj, std::floor(energy_mj_));
     row.set(Metric::PowerLimitW, 700);
     row.set(Metric::GpuUtilPct, !busy ? 0 : compute ? 100 : std::round(noisy(96, 3)));
@@ -298,6 +300,18 @@ RunShape prepare_database(const fs::path& path, std::int64_t ticks, bool regener
   return *shape;
 }
 
+// Bytes of the pages of `names` (tables and indexes), from SQLite's dbstat table.
+double stored_bytes(const fs::path& path, std::initializer_list<std::string_view> names) {
+  store::Database db(path, SQLITE_OPEN_READONLY);
+  double total = 0;
+  for (auto name : names) {
+    store::Statement stmt = db.prepare("SELECT sum(pgsize) FROM dbstat WHERE name = ?");
+    stmt.bind_static(1, name);
+    if (stmt.step()) total += stmt.real(0);
+  }
+  return total;
+}
+
 struct Measurement {
   double wall_s = 0;
   double user_s = 0;
@@ -376,6 +390,12 @@ int main(int argc, char** argv) {
     fmt::print("     {} device-rows, {:.1f} M metric values, database {:.0f} MB\n", shape.samples,
                static_cast<double>(shape.values) / 1e6,
                static_cast<double>(fs::file_size(db)) / 1e6);
+    const double rows_mb = stored_bytes(db, {"samples", "samples_by_device"}) / 1e6;
+    const double chunks_mb = stored_bytes(db, {"sample_chunks", "sample_chunks_by_device"}) / 1e6;
+    fmt::print(
+        "     samples table and index {:.0f} MB, sample_chunks and index {:.0f} MB "
+        "(+{:.0f} % over the rows)\n",
+        rows_mb, chunks_mb, 100 * chunks_mb / rows_mb);
     fmt::print("binary: {}\n\n", o.binary);
 
     fmt::print("{:>4}  {:>8}  {:>8}  {:>8}  {:>12}  {:>16}\n", "run", "wall s", "user s", "sys s",

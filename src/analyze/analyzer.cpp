@@ -65,20 +65,6 @@ struct SpaceBins {
   }
 };
 
-struct Overall {
-  RunningStats stats;
-  QuantileSketch sketch{0.001};
-  void add(double v) {
-    stats.add(v);
-    sketch.add(v);
-  }
-  std::optional<MetricOverall> result() const {
-    if (stats.count() == 0) return std::nullopt;
-    return MetricOverall{stats.count(), stats.mean(), sketch.quantile(0.5).value_or(stats.mean()),
-                         stats.min(), stats.max()};
-  }
-};
-
 double last_value(const std::vector<double>& v) {
   for (auto it = v.rbegin(); it != v.rend(); ++it) {
     if (!std::isnan(*it)) return *it;
@@ -138,10 +124,45 @@ struct Analyzer::State {
   SpaceBins space[kMetricCount];
   double space_bin_s = 0.1;
   std::size_t space_count = 0;
-  std::array<Overall, kMetricCount> overall;
-  Overall score;
-  std::vector<double> scratch;
+  std::array<OverallPart, kMetricCount> overall;
+  OverallPart score;
 };
+
+namespace {
+
+// Neumaier summation: the part sums differ in size, so keep what each addition rounds away.
+void add_compensated(double& sum, double& compensation, double x) {
+  const double t = sum + x;
+  compensation += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+  sum = t;
+}
+
+}  // namespace
+
+void OverallPart::add_sorted(std::span<const double> sorted, double part_sum) {
+  if (sorted.empty()) return;
+  min = count == 0 ? sorted.front() : std::min(min, sorted.front());
+  max = count == 0 ? sorted.back() : std::max(max, sorted.back());
+  count += sorted.size();
+  add_compensated(sum, compensation, part_sum);
+  sketch.add_sorted(sorted);
+}
+
+void OverallPart::merge(const OverallPart& other) {
+  if (other.count == 0) return;
+  min = count == 0 ? other.min : std::min(min, other.min);
+  max = count == 0 ? other.max : std::max(max, other.max);
+  count += other.count;
+  add_compensated(sum, compensation, other.sum);
+  add_compensated(sum, compensation, other.compensation);
+  sketch.merge(other.sketch);
+}
+
+std::optional<MetricOverall> OverallPart::result() const {
+  if (count == 0) return std::nullopt;
+  const double mean = (sum + compensation) / static_cast<double>(count);
+  return MetricOverall{count, mean, sketch.quantile(0.5).value_or(mean), min, max};
+}
 
 Analyzer::Analyzer(AnalysisOptions options, std::vector<RunMeta> runs)
     : state_(std::make_unique<State>()) {
@@ -230,11 +251,15 @@ const Window& Analyzer::window() const {
 }
 
 void Analyzer::add_device(const DeviceSeries& d) {
-  State& s = *state_;
+  add_prepared(prepare_device(d));
+}
+
+PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
+  const State& s = *state_;
   const Window& w = s.result.window;
-  GpuReport report;
+  PreparedDevice out;
+  GpuReport& report = out.report;
   report.key = d.key;
-  const auto gpu = static_cast<std::uint32_t>(s.result.gpus.size());
   const std::size_t n = d.t_s.size();
 
   // Samples inside the window.
@@ -250,31 +275,38 @@ void Analyzer::add_device(const DeviceSeries& d) {
   report.samples = any ? last - first + 1 : 0;
   report.covered_s = any ? d.t_s[last] - d.t_s[first] + d.sampling_interval_s : 0;
 
+  // Each sample's over-space bin, computed once for every metric.
+  thread_local std::vector<std::size_t> bin_of;
+  thread_local std::vector<double> sorted;
+  bin_of.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    bin_of[i] = d.t_s[i] < 0 ? 0 : static_cast<std::size_t>(d.t_s[i] / s.space_bin_s);
+  }
+
   // Over time (this GPU), over both (all GPUs) and over space (grid bins).
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     if (!summarised(static_cast<Metric>(m))) continue;
     const auto& v = d.values[m];
     if (v.empty()) continue;
     if (any) {
-      s.scratch.assign(v.begin() + static_cast<std::ptrdiff_t>(first),
-                       v.begin() + static_cast<std::ptrdiff_t>(last + 1));
-      report.over_time[m] = summarize(s.scratch);
-      for (double x : s.scratch) {
-        if (!std::isnan(x)) s.overall[m].add(x);
-      }
+      double sum = 0;
+      const std::span<const double> window(v.data() + first, last - first + 1);
+      report.over_time[m] = summarize(window, sorted, sum);
+      out.overall[m].add_sorted(sorted, sum);
     }
-    SpaceBins& bins = s.space[m];
+    auto& space = out.space[m];
+    const std::size_t bins = s.space[m].gpus.size();
     std::size_t bin = std::numeric_limits<std::size_t>::max();
     double sum = 0;
     std::size_t count = 0;
     auto flush = [&] {
-      if (count > 0 && bin < bins.gpus.size()) bins.add(bin, sum / static_cast<double>(count), gpu);
+      if (count > 0 && bin < bins) space.emplace_back(bin, sum / static_cast<double>(count));
       sum = 0;
       count = 0;
     };
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < n && i < v.size(); ++i) {
       if (std::isnan(v[i]) || d.t_s[i] < 0) continue;
-      const auto b = static_cast<std::size_t>(d.t_s[i] / s.space_bin_s);
+      const std::size_t b = bin_of[i];
       if (b != bin) {
         flush();
         bin = b;
@@ -299,10 +331,10 @@ void Analyzer::add_device(const DeviceSeries& d) {
   const auto& f32 = d.of(Metric::Fp32ActivePct);
   const auto& f16 = d.of(Metric::Fp16ActivePct);
   const auto& tensor = d.of(Metric::TensorActivePct);
+  const bool by_sm = report.activity_metric == "sm_active_pct";
   for (std::size_t i = first; any && i <= last; ++i) {
-    const double a = report.activity_metric == "sm_active_pct"
-                         ? (sm.empty() ? kNaN : sm[i] / 100)
-                         : (util.empty() ? kNaN : util[i] / 100);
+    const double a =
+        by_sm ? (sm.empty() ? kNaN : sm[i] / 100) : (util.empty() ? kNaN : util[i] / 100);
     activity.add(a);
     if (sm.empty() || occ.empty() || f64.empty() || f32.empty() || f16.empty() || tensor.empty()) {
       continue;
@@ -310,11 +342,12 @@ void Analyzer::add_device(const DeviceSeries& d) {
     const double flop = (f64[i] + f32[i] + f16[i] + tensor[i]) / 100.0;
     if (auto score = efficiency_score(sm[i] / 100.0, flop, occ[i] / 100.0)) {
       scores.push_back(*score);
-      s.score.add(*score);
     }
   }
   if (activity.count() > 0) report.activity = activity.mean();
-  report.score = summarize(scores);
+  double score_sum = 0;
+  report.score = summarize(scores, sorted, score_sum);
+  out.score.add_sorted(sorted, score_sum);
 
   // Energy over the whole run: the counter, power integrated as a cross-check, peaks, throttling.
   GpuEnergy& e = report.energy;
@@ -344,7 +377,18 @@ void Analyzer::add_device(const DeviceSeries& d) {
     report.grid.push_back(
         {m, gpu_grid_means(d.t_s, d.of(m), s.result.gpu_grid_bin_s, s.result.gpu_grid_bins)});
   }
-  s.result.gpus.push_back(std::move(report));
+  return out;
+}
+
+void Analyzer::add_prepared(PreparedDevice&& d) {
+  State& s = *state_;
+  const auto gpu = static_cast<std::uint32_t>(s.result.gpus.size());
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    s.overall[m].merge(d.overall[m]);
+    for (const auto& [bin, mean] : d.space[m]) s.space[m].add(bin, mean, gpu);
+  }
+  s.score.merge(d.score);
+  s.result.gpus.push_back(std::move(d.report));
 }
 
 void Analyzer::note_gpu_lost(const GpuKey& key, double t_s, bool with_host) {

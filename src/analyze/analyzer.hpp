@@ -45,6 +45,30 @@ struct DeviceSeries {
   const std::vector<double>& of(Metric m) const { return values[static_cast<std::size_t>(m)]; }
 };
 
+// Everything over all GPUs that one GPU adds to (count, compensated sum, extremes, quantile
+// sketch): built per GPU, then merged in GPU order.
+struct OverallPart {
+  std::size_t count = 0;
+  double sum = 0, compensation = 0;  // Neumaier summation
+  double min = 0, max = 0;
+  QuantileSketch sketch{0.001};
+
+  // Adds the sorted, NaN-free `sorted` values, whose compensated sum is `sum`.
+  void add_sorted(std::span<const double> sorted, double sum);
+  void merge(const OverallPart& other);
+  std::optional<MetricOverall> result() const;
+};
+
+// What one GPU adds to the analysis (pass 2), computed by Analyzer::prepare_device() on any
+// thread and added by Analyzer::add_prepared() in GPU order.
+struct PreparedDevice {
+  GpuReport report;
+  std::array<OverallPart, kMetricCount> overall;
+  OverallPart score;
+  // Per summarised metric: (over-space bin, the GPU's mean in it), in time order.
+  std::array<std::vector<std::pair<std::size_t, double>>, kMetricCount> space;
+};
+
 class Analyzer {
  public:
   // `runs` are the runs analysed together; the time axis starts at the earliest start.
@@ -60,8 +84,14 @@ class Analyzer {
   void finish_activity();
   const Window& window() const;
 
-  // Pass 2: one GPU's full series (after finish_activity()).
+  // Pass 2: one GPU's full series (after finish_activity()); GPUs are numbered in the order they
+  // are added. Equivalent to add_prepared(prepare_device(series)).
   void add_device(const DeviceSeries& series);
+  // Pass 2 in two steps, so GPUs can be worked on in parallel: prepare_device() only reads the
+  // analyzer (safe on several threads at once, after finish_activity()); add_prepared() must be
+  // called on one thread, in GPU order.
+  PreparedDevice prepare_device(const DeviceSeries& series) const;
+  void add_prepared(PreparedDevice&& device);
 
   // A GPU fell off the bus at t_s (from the run's events).
   void note_gpu_lost(const GpuKey& key, double t_s, bool with_host);

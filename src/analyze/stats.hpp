@@ -19,6 +19,10 @@ struct Summary {
 // Exact summary of `values`, NaNs skipped; nullopt when nothing is left. Quantiles interpolate
 // linearly between order statistics (numpy's default), so they match a hand computation.
 std::optional<Summary> summarize(std::span<const double> values);
+// summarize() that also leaves the sorted, NaN-free values in `sorted` (a buffer reused across
+// calls) and their compensated sum in `sum`: what the over-both figures are built from.
+std::optional<Summary> summarize(std::span<const double> values, std::vector<double>& sorted,
+                                 double& sum);
 
 // The q-quantile (q clamped to 0..1) of already sorted, NaN-free values: linear interpolation
 // at position q·(n − 1). NaN when `sorted` is empty or q is NaN.
@@ -58,6 +62,10 @@ class QuantileSketch {
 
   explicit QuantileSketch(double relative_accuracy = 0.001);
   void add(double value);  // NaN is ignored; ±inf are counted as ±DBL_MAX
+  // The same as add() for each of `sorted` (ascending, NaN-free), computing a bucket index only
+  // O(log n) times per bucket the values fall into instead of once per value: bucket indices
+  // are monotone in the value, so each bucket's values are one run found by galloping.
+  void add_sorted(std::span<const double> sorted);
   // Adds `other`'s counts; with a different accuracy, its buckets are re-added at their
   // representative values, so the errors of both sketches add up.
   void merge(const QuantileSketch& other);

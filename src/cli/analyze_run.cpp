@@ -66,6 +66,7 @@ struct Source {
   std::int64_t run_id = 0;  // in its file
   std::size_t meta = 0;     // index into the analyzer's runs
   std::vector<DeviceDescription> devices;
+  std::int64_t samples = 0;  // rows in the samples table
 };
 
 std::string command_line(const std::vector<std::string>& argv) {
@@ -108,11 +109,12 @@ double seconds_since(std::int64_t wall_ns, std::int64_t t0) {
   return static_cast<double>(wall_ns - t0) / 1e9;
 }
 
-// One GPU of one run: the unit of work of both passes.
+// One GPU of one run: the unit of work of both passes, and where its samples are read from
+// (chunks where the file has them, rows for the rest).
 struct DeviceJob {
   const Source* source = nullptr;
   unsigned device = 0;
-  std::int64_t samples = 0;
+  store::SamplePlan plan;
 };
 
 // Every (run, GPU) with samples, in the order a cursor over the run visits them; nullopt when the
@@ -122,11 +124,11 @@ std::optional<std::vector<DeviceJob>> device_jobs(const std::vector<Source>& sou
   for (const auto& source : sources) {
     std::int64_t covered = 0;
     for (const auto& d : source.devices) {
-      const std::int64_t n = source.reader->count_samples({source.run_id, d.index});
-      if (n > 0) jobs.push_back({&source, d.index, n});
-      covered += n;
+      const store::SamplePlan plan = source.reader->sample_plan(source.run_id, d.index);
+      if (plan.rows > 0) jobs.push_back({&source, d.index, plan});
+      covered += plan.rows;
     }
-    if (covered != source.reader->count_samples({source.run_id, std::nullopt})) return std::nullopt;
+    if (covered != source.samples) return std::nullopt;
   }
   return jobs;
 }
@@ -220,8 +222,8 @@ void ordered_parallel(std::size_t jobs, unsigned workers, std::size_t slots, Pro
   if (failure) std::rethrow_exception(failure);
 }
 
-// Reading SQLite is most of the work: two reader threads keep both cores of a small machine busy
-// while this thread analyses; more would only queue behind the analysis.
+// Reading and the per-GPU analysis run on two worker threads, which keep both cores of a small
+// machine busy; this thread only merges their results in order.
 unsigned reader_threads() {
   return std::clamp(std::thread::hardware_concurrency(), 1U, 2U);
 }
@@ -230,25 +232,26 @@ struct ActivitySeries {
   std::vector<double> t, activity;
 };
 
-// Pass 1: each GPU's activity, from two columns, read by GPU on reader threads.
+// Pass 1: each GPU's activity, from two columns, read by GPU on worker threads.
 void feed_activity(Analyzer& analyzer, const std::vector<DeviceJob>& jobs) {
   const Metric columns[] = {Metric::SmActivePct, Metric::GpuUtilPct};
   const std::int64_t t0 = analyzer.t0_wall_ns();
   std::vector<WorkerReader> readers(reader_threads());
+  std::vector<store::SampleColumns> buffers(reader_threads());
   ordered_parallel<ActivitySeries>(
       jobs.size(), reader_threads(), 2 * reader_threads(),
       [&](std::size_t j, unsigned worker, ActivitySeries& out) {
         const DeviceJob& job = jobs[j];
-        auto cursor =
-            readers[worker].of(*job.source).samples({job.source->run_id, job.device}, columns);
-        out.t.clear();
-        out.activity.clear();
-        store::RunSample sample;
-        while (cursor.next(sample)) {
-          out.t.push_back(seconds_since(sample.row.wall_ns, t0));
-          out.activity.push_back(
-              analyze::sample_activity(sample.row.get(Metric::SmActivePct).value_or(kNaN),
-                                       sample.row.get(Metric::GpuUtilPct).value_or(kNaN)));
+        store::SampleColumns& c = buffers[worker];
+        readers[worker].of(*job.source).read_samples(job.plan, columns, c);
+        const auto& sm = c.values[static_cast<std::size_t>(Metric::SmActivePct)];
+        const auto& util = c.values[static_cast<std::size_t>(Metric::GpuUtilPct)];
+        const std::size_t n = c.rows();
+        out.t.resize(n);
+        out.activity.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          out.t[i] = seconds_since(c.wall_ns[i], t0);
+          out.activity[i] = analyze::sample_activity(sm[i], util[i]);
         }
       },
       [&](ActivitySeries& series) {
@@ -301,29 +304,35 @@ void append_sample(const SampleRow& row, std::int64_t t0, DeviceSeries& series) 
   }
 }
 
-// Pass 2: each GPU's every metric, read by GPU on reader threads; a few GPUs in memory at a time.
+// Pass 2: each GPU's every metric, read and analysed (Analyzer::prepare_device) on the worker
+// threads, one GPU per worker in memory at a time; results are added in GPU order.
 void feed_devices(Analyzer& analyzer, const std::vector<DeviceJob>& jobs,
                   const std::vector<RunMeta>& metas) {
   const std::int64_t t0 = analyzer.t0_wall_ns();
+  std::vector<Metric> all;
+  for (std::size_t m = 0; m < kMetricCount; ++m) all.push_back(static_cast<Metric>(m));
   std::vector<WorkerReader> readers(reader_threads());
-  ordered_parallel<DeviceSeries>(
-      jobs.size(), reader_threads(), reader_threads() + 1,
-      [&](std::size_t j, unsigned worker, DeviceSeries& series) {
+  std::vector<store::SampleColumns> buffers(reader_threads());
+  std::vector<DeviceSeries> series(reader_threads());
+  ordered_parallel<analyze::PreparedDevice>(
+      jobs.size(), reader_threads(), 2 * reader_threads(),
+      [&](std::size_t j, unsigned worker, analyze::PreparedDevice& out) {
         const DeviceJob& job = jobs[j];
         const store::RunReader& reader = readers[worker].of(*job.source);
-        series.clear();
-        // Reserved to the exact count: no regrowth copies, no doubled capacity.
-        series.t_s.reserve(static_cast<std::size_t>(job.samples));
-        for (auto& v : series.values) v.reserve(static_cast<std::size_t>(job.samples));
-        auto cursor = reader.samples({job.source->run_id, job.device});
-        store::RunSample sample;
-        while (cursor.next(sample)) append_sample(sample.row, t0, series);
+        store::SampleColumns& c = buffers[worker];
+        DeviceSeries& d = series[worker];
+        reader.read_samples(job.plan, all, c);
+        d.clear();
+        d.t_s.resize(c.rows());
+        for (std::size_t i = 0; i < c.rows(); ++i) d.t_s[i] = seconds_since(c.wall_ns[i], t0);
+        for (std::size_t m = 0; m < kMetricCount; ++m) d.values[m].swap(c.values[m]);
         const RunMeta& meta = metas[job.source->meta];
-        series.key = key_of(*job.source, meta, job.device);
-        series.sampling_interval_s = meta.sampling_interval_s;
-        feed_power(reader, job.source->run_id, job.device, t0, series);
+        d.key = key_of(*job.source, meta, job.device);
+        d.sampling_interval_s = meta.sampling_interval_s;
+        feed_power(reader, job.source->run_id, job.device, t0, d);
+        out = analyzer.prepare_device(d);
       },
-      [&](DeviceSeries& series) { analyzer.add_device(series); });
+      [&](analyze::PreparedDevice& device) { analyzer.add_prepared(std::move(device)); });
 }
 
 // Pass 2 when the GPUs cannot be listed up front: one cursor over each run, one GPU at a time.
@@ -495,8 +504,10 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
       meta.status = status_word(run.end.status);
       meta.exit_code = run.end.exit_code;
       meta.scenario = run.info.scenario;
-      samples += reader->count_samples({run.run_id, std::nullopt});
-      sources.push_back({reader, run.run_id, metas.size(), reader->devices(run.run_id)});
+      const std::int64_t run_samples = reader->count_samples({run.run_id, std::nullopt});
+      samples += run_samples;
+      sources.push_back(
+          {reader, run.run_id, metas.size(), reader->devices(run.run_id), run_samples});
       metas.push_back(std::move(meta));
     }
   }

@@ -55,6 +55,32 @@ TEST(QuantileSketch, SkewedDataWithinRelativeAccuracy) {
   }
 }
 
+// add_sorted() files every value in the bucket add() would: identical quantiles, any data.
+TEST(QuantileSketch, AddSortedEqualsAddingOneByOne) {
+  std::mt19937_64 generator(5);
+  std::normal_distribution<double> normal(0, 1e3);
+  std::vector<std::vector<double>> cases = {skewed_values(20000, 3), {}, {0, 0, 0}};
+  std::vector<double> mixed(20000);
+  for (std::size_t i = 0; i < mixed.size(); ++i)
+    mixed[i] = i % 7 == 0 ? 0 : (i % 11 == 0 ? 1e300 : std::round(normal(generator)) / 8);
+  mixed[3] = std::numeric_limits<double>::infinity();
+  mixed[4] = -std::numeric_limits<double>::infinity();
+  cases.push_back(mixed);
+  for (auto& values : cases) {
+    QuantileSketch one_by_one, sorted_at_once;
+    for (double v : values) one_by_one.add(v);
+    std::sort(values.begin(), values.end());
+    sorted_at_once.add(1.0);  // on top of what is there
+    one_by_one.add(1.0);
+    sorted_at_once.add_sorted(values);
+    ASSERT_EQ(sorted_at_once.count(), one_by_one.count());
+    EXPECT_EQ(sorted_at_once.bucket_count(), one_by_one.bucket_count());
+    for (double q : kQuantiles) {
+      EXPECT_EQ(sorted_at_once.quantile(q), one_by_one.quantile(q)) << q;
+    }
+  }
+}
+
 TEST(QuantileSketch, ExtremesAreExact) {
   const auto values = skewed_values(5000, 3);
   QuantileSketch sketch;

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace gpuscope::analyze {
@@ -53,6 +56,46 @@ TEST(Summarize, NothingLeftIsNullopt) {
   EXPECT_FALSE(summarize({}));
   const std::vector<double> all_nan = {kNaN, kNaN};
   EXPECT_FALSE(summarize(all_nan));
+}
+
+// The radix sort inside summarize() against std::sort, on the shapes metrics have: noisy values
+// in a narrow range, quantised values with long runs, both signs, huge spreads, and NaNs.
+TEST(Summarize, SortsLargeSeriesLikeStdSort) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> noise(-3, 3);
+  std::vector<std::vector<double>> cases(6, std::vector<double>(20000));
+  for (std::size_t i = 0; i < 20000; ++i) {
+    cases[0][i] = 88 + noise(rng);
+    cases[1][i] = i % 97 < 90 ? 100 : std::round(50 + 10 * noise(rng));
+    cases[2][i] = noise(rng) * std::pow(10.0, static_cast<double>(rng() % 40) - 20);
+    cases[3][i] = std::bit_cast<double>(rng() >> 2);  // any pattern short of NaN
+    cases[4][i] = i % 5 == 0 ? kNaN : (i % 3 == 0 ? -0.0 : static_cast<double>(rng() % 4));
+    cases[5][i] = 700;
+  }
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    std::vector<double> expected;
+    for (double v : cases[c]) {
+      if (!std::isnan(v)) expected.push_back(v);
+    }
+    std::sort(expected.begin(), expected.end());
+    std::vector<double> sorted;
+    double sum = -1;
+    const auto summary = summarize(cases[c], sorted, sum);
+    ASSERT_TRUE(summary) << c;
+    ASSERT_EQ(sorted.size(), expected.size()) << c;
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      ASSERT_EQ(sorted[i], expected[i]) << "case " << c << " at " << i;  // -0.0 == 0.0
+    }
+    EXPECT_EQ(summary->count, expected.size());
+    EXPECT_EQ(summary->median, quantile_sorted(expected, 0.5)) << c;
+    EXPECT_EQ(summary->p5, quantile_sorted(expected, 0.05)) << c;
+    EXPECT_EQ(summary->p95, quantile_sorted(expected, 0.95)) << c;
+    EXPECT_EQ(summary->min, expected.front());
+    EXPECT_EQ(summary->max, expected.back());
+    EXPECT_EQ(summary->mean, sum / static_cast<double>(expected.size())) << c;
+    // The same summary as the plain overload.
+    EXPECT_EQ(summarize(cases[c])->mean, summary->mean);
+  }
 }
 
 TEST(QuantileSorted, InterpolatesAndClamps) {
