@@ -16,7 +16,7 @@ packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config git clang-format
   # libraries gpuscope links
-  libfmt-dev libcli11-dev nlohmann-json3-dev libexpected-dev libsqlite3-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev libexpected-dev libsqlite3-dev zlib1g-dev
   # static plots: PLplot with its cairo drivers (PNG, SVG, PDF) and a font for their text
   libplplot-dev plplot-driver-cairo fonts-dejavu-core
   # tests and benchmarks: GoogleTest, Google Benchmark, the sqlite3 shell, a real SLURM cluster

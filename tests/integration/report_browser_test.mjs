@@ -69,6 +69,7 @@ try {
       findings: document.querySelectorAll("#diagnosis li").length,
       title: document.title,
       marks: window.gs.data.marks.length,
+      meanRows: document.querySelectorAll("#gpu-means tbody tr").length,
     };
   });
   console.log(JSON.stringify({ readyMs: Math.round(readyMs), ...result }));
@@ -83,6 +84,7 @@ try {
   check(result.stragglerItems >= 1, "no straggler listed under the load balance");
   check(result.gpus === Number(expectedGpus), "expected " + expectedGpus + " GPUs, got " + result.gpus);
   check(result.findings >= 1, "no diagnosis");
+  check(result.meanRows === result.gpus, "per-GPU means table: " + result.meanRows + " rows");
 
   // Per-GPU lines on demand: choose GPU 3, expect an extra series in the power chart.
   await page.selectOption("#gpu-select", [String(result.gpus - 1)]);

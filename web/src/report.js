@@ -3,10 +3,34 @@
 // tables, events. Sets window.gpuscopeReady once everything is drawn (the browser test waits
 // for it).
 "use strict";
-(function () {
+
+// The embedded data: JSON, gzip-compressed and base64-encoded (data-encoding="gzip+base64"),
+// which the browser inflates natively; plain JSON otherwise.
+async function gpuscopeDataText() {
+  const element = document.getElementById("gpuscope-data");
+  if (element.dataset.encoding !== "gzip+base64") return element.textContent;
+  if (typeof DecompressionStream !== "function") {
+    throw new Error("this browser cannot inflate the report's data (no DecompressionStream); " +
+                    "open the report in a current Chrome, Edge, Firefox or Safari");
+  }
+  const binary = atob(element.textContent.trim());
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return await new Response(stream).text();
+}
+
+(async function () {
   const gs = window.gs;
   const parseStart = performance.now();
-  const d = JSON.parse(document.getElementById("gpuscope-data").textContent);
+  let d;
+  try {
+    d = JSON.parse(await gpuscopeDataText());
+  } catch (e) {
+    const main = document.getElementById("report");
+    main.textContent = "gpuscope could not read this report's data: " + e.message;
+    throw e;
+  }
   // Per-GPU summaries come as arrays of d.over_time_fields (smaller); make them objects again.
   for (const g of d.gpus) {
     for (const m in g.over_time) {
@@ -302,14 +326,26 @@
       "limit", "score", "throttled", "covered"], rows, (i) => (stragglers.has(i) ? "straggler" : "")));
     t.id = "gpu-table";
     s.appendChild(t);
-    s.appendChild(gs.el("h3", null, "Mean per GPU over the window"));
+    // Every metric's mean per GPU: GPUs × metrics cells (30 000 for 1024 GPUs), so for big runs
+    // it is built when first opened rather than laid out while the page loads.
     const ms = d.metric_order.filter((m) => d.over_both[m]);
-    const rows2 = d.gpus.map((g, i) => [gs.gpuLabel(i)].concat(ms.map((m) => {
-      const o = g.over_time[m];
-      return o ? gs.num(gs.unitOf(m).f(o.mean)) : { html: '<span class="note">not supported on this GPU</span>' };
-    })));
-    s.appendChild(div("scroll", table(["GPU"].concat(ms.map((m) => m + " (" + gs.unitOf(m).unit + ")")), rows2,
-      (i) => (stragglers.has(i) ? "straggler" : ""))));
+    const det = gs.el("details");
+    det.id = "gpu-means";
+    det.appendChild(gs.el("summary", null, "Mean of every metric per GPU over the window (" +
+      d.gpus.length + " GPUs × " + ms.length + " metrics)"));
+    const build = () => {
+      if (det.dataset.built) return;
+      det.dataset.built = "1";
+      const rows2 = d.gpus.map((g, i) => [gs.gpuLabel(i)].concat(ms.map((m) => {
+        const o = g.over_time[m];
+        return o ? gs.num(gs.unitOf(m).f(o.mean)) : { html: '<span class="note">not supported on this GPU</span>' };
+      })));
+      det.appendChild(div("scroll", table(["GPU"].concat(ms.map((m) => m + " (" + gs.unitOf(m).unit + ")")), rows2,
+        (i) => (stragglers.has(i) ? "straggler" : ""))));
+    };
+    det.addEventListener("toggle", () => { if (det.open) build(); });
+    if (d.gpus.length <= 64) { build(); det.open = true; }
+    s.appendChild(det);
   }
 
   function events() {
@@ -324,13 +360,14 @@
 
   try {
     // Each section's drawing time in ms (window.gs.timings), for the benchmark.
-    gs.timings = { parse: parseMs };
+    gs.timings = { parse: parseMs, data_at: Math.round(parseStart + parseMs) };
     for (const part of [metadata, summary, diagnosis, timelines, heatmap, balance, energyCarbon, statistics,
       gpuTables, events]) {
       const start = performance.now();
       part();
       gs.timings[part.name] = Math.round(performance.now() - start);
     }
+    gs.timings.drawn_at = Math.round(performance.now());
   } catch (e) {
     main.appendChild(gs.el("p", "error", "The report could not be drawn: " + e.message));
     throw e;
