@@ -480,5 +480,33 @@ TEST(ExporterErrorsTest, MalformedListenAddressIsAUsageError) {
   EXPECT_NE(run.err.find("is not an address to listen on"), std::string::npos) << run.err;
 }
 
+TEST(MonitorTest, OnceTextHasAHeaderAndARowPerGpu) {
+  TempDir dir;
+  const ProcessResult run =
+      run_gpuscope({"monitor", "--once", "--simulate", kSteady}, sim_env(dir));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::istringstream lines(run.out);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 3u) << run.out;
+  EXPECT_NE(rows[0].find("throttle"), std::string::npos);
+  EXPECT_EQ(rows[1].rfind("0 ", 0), 0u);
+  EXPECT_NE(rows[1].find("87%"), std::string::npos) << rows[1];  // the scenario's util
+  EXPECT_NE(rows[1].find("61%"), std::string::npos) << rows[1];  // its SM active (GPM)
+  EXPECT_NE(rows[1].find("24.0 / 80 GiB"), std::string::npos) << rows[1];
+  EXPECT_EQ(rows[2].rfind("1 ", 0), 0u);
+}
+
+TEST(ProfileLiveTest, ShowsTheTableOnStderrAndStillRecords) {
+  TempDir dir;
+  const ProcessResult run = run_gpuscope(
+      {"profile", "--live", "--simulate", kSteady, "-o", dir.file("run.db"), "--", "sleep", "1.5"},
+      sim_env(dir));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("power / cap"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("samples → "), run.err.rfind("samples → ")) << "one summary line";
+  EXPECT_GT(number(dir.file("run.db"), "SELECT count(*) FROM samples"), 4);
+}
+
 }  // namespace
 }  // namespace gpuscope::testing
