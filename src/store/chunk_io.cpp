@@ -40,10 +40,12 @@ bool read_chunks(Database& db, std::string_view schema, const SamplePlan& plan,
                  const std::bitset<kMetricCount>& wanted, SampleColumns& out) {
   Statement stmt = db.prepare(fmt::format(
       "SELECT first_mono_ns, last_mono_ns, row_count, wall_ns, mono_ns{} FROM {}.sample_chunks "
-      "WHERE run_id = ? AND device_index = ? ORDER BY first_mono_ns",
+      "WHERE run_id = ? AND device_index = ? AND first_mono_ns <= ? ORDER BY first_mono_ns",
       metric_list(wanted), schema));
   stmt.bind(1, plan.run_id);
   stmt.bind(2, std::int64_t{plan.device_index});
+  // Only the planned chunks: a run still being written may have gained some since.
+  stmt.bind(3, plan.chunks_end_mono_ns);
   const auto total = static_cast<std::size_t>(plan.chunk_rows);
   out.wall_ns.reserve(static_cast<std::size_t>(plan.rows));
   out.mono_ns.reserve(static_cast<std::size_t>(plan.rows));
