@@ -15,6 +15,7 @@
 
 #include "analyze/analyzer.hpp"
 #include "analyze/carbon.hpp"
+#include "analyze/work_units.hpp"
 #include "core/error.hpp"
 #include "report/analysis_view.hpp"
 #include "store/run_reader.hpp"
@@ -380,31 +381,17 @@ void feed_events(Analyzer& analyzer, const std::vector<Source>& sources,
 // Total work from the captured output: the first group of every match, summed.
 std::optional<double> work_from_output(const std::vector<Source>& sources,
                                        const std::string& pattern) {
-  std::regex regex;
-  try {
-    regex = std::regex(pattern);
-  } catch (const std::regex_error& e) {
-    throw Error::usage(fmt::format("--work-regex '{}' is not a valid regular expression", pattern),
-                       e.what(), "use ECMAScript syntax with one group, e.g. 'step ([0-9]+) done'");
-  }
-  if (regex.mark_count() < 1) {
-    throw Error::usage(fmt::format("--work-regex '{}' has no group", pattern), {},
-                       "put the amount in parentheses, e.g. 'processed ([0-9.]+) tokens'");
-  }
+  const std::regex regex = analyze::compile_work_regex(pattern);
   double total = 0;
   std::size_t lines = 0, matches = 0;
   for (const auto& source : sources) {
     auto cursor = source.reader->output({source.run_id, std::nullopt});
     store::RunOutputLine line;
-    std::smatch match;
     while (cursor.next(line)) {
       ++lines;
-      if (!std::regex_search(line.line.text, match, regex)) continue;
-      try {
-        total += std::stod(match[1].str());
+      if (const auto amount = analyze::work_in_line(regex, line.line.text)) {
+        total += *amount;
         ++matches;
-      } catch (const std::exception&) {
-        // A match whose group is not a number is not work; it is counted out below.
       }
     }
   }

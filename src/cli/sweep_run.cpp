@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "analyze/work_units.hpp"
 #include "cli/sweep_options.hpp"
 #include "collect/describe.hpp"
 #include "collect/gpu_selection.hpp"
@@ -23,7 +24,6 @@
 #include "sweep/plan.hpp"
 #include "sweep/restore_record.hpp"
 #include "sweep/selection.hpp"
-#include "sweep/work_units.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -429,7 +429,7 @@ int run_sweep(const SweepOptions& o) {
       sweep::parse_settings(knob == Knob::PowerLimit ? o.power_limits : o.clocks, option);
   const double max_slowdown = parse_slowdown(o.max_slowdown);
   std::optional<std::regex> work_regex;
-  if (!o.work_regex.empty()) work_regex = sweep::compile_work_regex(o.work_regex);
+  if (!o.work_regex.empty()) work_regex = analyze::compile_work_regex(o.work_regex);
 
   const fs::path output = o.output;
   const fs::path record_path = sweep::restore_record_path(output);

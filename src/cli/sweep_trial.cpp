@@ -8,6 +8,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "analyze/work_units.hpp"
 #include "cli/run_sink.hpp"
 #include "cli/sweep_options.hpp"
 #include "collect/device_reader.hpp"
@@ -16,7 +17,6 @@
 #include "core/error.hpp"
 #include "launch/job.hpp"
 #include "store/run_writer.hpp"
-#include "sweep/work_units.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -202,7 +202,7 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   callbacks.on_output = [&](const OutputLine& line) {
     writer->push(line);
     if (setup.work_regex && window_mono != 0 && line.mono_ns >= window_mono) {
-      if (auto amount = sweep::work_in_line(*setup.work_regex, line.text)) {
+      if (auto amount = analyze::work_in_line(*setup.work_regex, line.text)) {
         units += *amount;
         any_units = true;
       }

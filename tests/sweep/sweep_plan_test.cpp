@@ -4,7 +4,6 @@
 #include "core/error.hpp"
 #include "sweep/plan.hpp"
 #include "sweep/restore_record.hpp"
-#include "sweep/work_units.hpp"
 
 namespace gpuscope::sweep {
 namespace {
@@ -97,14 +96,6 @@ TEST(SweepRestoreRecord, RoundTripsThroughJson) {
 TEST(SweepRestoreRecord, SomethingElseIsRefused) {
   EXPECT_THROW(parse_restore_record("{\"gpus\": []}", "x.json"), Error);
   EXPECT_THROW(parse_restore_record("not json", "x.json"), Error);
-}
-
-TEST(SweepWorkUnits, FirstGroupOfAMatchingLine) {
-  const auto regex = compile_work_regex("processed ([0-9.]+) samples");
-  EXPECT_EQ(work_in_line(regex, "step 1/4: processed 250 samples"), 250.0);
-  EXPECT_EQ(work_in_line(regex, "throughput: 12 samples/s"), std::nullopt);
-  EXPECT_THROW(compile_work_regex("no group"), Error);
-  EXPECT_THROW(compile_work_regex("bad ("), Error);
 }
 
 }  // namespace

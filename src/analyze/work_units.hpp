@@ -6,7 +6,7 @@
 #include <regex>
 #include <string>
 
-namespace gpuscope::sweep {
+namespace gpuscope::analyze {
 
 // The compiled pattern (ECMAScript). Throws Error::usage when it is not a valid regular
 // expression or has no group, saying how to write one.
@@ -16,4 +16,4 @@ std::regex compile_work_regex(const std::string& pattern);
 // line does not match or the group is not a number.
 std::optional<double> work_in_line(const std::regex& regex, const std::string& line);
 
-}  // namespace gpuscope::sweep
+}  // namespace gpuscope::analyze

@@ -1,10 +1,10 @@
-#include "sweep/work_units.hpp"
+#include "analyze/work_units.hpp"
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 
-namespace gpuscope::sweep {
+namespace gpuscope::analyze {
 
 std::regex compile_work_regex(const std::string& pattern) {
   std::regex regex;
@@ -31,4 +31,4 @@ std::optional<double> work_in_line(const std::regex& regex, const std::string& l
   }
 }
 
-}  // namespace gpuscope::sweep
+}  // namespace gpuscope::analyze
