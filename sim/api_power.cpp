@@ -75,18 +75,17 @@ nvmlReturn_t DeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int mil
   return process_driver().set_power_limit(device, milliwatts);
 }
 
-// Locked clocks are not simulated yet (docs/scenarios.md, "Limits of the model"): the calls exist,
-// as on a driver whose GPU does not allow them.
-nvmlReturn_t DeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int, unsigned int) {
-  return process_driver().device_call(
-      Entry::DeviceSetGpuLockedClocks, device,
-      [](SimDevice&, const CallContext&) { return nvml::kErrorNotSupported; });
+// Locked SM clocks (docs/scenarios.md, "Locked clocks"): root only, within the GPU's range, kept
+// in the state file like the power limit. A scenario withholds them with faults.not_supported.
+nvmlReturn_t DeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int min_mhz,
+                                      unsigned int max_mhz) {
+  return process_driver().set_locked_clocks(Entry::DeviceSetGpuLockedClocks, device,
+                                            LockedClocks{min_mhz, max_mhz});
 }
 
 nvmlReturn_t DeviceResetGpuLockedClocks(nvmlDevice_t device) {
-  return process_driver().device_call(
-      Entry::DeviceResetGpuLockedClocks, device,
-      [](SimDevice&, const CallContext&) { return nvml::kErrorNotSupported; });
+  return process_driver().set_locked_clocks(Entry::DeviceResetGpuLockedClocks, device,
+                                            LockedClocks{});
 }
 
 nvmlReturn_t DeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {

@@ -96,12 +96,15 @@ nvmlReturn_t Driver::load(const DriverOptions& options) {
     const StateEntry* entry = usable_entry(*entries, gpu);
     // A limit set before this timeline began has held since scenario time zero.
     const bool from_start = entry != nullptr && to_scenario_ns(entry->set_at_unix_ns) == 0;
-    auto device = std::make_unique<SimDevice>(gpu, scenario_->seed, i,
-                                              from_start ? entry->power_limit_mw : 0U);
+    auto device = std::make_unique<SimDevice>(
+        gpu, scenario_->seed, i, from_start ? entry->power_limit_mw : 0U,
+        from_start ? locked_clocks_of(*entry) : LockedClocks{});
     if (entry != nullptr) {
       device->limit_set_at_unix_ns = entry->set_at_unix_ns;
       if (!from_start) {
-        device->model.set_power_limit(entry->power_limit_mw, to_scenario_ns(entry->set_at_unix_ns));
+        const std::int64_t at = to_scenario_ns(entry->set_at_unix_ns);
+        device->model.set_power_limit(entry->power_limit_mw, at);
+        device->model.set_locked_clocks(locked_clocks_of(*entry), at);
       }
     }
     if (gpu.faults.lost_at_s) device->lost_at_ns = std::llround(*gpu.faults.lost_at_s * 1e9);
@@ -123,6 +126,8 @@ const StateEntry* Driver::usable_entry(const StateMap& entries, const GpuConfig&
   if (entry.power_limit_mw < power.min_w * 1000 || entry.power_limit_mw > power.max_w * 1000) {
     return nullptr;
   }
+  const LockedClocks lock = locked_clocks_of(entry);
+  if (lock.locked() && !locked_clocks_valid(config.spec.clocks, lock)) return nullptr;
   return &entry;
 }
 
@@ -131,7 +136,9 @@ void Driver::apply_state(const StateMap& entries) {
     const StateEntry* entry = usable_entry(entries, device->model.config());
     if (entry == nullptr || entry->set_at_unix_ns == device->limit_set_at_unix_ns) continue;
     device->limit_set_at_unix_ns = entry->set_at_unix_ns;
-    device->model.set_power_limit(entry->power_limit_mw, to_scenario_ns(entry->set_at_unix_ns));
+    const std::int64_t at = to_scenario_ns(entry->set_at_unix_ns);
+    device->model.set_power_limit(entry->power_limit_mw, at);
+    device->model.set_locked_clocks(locked_clocks_of(*entry), at);
   }
 }
 

@@ -24,8 +24,8 @@ namespace gpuscope::sim {
 
 struct SimDevice {
   SimDevice(const GpuConfig& config, std::uint64_t seed, std::size_t index,
-            unsigned initial_limit_mw)
-      : model(config, seed, index, initial_limit_mw),
+            unsigned initial_limit_mw, LockedClocks initial_lock)
+      : model(config, seed, index, initial_limit_mw, initial_lock),
         mig_handles(config.mig_devices.size(), nvmlDevice_st{index}) {
     handle.index = index;
   }
@@ -37,6 +37,16 @@ struct SimDevice {
   std::int64_t lost_at_ns = INT64_MAX;
   std::int64_t limit_set_at_unix_ns = 0;  // the state-file entry last applied
 };
+
+inline LockedClocks locked_clocks_of(const StateEntry& entry) {
+  return {entry.locked_min_mhz, entry.locked_max_mhz};
+}
+
+// Whether nvmlDeviceSetGpuLockedClocks accepts this lock: idle_sm_mhz <= min <= max <= max_sm_mhz.
+inline bool locked_clocks_valid(const ClockSpec& clocks, LockedClocks lock) {
+  return lock.min_mhz >= clocks.idle_sm_mhz && lock.min_mhz <= lock.max_mhz &&
+         lock.max_mhz <= clocks.max_sm_mhz;
+}
 
 // What a handle names: one of the scenario's GPUs, or one of that GPU's MIG devices.
 struct HandleTarget {
@@ -83,6 +93,8 @@ class Driver {
   // GPU's own handle, GPU_IS_LOST once the parent is lost.
   nvmlReturn_t parent_of_mig(nvmlDevice_t mig_handle, nvmlDevice_t* parent);
   nvmlReturn_t set_power_limit(nvmlDevice_t handle, unsigned int milliwatts);
+  // nvmlDeviceSetGpuLockedClocks (lock) and nvmlDeviceResetGpuLockedClocks (LockedClocks{}).
+  nvmlReturn_t set_locked_clocks(Entry entry, nvmlDevice_t handle, LockedClocks lock);
 
   nvmlReturn_t gpm_sample_alloc(nvmlGpmSample_t* sample);
   nvmlReturn_t gpm_sample_free(nvmlGpmSample_t sample);

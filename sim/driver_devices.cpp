@@ -106,16 +106,52 @@ nvmlReturn_t Driver::set_power_limit(nvmlDevice_t handle, unsigned int milliwatt
                                std::to_string(static_cast<unsigned>(power.max_w * 1000)) + "] mW";
       return fail_call(nvml::kErrorInvalidArgument, kEntry, what.c_str(), gpu);
     }
+    const LockedClocks lock = device.model.locked_clocks();
     StateEntry entry;
     entry.power_limit_mw = milliwatts;
+    entry.locked_min_mhz = lock.min_mhz;
+    entry.locked_max_mhz = lock.max_mhz;
     entry.set_at_unix_ns = context.realtime_ns;
-    entry.speed = device.model.steady_speed(milliwatts);
+    entry.speed = device.model.steady_speed(milliwatts, lock.max_mhz);
     // Persist first: a limit the other processes cannot see would split the timeline.
     const tl::expected<void, std::string> written =
         state_->update({{device.model.config().uuid, entry}});
     if (!written) return fail_call(nvml::kErrorUnknown, kEntry, written.error().c_str(), gpu);
     device.limit_set_at_unix_ns = entry.set_at_unix_ns;
     device.model.set_power_limit(milliwatts, context.scenario_ns);
+    return nvml::kSuccess;
+  });
+}
+
+nvmlReturn_t Driver::set_locked_clocks(Entry call_entry, nvmlDevice_t handle, LockedClocks lock) {
+  return device_call(call_entry, handle, [&](SimDevice& device, const CallContext& context) {
+    const std::size_t gpu = device.handle.index;
+    if (!privileged_) {
+      return fail_call(nvml::kErrorNoPermission, call_entry,
+                       "needs root (GPUSCOPE_SIM_PRIVILEGED=0 or the scenario's privileged: false)",
+                       gpu);
+    }
+    const ClockSpec& clocks = device.model.config().spec.clocks;
+    if (lock.locked() && !locked_clocks_valid(clocks, lock)) {
+      const std::string what =
+          "locked clocks [" + std::to_string(lock.min_mhz) + ", " + std::to_string(lock.max_mhz) +
+          "] MHz are not an interval within the supported SM clocks [" +
+          std::to_string(clocks.idle_sm_mhz) + ", " + std::to_string(clocks.max_sm_mhz) + "] MHz";
+      return fail_call(nvml::kErrorInvalidArgument, call_entry, what.c_str(), gpu);
+    }
+    const unsigned limit_mw = device.model.power_limit_mw();
+    StateEntry entry;
+    entry.power_limit_mw = limit_mw;
+    entry.locked_min_mhz = lock.min_mhz;
+    entry.locked_max_mhz = lock.max_mhz;
+    entry.set_at_unix_ns = context.realtime_ns;
+    entry.speed = device.model.steady_speed(limit_mw, lock.max_mhz);
+    // Persist first, as for a power limit.
+    const tl::expected<void, std::string> written =
+        state_->update({{device.model.config().uuid, entry}});
+    if (!written) return fail_call(nvml::kErrorUnknown, call_entry, written.error().c_str(), gpu);
+    device.limit_set_at_unix_ns = entry.set_at_unix_ns;
+    device.model.set_locked_clocks(lock, context.scenario_ns);
     return nvml::kSuccess;
   });
 }

@@ -45,8 +45,13 @@ std::size_t find_steady_phase(const std::vector<Phase>& phases) {
 }  // namespace
 
 GpuModel::GpuModel(const GpuConfig& config, std::uint64_t seed, std::size_t index,
-                   unsigned initial_limit_mw)
-    : config_(config), seed_(seed), index_(index), timeline_(config.phases) {
+                   unsigned initial_limit_mw, LockedClocks initial_lock)
+    : config_(config),
+      seed_(seed),
+      index_(index),
+      timeline_(config.phases),
+      lock_(initial_lock),
+      active_lock_(initial_lock) {
   const PowerSpec& power = config_.spec.power;
   for (const Phase& phase : config_.phases) {
     phase_levels_.push_back(scaled_levels(phase, config_.activity_scale));
@@ -89,6 +94,21 @@ void GpuModel::set_power_limit(unsigned milliwatts, std::int64_t effective_ns) {
   pending_.insert(it, {effective_ns, milliwatts});
 }
 
+void GpuModel::set_locked_clocks(LockedClocks lock, std::int64_t effective_ns) {
+  lock_ = lock;
+  const auto it = std::upper_bound(
+      pending_locks_.begin(), pending_locks_.end(), effective_ns,
+      [](std::int64_t t, const PendingLock& pending) { return t < pending.effective_ns; });
+  pending_locks_.insert(it, {effective_ns, lock});
+}
+
+double GpuModel::lock_speed(LockedClocks lock) const {
+  if (!lock.locked()) return 1.0;
+  const double fraction =
+      static_cast<double>(lock.max_mhz) / static_cast<double>(config_.spec.clocks.max_sm_mhz);
+  return std::clamp(fraction, kMinSpeed, 1.0);
+}
+
 double GpuModel::noise(std::size_t metric) const {
   return standard_noise(seed_, index_, static_cast<std::uint64_t>(bucket_.index), metric);
 }
@@ -107,9 +127,15 @@ void GpuModel::enter_bucket(std::int64_t index) {
     active_cap_mw_ = pending_.front().milliwatts;
     pending_.erase(pending_.begin());
   }
+  while (!pending_locks_.empty() && pending_locks_.front().effective_ns <= start_ns) {
+    active_lock_ = pending_locks_.front().lock;
+    pending_locks_.erase(pending_locks_.begin());
+  }
   const PowerSpec& power = config_.spec.power;
   const double cap_w = active_cap_mw_ / 1000.0;
-  const double speed_limit = thermal_speed();
+  const double thermal_limit = thermal_speed();
+  const double locked_limit = lock_speed(active_lock_);
+  const double speed_limit = std::min(thermal_limit, locked_limit);
   bucket_work_ = work_;
   bucket_.phase = phase_;
   bucket_.temperature_c = temperature_c_;
@@ -157,6 +183,7 @@ void GpuModel::enter_bucket(std::int64_t index) {
   const double cap_limited = cap_speed(cap_w, demand_w, idle_w);
   bucket_.speed = std::min(speed_limit, cap_limited);
   bucket_.cap_bound = cap_limited < speed_limit;
+  bucket_.clock_locked = !bucket_.cap_bound && locked_limit < thermal_limit;
   double power_w = power_at_speed(demand_w, idle_w, bucket_.speed);
   if (bucket_.cap_bound) {
     // Power capping holds the average at the cap, with a little jitter: at most +0.8 %.
@@ -217,7 +244,9 @@ unsigned long long GpuModel::pcie_bytes(Metric direction) const {
 
 unsigned GpuModel::sm_clock_mhz() const {
   const ClockSpec& clocks = config_.spec.clocks;
-  if (bucket_.idle) return clocks.idle_sm_mhz;
+  // A locked minimum keeps the clock up between kernels (clamped to what the load allows).
+  if (bucket_.idle)
+    return std::max(clocks.idle_sm_mhz, std::min(active_lock_.min_mhz, clocks.max_sm_mhz));
   return std::max(clocks.idle_sm_mhz,
                   static_cast<unsigned>(std::lround(clocks.max_sm_mhz * bucket_.speed)));
 }
@@ -226,6 +255,7 @@ unsigned long long GpuModel::clocks_event_reasons() const {
   unsigned long long reasons = 0;
   if (bucket_.idle) reasons |= nvml::kClocksEventGpuIdle;
   if (bucket_.cap_bound) reasons |= nvml::kClocksEventSwPowerCap;
+  if (bucket_.clock_locked && !bucket_.idle) reasons |= nvml::kClocksEventApplicationsClocksSetting;
   const ThermalSpec& thermal = config_.spec.thermal;
   if (bucket_.temperature_c >= thermal.slowdown_c) reasons |= nvml::kClocksEventSwThermalSlowdown;
   if (bucket_.temperature_c >= thermal.hw_slowdown_c) {
@@ -234,9 +264,10 @@ unsigned long long GpuModel::clocks_event_reasons() const {
   return reasons;
 }
 
-double GpuModel::steady_speed(unsigned cap_mw) const {
-  const double speed =
-      cap_speed(cap_mw / 1000.0, phase_demand_w_[steady_phase_], config_.spec.power.idle_w);
+double GpuModel::steady_speed(unsigned cap_mw, unsigned lock_max_mhz) const {
+  const double speed = std::min(
+      lock_speed({0, lock_max_mhz}),
+      cap_speed(cap_mw / 1000.0, phase_demand_w_[steady_phase_], config_.spec.power.idle_w));
   return work_rate(config_.phases[steady_phase_].compute_bound, speed);
 }
 

@@ -30,16 +30,26 @@ struct Bucket {
   double speed = 1;            // SM clock as a fraction of the maximum
   bool idle = true;            // no kernel ran (utilisation rounds to 0)
   bool cap_bound = false;      // the power cap held the clock down
+  bool clock_locked = false;   // a locked maximum SM clock held the clock down
   double temperature_c = 0;    // at the bucket's start
   std::size_t phase = 0;       // phase at the bucket's start
+};
+
+// SM clocks locked by nvmlDeviceSetGpuLockedClocks; max_mhz 0: not locked.
+struct LockedClocks {
+  unsigned min_mhz = 0;
+  unsigned max_mhz = 0;
+  bool locked() const { return max_mhz != 0; }
+  bool operator==(const LockedClocks&) const = default;
 };
 
 class GpuModel {
  public:
   // index is the GPU's position in the scenario; with seed it keys the noise. initial_limit_mw
-  // is the power limit in force from time zero (0: the model's default limit).
+  // is the power limit in force from time zero (0: the model's default limit), initial_lock the
+  // locked clocks in force from time zero.
   GpuModel(const GpuConfig& config, std::uint64_t seed, std::size_t index,
-           unsigned initial_limit_mw = 0);
+           unsigned initial_limit_mw = 0, LockedClocks initial_lock = {});
 
   const GpuConfig& config() const { return config_; }
 
@@ -51,6 +61,12 @@ class GpuModel {
   // (a limit set mid-bucket takes hold at the next 100 ms tick, as the driver's control loop).
   void set_power_limit(unsigned milliwatts, std::int64_t effective_ns);
   unsigned power_limit_mw() const { return limit_mw_; }
+
+  // Locks the SM clock into [min, max] (unlocked: LockedClocks{}). Like a limit, it binds from the
+  // first bucket that starts at or after effective_ns. A maximum below max_sm_mhz caps the clock
+  // fraction at max / max_sm_mhz; the minimum only keeps an idle GPU's clock up.
+  void set_locked_clocks(LockedClocks lock, std::int64_t effective_ns);
+  LockedClocks locked_clocks() const { return lock_; }
 
   const Bucket& bucket() const { return bucket_; }
   // The average of the last ten buckets (1 s), the current one included.
@@ -78,7 +94,8 @@ class GpuModel {
 
   // The work rate of the steady compute phase (the first phase named "compute", else the
   // longest) under a cap: what a cooperating workload needs to pace itself.
-  double steady_speed(unsigned cap_mw) const;
+  // lock_max_mhz (0: unlocked) is a locked maximum SM clock.
+  double steady_speed(unsigned cap_mw, unsigned lock_max_mhz = 0) const;
 
  private:
   struct PendingLimit {
@@ -90,6 +107,7 @@ class GpuModel {
   void finish_bucket();
   double noise(std::size_t metric) const;
   double thermal_speed() const;
+  double lock_speed(LockedClocks lock) const;
 
   GpuConfig config_;
   std::uint64_t seed_;
@@ -103,6 +121,13 @@ class GpuModel {
   unsigned limit_mw_ = 0;              // the limit last set (reported)
   unsigned active_cap_mw_ = 0;         // the limit the current bucket ran under
   std::vector<PendingLimit> pending_;  // sorted by effective_ns
+  struct PendingLock {
+    std::int64_t effective_ns;
+    LockedClocks lock;
+  };
+  LockedClocks lock_;                       // the lock last set (reported)
+  LockedClocks active_lock_;                // the lock the current bucket ran under
+  std::vector<PendingLock> pending_locks_;  // sorted by effective_ns
 
   std::int64_t time_ns_ = 0;
   Bucket bucket_;

@@ -46,6 +46,8 @@ tl::expected<StateMap, std::string> StateFile::read() const {
       StateEntry entry;
       entry.power_limit_mw = gpu.at("power_limit_mw").get<unsigned>();
       entry.set_at_unix_ns = gpu.value("set_at_unix_ns", std::int64_t{0});
+      entry.locked_min_mhz = gpu.value("locked_min_mhz", 0U);
+      entry.locked_max_mhz = gpu.value("locked_max_mhz", 0U);
       entry.speed = gpu.value("speed", 1.0);
       entries[uuid] = entry;
     }
@@ -63,6 +65,8 @@ tl::expected<void, std::string> StateFile::update(const StateMap& entries) {
   nlohmann::json json = {{"version", kStateFileVersion}, {"gpus", nlohmann::json::object()}};
   for (const auto& [uuid, entry] : *merged) {
     json["gpus"][uuid] = {{"power_limit_mw", entry.power_limit_mw},
+                          {"locked_min_mhz", entry.locked_min_mhz},
+                          {"locked_max_mhz", entry.locked_max_mhz},
                           {"set_at_unix_ns", entry.set_at_unix_ns},
                           {"speed", entry.speed}};
   }

@@ -1,5 +1,5 @@
 // The driver state that outlives a process, as a real driver's does until reboot: the power limit
-// of each GPU, by UUID. docs/scenarios.md ("State file") gives the format.
+// and the locked SM clocks of each GPU, by UUID. docs/scenarios.md ("State file") gives the format.
 #pragma once
 
 #include <sys/types.h>
@@ -13,8 +13,10 @@ namespace gpuscope::sim {
 
 struct StateEntry {
   unsigned power_limit_mw = 0;
-  std::int64_t set_at_unix_ns = 0;  // CLOCK_REALTIME when the limit was set
-  double speed = 1.0;  // work rate of the steady compute phase under this limit, for workloads
+  std::int64_t set_at_unix_ns = 0;  // CLOCK_REALTIME when the limit or the lock was set
+  double speed = 1.0;  // work rate of the steady compute phase under limit and lock, for workloads
+  unsigned locked_min_mhz = 0;  // locked SM clocks; 0 and 0: not locked
+  unsigned locked_max_mhz = 0;
 };
 
 using StateMap = std::map<std::string, StateEntry>;  // by GPU UUID

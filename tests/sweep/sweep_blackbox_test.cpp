@@ -1,7 +1,7 @@
 // `gpuscope sweep` through the binary on a simulated H100 whose compute phase lasts the whole
-// test, with a cooperating workload (sweep_workload.cpp) that runs as long as the capped GPU
-// would. The simulated driver keeps power limits in a state file shared by every process, which
-// is also how these tests read the limit in force.
+// test, with a cooperating workload (sweep_workload.cpp) that runs as long as the capped (or
+// clock-locked) GPU would. The simulated driver keeps power limits and locked clocks in a state
+// file shared by every process, which is also how these tests read the setting in force.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -28,6 +28,7 @@ class Sweep : public ::testing::Test {
   std::string db_ = dir_.file("sweep.db");
   std::string state_ = dir_.file("state.json");
   std::string pid_file_ = dir_.file("workload.pid");
+  std::string scenario_ = kScenario;
   std::map<std::string, std::string> env_{{"GPUSCOPE_SIM_STATE", state_},
                                           {"GPUSCOPE_SIM_TIME_SCALE", "10"},
                                           {"CUDA_VISIBLE_DEVICES", "\x01"},
@@ -35,7 +36,7 @@ class Sweep : public ::testing::Test {
 
   std::vector<std::string> args(std::vector<std::string> options,
                                 std::vector<std::string> workload = {}) {
-    std::vector<std::string> a{"sweep",    "--simulate", kScenario, "-o", db_,
+    std::vector<std::string> a{"sweep",    "--simulate", scenario_, "-o", db_,
                                "--settle", "0.05",       "-s",      "50"};
     a.insert(a.end(), options.begin(), options.end());
     a.insert(a.end(), {"--", GPUSCOPE_TEST_SWEEP_WORKLOAD, "--seconds", "0.5", "--units", "1000",
@@ -44,17 +45,27 @@ class Sweep : public ::testing::Test {
     return a;
   }
 
-  // The limit in force: the state file's entry, or the H100's default 700 W without one.
-  double limit_w() const {
+  // The state file's entry of the one GPU (null without one).
+  json state_entry() const {
     std::ifstream in(state_);
-    if (!in) return 700;
+    if (!in) return nullptr;
     std::stringstream buffer;
     buffer << in.rdbuf();
     const auto state = json::parse(buffer.str());
-    for (const auto& [uuid, gpu] : state["gpus"].items()) {
-      return gpu["power_limit_mw"].get<double>() / 1000;
-    }
-    return 700;
+    for (const auto& [uuid, gpu] : state["gpus"].items()) return gpu;
+    return nullptr;
+  }
+
+  // The limit in force: the state file's entry, or the H100's default 700 W without one.
+  double limit_w() const {
+    const json entry = state_entry();
+    return entry.is_null() ? 700 : entry["power_limit_mw"].get<double>() / 1000;
+  }
+
+  // The locked maximum SM clock in force; 0: not locked.
+  unsigned locked_mhz() const {
+    const json entry = state_entry();
+    return entry.is_null() ? 0U : entry.value("locked_max_mhz", 0U);
   }
 
   json output_json() const {
@@ -69,14 +80,26 @@ class Sweep : public ::testing::Test {
   // Starts a sweep whose 300 W trials run for a long time and returns once the workload of the
   // first 300 W trial has started (it writes its pid file).
   std::unique_ptr<BackgroundProcess> start_long_sweep() {
-    auto a = args({"--power-limits", "300", "--repeat", "5"}, {"--seconds-capped", "30"});
+    return start_long_sweep({"--power-limits", "300"}, [this] { return limit_w() == 300; });
+  }
+
+  // The same with locked clocks: the 1000 MHz trials run for a long time.
+  std::unique_ptr<BackgroundProcess> start_long_clock_sweep() {
+    return start_long_sweep({"--clocks", "1000"}, [this] { return locked_mhz() == 1000; });
+  }
+
+  template <class Applied>
+  std::unique_ptr<BackgroundProcess> start_long_sweep(std::vector<std::string> setting,
+                                                      Applied applied) {
+    setting.insert(setting.end(), {"--repeat", "5"});
+    auto a = args(setting, {"--seconds-capped", "30"});
     auto process = start_gpuscope(a, env_, dir_.file("out"), dir_.file("err"));
-    for (int i = 0; i < 1200 && limit_w() != 300; ++i) {
+    for (int i = 0; i < 1200 && !applied(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
     fs::remove(pid_file_);  // the baseline trial's
     EXPECT_TRUE(BackgroundProcess::wait_for_file(pid_file_, 30000)) << read_file(dir_.file("err"));
-    EXPECT_EQ(limit_w(), 300) << read_file(dir_.file("err"));
+    EXPECT_TRUE(applied()) << read_file(dir_.file("err"));
     return process;
   }
 };
@@ -268,9 +291,98 @@ TEST_F(Sweep, CapsOutsideTheGpuRangeAreRefused) {
 }
 
 TEST_F(Sweep, ClocksAreRefusedWhereTheDriverCannotLockThem) {
+  // The same H100, but its driver withholds the locked-clock calls (as on a GPU without them).
+  json scenario = json::parse(read_file(kScenario));
+  scenario["name"] = "sweep-h100-no-clock-locks";
+  scenario["gpus"][0]["faults"]["not_supported"] = {"nvmlDeviceSetGpuLockedClocks",
+                                                    "nvmlDeviceResetGpuLockedClocks"};
+  scenario_ = dir_.file("no-clock-locks.json");
+  std::ofstream(scenario_) << scenario.dump();
   auto r = run_gpuscope(args({"--clocks", "1000,1500", "--dry-run"}), env_);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.err.find("locked SM clocks"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GPU 0 cannot have its locked SM clocks set"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(pid_file_));
+}
+
+TEST_F(Sweep, ClockSweepFindsTheExpectedOptimumAndUnlocksTheClocks) {
+  // Expected from the simulator's physics (docs/sweep.md, "Testing"): with s = f / 1980 MHz,
+  // power = 70 + 530·s^2.5 W and speed = 1 − 0.85·(1 − s); energy falls all the way down to
+  // 600 MHz (−60 %), E·D is lowest at 1000 MHz, and only 1800 MHz stays within 15 % of the
+  // unlocked time (+8 %; 1500 MHz is +26 %).
+  auto r = run_gpuscope(args({"--clocks", "1800,1500,1000,600", "--max-slowdown", "15%",
+                              "--work-regex", "processed ([0-9.]+) samples"}),
+                        env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(locked_mhz(), 0U);
+  EXPECT_EQ(limit_w(), 700);
+  EXPECT_FALSE(record_exists());
+
+  const json out = output_json();
+  EXPECT_EQ(out["sweep"]["status"], "finished");
+  EXPECT_TRUE(out["sweep"]["restored"].get<bool>());
+  std::map<std::string, double> chosen;
+  for (const auto& c : out["recommendations"]) chosen[c["selector"]] = c["setting"].get<double>();
+  EXPECT_EQ(chosen["min_energy"], 600) << out["settings"].dump(1);
+  EXPECT_EQ(chosen["min_edp"], 1000) << out["settings"].dump(1);
+  EXPECT_EQ(chosen["min_energy_bounded"], 1800) << out["settings"].dump(1);
+
+  const auto& settings = out["settings"];
+  ASSERT_EQ(settings.size(), 5u);
+  EXPECT_EQ(settings[0]["setting"], 1980);
+  EXPECT_TRUE(settings[0]["baseline"].get<bool>());
+  for (std::size_t i = 1; i < settings.size(); ++i) {
+    const auto& hi = settings[i - 1];
+    const auto& lo = settings[i];
+    EXPECT_LT(lo["energy_j"]["mean"].get<double>(), hi["energy_j"]["mean"].get<double>()) << i;
+    EXPECT_LT(lo["avg_power_w"]["mean"].get<double>(), hi["avg_power_w"]["mean"].get<double>());
+    EXPECT_GT(lo["time_s"]["mean"].get<double>(), hi["time_s"]["mean"].get<double>()) << i;
+    // The sampled SM clock is the locked one.
+    const double mhz = lo["setting"].get<double>();
+    EXPECT_NEAR(lo["sm_clock_mean_mhz"].get<double>(), mhz, 0.02 * mhz) << lo.dump();
+  }
+  EXPECT_NEAR(settings[0]["sm_clock_mean_mhz"].get<double>(), 1980, 40);
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM sweep_trials WHERE status = 'ok'"), 5);
+  EXPECT_EQ(number(db_, "SELECT setting FROM sweep_recommendations WHERE selector = 'min_edp'"),
+            1000);
+  EXPECT_EQ(number(db_, "SELECT restored FROM sweep"), 1);
+  EXPECT_NE(r.out.find("unlocked"), std::string::npos) << r.out;
+}
+
+TEST_F(Sweep, SigintStopsAClockSweepAndUnlocksTheClocks) {
+  auto process = start_long_clock_sweep();
+  process->signal(SIGINT);
+  EXPECT_EQ(process->wait(), 130) << read_file(dir_.file("err"));
+  EXPECT_EQ(locked_mhz(), 0U);
+  EXPECT_EQ(limit_w(), 700);
+  EXPECT_FALSE(record_exists());
+  EXPECT_EQ(scalar(db_, "SELECT status FROM sweep"), "interrupted");
+}
+
+TEST_F(Sweep, RestoreUnlocksTheClocksAfterAKilledClockSweep) {
+  auto process = start_long_clock_sweep();
+  process->signal(SIGKILL);
+  process->wait();
+  if (auto pid = std::atoi(read_file(pid_file_).c_str()); pid > 0) kill(pid, SIGKILL);
+  EXPECT_EQ(locked_mhz(), 1000U);
+  ASSERT_TRUE(record_exists());
+
+  auto restored = run_gpuscope({"sweep", "--restore", "-o", db_}, env_);
+  EXPECT_EQ(restored.exit_code, 0) << restored.err;
+  EXPECT_NE(restored.err.find("clocks unlocked"), std::string::npos) << restored.err;
+  EXPECT_EQ(locked_mhz(), 0U);
+  EXPECT_EQ(limit_w(), 700);
+  EXPECT_FALSE(record_exists());
+}
+
+TEST_F(Sweep, ClocksNeedPermission) {
+  auto env = env_;
+  env["GPUSCOPE_SIM_PRIVILEGED"] = "0";
+  auto r = run_gpuscope(args({"--clocks", "1000"}), env);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no permission to set locked SM clocks on GPU 0"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(pid_file_)) << "the workload must not run";
+  EXPECT_EQ(locked_mhz(), 0U);
 }
 
 }  // namespace
