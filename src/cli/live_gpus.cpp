@@ -48,13 +48,6 @@ std::chrono::nanoseconds sampling_interval(double interval_ms, const char* optio
       std::chrono::duration<double, std::milli>(interval_ms));
 }
 
-std::string short_host_name() {
-  char buffer[256] = {};
-  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "localhost";
-  std::string host(buffer);
-  return host.substr(0, host.find('.'));
-}
-
 StopSignals::StopSignals() {
   sigemptyset(&set_);
   sigaddset(&set_, SIGINT);

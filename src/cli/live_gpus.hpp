@@ -30,9 +30,6 @@ LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::strin
 // The sampling interval option of `monitor` and `serve`: checked against the sampler's floor.
 std::chrono::nanoseconds sampling_interval(double interval_ms, const char* option);
 
-// This host's short name (what `hostname -s` says).
-std::string short_host_name();
-
 // Blocks SIGINT, SIGTERM and SIGHUP for the process's lifetime of this object, so that they can be
 // waited for instead of killing gpuscope mid-write. Create it before any thread.
 class StopSignals {

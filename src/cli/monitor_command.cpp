@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "cli/live_gpus.hpp"
+#include "cli/run_context.hpp"
 #include "collect/sampler.hpp"
 #include "export/latest_values.hpp"
 #include "export/monitor_view.hpp"

@@ -8,6 +8,7 @@
 #include "cli/command.hpp"
 #include "cli/live_gpus.hpp"
 #include "cli/push_options.hpp"
+#include "cli/run_context.hpp"
 #include "collect/sampler.hpp"
 #include "export/exposition.hpp"
 #include "export/latest_values.hpp"

@@ -2,12 +2,15 @@
 // CSV of the trials, a JSON of everything, the plot (PNG) and a self-contained HTML page.
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/sweep_options.hpp"
 #include "core/error.hpp"
+#include "report/html_data.hpp"
 #include "report/html_report.hpp"
 #include "report/plots/sweep_plot.hpp"
 
@@ -194,38 +197,9 @@ json to_json(const sweep::SweepRecord& r) {
           {"restore", restore}};
 }
 
-std::string base64(const std::string& bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    const auto n = (static_cast<unsigned char>(bytes[i]) << 16) |
-                   (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                   static_cast<unsigned char>(bytes[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (i < bytes.size()) {
-    const bool two = i + 1 < bytes.size();
-    const auto n = (static_cast<unsigned char>(bytes[i]) << 16) |
-                   (two ? static_cast<unsigned char>(bytes[i + 1]) << 8 : 0);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += two ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-std::string read_binary(const fs::path& path) {
+std::vector<std::uint8_t> png_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 std::string html(const sweep::SweepRecord& r, const std::string& table,
@@ -245,7 +219,7 @@ std::string html(const sweep::SweepRecord& r, const std::string& table,
     out +=
         "<h2>Energy, time, throughput and energy per unit against the setting</h2>\n"
         "<img alt=\"sweep plot\" src=\"data:image/png;base64," +
-        base64(read_binary(*png)) + "\">\n";
+        report::base64(png_bytes(*png)) + "\">\n";
   }
   out +=
       "<h2>Trials</h2>\n<table><tr><th>trial</th><th>setting</th><th>repeat</th>"

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "analyze/work_units.hpp"
+#include "cli/run_context.hpp"
 #include "cli/sweep_options.hpp"
 #include "collect/describe.hpp"
 #include "collect/gpu_selection.hpp"
@@ -30,18 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using sweep::Knob;
-
-std::string host_name() {
-  char buffer[256] = {};
-  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "localhost";
-  std::string host(buffer);
-  return host.substr(0, host.find('.'));
-}
-
-std::string user_name() {
-  if (const passwd* pw = getpwuid(geteuid()); pw != nullptr) return pw->pw_name;
-  return std::to_string(geteuid());
-}
 
 // "10%", "10 %" or "0.1" → 0.1.
 double parse_slowdown(const std::string& text) {
@@ -369,7 +358,7 @@ int run_restore_command(const SweepOptions& o) {
     fmt::print(stderr, "gpuscope: no restore record at {}: nothing to restore\n", path.string());
     return 0;
   }
-  if (record->host == host_name() && record->pid > 0 && record->pid != getpid() &&
+  if (record->host == short_host_name() && record->pid > 0 && record->pid != getpid() &&
       kill(record->pid, 0) == 0) {
     throw Error(fmt::format("the sweep that wrote {} (pid {}) is still running", path.string(),
                             record->pid),
@@ -485,7 +474,7 @@ int run_sweep(const SweepOptions& o) {
   record.notes = limits.notes;
   record.restore.created_unix_ns = wall_now_ns();
   record.restore.pid = getpid();
-  record.restore.host = host_name();
+  record.restore.host = short_host_name();
   record.restore.output = o.output;
   record.restore.simulate = o.backend.simulate;
   record.restore.nvml_library = o.backend.nvml_library;
@@ -513,7 +502,7 @@ int run_sweep(const SweepOptions& o) {
   setup.indices = indices;
   for (unsigned i : indices) setup.devices.push_back(system.devices.at(i));
   setup.run_template.command = o.command;
-  setup.run_template.host = host_name();
+  setup.run_template.host = short_host_name();
   setup.run_template.user = user_name();
   setup.run_template.tool_version = kVersion;
   setup.run_template.sampling_interval_ns = static_cast<std::int64_t>(o.sampling_ms * 1e6);

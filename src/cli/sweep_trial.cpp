@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "analyze/work_units.hpp"
+#include "cli/run_context.hpp"
 #include "cli/run_sink.hpp"
 #include "cli/sweep_options.hpp"
 #include "collect/device_reader.hpp"
@@ -133,24 +134,6 @@ std::optional<int> signal_from_detail(const std::string& detail) {
     if (detail.rfind(name, 0) == 0) return s;
   }
   return std::nullopt;
-}
-
-RunEnd run_end(const launch::JobResult& result, const collect::SamplerStats& stats) {
-  RunEnd end;
-  end.status = result.status;
-  end.end_wall_ns = result.end_wall_ns != 0 ? result.end_wall_ns : wall_now_ns();
-  end.end_mono_ns = result.end_mono_ns != 0 ? result.end_mono_ns : mono_now_ns();
-  end.exit_code = result.exit_code;
-  end.term_signal = result.term_signal;
-  end.samples_taken = stats.rows;
-  end.deadlines_missed = stats.deadlines_missed;
-  end.problems = result.problems;
-  if (stats.failed_calls > 0) {
-    end.problems.push_back(
-        fmt::format("{} NVML calls failed while sampling; those values are missing from the run",
-                    stats.failed_calls));
-  }
-  return end;
 }
 
 }  // namespace
