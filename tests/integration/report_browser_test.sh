@@ -33,12 +33,18 @@ if "$gpuscope" report "$work/run.db" -o "$work/report.html" 2>/dev/null; then
   exit 1
 fi
 
-# Two ranks merged into one database: 8 scenario seconds each (idle, warm-up, compute), so the
-# straggler is clear in every rank whatever the start-up delay.
+# Two ranks merged into one database, run at the same time on one scenario timeline (one
+# GPUSCOPE_SIM_EPOCH_NS), as the ranks of a real job are: 8 scenario seconds each (idle, warm-up,
+# compute), so the straggler is clear in every rank whatever the start-up delay.
+epoch_ns=$(date +%s%N)
+pids=()
 for rank in 0 1; do
-  SLURM_JOB_ID=7 SLURM_NTASKS=2 SLURM_PROCID=$rank SLURMD_NODENAME=node$rank \
-    "$gpuscope" profile --simulate h100x4-straggler -q -s 50 -o "$work/ranks/" -- sleep 2
+  GPUSCOPE_SIM_EPOCH_NS=$epoch_ns SLURM_JOB_ID=7 SLURM_NTASKS=2 SLURM_PROCID=$rank \
+    SLURMD_NODENAME=node$rank \
+    "$gpuscope" profile --simulate h100x4-straggler -q -s 50 -o "$work/ranks/" -- sleep 2 &
+  pids+=($!)
 done
+for pid in "${pids[@]}"; do wait "$pid"; done
 "$gpuscope" merge "$work/merged.db" "$work/ranks"
 "$gpuscope" report "$work/merged.db" -o "$work/merged.html"
 
