@@ -112,6 +112,7 @@ void DeviceSeries::clear() {
   for (auto& v : values) v.clear();
   power_t_s.clear();
   power_w.clear();
+  power_energy_mj.clear();
 }
 
 struct Analyzer::State {
@@ -352,14 +353,19 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
   // Energy over the whole run: the counter, power integrated as a cross-check, peaks, throttling.
   GpuEnergy& e = report.energy;
   const double max_gap = std::max(5 * d.sampling_interval_s, 1.0);
-  if (auto counter = counter_energy(d.t_s, d.of(Metric::EnergyMj))) e.counter_j = counter->joules;
+  // The counter and the integration are taken over the same readings: the fast power cadence
+  // when it was recorded (it reads the counter too), else the samples. Their difference is then
+  // what sampled power missed, not a difference of spans.
   const bool fast = !d.power_w.empty();
+  auto counter = fast ? counter_energy(d.power_t_s, d.power_energy_mj) : std::nullopt;
+  if (!counter) counter = counter_energy(d.t_s, d.of(Metric::EnergyMj));
+  if (counter) e.counter_j = counter->joules;
   const double integrated = fast ? integrate_power(d.power_t_s, d.power_w, max_gap)
                                  : integrate_power(d.t_s, d.of(Metric::PowerW), max_gap);
   if (integrated > 0) e.integrated_j = integrated;
   const double span = n > 1 ? d.t_s.back() - d.t_s.front() : 0;
-  if (e.counter_j && span > 0)
-    e.average_power_w = *e.counter_j / span;
+  if (counter && counter->covered_s > 0)
+    e.average_power_w = counter->joules / counter->covered_s;
   else if (e.integrated_j && span > 0)
     e.average_power_w = *e.integrated_j / span;
   double peak = max_value(d.of(Metric::PowerW));

@@ -37,9 +37,11 @@ struct DeviceSeries {
   double sampling_interval_s = 0.1;
   std::vector<double> t_s;
   std::array<std::vector<double>, kMetricCount> values;
-  // The fast power cadence, when recorded (--power-sampling-ms): used to integrate power.
+  // The fast power cadence, when recorded (--power-sampling-ms): used to integrate power and,
+  // where it also read the energy counter, for the counter's energy over the same span.
   std::vector<double> power_t_s;
   std::vector<double> power_w;
+  std::vector<double> power_energy_mj;  // NaN where a power sample has no counter reading
 
   void clear();
   const std::vector<double>& of(Metric m) const { return values[static_cast<std::size_t>(m)]; }

@@ -295,6 +295,8 @@ void feed_power(const store::RunReader& reader, std::int64_t run_id, unsigned de
     if (!p.row.power_w) continue;
     series.power_t_s.push_back(seconds_since(p.row.wall_ns, t0));
     series.power_w.push_back(*p.row.power_w);
+    series.power_energy_mj.push_back(p.row.energy_mj ? static_cast<double>(*p.row.energy_mj)
+                                                     : std::numeric_limits<double>::quiet_NaN());
   }
 }
 

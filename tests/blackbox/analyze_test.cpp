@@ -113,19 +113,28 @@ TEST_F(Analyze, JsonHasTheDocumentedShape) {
 }
 
 TEST_F(Analyze, EnergyFromTheCounterMatchesTheDatabase) {
+  // With the fast power cadence, the counter and the integration both come from power_samples,
+  // so they cover the same span (on a loaded machine the samples' span can differ from it).
   const auto db = profile("h100", "1", "1", {"--power-sampling-ms", "10"});
   const auto out = analyze_json({db, "--carbon-intensity", "100"});
   const double counter = out["energy_j"]["counter"].get<double>();
   const double expected =
-      number(db, "SELECT (max(energy_mj) - min(energy_mj)) / 1000.0 FROM samples");
-  EXPECT_NEAR(counter, expected, 1e-6 * expected + 1e-9);
-  // Integrated power covers the power samples' span, which on a loaded machine can start or
-  // end a little apart from the samples' (a 1 s run): compare it with the counter over that span.
-  const double integrated = out["energy_j"]["integrated"].get<double>();
-  const double counter_over_power =
       number(db, "SELECT (max(energy_mj) - min(energy_mj)) / 1000.0 FROM power_samples");
-  EXPECT_NEAR(integrated, counter_over_power, 0.15 * counter_over_power);
+  EXPECT_NEAR(counter, expected, 1e-6 * expected + 1e-9);
+  const double integrated = out["energy_j"]["integrated"].get<double>();
+  EXPECT_NEAR(integrated, counter, 0.15 * counter);
+  const double span_s = number(
+      db, "SELECT (max(wall_ns) - min(wall_ns)) / 1e9 FROM power_samples WHERE energy_mj NOT NULL");
+  EXPECT_NEAR(out["gpus"][0]["average_power_w"].get<double>(), counter / span_s, 1e-6 * counter);
   EXPECT_NEAR(out["carbon"]["grams"].get<double>(), counter / 3.6e6 * 100, 1e-6);
+
+  // Without it, the counter comes from the samples.
+  const auto slow = profile("a100-nogpm", "1", "1");
+  const double slow_counter =
+      analyze_json({slow})["gpus"][0]["energy_j"]["counter"].get<double>();
+  const double slow_expected = number(
+      slow, "SELECT (max(energy_mj) - min(energy_mj)) / 1000.0 FROM samples WHERE device_index = 0");
+  EXPECT_NEAR(slow_counter, slow_expected, 1e-6 * slow_expected + 1e-9);
 }
 
 TEST_F(Analyze, PowerCapIsFoundAndAccounted) {
