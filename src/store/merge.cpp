@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "store/chunk_io.hpp"
+#include "store/kernel_tables.hpp"
 #include "store/run_file.hpp"
 #include "store/schema.hpp"
 #include "store/time_text.hpp"
@@ -97,6 +98,7 @@ class Merger {
       summary.rows.power_samples += copy_rows("power_samples", power_columns(), old_id, new_id);
       summary.rows.events += copy_rows("events", event_columns(), old_id, new_id);
       summary.rows.output_lines += copy_rows("output", output_columns(), old_id, new_id);
+      copy_kernel_trace(db_, old_id, new_id);  // schema 1.2: the kernel trace, when there is one
       ++summary.runs;
     }
   }

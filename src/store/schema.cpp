@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/metrics.hpp"
+#include "store/kernel_tables.hpp"
 #include "store/time_text.hpp"
 
 namespace gpuscope::store {
@@ -213,6 +214,7 @@ void create_schema(Database& db, std::string_view created_by) {
   sql += create_table("events", kEventColumns, kRunRef);
   sql += create_table("output", kOutputColumns, kRunRef);
   sql += create_chunks_sql();
+  sql += create_kernel_tables_sql();
   // The reader's order (run, device, time) and every per-GPU query walk this index.
   sql += "CREATE INDEX samples_by_device ON samples (run_id, device_index, mono_ns);\n";
   sql += "CREATE INDEX power_samples_by_device ON power_samples (run_id, device_index, mono_ns);\n";
@@ -279,6 +281,7 @@ void migrate(Database& db, int from_version) {
   if (minor >= kSchemaMinorVersion) return;
   db.exec("BEGIN IMMEDIATE");
   if (minor < 1 && !has_sample_chunks(db)) db.exec(create_chunks_sql());
+  if (minor < 2 && !has_kernel_tables(db)) db.exec(create_kernel_tables_sql());
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",
                   kSchemaMinorVersion));

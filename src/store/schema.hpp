@@ -1,4 +1,4 @@
-// The run database's schema (version 1.1): one list of columns per table from which the DDL, the
+// The run database's schema (version 1.2): one list of columns per table from which the DDL, the
 // writer's INSERTs, the reader's SELECTs and merge's copies are all built, so they cannot drift.
 // docs/database.md describes every table for people.
 #pragma once
@@ -24,8 +24,9 @@ inline constexpr int kSchemaVersion = 1;
 inline constexpr int kOldestReadableSchema = 1;
 // The minor version (meta row 'schema_minor_version', absent: 0). A minor version only adds what
 // older readers of the same major version can ignore, so they keep reading newer files:
-// 1.1 added sample_chunks, the columnar copy of samples.
-inline constexpr int kSchemaMinorVersion = 1;
+// 1.1 added sample_chunks, the columnar copy of samples; 1.2 the kernel trace tables
+// (store/kernel_tables.hpp).
+inline constexpr int kSchemaMinorVersion = 2;
 
 struct Column {
   std::string_view name;
@@ -61,7 +62,8 @@ void create_schema(Database& db, std::string_view created_by);
 int check_run_database(Database& db, const std::filesystem::path& path);
 
 // Upgrades a writable database from `from_version` to kSchemaVersion, one step per version, then
-// to kSchemaMinorVersion (1.0 → 1.1 adds an empty sample_chunks: readers use rows for all of it).
+// to kSchemaMinorVersion (1.0 → 1.1 adds an empty sample_chunks: readers use rows for all of it;
+// 1.1 → 1.2 adds the empty kernel trace tables).
 // Steps only add tables or columns, never drop data.
 void migrate(Database& db, int from_version);
 

@@ -1,0 +1,257 @@
+// libgpuscope_cupti.so: the CUPTI injection library of `gpuscope profile --trace-kernels`
+// (docs/kernels.md). CUDA loads it into every process of the job that initialises the driver,
+// because gpuscope sets CUDA_INJECTION64_PATH, and calls InitializeInjection() from cuInit. It
+// enables CUPTI's activity records for kernels, memcpy, memset and devices, asks CUPTI to take
+// timestamps from CLOCK_MONOTONIC (the clock of gpuscope's samples), and appends what CUPTI hands
+// back to a sidecar file of its own in $GPUSCOPE_TRACE_DIR, which gpuscope imports into the run
+// database when the job ends. Only InitializeInjection is exported.
+#include <cupti.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "core/clock.hpp"
+#include "trace/cupti/activity_records.hpp"
+#include "trace/sidecar_writer.hpp"
+
+namespace {
+
+using namespace gpuscope::trace;
+
+// Each CUPTI buffer holds about 19 000 kernel records. Full buffers are handed back at least
+// every kFlushPeriodMs; the rest at exit (or lost if the process is killed by a signal).
+constexpr std::size_t kBufferBytes = std::size_t{4} << 20;
+constexpr std::uint32_t kFlushPeriodMs = 1000;
+
+using DeviceGetFn = int (*)(int* device, int ordinal);
+using PciBusIdFn = int (*)(char* bus_id, int length, int device);
+
+// Recursive: CUPTI may hand back a buffer on the thread that is inside one of our calls.
+struct State {
+  std::recursive_mutex mutex;
+  SidecarFile file;
+  cupti::ActivityProcessor processor;
+  pid_t owner = 0;
+  bool active = false;
+  bool finished = false;
+  std::set<std::uint32_t> pci_written;
+  DeviceGetFn device_get = nullptr;
+  PciBusIdFn pci_bus_id = nullptr;
+};
+
+// Never destroyed: CUPTI may call back while static destructors run.
+State& state() {
+  static State* s = new State;
+  return *s;
+}
+
+std::string result_text(CUptiResult result) {
+  const char* text = nullptr;
+  cuptiGetResultString(result, &text);
+  return text != nullptr ? text : "CUPTI error " + std::to_string(static_cast<int>(result));
+}
+
+std::uint64_t CUPTIAPI monotonic_timestamp() {
+  return static_cast<std::uint64_t>(gpuscope::mono_now_ns());
+}
+
+// cuptiGetTimestamp between two readings of each of gpuscope's clocks.
+CalibrationRecord calibrate(CalibrationPoint point) {
+  CalibrationRecord r{};
+  const std::int64_t mono0 = gpuscope::mono_now_ns();
+  const std::int64_t wall0 = gpuscope::wall_now_ns();
+  cuptiGetTimestamp(&r.cupti_ns);
+  const std::int64_t wall1 = gpuscope::wall_now_ns();
+  const std::int64_t mono1 = gpuscope::mono_now_ns();
+  r.mono_ns = mono0 + (mono1 - mono0) / 2;
+  r.wall_ns = wall0 + (wall1 - wall0) / 2;
+  r.point = static_cast<std::uint32_t>(point);
+  r.uncertainty_ns = static_cast<std::uint32_t>((mono1 - mono0) / 2);
+  return r;
+}
+
+// The process's arguments, NUL-separated as /proc keeps them.
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.size() > 4096) text.resize(4096);
+  return text;
+}
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::uint8_t* buffer,
+                               std::size_t /*size*/, std::size_t valid_bytes) {
+  State& s = state();
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.active && !s.finished && getpid() == s.owner) {
+      SidecarBatch batch;
+      s.processor.process_buffer(buffer, valid_bytes, batch);
+      std::size_t dropped = 0;
+      if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS &&
+          dropped > 0) {
+        const DroppedRecord record{dropped};
+        batch.add(RecordType::dropped, record);
+      }
+      batch.add(RecordType::calibration, calibrate(CalibrationPoint::buffer));
+      s.file.append(batch);
+    }
+  }
+  std::free(buffer);
+}
+
+// At context creation, the CUDA device's PCI address from the driver (the DEVICE activity
+// record has the UUID but no PCI address).
+void CUPTIAPI on_resource(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED) return;
+  State& s = state();
+  const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+  std::uint32_t cuda_device = 0;
+  if (resource == nullptr || cuptiGetDeviceId(resource->context, &cuda_device) != CUPTI_SUCCESS) {
+    return;
+  }
+  std::lock_guard lock(s.mutex);
+  if (!s.active || s.finished || getpid() != s.owner || s.pci_written.contains(cuda_device)) {
+    return;
+  }
+  s.pci_written.insert(cuda_device);
+  if (s.device_get == nullptr || s.pci_bus_id == nullptr) return;
+  int device = 0;
+  char bus_id[64] = {};
+  if (s.device_get(&device, static_cast<int>(cuda_device)) != 0 ||
+      s.pci_bus_id(bus_id, sizeof(bus_id), device) != 0) {
+    return;
+  }
+  DeviceRecord r{};
+  r.cuda_device = cuda_device;
+  unsigned domain_id = 0, bus = 0, dev = 0;
+  if (std::sscanf(bus_id, "%x:%x:%x", &domain_id, &bus, &dev) == 3) {
+    r.flags = kDeviceHasPci;
+    r.pci_domain = domain_id;
+    r.pci_bus = bus;
+    r.pci_device = dev;
+    SidecarBatch batch;
+    batch.add(RecordType::device, r);
+    s.file.append(batch);
+  }
+}
+
+// At exit: every buffer CUPTI still holds, the end calibration and the end record.
+void finish() {
+  State& s = state();
+  {
+    std::lock_guard lock(s.mutex);
+    if (!s.active || s.finished || getpid() != s.owner) return;  // a fork's child: its parent's
+  }
+  // Without the lock: the buffers come back through buffer_completed, which takes it.
+  const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard lock(s.mutex);
+  SidecarBatch batch;
+  if (flushed != CUPTI_SUCCESS) batch.note("cuptiActivityFlushAll failed: " + result_text(flushed));
+  batch.add(RecordType::calibration, calibrate(CalibrationPoint::end));
+  const EndRecord end{gpuscope::mono_now_ns()};
+  batch.add(RecordType::end, end);
+  s.file.append(batch);
+  s.file.close();
+  s.finished = true;
+}
+
+void enable(CUpti_ActivityKind kind, const char* name, SidecarBatch& batch) {
+  const CUptiResult result = cuptiActivityEnable(kind);
+  if (result != CUPTI_SUCCESS) {
+    batch.note(std::string("cuptiActivityEnable(") + name + ") failed: " + result_text(result));
+  }
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.active) return 1;
+  const char* dir = std::getenv(kTraceDirVariable);
+  if (dir == nullptr || *dir == '\0') {
+    std::fprintf(stderr,
+                 "gpuscope-cupti: %s is not set, so this process is not traced (run the job "
+                 "under 'gpuscope profile --trace-kernels')\n",
+                 kTraceDirVariable);
+    return 1;
+  }
+  char host[64] = {};
+  gethostname(host, sizeof(host) - 1);
+  const pid_t pid = getpid();
+  if (!s.file.open(dir, host, pid)) {
+    std::fprintf(stderr, "gpuscope-cupti: %s; this process is not traced\n",
+                 s.file.error().c_str());
+    return 1;
+  }
+  s.owner = pid;
+  s.active = true;
+
+  SidecarBatch batch;
+  ProcessRecord process{};
+  process.pid = pid;
+  process.parent_pid = getppid();
+  process.cupti_version = CUPTI_API_VERSION;
+  // CLOCK_MONOTONIC for every timestamp, asked for before any activity is enabled. When CUPTI
+  // refuses, its own clock is converted through the calibration records instead.
+  const CUptiResult clock = cuptiActivityRegisterTimestampCallback(monotonic_timestamp);
+  process.timestamp_source = static_cast<std::uint32_t>(
+      clock == CUPTI_SUCCESS ? TimestampSource::monotonic : TimestampSource::cupti_default);
+  std::memcpy(process.host, host, sizeof(process.host));
+  batch.add(RecordType::process, process, command_line());
+  if (clock != CUPTI_SUCCESS) {
+    batch.note("cuptiActivityRegisterTimestampCallback failed (" + result_text(clock) +
+               "); timestamps are converted from CUPTI's clock by calibration");
+  }
+  batch.add(RecordType::calibration, calibrate(CalibrationPoint::start));
+  s.file.append(batch);  // first in the file, before any buffer can come back
+  batch.clear();
+
+  const CUptiResult callbacks = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  if (callbacks != CUPTI_SUCCESS) {
+    batch.note("cuptiActivityRegisterCallbacks failed: " + result_text(callbacks) +
+               "; nothing is traced in this process");
+    s.file.append(batch);
+    s.file.close();
+    s.finished = true;
+    return 1;
+  }
+  if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+    // KERNEL serialises kernels but is what some configurations (e.g. old vGPUs) offer.
+    enable(CUPTI_ACTIVITY_KIND_KERNEL, "KERNEL (after CONCURRENT_KERNEL failed)", batch);
+  }
+  enable(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", batch);
+  enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", batch);
+  enable(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", batch);
+  enable(CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE", batch);
+  cuptiActivityFlushPeriod(kFlushPeriodMs);
+
+  // The driver is what loaded this library, so its functions are already there.
+  if (void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+    s.device_get = reinterpret_cast<DeviceGetFn>(dlsym(cuda, "cuDeviceGet"));
+    s.pci_bus_id = reinterpret_cast<PciBusIdFn>(dlsym(cuda, "cuDeviceGetPCIBusId"));
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  if (cuptiSubscribe(&subscriber, on_resource, nullptr) == CUPTI_SUCCESS) {
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                        CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  }  // else another tool subscribed (only one may): GPUs are then matched by UUID alone
+  std::atexit(finish);
+  s.file.append(batch);
+  return 1;
+}

@@ -1,0 +1,270 @@
+#include "trace/import.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <optional>
+#include <system_error>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "core/kernel_trace.hpp"
+#include "store/kernel_tables.hpp"
+#include "trace/clock_map.hpp"
+#include "trace/demangle.hpp"
+#include "trace/device_map.hpp"
+#include "trace/sidecar_reader.hpp"
+
+namespace gpuscope::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The run's kernel names: one id per distinct name across its processes.
+class NameTable {
+ public:
+  NameTable(store::KernelTraceWriter& writer) : writer_(writer), next_(writer.next_name_id()) {}
+
+  std::int64_t id(const std::string& name) {
+    auto [it, added] = ids_.try_emplace(name, next_);
+    if (added) {
+      ++next_;
+      const std::string demangled = demangle(name);
+      writer_.add(TraceKernelName{it->second, name, demangled, short_kernel_name(demangled)});
+    }
+    return it->second;
+  }
+
+ private:
+  store::KernelTraceWriter& writer_;
+  std::int64_t next_;
+  std::unordered_map<std::string, std::int64_t> ids_;
+};
+
+// Converts one file's activity records and writes them.
+class FileImporter : public ActivityVisitor {
+ public:
+  FileImporter(store::KernelTraceWriter& writer, NameTable& names, const SidecarMeta& meta,
+               const ClockMap& clock, std::int64_t process,
+               const std::map<std::uint32_t, std::optional<unsigned>>& gpus)
+      : writer_(writer),
+        names_(names),
+        meta_(meta),
+        clock_(clock),
+        process_(process),
+        gpus_(gpus) {}
+
+  void kernel(const KernelRecord& r) override {
+    TraceKernel k;
+    k.place = place(r.cuda_device, r.context_id, r.stream_id, r.correlation_id);
+    k.times = times(r.start, r.end);
+    k.name_id = name_id(r.name_id);
+    for (int i = 0; i < 3; ++i) {
+      k.grid[i] = r.grid[i];
+      k.block[i] = r.block[i];
+    }
+    k.registers_per_thread = static_cast<std::int32_t>(r.registers_per_thread);
+    k.static_shared_bytes = r.static_shared_bytes;
+    k.dynamic_shared_bytes = r.dynamic_shared_bytes;
+    writer_.add(k);
+    ++kernels;
+    if (!k.place.device_index) ++unmatched;
+  }
+
+  void memcpy(const MemcpyRecord& r) override {
+    TraceMemoryOp m;
+    m.place = place(r.cuda_device, r.context_id, r.stream_id, r.correlation_id);
+    m.times = times(r.start, r.end);
+    m.copy_kind = r.copy_kind;
+    m.src_kind = r.src_kind;
+    m.dst_kind = r.dst_kind;
+    m.bytes = static_cast<std::int64_t>(r.bytes);
+    add(m);
+  }
+
+  void memset(const MemsetRecord& r) override {
+    TraceMemoryOp m;
+    m.place = place(r.cuda_device, r.context_id, r.stream_id, r.correlation_id);
+    m.times = times(r.start, r.end);
+    m.memset = true;
+    m.dst_kind = r.memory_kind;
+    m.bytes = static_cast<std::int64_t>(r.bytes);
+    m.value = r.value;
+    add(m);
+  }
+
+  std::int64_t kernels = 0;
+  std::int64_t memory_ops = 0;
+  std::int64_t unmatched = 0;
+  std::int64_t unnamed = 0;  // kernels whose name record was missing
+
+ private:
+  void add(const TraceMemoryOp& m) {
+    writer_.add(m);
+    ++memory_ops;
+    if (!m.place.device_index) ++unmatched;
+  }
+
+  TracePlace place(std::uint32_t device, std::uint32_t context, std::uint32_t stream,
+                   std::uint32_t correlation) const {
+    TracePlace p;
+    const auto gpu = gpus_.find(device);
+    if (gpu != gpus_.end()) p.device_index = gpu->second;
+    p.process = process_;
+    p.cuda_device = device;
+    p.context_id = context;
+    p.stream_id = stream;
+    p.correlation_id = correlation;
+    return p;
+  }
+
+  TraceTimes times(std::uint64_t start, std::uint64_t end) const {
+    return {clock_.to_mono(start), clock_.to_mono(end), clock_.to_wall(start), clock_.to_wall(end)};
+  }
+
+  std::int64_t name_id(std::uint32_t local) {
+    auto cached = local_ids_.find(local);
+    if (cached != local_ids_.end()) return cached->second;
+    const auto name = meta_.names.find(local);
+    if (name == meta_.names.end()) ++unnamed;
+    const std::int64_t id =
+        names_.id(name != meta_.names.end() ? name->second
+                                            : fmt::format("<kernel name {} not recorded>", local));
+    local_ids_.emplace(local, id);
+    return id;
+  }
+
+  store::KernelTraceWriter& writer_;
+  NameTable& names_;
+  const SidecarMeta& meta_;
+  const ClockMap& clock_;
+  std::int64_t process_;
+  const std::map<std::uint32_t, std::optional<unsigned>>& gpus_;
+  std::unordered_map<std::uint32_t, std::int64_t> local_ids_;
+};
+
+std::string describe_process(const SidecarMeta& meta) {
+  if (!meta.process) return meta.file.filename().string();
+  return fmt::format("process {} ({})", meta.process->pid,
+                     meta.command.empty() ? meta.file.filename().string() : meta.command);
+}
+
+}  // namespace
+
+ImportSummary import_trace_dir(const fs::path& dir, const fs::path& database, std::int64_t run_id,
+                               const std::vector<DeviceDescription>& devices,
+                               const ImportOptions& options) {
+  ImportSummary summary;
+  const std::vector<fs::path> files = sidecar_files(dir);
+  if (files.empty()) {
+    summary.problems.push_back(fmt::format(
+        "--trace-kernels: no CUDA process of the job was traced (nothing in {}); CUDA loads the "
+        "tracing library only into processes that initialise the CUDA driver",
+        dir.string()));
+  }
+  auto writer = store::KernelTraceWriter::open(database, run_id);
+  NameTable names(*writer);
+  std::vector<fs::path> imported;
+  for (const fs::path& file : files) {
+    SidecarMeta meta;
+    try {
+      meta = read_sidecar_meta(file);
+    } catch (const Error& e) {
+      summary.problems.push_back(fmt::format("kernel trace file skipped: {}", e.what()));
+      continue;
+    }
+    if (!meta.process) {
+      summary.problems.push_back(fmt::format(
+          "kernel trace file {} skipped: it has no process record (written by something else, "
+          "or cut short at its start)",
+          file.filename().string()));
+      continue;
+    }
+    const auto source = static_cast<TimestampSource>(meta.process->timestamp_source);
+    const ClockMap clock(meta.calibrations, source, options.wall_minus_mono_ns);
+    const std::int64_t process = writer->next_process();
+    const std::string who = describe_process(meta);
+
+    std::map<std::uint32_t, std::optional<unsigned>> gpus;
+    std::vector<std::string> unsampled;
+    for (const auto& [cuda_device, d] : meta.devices) {
+      TraceDevice device;
+      device.process = process;
+      device.cuda_device = cuda_device;
+      device.device_index = match_device(d, devices);
+      if (d.uuid) device.uuid = format_gpu_uuid(*d.uuid);
+      if (d.pci) device.pci_bus_id = format_pci_bus_id(*d.pci);
+      device.name = d.name;
+      gpus[cuda_device] = device.device_index;
+      if (!device.device_index) {
+        unsampled.push_back(fmt::format("CUDA device {} ({})", cuda_device,
+                                        device.uuid.value_or(device.pci_bus_id.value_or("?"))));
+      }
+      writer->add(device);
+    }
+
+    FileImporter importer(*writer, names, meta, clock, process, gpus);
+    for_each_activity(file, importer);
+
+    TraceProcess p;
+    p.process = process;
+    p.pid = meta.process->pid;
+    p.host = meta.process->host;
+    p.command = meta.command;
+    p.cupti_version = meta.process->cupti_version;
+    p.clock = clock.clock_name();
+    p.calibrations = static_cast<std::int64_t>(meta.calibrations.size());
+    p.kernels = importer.kernels;
+    p.memory_ops = importer.memory_ops;
+    p.dropped_records = static_cast<std::int64_t>(meta.dropped);
+    p.complete = meta.ended && !meta.truncated;
+    for (const std::string& note : meta.notes) p.problems.push_back(note);
+    if (meta.truncated) {
+      p.problems.push_back(
+          "the trace file ends inside a record: the process died while writing "
+          "it, and what it still held was lost");
+    } else if (!meta.ended) {
+      p.problems.push_back(
+          "the process did not end normally (a signal, a crash, or _exit): the activity CUPTI "
+          "still held in its buffers (up to about a second's worth) was lost");
+    }
+    if (meta.dropped > 0) {
+      p.problems.push_back(
+          fmt::format("CUPTI dropped {} activity records (its buffers were full)", meta.dropped));
+    }
+    if (meta.unknown_records) {
+      p.problems.push_back("records of a newer trace library were skipped");
+    }
+    if (clock.uncalibrated()) {
+      p.problems.push_back("no clock calibration: CUPTI's clock was taken as CLOCK_REALTIME");
+    }
+    if (importer.unnamed > 0) {
+      p.problems.push_back(fmt::format("{} kernels had no name record", importer.unnamed));
+    }
+    if (!unsampled.empty() && importer.unmatched > 0) {
+      p.problems.push_back(
+          fmt::format("{} kernels and memory operations ran on GPUs gpuscope did not sample: {}",
+                      importer.unmatched, fmt::join(unsampled, ", ")));
+    }
+    writer->add(p);
+    for (const std::string& problem : p.problems) {
+      summary.problems.push_back(fmt::format("kernel trace of {}: {}", who, problem));
+    }
+    ++summary.files;
+    summary.kernels += importer.kernels;
+    summary.memory_ops += importer.memory_ops;
+    summary.unmatched += importer.unmatched;
+    imported.push_back(file);
+  }
+  writer->add_run_problems(summary.problems);
+  writer->commit();
+  if (options.remove_imported) {
+    std::error_code ec;
+    for (const fs::path& file : imported) fs::remove(file, ec);
+    fs::remove(dir, ec);  // only when empty
+  }
+  return summary;
+}
+
+}  // namespace gpuscope::trace

@@ -1,0 +1,166 @@
+// The trace sidecar file: what the CUPTI injection library (libgpuscope_cupti.so) of one traced
+// CUDA process appends while the job runs, and `gpuscope profile` imports into the run database
+// when the job ends (docs/kernels.md, "How it works").
+//
+// Append-only and crash-safe: an 16-byte file header, then records of an 8-byte header (type,
+// payload size) and a payload padded to 8 bytes. Records are written whole with write(2) on an
+// O_APPEND descriptor, so a process that dies leaves every record it wrote before; a reader
+// stops at a record cut short (a kill during a write, a full disk) and keeps what came before.
+// Numbers are in the byte order of the machine that wrote the file (the same machine reads it).
+// Dependency-free: compiled into the injection library as well as gpuscope.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpuscope::trace {
+
+// "GSTRACE" and a NUL: the first 8 bytes of every sidecar file.
+inline constexpr char kSidecarMagic[8] = {'G', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
+inline constexpr std::uint32_t kSidecarVersion = 1;
+// Sidecar files are named <host>.<pid>.<n>.gstrace in the trace directory.
+inline constexpr const char* kSidecarExtension = ".gstrace";
+// The environment variables gpuscope sets for the job.
+inline constexpr const char* kTraceDirVariable = "GPUSCOPE_TRACE_DIR";
+inline constexpr const char* kInjectionVariable = "CUDA_INJECTION64_PATH";
+
+struct FileHeader {
+  char magic[8];
+  std::uint32_t version;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(FileHeader) == 16);
+
+enum class RecordType : std::uint32_t {
+  process = 1,      // ProcessRecord, then the command line (arguments NUL-separated)
+  calibration = 2,  // CalibrationRecord
+  device = 3,       // DeviceRecord, then the device's name
+  name = 4,         // NameRecord, then the kernel name as CUDA reports it
+  kernel = 5,       // KernelRecord
+  memcpy = 6,       // MemcpyRecord
+  memset = 7,       // MemsetRecord
+  dropped = 8,      // DroppedRecord
+  note = 9,         // text: something that went wrong in the library, in words
+  end = 10,         // EndRecord: the process flushed everything and ended normally
+};
+
+struct RecordHeader {
+  std::uint32_t type;  // RecordType
+  std::uint32_t size;  // payload bytes, before padding to a multiple of 8
+};
+static_assert(sizeof(RecordHeader) == 8);
+
+// How the activity timestamps were taken.
+enum class TimestampSource : std::uint32_t {
+  cupti_default = 0,  // CUPTI's own clock (CLOCK_REALTIME on Linux): convert by calibration
+  monotonic = 1,      // CUPTI called our CLOCK_MONOTONIC callback: already on gpuscope's clock
+};
+
+struct ProcessRecord {
+  std::int64_t pid;
+  std::int64_t parent_pid;
+  std::uint32_t cupti_version;     // CUPTI_API_VERSION at build time
+  std::uint32_t timestamp_source;  // TimestampSource
+  char host[64];                   // gethostname, NUL-terminated
+};
+static_assert(sizeof(ProcessRecord) == 88);
+
+enum class CalibrationPoint : std::uint32_t { start = 0, buffer = 1, end = 2 };
+
+// One reading of CUPTI's clock between two readings of each of gpuscope's clocks: the midpoints
+// are taken as simultaneous with it.
+struct CalibrationRecord {
+  std::uint64_t cupti_ns;
+  std::int64_t mono_ns;
+  std::int64_t wall_ns;
+  std::uint32_t point;           // CalibrationPoint
+  std::uint32_t uncertainty_ns;  // half the width of the mono readings around cuptiGetTimestamp
+};
+static_assert(sizeof(CalibrationRecord) == 32);
+
+enum DeviceFlags : std::uint32_t {
+  kDeviceHasUuid = 1,
+  kDeviceHasPci = 2,
+  kDeviceMig = 4,
+};
+
+struct DeviceRecord {
+  std::uint32_t cuda_device;  // CUDA's ordinal in this process
+  std::uint32_t flags;        // DeviceFlags
+  std::uint8_t uuid[16];      // CUuuid: the GPU's UUID bytes (the parent GPU's under MIG)
+  std::uint32_t pci_domain;
+  std::uint32_t pci_bus;
+  std::uint32_t pci_device;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(DeviceRecord) == 40);
+
+struct NameRecord {
+  std::uint32_t name_id;  // 1, 2, ... in this file
+  std::uint32_t reserved;
+};
+static_assert(sizeof(NameRecord) == 8);
+
+struct KernelRecord {
+  std::uint64_t start;  // CUPTI timestamps, ns
+  std::uint64_t end;
+  std::uint32_t cuda_device;
+  std::uint32_t context_id;
+  std::uint32_t stream_id;
+  std::uint32_t correlation_id;
+  std::int32_t grid[3];
+  std::int32_t block[3];
+  std::uint32_t name_id;  // a NameRecord written before this record
+  std::uint32_t registers_per_thread;
+  std::int32_t static_shared_bytes;
+  std::int32_t dynamic_shared_bytes;
+};
+static_assert(sizeof(KernelRecord) == 72);
+
+struct MemcpyRecord {
+  std::uint64_t start;
+  std::uint64_t end;
+  std::uint64_t bytes;
+  std::uint32_t cuda_device;
+  std::uint32_t context_id;
+  std::uint32_t stream_id;
+  std::uint32_t correlation_id;
+  std::uint8_t copy_kind;  // CUpti_ActivityMemcpyKind
+  std::uint8_t src_kind;   // CUpti_ActivityMemoryKind
+  std::uint8_t dst_kind;
+  std::uint8_t flags;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(MemcpyRecord) == 48);
+
+struct MemsetRecord {
+  std::uint64_t start;
+  std::uint64_t end;
+  std::uint64_t bytes;
+  std::uint32_t cuda_device;
+  std::uint32_t context_id;
+  std::uint32_t stream_id;
+  std::uint32_t correlation_id;
+  std::uint32_t value;
+  std::uint16_t memory_kind;
+  std::uint16_t flags;
+};
+static_assert(sizeof(MemsetRecord) == 48);
+
+struct DroppedRecord {
+  std::uint64_t count;  // records CUPTI could not store, or records of a kind not recognised
+};
+static_assert(sizeof(DroppedRecord) == 8);
+
+struct EndRecord {
+  std::int64_t mono_ns;
+};
+static_assert(sizeof(EndRecord) == 8);
+
+// Payloads are padded to this alignment.
+inline constexpr std::size_t kRecordAlignment = 8;
+inline constexpr std::size_t padded_size(std::size_t size) {
+  return (size + kRecordAlignment - 1) / kRecordAlignment * kRecordAlignment;
+}
+
+}  // namespace gpuscope::trace
