@@ -51,6 +51,14 @@ Command add_sweep_command(CLI::App& parent) {
       ->type_name("REGEX");
   app->add_option("--work-units", o->work_units, "Work each run does (e.g. 1000 samples)")
       ->type_name("N");
+  app->add_option("--window-begin", o->window_begin,
+                  "Measure from the first output line that matches (start-up left out); a group "
+                  "is the job's own time.monotonic() in seconds, e.g. 'work begins at ([0-9.]+)'")
+      ->type_name("REGEX");
+  app->add_option("--window-end", o->window_end,
+                  "Measure up to the first matching line after the begin (default: the job's "
+                  "end); a group is the job's own time.monotonic()")
+      ->type_name("REGEX");
   app->add_option("-o,--output", o->output,
                   "Sweep database (default sweep.db); the table, CSV, JSON, plot and HTML go "
                   "beside it")

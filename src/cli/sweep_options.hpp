@@ -29,6 +29,8 @@ struct SweepOptions {
   double eta = 0.5;
   std::string work_regex;
   std::optional<double> work_units;
+  std::string window_begin;  // a line of the job's output that marks where its work begins
+  std::string window_end;    // ... and where it ends
   std::string output = "sweep.db";
   bool force = false;
   bool dry_run = false;
@@ -48,6 +50,7 @@ struct TrialSetup {
   std::vector<DeviceDescription> devices;  // their descriptions
   RunInfo run_template;                    // command, host, user, versions
   std::optional<std::regex> work_regex;
+  std::optional<std::regex> window_begin, window_end;
   sweep::Knob knob = sweep::Knob::PowerLimit;
 };
 

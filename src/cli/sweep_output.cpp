@@ -187,6 +187,8 @@ json to_json(const sweep::SweepRecord& r) {
             {"eta", r.eta},
             {"p_max_w", r.p_max_w},
             {"work_source", r.work_source},
+            {"window_begin", r.window_begin},
+            {"window_end", r.window_end},
             {"status", r.status},
             {"restored", r.restored},
             {"notes", r.notes}}},

@@ -25,6 +25,7 @@
 #include "sweep/plan.hpp"
 #include "sweep/restore_record.hpp"
 #include "sweep/selection.hpp"
+#include "sweep/window.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -75,6 +76,10 @@ void validate(const SweepOptions& o) {
     throw Error::usage("--work-regex and --work-units cannot be combined");
   }
   if (o.work_units && *o.work_units <= 0) throw Error::usage("--work-units must be positive");
+  if (!o.window_begin.empty() && o.warmup_s > 0) {
+    throw Error::usage("--warmup and --window-begin cannot be combined", {},
+                       "let the job print its begin marker once its warmup is over");
+  }
 }
 
 // The GPUs a sweep changes: --gpus, else those the job may see, else all.
@@ -348,6 +353,11 @@ void print_plan(std::FILE* to, const SweepOptions& o, Knob knob,
   }
   fmt::print(to, "  each trial settle {:g} s after the change, warmup {:g} s not measured\n",
              o.settle_s, o.warmup_s);
+  if (!o.window_begin.empty() || !o.window_end.empty()) {
+    fmt::print(to, "  window     from {} to {}\n",
+               o.window_begin.empty() ? "the job's start" : "'" + o.window_begin + "'",
+               o.window_end.empty() ? "the job's end" : "'" + o.window_end + "'");
+  }
   fmt::print(to, "  output     {}\n", o.output);
 }
 
@@ -419,6 +429,10 @@ int run_sweep(const SweepOptions& o) {
   const double max_slowdown = parse_slowdown(o.max_slowdown);
   std::optional<std::regex> work_regex;
   if (!o.work_regex.empty()) work_regex = analyze::compile_work_regex(o.work_regex);
+  std::optional<std::regex> window_begin, window_end;
+  if (!o.window_begin.empty())
+    window_begin = sweep::compile_marker(o.window_begin, "--window-begin");
+  if (!o.window_end.empty()) window_end = sweep::compile_marker(o.window_end, "--window-end");
 
   const fs::path output = o.output;
   const fs::path record_path = sweep::restore_record_path(output);
@@ -468,6 +482,8 @@ int run_sweep(const SweepOptions& o) {
   record.work_source = !o.work_regex.empty()
                            ? "regex: " + o.work_regex
                            : (o.work_units ? fmt::format("units: {:g}", *o.work_units) : "");
+  record.window_begin = o.window_begin;
+  record.window_end = o.window_end;
   record.start_unix_ns = wall_now_ns();
   record.plan = plan;
   record.trials = sweep::plan_trials(plan, o.repeat);
@@ -509,6 +525,8 @@ int run_sweep(const SweepOptions& o) {
   if (!o.backend.simulate.empty()) setup.run_template.scenario = o.backend.simulate;
   setup.run_template.driver_version = system.driver_version;
   setup.work_regex = work_regex;
+  setup.window_begin = window_begin;
+  setup.window_end = window_end;
   setup.knob = knob;
 
   std::vector<fs::path> trial_files;

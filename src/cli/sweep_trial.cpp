@@ -1,6 +1,7 @@
 // One trial of a sweep: the command run once as an ordinary profiled run (sampler, run writer,
-// launcher: the machinery of `gpuscope profile`), with the energy counter read at the edges of
-// the measured window.
+// launcher: the machinery of `gpuscope profile`), with the energy counters read all through it
+// and taken at the edges of the measured window (the job's start and end, or the moments its
+// own begin and end markers name).
 #include <fmt/format.h>
 #include <signal.h>
 
@@ -18,6 +19,7 @@
 #include "core/error.hpp"
 #include "launch/job.hpp"
 #include "store/run_writer.hpp"
+#include "sweep/window.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -26,62 +28,66 @@ using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
-// Passes every row on to the run database and keeps, per GPU, what the trial table reports
-// from the samples inside the measured window: temperature, SM clock and (for GPUs without an
-// energy counter) power integrated over time.
+// Passes every row on to the run database and keeps, per GPU, what the trial table reports from
+// the samples: temperature, SM clock and power (for GPUs without an energy counter). The window
+// is applied at the end, once its edges are known (a job's begin marker may carry a time stamp
+// older than the samples that arrived since).
 class TrialSink : public collect::SampleSink {
  public:
-  TrialSink(RunSink& inner, std::size_t devices) : inner_(inner), per_device_(devices) {}
-
-  void start_window(std::int64_t mono_ns) { window_start_.store(mono_ns); }
+  TrialSink(RunSink& inner, std::vector<unsigned> indices)
+      : inner_(inner), indices_(std::move(indices)), per_device_(indices_.size()) {}
 
   void on_sample(const SampleRow& row) override {
     inner_.on_sample(row);
-    const std::int64_t start = window_start_.load();
-    if (start == 0 || row.mono_ns < start) return;
     std::lock_guard lock(mutex_);
-    auto& d = slot(row.device_index);
-    if (auto t = row.get(Metric::TemperatureC)) {
-      d.temperature_sum += *t;
-      d.temperature_max = std::max(d.temperature_max, *t);
-      ++d.temperature_count;
+    auto& rows = slot(row.device_index);
+    if (rows.size() >= kMaxRows) {
+      // Every other row goes: memory stays bounded however long the trial, the means barely move.
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < rows.size(); i += 2) rows[kept++] = rows[i];
+      rows.resize(kept);
     }
-    if (auto c = row.get(Metric::SmClockMhz)) {
-      d.clock_sum += *c;
-      ++d.clock_count;
-    }
-    if (auto p = row.get(Metric::PowerW)) {
-      if (d.last_power_mono != 0) {
-        d.power_integral_j +=
-            (*p + d.last_power_w) / 2 * static_cast<double>(row.mono_ns - d.last_power_mono) / 1e9;
-      }
-      d.last_power_w = *p;
-      d.last_power_mono = row.mono_ns;
-    }
+    rows.push_back({row.mono_ns, row.get(Metric::TemperatureC), row.get(Metric::SmClockMhz),
+                    row.get(Metric::PowerW)});
   }
   void on_power(const PowerRow& row) override { inner_.on_power(row); }
   void on_event(const Event& event) override { inner_.on_event(event); }
 
-  void set_indices(std::vector<unsigned> indices) { indices_ = std::move(indices); }
-
   struct Totals {
     std::optional<double> temperature_mean_c, temperature_max_c, sm_clock_mean_mhz;
     double power_integral_j = 0;
-    bool power_everywhere = true;
+    bool power_everywhere = true;  // every GPU has two or more power samples in the window
   };
-  Totals totals() const {
+  // Over the samples taken in [start_ns, end_ns] (CLOCK_MONOTONIC).
+  Totals totals(std::int64_t start_ns, std::int64_t end_ns) const {
     std::lock_guard lock(mutex_);
     Totals t;
     double temperature = 0, clock = 0, max_t = 0;
     int temperatures = 0, clocks = 0;
-    for (const auto& d : per_device_) {
-      temperature += d.temperature_sum;
-      temperatures += d.temperature_count;
-      clock += d.clock_sum;
-      clocks += d.clock_count;
-      if (d.temperature_count > 0) max_t = std::max(max_t, d.temperature_max);
-      t.power_integral_j += d.power_integral_j;
-      t.power_everywhere &= d.last_power_mono != 0;
+    for (const auto& rows : per_device_) {
+      int powers = 0;
+      std::optional<std::pair<std::int64_t, double>> last_power;
+      for (const auto& r : rows) {
+        if (r.mono_ns < start_ns || r.mono_ns > end_ns) continue;
+        if (r.temperature_c) {
+          temperature += *r.temperature_c;
+          max_t = temperatures == 0 ? *r.temperature_c : std::max(max_t, *r.temperature_c);
+          ++temperatures;
+        }
+        if (r.sm_clock_mhz) {
+          clock += *r.sm_clock_mhz;
+          ++clocks;
+        }
+        if (r.power_w) {
+          if (last_power) {
+            t.power_integral_j += (*r.power_w + last_power->second) / 2 *
+                                  static_cast<double>(r.mono_ns - last_power->first) / 1e9;
+          }
+          last_power = {r.mono_ns, *r.power_w};
+          ++powers;
+        }
+      }
+      t.power_everywhere &= powers >= 2;
     }
     if (temperatures > 0) {
       t.temperature_mean_c = temperature / temperatures;
@@ -92,13 +98,12 @@ class TrialSink : public collect::SampleSink {
   }
 
  private:
-  struct PerDevice {
-    double temperature_sum = 0, temperature_max = 0, clock_sum = 0;
-    int temperature_count = 0, clock_count = 0;
-    double power_integral_j = 0, last_power_w = 0;
-    std::int64_t last_power_mono = 0;
+  static constexpr std::size_t kMaxRows = 16384;
+  struct Row {
+    std::int64_t mono_ns;
+    std::optional<double> temperature_c, sm_clock_mhz, power_w;
   };
-  PerDevice& slot(unsigned device_index) {
+  std::vector<Row>& slot(unsigned device_index) {
     for (std::size_t i = 0; i < indices_.size(); ++i) {
       if (indices_[i] == device_index) return per_device_[i];
     }
@@ -106,24 +111,70 @@ class TrialSink : public collect::SampleSink {
   }
 
   RunSink& inner_;
-  std::atomic<std::int64_t> window_start_{0};
-  mutable std::mutex mutex_;
   std::vector<unsigned> indices_;
-  std::vector<PerDevice> per_device_;
+  mutable std::mutex mutex_;
+  std::vector<std::vector<Row>> per_device_;
 };
 
-// Sum of the energy counters of the GPUs (mJ), or nullopt when one cannot be read.
-std::optional<double> energy_counters_mj(const TrialSetup& setup) {
-  double total = 0;
-  for (unsigned index : setup.indices) {
-    auto device = setup.session->try_device(index);
-    if (!device) return std::nullopt;
-    auto mj = device->total_energy_mj();
-    if (!mj) return std::nullopt;
-    total += static_cast<double>(*mj);
+// The selected GPUs' energy counters, read all through the trial, so that the energy of any
+// window inside it is the counters' difference at exactly its edges (sweep::CounterTrack).
+class EnergyReadings {
+ public:
+  explicit EnergyReadings(const TrialSetup& setup) {
+    for (unsigned index : setup.indices) devices_.push_back(setup.session->device(index));
+    tracks_.resize(devices_.size());
   }
-  return total;
-}
+
+  // Reads every counter; after one failure no more (the energy then comes from sampled power).
+  void read() {
+    if (!ok_) return;
+    for (std::size_t i = 0; i < devices_.size(); ++i) {
+      const auto reading = read_counter(devices_[i]);
+      if (!reading) {
+        ok_ = false;
+        return;
+      }
+      tracks_[i].add(reading->first, reading->second);
+    }
+  }
+
+  // The counters' sum at mono_ns (mJ); nullopt when a counter could not be read.
+  std::optional<double> at(std::int64_t mono_ns) const {
+    if (!ok_) return std::nullopt;
+    double total = 0;
+    for (const auto& track : tracks_) {
+      const auto value = track.at(mono_ns);
+      if (!value) return std::nullopt;
+      total += *value;
+    }
+    return total;
+  }
+
+ private:
+  // One reading and the monotonic time in the middle of the call. A call that took long (the
+  // thread was preempted) says little about when the counter was read: it is tried again, and
+  // the tightest of up to four is kept.
+  static std::optional<std::pair<std::int64_t, double>> read_counter(const nvml::Device& device) {
+    std::optional<std::pair<std::int64_t, double>> best;
+    std::int64_t best_span = 0;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const std::int64_t before = mono_now_ns();
+      const auto mj = device.total_energy_mj();
+      const std::int64_t after = mono_now_ns();
+      if (!mj) return std::nullopt;
+      if (!best || after - before < best_span) {
+        best = std::pair{before + (after - before) / 2, static_cast<double>(*mj)};
+        best_span = after - before;
+      }
+      if (best_span <= 1'000'000) break;
+    }
+    return best;
+  }
+
+  std::vector<nvml::Device> devices_;
+  std::vector<sweep::CounterTrack> tracks_;
+  bool ok_ = true;
+};
 
 std::optional<int> signal_from_detail(const std::string& detail) {
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
@@ -152,8 +203,7 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
 
   auto writer = store::RunWriter::create(db, true, info, setup.devices);
   RunSink run_sink(*writer, setup.devices.size(), false, info.start_mono_ns);
-  TrialSink sink(run_sink, setup.devices.size());
-  sink.set_indices(setup.indices);
+  TrialSink sink(run_sink, setup.indices);
   collect::SamplerOptions sampler_options{
       duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
       nanoseconds(0)};
@@ -167,51 +217,72 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   // the sweep, whatever the job does with it.
   launch_options.job_control = false;
 
+  // The window: from the job's start plus the warmup, or from the begin marker, to the job's end
+  // or the end marker. Its edges are known only afterwards (a marker's time stamp is older than
+  // its line's arrival), so the energy counters are read all along and taken at the edges.
   const std::int64_t warmup_ns = static_cast<std::int64_t>(o.warmup_s * 1e9);
-  std::int64_t window_mono = 0;
-  std::optional<double> energy_start_mj;
+  const bool markers = setup.window_begin || setup.window_end;
+  EnergyReadings energy(setup);
+  bool begun = false, ended = false;
+  std::int64_t begin_ns = 0, end_ns = 0;
+  bool stamp_warned = false;
   double units = 0;
   bool any_units = false;
   std::optional<int> interrupt;
   std::int64_t job_start_mono = 0;
 
-  const auto open_window = [&](std::int64_t now) {
-    energy_start_mj = energy_counters_mj(setup);
-    window_mono = now;
-    sink.start_window(now);
+  const auto marker_at = [&](const std::smatch& match, const OutputLine& line, const char* option) {
+    const sweep::MarkerTime t = sweep::marker_time(match, job_start_mono, line.mono_ns);
+    if (!t.problem.empty() && !stamp_warned) {
+      stamp_warned = true;
+      fmt::print(stderr, "gpuscope: {}: {}; the line's arrival time is used\n", option, t.problem);
+    }
+    return t.mono_ns;
   };
 
   launch::JobCallbacks callbacks;
   callbacks.on_output = [&](const OutputLine& line) {
     writer->push(line);
-    if (setup.work_regex && window_mono != 0 && line.mono_ns >= window_mono) {
+    if (ended) return;
+    std::smatch match;
+    if (setup.window_begin && !begun) {
+      if (std::regex_search(line.text, match, *setup.window_begin)) {
+        energy.read();
+        begun = true;
+        begin_ns = marker_at(match, line, "--window-begin");
+      }
+      return;  // the work of the lines up to the begin marker is not measured
+    }
+    if (!setup.window_begin && line.mono_ns < job_start_mono + warmup_ns) return;
+    const bool closing = setup.window_end && std::regex_search(line.text, match, *setup.window_end);
+    if (setup.work_regex) {
       if (auto amount = analyze::work_in_line(*setup.work_regex, line.text)) {
         units += *amount;
         any_units = true;
       }
+    }
+    if (closing) {
+      energy.read();
+      ended = true;
+      end_ns = marker_at(match, line, "--window-end");
     }
   };
   callbacks.on_event = [&](const Event& event) {
     sink.on_event(event);
     if (event.kind == "signal" && !interrupt) interrupt = signal_from_detail(event.detail);
   };
-  callbacks.on_tick = [&] {
-    if (window_mono == 0 && job_start_mono != 0 && mono_now_ns() >= job_start_mono + warmup_ns) {
-      open_window(mono_now_ns());
-    }
-  };
-  callbacks.tick_interval = milliseconds(warmup_ns > 0 ? 20 : 1000);
+  callbacks.on_tick = [&] { energy.read(); };
+  callbacks.tick_interval = milliseconds(warmup_ns > 0 || markers ? 20 : 1000);
 
   launch::JobResult result;
-  if (warmup_ns == 0) open_window(mono_now_ns());
+  energy.read();
   if (auto job = launch::Job::start(launch_options)) {
     job_start_mono = job->start_mono_ns();
-    if (warmup_ns == 0) window_mono = job_start_mono;
     result = job->wait(callbacks);
   } else {
     result = launch::not_started(job.error());
   }
-  const std::optional<double> energy_end_mj = energy_counters_mj(setup);
+  energy.read();
   const std::int64_t end_mono = result.end_mono_ns != 0 ? result.end_mono_ns : mono_now_ns();
   sampler.stop();
   RunEnd end = run_end(result, sampler.stats());
@@ -229,20 +300,35 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   out.interrupt_signal = interrupt;
   trial.exit_code = result.exit_code;
 
+  const std::int64_t window_start = setup.window_begin ? begin_ns : job_start_mono + warmup_ns;
+  const std::int64_t window_end = ended ? end_ns : end_mono;
+  const bool measurable =
+      job_start_mono != 0 && (!setup.window_begin || begun) && window_end > window_start;
   if (interrupt) {
     trial.status = "interrupted";
   } else if (result.status != RunStatus::Finished || result.exit_code != 0) {
     trial.status = "failed";
-  } else if (window_mono == 0) {
+  } else if (setup.window_begin && !begun) {
     trial.status = "failed";
-    out.description = fmt::format("ended before the {:g} s warmup was over", o.warmup_s);
+    out.description = fmt::format("printed no line matching --window-begin '{}'", o.window_begin);
+  } else if (setup.window_end && !ended) {
+    trial.status = "failed";
+    out.description = fmt::format("printed no line matching --window-end '{}'{}", o.window_end,
+                                  setup.window_begin ? " after its begin marker" : "");
+  } else if (!measurable) {
+    trial.status = "failed";
+    out.description = warmup_ns > 0 && !setup.window_begin
+                          ? fmt::format("ended before the {:g} s warmup was over", o.warmup_s)
+                          : std::string("marked an empty window (its end is not after its begin)");
   } else {
     trial.status = "ok";
   }
-  if (window_mono == 0) return out;
+  if (!measurable) return out;
 
-  trial.time_s = static_cast<double>(end_mono - window_mono) / 1e9;
-  const auto totals = sink.totals();
+  trial.time_s = static_cast<double>(window_end - window_start) / 1e9;
+  const auto totals = sink.totals(window_start, window_end);
+  const auto energy_start_mj = energy.at(window_start);
+  const auto energy_end_mj = energy.at(window_end);
   if (energy_start_mj && energy_end_mj) {
     trial.energy_j = (*energy_end_mj - *energy_start_mj) / 1000.0;
     trial.energy_source = "counter";

@@ -38,7 +38,8 @@ struct Trial {
   std::optional<std::int64_t> run_id;  // the trial's run in the sweep database
   std::string status = "planned";      // "ok", "failed", "interrupted", "planned"
   std::optional<int> exit_code;
-  double time_s = 0;                  // measured window: job start + warmup .. job end
+  double time_s = 0;  // the measured window: job start + warmup (or the begin marker) .. job end
+                      // (or the end marker)
   std::optional<double> energy_j;     // all selected GPUs, energy counter delta over the window
   std::string energy_source;          // "counter", "sampled power" or "" when unknown
   std::optional<double> avg_power_w;  // energy_j / time_s
@@ -113,7 +114,9 @@ struct SweepRecord {
   double eta = 0.5;            // Zeus's weight of energy
   double p_max_w = 0;          // Zeus's P_max: the sum of the GPUs' maximum power limits
   std::string work_source;     // "regex: ...", "units: N" or ""
-  std::string status;          // "finished", "interrupted", "failed"
+  std::string window_begin;    // --window-begin, --window-end ("" when not given)
+  std::string window_end;
+  std::string status;  // "finished", "interrupted", "failed"
   std::int64_t start_unix_ns = 0;
   std::int64_t end_unix_ns = 0;
   std::vector<Setting> plan;

@@ -24,7 +24,8 @@ CREATE TABLE sweep (
   knob TEXT NOT NULL, unit TEXT NOT NULL, command TEXT NOT NULL, gpus TEXT NOT NULL,
   repeat INTEGER NOT NULL, warmup_s REAL NOT NULL, max_slowdown REAL NOT NULL, eta REAL NOT NULL,
   p_max_w REAL, work_source TEXT, status TEXT NOT NULL, start_time TEXT, end_time TEXT,
-  restored INTEGER NOT NULL, notes TEXT NOT NULL DEFAULT '[]');
+  restored INTEGER NOT NULL, notes TEXT NOT NULL DEFAULT '[]', window_begin TEXT,
+  window_end TEXT);
 CREATE TABLE sweep_plan (position INTEGER PRIMARY KEY, setting REAL NOT NULL,
   baseline INTEGER NOT NULL);
 CREATE TABLE sweep_trials (
@@ -64,7 +65,7 @@ void bind_spread(Statement& s, int first, const std::optional<sweep::Spread>& sp
 void insert_all(Database& db, const sweep::SweepRecord& r) {
   {
     Statement s =
-        db.prepare("INSERT INTO sweep VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        db.prepare("INSERT INTO sweep VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     s.bind(1, std::string(sweep::knob_name(r.knob)));
     s.bind(2, std::string(sweep::knob_unit(r.knob)));
     s.bind(3, nlohmann::json(r.command).dump());
@@ -80,6 +81,8 @@ void insert_all(Database& db, const sweep::SweepRecord& r) {
     s.bind(13, time_text(r.end_unix_ns));
     s.bind(14, std::int64_t{r.restored ? 1 : 0});
     s.bind(15, nlohmann::json(r.notes).dump());
+    s.bind(16, r.window_begin.empty() ? std::nullopt : std::optional<std::string>(r.window_begin));
+    s.bind(17, r.window_end.empty() ? std::nullopt : std::optional<std::string>(r.window_end));
     s.run();
   }
   {

@@ -4,11 +4,20 @@
 // GPU (nominal seconds / speed), prints its progress and its throughput like a training script,
 // and exits. The simulated GPU itself draws less power under a lower cap.
 //
+// It marks its work the way a job tells `gpuscope sweep --window-begin/--window-end` where its
+// work is: "work begins at T s" once it has started up, and "work ends at T s" after it, T its
+// CLOCK_MONOTONIC time (steady_clock) in seconds. The end is the moment the simulated work was
+// done, begin + nominal / speed: its duration is the simulator's physics, never the test
+// machine's start-up or scheduling delays (a wakeup that comes late is the CPU's delay, not the
+// GPU's), so a sweep measures the same time and energy on a slow, loaded machine as on an idle
+// one.
+//
 //   sweep_workload [--seconds S] [--seconds-capped S] [--units N] [--steps K] [--exit CODE]
-//                  [--pid-file PATH]
+//                  [--exit-capped CODE] [--startup S] [--pid-file PATH]
 //
 // --seconds-capped replaces --seconds when the GPU is capped (speed < 1): signal tests use it to
-// make only the capped trials long.
+// make only the capped trials long; --exit-capped likewise replaces --exit. --startup sleeps
+// before the work begins, as a job's imports and data loading do.
 #include <unistd.h>
 
 #include <chrono>
@@ -51,6 +60,8 @@ int main(int argc, char** argv) {
   double units = 1000;
   int steps = 4;
   int exit_code = 0;
+  int exit_capped = -1;
+  double startup = 0;
   std::string pid_file;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
@@ -65,6 +76,10 @@ int main(int argc, char** argv) {
       steps = std::stoi(value);
     } else if (option == "--exit") {
       exit_code = std::stoi(value);
+    } else if (option == "--exit-capped") {
+      exit_capped = std::stoi(value);
+    } else if (option == "--startup") {
+      startup = std::stod(value);
     } else if (option == "--pid-file") {
       pid_file = value;
     } else {
@@ -77,17 +92,25 @@ int main(int argc, char** argv) {
     std::ofstream(temporary) << getpid() << "\n";
     std::rename(temporary.c_str(), pid_file.c_str());
   }
+  std::this_thread::sleep_for(std::chrono::duration<double>(startup));
   const double speed = simulated_speed();
   if (speed < 1 && seconds_capped >= 0) seconds = seconds_capped;
+  if (speed < 1 && exit_capped >= 0) exit_code = exit_capped;
   const double wall = seconds / speed;
   const auto start = std::chrono::steady_clock::now();
+  const auto stamp = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(t.time_since_epoch()).count();
+  };
+  std::printf("work begins at %.9f s\n", stamp(start));
+  std::fflush(stdout);
   for (int step = 1; step <= steps; ++step) {
     std::this_thread::sleep_until(start + std::chrono::duration<double>(wall * step / steps));
     std::printf("step %d/%d: processed %g samples\n", step, steps, units / steps);
     std::fflush(stdout);
   }
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("throughput: %.1f samples/s (speed %.4f)\n", units / elapsed, speed);
+  const auto done = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(wall));
+  std::printf("work ends at %.9f s\n", stamp(done));
+  std::printf("throughput: %.1f samples/s (speed %.4f)\n", units / wall, speed);
   return exit_code;
 }
