@@ -1,15 +1,21 @@
-// `gpuscope kernels REPORT.sqlite...`: nsys's cuda_gpu_kern_sum and a memcpy/memset summary of
-// Nsight Systems SQLite exports, summed over ranks or per rank (docs/kernels.md).
+// `gpuscope kernels REPORT.sqlite|RUN.db...`: nsys's cuda_gpu_kern_sum and a memcpy/memset
+// summary of Nsight Systems SQLite exports or of the kernel trace of gpuscope run databases
+// (profile --trace-kernels), summed over ranks or per rank (docs/kernels.md).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/kernel_tracing.hpp"
 #include "core/error.hpp"
 #include "kernels/nsys_reader.hpp"
 #include "kernels/output.hpp"
+#include "kernels/run_database.hpp"
+#include "store/run_reader.hpp"
+#include "trace/sidecar_reader.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -21,7 +27,51 @@ struct KernelsOptions {
   bool json = false;
   bool csv = false;
   bool per_rank = false;
+  bool import = false;  // --import: the trace files profile left unimported
 };
+
+// Imports the trace directory profile left beside a run database (gpuscope was stopped before
+// the end) into its last run.
+void import_leftover_trace(const std::filesystem::path& database) {
+  const std::filesystem::path dir = trace_dir_for(database);
+  if (trace::sidecar_files(dir).empty()) {
+    throw Error::usage(fmt::format("nothing to import for {}", database.string()),
+                       fmt::format("{} holds no trace files", dir.string()),
+                       "--import is for the trace of a profile that was stopped before the end");
+  }
+  const store::RunReader reader = store::RunReader::open(database);
+  const auto runs = reader.runs();
+  if (runs.empty()) throw Error::usage(database.string() + " holds no run");
+  const store::StoredRun& run = runs.back();
+  KernelTracing tracing;
+  tracing.dir = dir;
+  const auto problems =
+      import_kernel_trace(tracing, database, run.run_id, reader.devices(run.run_id),
+                          run.info.start_wall_ns - run.info.start_mono_ns, false);
+  for (const std::string& p : problems) fmt::print(stderr, "gpuscope: warning: {}\n", p);
+}
+
+// Each input's reports: an nsys export, or one per run of a run database.
+std::vector<kernels::NsysExport> read_input(const std::string& input, kernels::NameColumn column,
+                                            bool import) {
+  if (!kernels::is_run_database(input)) {
+    if (import) {
+      throw Error::usage(fmt::format("--import is for run databases; {} is none", input), {},
+                         "give the run database 'gpuscope profile --trace-kernels -o' wrote");
+    }
+    return {kernels::read_nsys_export(input, column)};
+  }
+  if (import) import_leftover_trace(input);
+  auto reports = kernels::read_run_database(input, column);
+  const auto leftover = trace::sidecar_files(trace_dir_for(input));
+  if (!import && !leftover.empty() && !reports.empty()) {
+    reports.front().notes.push_back(
+        fmt::format("{}: {} holds {} trace files that were not imported (gpuscope was stopped "
+                    "before the end); add --import to import them",
+                    input, trace_dir_for(input).string(), leftover.size()));
+  }
+  return reports;
+}
 
 kernels::Summary summarize(const std::vector<const kernels::NsysExport*>& reports) {
   kernels::Summary summary;
@@ -44,7 +94,7 @@ int run_kernels(const KernelsOptions& o) {
       o.names == "short" ? kernels::NameColumn::short_name : kernels::NameColumn::demangled;
   std::vector<kernels::NsysExport> reports;
   for (const std::string& input : o.inputs) {
-    reports.push_back(kernels::read_nsys_export(input, column));
+    for (auto& report : read_input(input, column, o.import)) reports.push_back(std::move(report));
   }
   for (const kernels::NsysExport& report : reports) {
     for (const std::string& note : report.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
@@ -77,11 +127,13 @@ Command add_kernels_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "kernels",
       "Per-kernel time (nsys cuda_gpu_kern_sum) and memcpy/memset summary of Nsight Systems "
-      "SQLite exports");
+      "SQLite exports or of run databases of 'profile --trace-kernels'");
   app->add_option("inputs", o->inputs,
-                  "nsys SQLite exports ('nsys export --type sqlite R.nsys-rep'), one per rank")
+                  "nsys SQLite exports ('nsys export --type sqlite R.nsys-rep'), one per rank, "
+                  "or run databases of 'gpuscope profile --trace-kernels' (one summary per run "
+                  "with --per-rank)")
       ->required()
-      ->type_name("REPORT.sqlite...");
+      ->type_name("REPORT.sqlite|RUN.db...");
   app->add_option("--name", o->names,
                   "Name kernels by their demangled name or nsys's short name (default demangled)")
       ->check(CLI::IsMember({"demangled", "short"}))
@@ -89,7 +141,11 @@ Command add_kernels_command(CLI::App& parent) {
   app->add_option("--top", o->top, "Show only the N kernels with the most total time")
       ->check(CLI::PositiveNumber)
       ->type_name("N");
-  app->add_flag("--per-rank", o->per_rank, "One summary per file instead of their sum");
+  app->add_flag("--per-rank", o->per_rank,
+                "One summary per file (per run of a run database) instead of their sum");
+  app->add_flag("--import", o->import,
+                "First import the trace files a stopped 'profile --trace-kernels' left in "
+                "RUN.db.trace/");
   app->add_flag("--json", o->json, "Print JSON");
   app->add_flag("--csv", o->csv, "Print CSV");
   return {app, [o] { return run_kernels(*o); }};

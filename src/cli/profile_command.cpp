@@ -55,6 +55,9 @@ Command add_profile_command(CLI::App& parent) {
   app->add_flag("--live", o->live,
                 "Show the live table of 'gpuscope monitor' on stderr instead of the progress line");
   add_push_options(*app, o->push);
+  app->add_flag("--trace-kernels", o->trace_kernels,
+                "Also record the job's CUDA kernels, memcpy and memset (CUPTI, through "
+                "CUDA_INJECTION64_PATH) into the run database (docs/kernels.md)");
   app->add_option("--flush-ms", o->flush_ms, "How often samples are committed to disk (ms)")
       ->group("");  // for tests of crash safety; 1000 ms is right for everyone else
   app->add_option("command", o->command, "The command to run, after --")->type_name("CMD ARGS");

@@ -28,6 +28,8 @@ struct ProfileOptions {
   double flush_ms = 1000;  // writer commit interval (hidden; tests)
   bool live = false;       // --live: the monitor table on stderr
   PushOptions push;        // --push URL ...
+  bool trace_kernels =
+      false;  // --trace-kernels: CUPTI kernel/memcpy/memset trace (docs/kernels.md)
 };
 
 // Smallest main sampling interval: NVML answers a full sample of an 8-GPU node in a few ms.

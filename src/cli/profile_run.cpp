@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "cli/kernel_tracing.hpp"
 #include "cli/profile_live.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_context.hpp"
@@ -123,6 +124,8 @@ int run_profile(const ProfileOptions& o) {
   info.driver_version = system.driver_version;
   const collect::GpuSelection selection = choose_gpus(o, session, system.devices, env);
   const auto path = output_path(o, info);
+  std::optional<KernelTracing> tracing;  // --trace-kernels
+  if (o.trace_kernels) tracing = prepare_kernel_tracing(path, o.force);
 
   std::vector<std::string> notes = selection.notes;
   std::vector<collect::DeviceReader> readers;
@@ -165,7 +168,11 @@ int run_profile(const ProfileOptions& o) {
   callbacks.tick_interval = milliseconds(1000);
 
   launch::JobResult result;
-  if (auto job = launch::Job::start(launch_opts)) {
+  launch::LaunchOptions job_opts = launch_opts;
+  if (tracing) {
+    for (auto& [name, value] : tracing_environment(*tracing)) job_opts.extra_env[name] = value;
+  }
+  if (auto job = launch::Job::start(job_opts)) {
     result = job->wait(callbacks);
   } else {
     result = launch::not_started(job.error());
@@ -177,6 +184,12 @@ int run_profile(const ProfileOptions& o) {
   live.finish(end);
   const std::vector<std::string> storage_problems = writer->finish(end);
   end.problems.insert(end.problems.end(), storage_problems.begin(), storage_problems.end());
+  if (tracing) {
+    const auto trace_problems =
+        import_kernel_trace(*tracing, path, writer->run_id(), sampled,
+                            info.start_wall_ns - info.start_mono_ns, o.quiet);
+    end.problems.insert(end.problems.end(), trace_problems.begin(), trace_problems.end());
+  }
   if (result.spawn_failure) {
     fmt::print(stderr, "gpuscope: error: {}\n", result.spawn_failure->message());
   }

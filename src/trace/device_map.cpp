@@ -56,7 +56,7 @@ std::string format_pci_bus_id(const PciAddress& a) {
 std::optional<unsigned> match_device(const SidecarDevice& device,
                                      const std::vector<DeviceDescription>& devices) {
   if (device.uuid) {
-    const std::string uuid = format_gpu_uuid(*device.uuid);
+    const std::string uuid = lower(format_gpu_uuid(*device.uuid));
     for (const auto& d : devices) {
       if (d.uuid && lower(*d.uuid) == uuid) return d.index;
     }

@@ -146,8 +146,9 @@ class FileImporter : public ActivityVisitor {
 
 std::string describe_process(const SidecarMeta& meta) {
   if (!meta.process) return meta.file.filename().string();
-  return fmt::format("process {} ({})", meta.process->pid,
-                     meta.command.empty() ? meta.file.filename().string() : meta.command);
+  std::string command = meta.command.empty() ? meta.file.filename().string() : meta.command;
+  if (command.size() > 60) command = command.substr(0, 57) + "...";
+  return fmt::format("process {} ({})", meta.process->pid, command);
 }
 
 }  // namespace

@@ -214,26 +214,35 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       clock == CUPTI_SUCCESS ? TimestampSource::monotonic : TimestampSource::cupti_default);
   std::memcpy(process.host, host, sizeof(process.host));
   batch.add(RecordType::process, process, command_line());
-  if (clock != CUPTI_SUCCESS) {
-    batch.note("cuptiActivityRegisterTimestampCallback failed (" + result_text(clock) +
-               "); timestamps are converted from CUPTI's clock by calibration");
-  }
   batch.add(RecordType::calibration, calibrate(CalibrationPoint::start));
   s.file.append(batch);  // first in the file, before any buffer can come back
   batch.clear();
 
-  const CUptiResult callbacks = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-  if (callbacks != CUPTI_SUCCESS) {
-    batch.note("cuptiActivityRegisterCallbacks failed: " + result_text(callbacks) +
-               "; nothing is traced in this process");
+  auto give_up = [&](const std::string& why) {
+    batch.note(why + "; nothing is traced in this process (CUPTI " +
+               std::to_string(CUPTI_API_VERSION) +
+               " needs the driver of CUDA 13 or newer, and no other CUPTI client such as nsys, "
+               "ncu or torch.profiler in the process)");
+    const EndRecord end{gpuscope::mono_now_ns()};  // the file is complete: nothing was lost
+    batch.add(RecordType::end, end);
     s.file.append(batch);
     s.file.close();
     s.finished = true;
     return 1;
+  };
+  const CUptiResult callbacks = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  if (callbacks != CUPTI_SUCCESS) {
+    return give_up("cuptiActivityRegisterCallbacks failed: " + result_text(callbacks));
   }
-  if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
-    // KERNEL serialises kernels but is what some configurations (e.g. old vGPUs) offer.
-    enable(CUPTI_ACTIVITY_KIND_KERNEL, "KERNEL (after CONCURRENT_KERNEL failed)", batch);
+  CUptiResult kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  // KERNEL serialises kernels but is what some configurations (e.g. old vGPUs) offer.
+  if (kernels != CUPTI_SUCCESS) kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL);
+  if (kernels != CUPTI_SUCCESS) {
+    return give_up("CUPTI could not enable kernel records: " + result_text(kernels));
+  }
+  if (clock != CUPTI_SUCCESS) {
+    batch.note("cuptiActivityRegisterTimestampCallback failed (" + result_text(clock) +
+               "); timestamps are converted from CUPTI's clock by calibration");
   }
   enable(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", batch);
   enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", batch);

@@ -1,0 +1,129 @@
+// A stand-in for a CUDA job under `gpuscope profile --trace-kernels`, for the black-box tests
+// (no GPU needed). It prints the tracing environment gpuscope gave it, loads the injection
+// library from CUDA_INJECTION64_PATH and calls InitializeInjection as the CUDA driver would
+// (without a driver CUPTI refuses to enable activities, which the library records), then plays a
+// traced CUDA process: CUPTI buffers built by hand go through the library's record processing
+// into a sidecar file of its own, with kernels on the GPU whose UUID is given, timed on
+// CLOCK_MONOTONIC now. --fork N does the same in N child processes, as torchrun's workers would.
+// Usage: fake_cuda_job --uuid GPU-... [--fork N] [--kernels K]
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/clock.hpp"
+#include "trace/cupti/activity_records.hpp"
+#include "trace/cupti_buffers.hpp"
+#include "trace/sidecar_writer.hpp"
+
+namespace {
+
+using namespace gpuscope::trace;
+
+bool parse_uuid(const std::string& text, std::uint8_t (&out)[16]) {
+  std::string hex;
+  for (char c : text.substr(text.rfind("GPU-", 0) == 0 ? 4 : 0)) {
+    if (c != '-') hex += c;
+  }
+  if (hex.size() != 32) return false;
+  for (std::size_t i = 0; i < 16; ++i) {
+    out[i] = static_cast<std::uint8_t>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  }
+  return true;
+}
+
+// One traced process's sidecar file, as the library writes it.
+int play_traced_process(const std::uint8_t (&uuid)[16], int kernels) {
+  const char* dir = std::getenv(kTraceDirVariable);
+  if (dir == nullptr) {
+    std::fprintf(stderr, "fake_cuda_job: %s is not set\n", kTraceDirVariable);
+    return 3;
+  }
+  SidecarFile file;
+  if (!file.open(dir, "fakehost", getpid())) {
+    std::fprintf(stderr, "fake_cuda_job: %s\n", file.error().c_str());
+    return 3;
+  }
+  SidecarBatch batch;
+  ProcessRecord process{};
+  process.pid = getpid();
+  process.parent_pid = getppid();
+  process.cupti_version = CUPTI_API_VERSION;
+  process.timestamp_source = static_cast<std::uint32_t>(TimestampSource::monotonic);
+  std::strcpy(process.host, "fakehost");
+  batch.add(RecordType::process, process, std::string_view("fake_cuda_job\0worker\0", 21));
+  const std::int64_t now = gpuscope::mono_now_ns();
+  batch.add(RecordType::calibration,
+            CalibrationRecord{static_cast<std::uint64_t>(now), now, gpuscope::wall_now_ns(), 0, 0});
+
+  testing::CuptiBuffer buffer(1 << 20);
+  testing::add_device(buffer, 0, uuid, "Fake H100");
+  const auto t0 = static_cast<std::uint64_t>(now);
+  for (int i = 0; i < kernels; ++i) {
+    const std::uint64_t start = t0 + std::uint64_t{1'000'000} * static_cast<std::uint64_t>(i);
+    // gemm 400 µs, relu 100 µs, alternating.
+    testing::add_kernel(buffer, i % 2 == 0 ? "_Z4gemmIfEviPKT_" : "_Z11relu_kernelPf", start,
+                        start + (i % 2 == 0 ? 400'000 : 100'000), 0, 7);
+  }
+  testing::add_memcpy(buffer, t0 + 500'000, t0 + 520'000, 1 << 20, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+                      0);
+  cupti::ActivityProcessor processor;
+  processor.process_buffer(buffer.data(), buffer.used(), batch);
+  // The "GPU work" ends in the future: live until it has, as a real process would.
+  const std::int64_t last_end = now + 1'000'000LL * kernels;
+  while (gpuscope::mono_now_ns() < last_end) usleep(200);
+  batch.add(RecordType::end, EndRecord{gpuscope::mono_now_ns()});
+  return file.append(batch) ? 0 : 3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string uuid_text;
+  int forks = 0;
+  int kernels = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string option = argv[i];
+    if (option == "--uuid") uuid_text = argv[i + 1];
+    if (option == "--fork") forks = std::atoi(argv[i + 1]);
+    if (option == "--kernels") kernels = std::atoi(argv[i + 1]);
+  }
+  std::uint8_t uuid[16] = {};
+  if (!parse_uuid(uuid_text, uuid)) {
+    std::fprintf(stderr, "fake_cuda_job: --uuid GPU-... is required\n");
+    return 2;
+  }
+  const char* injection = std::getenv(kInjectionVariable);
+  std::printf("%s=%s\n", kInjectionVariable, injection != nullptr ? injection : "");
+  const char* dir = std::getenv(kTraceDirVariable);
+  std::printf("%s=%s\n", kTraceDirVariable, dir != nullptr ? dir : "");
+  std::fflush(stdout);
+
+  // What the CUDA driver does with CUDA_INJECTION64_PATH.
+  if (injection != nullptr && *injection != '\0') {
+    void* library = dlopen(injection, RTLD_NOW);
+    if (library == nullptr) {
+      std::fprintf(stderr, "fake_cuda_job: %s\n", dlerror());
+      return 4;
+    }
+    using Init = int (*)();
+    auto init = reinterpret_cast<Init>(dlsym(library, "InitializeInjection"));
+    if (init == nullptr || init() != 1) {
+      std::fprintf(stderr, "fake_cuda_job: InitializeInjection missing or failed\n");
+      return 4;
+    }
+  }
+
+  for (int i = 0; i < forks; ++i) {
+    const pid_t child = fork();
+    if (child == 0) std::exit(play_traced_process(uuid, kernels));  // atexit: not the library's
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 5;
+  }
+  return play_traced_process(uuid, kernels);
+}

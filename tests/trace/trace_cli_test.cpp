@@ -1,0 +1,195 @@
+// `gpuscope profile --trace-kernels` through the real binary on simulated GPUs: the environment
+// the job gets, the import of the sidecar files its processes wrote (the real injection library
+// loaded as CUDA loads it, plus processes playing traced CUDA workers, forked as torchrun
+// does), `gpuscope kernels run.db`, and the errors: no library, a trace left by a stopped run.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/clock.hpp"
+#include "support/process.hpp"
+#include "support/sql.hpp"
+#include "trace/sidecar_writer.hpp"
+
+namespace gpuscope::testing {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string uuid_of(unsigned gpu) {
+  const ProcessResult r = run_gpuscope({"devices", "--simulate", "h100x4-straggler", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out)["devices"][gpu]["uuid"];
+}
+
+TEST(TraceCli, MissingLibraryIsAClearError) {
+  TempDir dir;
+  const ProcessResult r =
+      run_gpuscope({"profile", "--simulate", "h100x4-straggler", "-q", "-o", dir.file("run.db"),
+                    "--trace-kernels", "--", "true"},
+                   {{"GPUSCOPE_CUPTI_LIBRARY", dir.file("libgpuscope_cupti.so")}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--trace-kernels needs " + dir.file("libgpuscope_cupti.so")),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("GPUSCOPE_CUPTI_LIBRARY"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.file("run.db"))) << "nothing is written before the check";
+}
+
+// A sidecar file of one traced process with two kernels on the GPU `uuid`, written as the
+// library writes one (no CUPTI needed).
+void write_sidecar(const std::string& trace_dir, const std::string& uuid) {
+  using namespace gpuscope::trace;
+  fs::create_directories(trace_dir);
+  SidecarFile file;
+  ASSERT_TRUE(file.open(trace_dir, "h", 77)) << file.error();
+  SidecarBatch b;
+  ProcessRecord p{};
+  p.pid = 77;
+  p.timestamp_source = static_cast<std::uint32_t>(TimestampSource::monotonic);
+  b.add(RecordType::process, p);
+  DeviceRecord d{};
+  d.flags = kDeviceHasUuid;
+  std::string hex;
+  for (char c : uuid.substr(4)) {
+    if (c != '-') hex += c;
+  }
+  for (std::size_t i = 0; i < 16; ++i) {
+    d.uuid[i] = static_cast<std::uint8_t>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  }
+  b.add(RecordType::device, d);
+  b.add(RecordType::name, NameRecord{1, 0}, "_Z6kernelv");
+  const auto now = static_cast<std::uint64_t>(mono_now_ns());
+  for (std::uint64_t i = 0; i < 2; ++i) {
+    KernelRecord k{};
+    k.start = now + i * 1000;
+    k.end = k.start + 250;
+    k.name_id = 1;
+    b.add(RecordType::kernel, k);
+  }
+  ASSERT_TRUE(file.append(b));
+}
+
+TEST(TraceCli, TraceOfAStoppedRunIsImportedOnRequest) {
+  TempDir dir;
+  const std::string db = dir.file("run.db");
+  ProcessResult r =
+      run_gpuscope({"profile", "--simulate", "h100x4-straggler", "-q", "-o", db, "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  write_sidecar(db + ".trace", uuid_of(1));
+
+  // Noticed, not imported, without --import.
+  r = run_gpuscope({"kernels", db});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("not imported"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("No kernels recorded"), std::string::npos) << r.out;
+  // profile refuses to start over it without -f (here under another database name? no: the
+  // database exists too, which -f also replaces).
+  r = run_gpuscope({"profile", "--simulate", "h100x4-straggler", "-q", "-o", db, "--trace-kernels",
+                    "--", "true"});
+  EXPECT_EQ(r.exit_code, 2);
+
+  r = run_gpuscope({"kernels", "--import", db, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["summaries"][0]["kernels"].size(), 1u) << r.out;
+  EXPECT_EQ(j["summaries"][0]["kernels"][0]["name"], "kernel()");
+  EXPECT_EQ(j["summaries"][0]["kernels"][0]["instances"], 2);
+  EXPECT_EQ(j["summaries"][0]["kernels"][0]["total_ns"], 500);
+  EXPECT_EQ(number(db, "SELECT count(*) FROM kernels WHERE device_index = 1"), 2);
+  EXPECT_FALSE(fs::exists(db + ".trace"));
+  // Twice is an error: there is nothing left to import.
+  r = run_gpuscope({"kernels", "--import", db});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nothing to import"), std::string::npos) << r.err;
+}
+
+TEST(TraceCli, LeftoverTraceStopsANewProfileWithoutForce) {
+  TempDir dir;
+  const std::string db = dir.file("run.db");
+  write_sidecar(db + ".trace", uuid_of(0));
+  ProcessResult r = run_gpuscope({"profile", "--simulate", "h100x4-straggler", "-q", "-o", db,
+                                  "--trace-kernels", "--", "true"});
+#ifdef GPUSCOPE_TEST_FAKE_CUDA_JOB
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("holds the kernel trace of an earlier run"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpuscope kernels --import"), std::string::npos) << r.err;
+  // -f discards it.
+  r = run_gpuscope({"profile", "--simulate", "h100x4-straggler", "-q", "-f", "-o", db,
+                    "--trace-kernels", "--", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(number(db, "SELECT count(*) FROM kernels"), 0);
+#else
+  // Built without CUPTI: the missing library is said first.
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--trace-kernels is not available"), std::string::npos) << r.err;
+#endif
+}
+
+#ifdef GPUSCOPE_TEST_FAKE_CUDA_JOB
+
+TEST(TraceCli, ProfileTracesEveryCudaProcessOfTheJob) {
+  TempDir dir;
+  const std::string db = dir.file("run.db");
+  const std::string gpu2 = uuid_of(2);
+  // The job may see GPU 2 only: its CUDA device 0 is NVML's GPU 2, which is all gpuscope samples.
+  const ProcessResult r = run_gpuscope(
+      {"profile", "--simulate", "h100x4-straggler", "-q", "-o", db, "--trace-kernels", "--",
+       GPUSCOPE_TEST_FAKE_CUDA_JOB, "--uuid", gpu2, "--fork", "2", "--kernels", "3"},
+      {{"CUDA_VISIBLE_DEVICES", "2"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(std::string("CUDA_INJECTION64_PATH=") + GPUSCOPE_TEST_CUPTI_LIBRARY),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("GPUSCOPE_TRACE_DIR=" + fs::absolute(db).string() + ".trace"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(db + ".trace")) << "imported files are removed";
+
+  // Processes: the real library's (CUPTI refused without a driver, which it recorded), the job
+  // itself and its two forked workers playing traced processes.
+  EXPECT_EQ(number(db, "SELECT count(*) FROM trace_processes"), 4);
+  EXPECT_EQ(number(db, "SELECT count(DISTINCT pid) FROM trace_processes"), 3);
+  const auto library_problems = scalar(
+      db, "SELECT problems FROM trace_processes WHERE kernels = 0 AND command LIKE '%fake_cuda%'");
+  ASSERT_TRUE(library_problems.has_value());
+  EXPECT_NE(library_problems->find("could not enable kernel records"), std::string::npos)
+      << *library_problems;
+  // Every kernel is on GPU 2, the only sampled GPU, found by UUID.
+  EXPECT_EQ(number(db, "SELECT count(*) FROM kernels"), 9);
+  EXPECT_EQ(number(db, "SELECT count(*) FROM kernels WHERE device_index = 2"), 9);
+  EXPECT_EQ(number(db, "SELECT count(*) FROM cuda_devices WHERE device_index = 2 AND uuid = '" +
+                           gpu2 + "'"),
+            3);
+  EXPECT_EQ(number(db, "SELECT count(*) FROM memory_ops WHERE operation = 'memcpy'"), 3);
+  EXPECT_EQ(number(db, "SELECT count(*) FROM kernel_names"), 2);
+  // On the samples' clock: inside the run.
+  EXPECT_EQ(number(db,
+                   "SELECT count(*) FROM kernels k JOIN runs r USING (run_id) WHERE "
+                   "k.start_mono_ns >= r.start_mono_ns AND k.end_mono_ns <= r.end_mono_ns"),
+            9);
+  EXPECT_EQ(scalar(db, "SELECT value FROM meta WHERE key = 'schema_minor_version'"), "2");
+
+  // The same summary as an nsys export's: 3 processes × (gemm 400 µs ×2, relu 100 µs ×1).
+  const ProcessResult k = run_gpuscope({"kernels", db, "--json"});
+  ASSERT_EQ(k.exit_code, 0) << k.err;
+  const json j = json::parse(k.out);
+  const json& rows = j["summaries"][0]["kernels"];
+  ASSERT_EQ(rows.size(), 2u) << k.out;
+  EXPECT_EQ(rows[0]["name"], "void gemm<float>(int, float const*)");
+  EXPECT_EQ(rows[0]["instances"], 6);
+  EXPECT_EQ(rows[0]["total_ns"], 2'400'000);
+  EXPECT_EQ(rows[1]["name"], "relu_kernel(float*)");
+  EXPECT_EQ(rows[1]["total_ns"], 300'000);
+  EXPECT_NEAR(rows[0]["time_percent"].get<double>(), 100.0 * 2.4 / 2.7, 0.05);
+  const ProcessResult text = run_gpuscope({"kernels", db, "--name", "short"});
+  EXPECT_NE(text.out.find("  gemm\n"), std::string::npos) << text.out;
+}
+
+#endif
+
+}  // namespace
+}  // namespace gpuscope::testing
