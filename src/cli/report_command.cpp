@@ -11,6 +11,7 @@
 #include "cli/analysis_options.hpp"
 #include "cli/analyze_run.hpp"
 #include "cli/command.hpp"
+#include "cli/report_kernels.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "report/html_report.hpp"
@@ -113,6 +114,7 @@ int run_report(const ReportOptions& o) {
   report::HtmlReportOptions options;
   options.title = o.title;
   options.generator = fmt::format("gpuscope {}", kVersion);
+  options.kernels = load_kernel_lanes(analysis);  // profile --trace-kernels
   if (*kGitRevision != '\0') options.generator += fmt::format(" ({})", kGitRevision);
   const std::string html = report::html_report(analysis, options);
   write_file(o.output, html);

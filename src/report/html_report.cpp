@@ -105,6 +105,7 @@ std::string html_report(const analyze::Analysis& analysis, const HtmlReportOptio
                                 : options.title;
   data["title"] = title;
   data["generator"] = options.generator;
+  if (options.kernels) data["kernels"] = options.kernels->to_json();
   // Compressed, the data is a quarter of its size: Chromium's HTML parser, which must scan the
   // whole element before any script runs, is done with a big report's page 4 times sooner, and
   // the browser inflates it natively (DecompressionStream) in milliseconds.
@@ -133,6 +134,7 @@ std::string html_report(const analyze::Analysis& analysis, const HtmlReportOptio
          payload + "</script>\n";
   out += "<script>\n" + script_safe(joined(web::kUplotJs)) + "\n</script>\n";
   out += "<script>\n" + script_safe(joined(web::kChartsJs)) + "\n</script>\n";
+  out += "<script>\n" + script_safe(joined(web::kKernelsJs)) + "\n</script>\n";
   out += "<script>\n" + script_safe(joined(web::kReportJs)) + "\n</script>\n";
   out += "</body>\n</html>\n";
   return out;

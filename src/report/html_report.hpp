@@ -3,15 +3,18 @@
 // uPlot and the report's own script and style are embedded from web/ at build time.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "analyze/analysis.hpp"
+#include "report/kernel_lanes.hpp"
 
 namespace gpuscope::report {
 
 struct HtmlReportOptions {
   std::string title;      // shown as the page title and heading; empty: a default
   std::string generator;  // "gpuscope 0.1.0 (abc123)", shown in the footer
+  std::optional<KernelLanes> kernels = std::nullopt;  // lanes under the timelines (--trace-kernels)
 };
 
 // The whole document. The analysis should carry per-GPU grids (AnalysisOptions::

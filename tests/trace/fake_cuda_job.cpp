@@ -5,15 +5,20 @@
 // traced CUDA process: CUPTI buffers built by hand go through the library's record processing
 // into a sidecar file of its own, with kernels on the GPU whose UUID is given, timed on
 // CLOCK_MONOTONIC now. --fork N does the same in N child processes, as torchrun's workers would.
-// Usage: fake_cuda_job --uuid GPU-... [--fork N] [--kernels K]
+// Usage: fake_cuda_job --uuid GPU-...[,GPU-...] [--fork N] [--kernels K] [--spacing-us S]
+// (process i of the job, the forked ones first, runs on the i-th UUID of the list, cyclically;
+// its kernels start every S µs: gemm for 0.4 S, relu for 0.1 S)
 #include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/clock.hpp"
 #include "trace/cupti/activity_records.hpp"
@@ -37,7 +42,7 @@ bool parse_uuid(const std::string& text, std::uint8_t (&out)[16]) {
 }
 
 // One traced process's sidecar file, as the library writes it.
-int play_traced_process(const std::uint8_t (&uuid)[16], int kernels) {
+int play_traced_process(const std::uint8_t (&uuid)[16], int kernels, std::uint64_t spacing_ns) {
   const char* dir = std::getenv(kTraceDirVariable);
   if (dir == nullptr) {
     std::fprintf(stderr, "fake_cuda_job: %s is not set\n", kTraceDirVariable);
@@ -60,21 +65,22 @@ int play_traced_process(const std::uint8_t (&uuid)[16], int kernels) {
   batch.add(RecordType::calibration,
             CalibrationRecord{static_cast<std::uint64_t>(now), now, gpuscope::wall_now_ns(), 0, 0});
 
-  testing::CuptiBuffer buffer(1 << 20);
+  testing::CuptiBuffer buffer(static_cast<std::size_t>(kernels) * sizeof(cupti::KernelActivity) +
+                              (1 << 16));
   testing::add_device(buffer, 0, uuid, "Fake H100");
   const auto t0 = static_cast<std::uint64_t>(now);
   for (int i = 0; i < kernels; ++i) {
-    const std::uint64_t start = t0 + std::uint64_t{1'000'000} * static_cast<std::uint64_t>(i);
-    // gemm 400 µs, relu 100 µs, alternating.
+    const std::uint64_t start = t0 + spacing_ns * static_cast<std::uint64_t>(i);
+    // gemm 0.4 spacing, relu 0.1 spacing, alternating.
     testing::add_kernel(buffer, i % 2 == 0 ? "_Z4gemmIfEviPKT_" : "_Z11relu_kernelPf", start,
-                        start + (i % 2 == 0 ? 400'000 : 100'000), 0, 7);
+                        start + (i % 2 == 0 ? spacing_ns * 2 / 5 : spacing_ns / 10), 0, 7);
   }
   testing::add_memcpy(buffer, t0 + 500'000, t0 + 520'000, 1 << 20, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
                       0);
   cupti::ActivityProcessor processor;
   processor.process_buffer(buffer.data(), buffer.used(), batch);
   // The "GPU work" ends in the future: live until it has, as a real process would.
-  const std::int64_t last_end = now + 1'000'000LL * kernels;
+  const std::int64_t last_end = now + static_cast<std::int64_t>(spacing_ns) * kernels;
   while (gpuscope::mono_now_ns() < last_end) usleep(200);
   batch.add(RecordType::end, EndRecord{gpuscope::mono_now_ns()});
   return file.append(batch) ? 0 : 3;
@@ -86,17 +92,32 @@ int main(int argc, char** argv) {
   std::string uuid_text;
   int forks = 0;
   int kernels = 3;
+  std::uint64_t spacing_ns = 1'000'000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
     if (option == "--uuid") uuid_text = argv[i + 1];
     if (option == "--fork") forks = std::atoi(argv[i + 1]);
     if (option == "--kernels") kernels = std::atoi(argv[i + 1]);
+    if (option == "--spacing-us") spacing_ns = 1000 * std::strtoull(argv[i + 1], nullptr, 10);
   }
-  std::uint8_t uuid[16] = {};
-  if (!parse_uuid(uuid_text, uuid)) {
+  std::vector<std::array<std::uint8_t, 16>> uuids;
+  for (std::size_t from = 0; from < uuid_text.size();) {
+    const std::size_t comma = std::min(uuid_text.find(',', from), uuid_text.size());
+    std::uint8_t uuid[16] = {};
+    if (!parse_uuid(uuid_text.substr(from, comma - from), uuid)) break;
+    uuids.emplace_back();
+    std::memcpy(uuids.back().data(), uuid, 16);
+    from = comma + 1;
+  }
+  if (uuids.empty()) {
     std::fprintf(stderr, "fake_cuda_job: --uuid GPU-... is required\n");
     return 2;
   }
+  const auto play = [&](std::size_t i) {
+    std::uint8_t uuid[16];
+    std::memcpy(uuid, uuids[i % uuids.size()].data(), 16);
+    return play_traced_process(uuid, kernels, spacing_ns);
+  };
   const char* injection = std::getenv(kInjectionVariable);
   std::printf("%s=%s\n", kInjectionVariable, injection != nullptr ? injection : "");
   const char* dir = std::getenv(kTraceDirVariable);
@@ -120,10 +141,10 @@ int main(int argc, char** argv) {
 
   for (int i = 0; i < forks; ++i) {
     const pid_t child = fork();
-    if (child == 0) std::exit(play_traced_process(uuid, kernels));  // atexit: not the library's
+    if (child == 0) std::exit(play(static_cast<std::size_t>(i)));  // atexit: not the library's
     int status = 0;
     waitpid(child, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 5;
   }
-  return play_traced_process(uuid, kernels);
+  return play(static_cast<std::size_t>(forks));
 }

@@ -221,6 +221,7 @@ async function gpuscopeDataText() {
       holder.textContent = "";
       const width = Math.max(400, holder.clientWidth || main.clientWidth || 1000);
       for (const m of shown) gs.timeline(holder, m, selectedGpus, width);
+      gs.kernelLanes(holder, width);  // kernels.js: under the metrics, when the run has a trace
     };
     gpuSel.onchange = () => {
       selectedGpus = Array.from(gpuSel.selectedOptions).map((o) => Number(o.value)).slice(0, 8);

@@ -1,0 +1,127 @@
+// Opens a gpuscope HTML report of a `profile --trace-kernels` run in headless Chromium
+// (playwright-core) and checks the kernel lanes: no console or page error and no network
+// request; one lane per GPU that ran kernels, drawn (not blank) under the metric timelines; the
+// tooltip over a kernel names it and its duration; zooming the timelines zooms the lanes; in
+// bins mode the report says the kernels were aggregated. Writes a screenshot of the lanes.
+// Usage (from web/): node kernels_browser_test.mjs REPORT.html SCREENSHOT.png slices|bins LANES
+import { createRequire } from "node:module";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const require = createRequire(join(process.cwd(), "package.json"));
+const { chromium } = require("playwright-core");
+
+const [report, screenshot, mode, lanes] = process.argv.slice(2);
+const failures = [];
+const check = (ok, what) => { if (!ok) failures.push(what); };
+
+const profile = mkdtempSync(join(tmpdir(), "gpuscope-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.GPUSCOPE_CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"],
+  viewport: { width: 1400, height: 1000 },
+});
+try {
+  const page = context.pages()[0] || (await context.newPage());
+  const errors = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
+  page.on("pageerror", (e) => errors.push("page error: " + e.message));
+  page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) errors.push("request: " + r.url()); });
+  await page.goto(pathToFileURL(resolve(report)).href);
+  await page.waitForFunction(() => window.gpuscopeReady === true, null, { timeout: 30000 });
+
+  const result = await page.evaluate(() => {
+    const box = document.getElementById("kernel-lanes");
+    const canvas = box ? box.querySelector("canvas") : null;
+    let painted = 0;
+    if (canvas) {
+      const px = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+      // Coloured pixels only: the axes and their labels are grey.
+      for (let i = 0; i < px.length; i += 4) {
+        if (px[i + 3] > 0 && Math.abs(px[i] - px[i + 1]) + Math.abs(px[i + 1] - px[i + 2]) > 20) painted++;
+      }
+    }
+    const charts = Array.from(document.querySelectorAll("#timelines .chart"));
+    const k = window.gs.data.kernels;
+    return {
+      present: !!box,
+      painted,
+      lastChart: charts.length ? charts[charts.length - 1].id : null,
+      mode: k ? k.mode : null,
+      lanes: k ? k.lanes.length : 0,
+      total: k ? k.total : 0,
+      note: document.getElementById("kernel-note") ? document.getElementById("kernel-note").textContent : "",
+      inCharts: window.gs.view.charts.includes(window.gs.kernelChart),
+    };
+  });
+  console.log(JSON.stringify(result));
+  check(result.present, "no #kernel-lanes chart");
+  check(result.painted > 200, "the kernel lanes are blank (" + result.painted + " painted pixels)");
+  check(result.lastChart === "kernel-lanes", "the lanes are not under the metric timelines");
+  check(result.mode === mode, "mode " + result.mode + ", expected " + mode);
+  check(result.lanes === Number(lanes), "lanes " + result.lanes + ", expected " + lanes);
+  check(result.inCharts, "the lanes do not share the timelines' zoom");
+  if (mode === "bins") check(/aggregat|bin/.test(result.note) && /perfetto/.test(result.note), "bins mode not said: " + result.note);
+
+  // Hover the middle of the first lane's first kernel (or busiest bin): the tooltip names it.
+  const target = await page.evaluate(() => {
+    const u = window.gs.kernelChart, k = window.gs.data.kernels, lane = k.lanes[0], n = k.lanes.length;
+    let t;
+    if (k.mode === "slices") {
+      t = (lane.start_ns[0] + lane.duration_ns[0] / 2) / 1e9;
+    } else {
+      let best = 0;
+      lane.busy_ns.forEach((v, i) => { if (v > lane.busy_ns[best]) best = i; });
+      t = (best + 0.5) * k.bin_s;
+    }
+    // Zoom in around it first, so that the kernel is wide enough to hit.
+    if (k.mode === "slices") window.gs.setView(Math.max(0, t - 0.002), t + 0.002);
+    const r = u.over.getBoundingClientRect();
+    return { x: r.left + u.valToPos(t, "x"), y: r.top + u.valToPos(n - 0.5, "y") };
+  });
+  await page.locator("#kernel-lanes .u-over").scrollIntoViewIfNeeded();
+  const again = await page.evaluate(() => {
+    const u = window.gs.kernelChart, k = window.gs.data.kernels, lane = k.lanes[0], n = k.lanes.length;
+    const t = k.mode === "slices" ? (lane.start_ns[0] + lane.duration_ns[0] / 2) / 1e9 : null;
+    const r = u.over.getBoundingClientRect();
+    return t == null ? null : { x: r.left + u.valToPos(t, "x"), y: r.top + u.valToPos(n - 0.5, "y") };
+  });
+  const at = again || target;
+  if (!again) {
+    const r = await page.evaluate(() => window.gs.kernelChart.over.getBoundingClientRect().top);
+    at.y = r + (await page.evaluate(() => { const u = window.gs.kernelChart; return u.valToPos(u.scales.y.max - 0.5, "y"); }));
+  }
+  await page.mouse.move(at.x, at.y);
+  await page.waitForTimeout(100);
+  const tip = await page.evaluate(() => {
+    const t = document.querySelector("#kernel-lanes .tooltip");
+    return t && t.style.display !== "none" ? t.textContent : "";
+  });
+  console.log(JSON.stringify({ tip }));
+  if (mode === "slices") {
+    check(/gemm|relu/.test(tip) && /µs|ms|ns/.test(tip), "the tooltip does not name the kernel: " + JSON.stringify(tip));
+  } else {
+    check(/kernels started/.test(tip) && /longest/.test(tip), "the bin tooltip: " + JSON.stringify(tip));
+  }
+  // The lanes follow the shared zoom.
+  await page.evaluate(() => window.gs.setView(0.2, 0.6));
+  await page.waitForTimeout(50);  // uPlot applies scales in a microtask
+  const ranges = await page.evaluate(() => window.gs.view.charts.map((u) => [u.scales.x.min, u.scales.x.max]));
+  check(ranges.every((r) => Math.abs(r[0] - 0.2) < 1e-9 && Math.abs(r[1] - 0.6) < 1e-9),
+        "not every chart follows the zoom: " + JSON.stringify(ranges));
+  await page.evaluate(() => window.gs.setView(window.gs.view.full[0], window.gs.view.full[1]));
+  check(errors.length === 0, "errors: " + errors.join(" | "));
+  await page.locator("#kernel-lanes").screenshot({ path: screenshot });
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+if (failures.length) {
+  console.error("FAIL: " + failures.join("\n      "));
+  process.exit(1);
+}
+console.log("PASS " + report);
