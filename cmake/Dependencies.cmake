@@ -10,7 +10,10 @@ endif()
 if(GPUSCOPE_BUILD_BENCHMARKS)
   find_package(benchmark REQUIRED)
 endif()
-# Exporters (src/export): cpp-httplib serves /metrics, libcurl pushes to VictoriaMetrics.
+# Exporters (src/export): libevent's evhttp serves /metrics; libcurl pushes to VictoriaMetrics
+# (its header at build time, the library loaded at run time, so that only --push pays for the TLS
+# libraries it brings); cpp-httplib is the tests' and benchmarks' client.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(cpp_httplib REQUIRED IMPORTED_TARGET cpp-httplib)
+pkg_check_modules(libevent REQUIRED IMPORTED_TARGET libevent_core libevent_extra libevent_pthreads)
 find_package(CURL REQUIRED)

@@ -25,9 +25,10 @@ packages=(
   libpng-dev
   # the HTML report's browser test opens it in a real headless Chromium
   chromium
-  # exporters: cpp-httplib serves /metrics, libcurl pushes; the integration tests run a real
-  # Prometheus and a real VictoriaMetrics; wrk for the scrape benchmark
-  libcpp-httplib-dev libcurl4-openssl-dev prometheus victoria-metrics wrk
+  # exporters: libevent's evhttp serves /metrics, libcurl pushes (loaded at run time);
+  # cpp-httplib is the tests' client; the integration tests run a real Prometheus and a real
+  # VictoriaMetrics; wrk for the scrape benchmark
+  libevent-dev libcpp-httplib-dev libcurl4-openssl-dev prometheus victoria-metrics wrk
 )
 # Node and npm fetch the HTML report's assets. A preinstalled node with npm (NodeSource's nodejs
 # package bundles npm, and conflicts with Debian's npm) is used as it is; else Debian's are

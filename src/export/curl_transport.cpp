@@ -3,7 +3,10 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
-#include <mutex>
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "export/curl_library.hpp"
 
 namespace gpuscope::exporter {
 namespace {
@@ -25,43 +28,45 @@ std::string first_line(const std::string& text) {
 
 CurlTransport::CurlTransport(std::string url, PushAuth auth)
     : url_(std::move(url)), auth_(std::move(auth)) {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  CURL* curl = curl_easy_init();
+  const CurlLibrary& c = curl_library();
+  CURL* curl = c.easy_init();
+  if (!curl) throw Error("libcurl could not make a handle", "out of memory?", "try again");
   curl_ = curl;
-  headers_ = curl_slist_append(nullptr, "Content-Type: text/plain; charset=utf-8");
-  curl_easy_setopt(curl, CURLOPT_URL, url_.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(headers_));
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 15000L);
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, "gpuscope");
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_response);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response_);
+  headers_ = c.slist_append(nullptr, "Content-Type: text/plain; charset=utf-8");
+  c.easy_setopt(curl, CURLOPT_URL, url_.c_str());
+  c.easy_setopt(curl, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(headers_));
+  c.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  c.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+  c.easy_setopt(curl, CURLOPT_TIMEOUT_MS, 15000L);
+  c.easy_setopt(curl, CURLOPT_USERAGENT, "gpuscope");
+  c.easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_response);
+  c.easy_setopt(curl, CURLOPT_WRITEDATA, &response_);
   if (auth_.kind == PushAuth::Kind::Basic) {
-    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-    curl_easy_setopt(curl, CURLOPT_USERNAME, auth_.user.c_str());
-    curl_easy_setopt(curl, CURLOPT_PASSWORD, auth_.secret.c_str());
+    c.easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    c.easy_setopt(curl, CURLOPT_USERNAME, auth_.user.c_str());
+    c.easy_setopt(curl, CURLOPT_PASSWORD, auth_.secret.c_str());
   } else if (auth_.kind == PushAuth::Kind::Bearer) {
-    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-    curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, auth_.secret.c_str());
+    c.easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+    c.easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, auth_.secret.c_str());
   }
 }
 
 CurlTransport::~CurlTransport() {
-  curl_slist_free_all(static_cast<curl_slist*>(headers_));
-  curl_easy_cleanup(static_cast<CURL*>(curl_));
+  const CurlLibrary& c = curl_library();
+  c.slist_free_all(static_cast<curl_slist*>(headers_));
+  c.easy_cleanup(static_cast<CURL*>(curl_));
 }
 
 PushResult CurlTransport::post(const std::string& body) {
+  const CurlLibrary& c = curl_library();
   CURL* curl = static_cast<CURL*>(curl_);
   response_.clear();
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  const CURLcode rc = curl_easy_perform(curl);
-  if (rc != CURLE_OK) return {PushResult::Outcome::Retry, curl_easy_strerror(rc)};
+  c.easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+  c.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  const CURLcode rc = c.easy_perform(curl);
+  if (rc != CURLE_OK) return {PushResult::Outcome::Retry, c.easy_strerror(rc)};
   long status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  c.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   if (status >= 200 && status < 300) return {PushResult::Outcome::Delivered, {}};
   const std::string said = first_line(response_);
   std::string detail = fmt::format("HTTP {}{}{}", status, said.empty() ? "" : ": ", said);

@@ -1,14 +1,19 @@
 #include "export/metrics_server.hpp"
 
-#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/thread.h>
 #include <fmt/format.h>
-#include <httplib.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "core/error.hpp"
 
@@ -16,11 +21,18 @@ namespace gpuscope::exporter {
 namespace {
 
 constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
-// Enough workers for Prometheus, a browser and a load test's connections at once.
-constexpr std::size_t kWorkerThreads = 8;
+constexpr int kTimeoutS = 5;  // an idle keep-alive connection, or a request that stalls
 
-// Why binding `address` fails: tried with a plain socket, since the HTTP library only says no.
-std::string bind_failure(const ListenAddress& address) {
+Error cannot_listen(const ListenAddress& address, std::string why) {
+  return Error(fmt::format("cannot listen on {}", address.text()), std::move(why),
+               "choose another address with --listen HOST:PORT");
+}
+
+// The listening socket, bound here rather than by the HTTP library so that a failure says why.
+// SO_REUSEADDR only: SO_REUSEPORT would let two exporters share a port silently, each answering
+// half of the scrapes. TCP_NODELAY is inherited by the accepted connections: without it the body,
+// written after the headers, waits for the client's delayed ACK (40 ms a scrape).
+int listen_on(const ListenAddress& address) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -28,21 +40,53 @@ std::string bind_failure(const ListenAddress& address) {
   addrinfo* found = nullptr;
   const std::string port = std::to_string(address.port);
   if (const int rc = getaddrinfo(address.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-    return fmt::format("no such address: {}", gai_strerror(rc));
+    throw cannot_listen(address, fmt::format("no such address: {}", gai_strerror(rc)));
   }
-  std::string why = "unknown reason";
-  const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
-  if (fd >= 0) {
-    const int yes = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    if (bind(fd, found->ai_addr, found->ai_addrlen) != 0 || listen(fd, 1) != 0) {
-      why = errno == EADDRINUSE ? "the port is in use by another program" : std::strerror(errno);
-    }
-    close(fd);
+  const int fd = socket(found->ai_family, found->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                        found->ai_protocol);
+  if (fd < 0) {
+    const int error = errno;
+    freeaddrinfo(found);
+    throw cannot_listen(address, std::strerror(error));
   }
+  const int yes = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+  const bool bound = bind(fd, found->ai_addr, found->ai_addrlen) == 0 && listen(fd, 128) == 0;
+  const int error = errno;
   freeaddrinfo(found);
-  return why;
+  if (!bound) {
+    close(fd);
+    throw cannot_listen(address, error == EADDRINUSE ? "the port is in use by another program"
+                                                     : std::strerror(error));
+  }
+  return fd;
 }
+
+// Answers GET and HEAD with `body` (libevent leaves the body out for HEAD); refuses anything
+// else with 405. `owner` keeps the body alive until libevent has sent it (it is not copied).
+template <typename Owner>
+void reply(evhttp_request* request, std::string_view body, const char* type, Owner owner) {
+  evkeyvalq* headers = evhttp_request_get_output_headers(request);
+  const evhttp_cmd_type method = evhttp_request_get_command(request);
+  evbuffer* out = evbuffer_new();
+  if (method != EVHTTP_REQ_GET && method != EVHTTP_REQ_HEAD) {
+    evhttp_add_header(headers, "Allow", "GET, HEAD");
+    evhttp_add_header(headers, "Content-Type", "text/plain");
+    evbuffer_add(out, "method not allowed\n", 19);
+    evhttp_send_reply(request, 405, "Method Not Allowed", out);
+  } else {
+    evhttp_add_header(headers, "Content-Type", type);
+    auto* keep = new Owner(std::move(owner));
+    evbuffer_add_reference(
+        out, body.data(), body.size(),
+        [](const void*, size_t, void* held) { delete static_cast<Owner*>(held); }, keep);
+    evhttp_send_reply(request, 200, "OK", out);
+  }
+  evbuffer_free(out);
+}
+
+struct Static {};  // a body that lives as long as the program
 
 }  // namespace
 
@@ -66,47 +110,56 @@ MetricsServer::~MetricsServer() {
   stop();
 }
 
-void MetricsServer::start() {
-  server_ = std::make_unique<httplib::Server>();
-  // SO_REUSEADDR only: the library's default SO_REUSEPORT would let two exporters share a port
-  // silently, each answering half of the scrapes.
-  server_->set_socket_options([](socket_t fd) {
-    const int yes = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
-  // Without TCP_NODELAY the body, written after the headers, waits for the client's delayed ACK:
-  // 40 ms a scrape.
-  server_->set_tcp_nodelay(true);
-  server_->set_keep_alive_timeout(5);
-  server_->set_read_timeout(5, 0);
-  server_->set_write_timeout(5, 0);
-  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
-    const auto page = cache_.page();
-    response.set_content(*page, kExpositionType);
-  });
-  server_->Get("/", [](const httplib::Request&, httplib::Response& response) {
-    response.set_content(
+void MetricsServer::serve_metrics(evhttp_request* request, void* self) {
+  auto page = static_cast<MetricsServer*>(self)->cache_.page();
+  const std::string_view body = *page;
+  reply(request, body, kExpositionType, std::move(page));
+}
+
+void MetricsServer::serve_index(evhttp_request* request, void*) {
+  reply(request,
         "<html><head><title>gpuscope exporter</title></head><body><h1>gpuscope exporter</h1>"
         "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n",
-        "text/html; charset=utf-8");
-  });
-  server_->Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
-    response.set_content("ok\n", "text/plain");
-  });
-  if (!server_->bind_to_port(address_.host, address_.port)) {
-    const std::string why = bind_failure(address_);
-    server_.reset();
-    throw Error(fmt::format("cannot listen on {}", address_.text()), why,
-                "choose another address with --listen HOST:PORT");
+        "text/html; charset=utf-8", Static{});
+}
+
+void MetricsServer::serve_health(evhttp_request* request, void*) {
+  reply(request, "ok\n", "text/plain", Static{});
+}
+
+void MetricsServer::start() {
+  // So that stop() may break the loop from another thread.
+  static const int threads = evthread_use_pthreads();
+  (void)threads;
+  const int fd = listen_on(address_);
+  base_ = event_base_new();
+  http_ = base_ ? evhttp_new(base_) : nullptr;
+  if (!http_ || !evhttp_accept_socket_with_handle(http_, fd)) {
+    close(fd);
+    stop();
+    throw cannot_listen(address_, "the HTTP server could not be set up (out of memory?)");
   }
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  evhttp_set_timeout(http_, kTimeoutS);
+  // Every method reaches the handlers, which answer 405 where libevent would say 501.
+  evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+                                        EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+                                        EVHTTP_REQ_PATCH);
+  evhttp_set_cb(http_, "/metrics", &MetricsServer::serve_metrics, this);
+  evhttp_set_cb(http_, "/healthz", &MetricsServer::serve_health, this);
+  evhttp_set_cb(http_, "/", &MetricsServer::serve_index, this);
+  // Any other path: libevent's 404.
+  thread_ = std::thread([base = base_] { event_base_dispatch(base); });
 }
 
 void MetricsServer::stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
-  server_.reset();
+  if (thread_.joinable()) {
+    event_base_loopbreak(base_);
+    thread_.join();
+  }
+  if (http_) evhttp_free(http_);  // closes the listening socket and the connections
+  if (base_) event_base_free(base_);
+  http_ = nullptr;
+  base_ = nullptr;
 }
 
 }  // namespace gpuscope::exporter

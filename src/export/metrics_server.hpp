@@ -11,9 +11,9 @@
 #include "export/latest_values.hpp"
 #include "export/listen_address.hpp"
 
-namespace httplib {
-class Server;
-}
+struct event_base;
+struct evhttp;
+struct evhttp_request;
 
 namespace gpuscope::exporter {
 
@@ -41,14 +41,20 @@ class MetricsServer {
   // Binds and starts serving on its own threads. Throws Error (exit 1) when the address cannot
   // be bound, saying why (in use, not permitted, no such address).
   void start();
+  // Stops accepting, finishes the requests in flight and joins the server's threads.
   void stop();
   // The port actually bound (the one asked for).
   int port() const { return address_.port; }
 
  private:
+  static void serve_metrics(evhttp_request* request, void* self);
+  static void serve_index(evhttp_request* request, void* self);
+  static void serve_health(evhttp_request* request, void* self);
+
   ListenAddress address_;
   ExpositionCache& cache_;
-  std::unique_ptr<httplib::Server> server_;
+  event_base* base_ = nullptr;
+  evhttp* http_ = nullptr;
   std::thread thread_;
 };
 

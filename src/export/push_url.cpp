@@ -1,23 +1,24 @@
 #include "export/push_url.hpp"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 
 #include <memory>
+
+#include "export/curl_library.hpp"
 
 namespace gpuscope::exporter {
 namespace {
 
 struct UrlDeleter {
-  void operator()(CURLU* url) const { curl_url_cleanup(url); }
+  void operator()(CURLU* url) const { curl_library().url_cleanup(url); }
 };
 struct StringDeleter {
-  void operator()(char* text) const { curl_free(text); }
+  void operator()(char* text) const { curl_library().free(text); }
 };
 
 std::unique_ptr<char, StringDeleter> part(CURLU* url, CURLUPart which) {
   char* value = nullptr;
-  if (curl_url_get(url, which, &value, 0) != CURLUE_OK) return nullptr;
+  if (curl_library().url_get(url, which, &value, 0) != CURLUE_OK) return nullptr;
   return std::unique_ptr<char, StringDeleter>(value);
 }
 
@@ -29,9 +30,10 @@ Error bad_url(std::string_view text, std::string why) {
 }  // namespace
 
 Result<PushTarget> parse_push_url(std::string_view text) {
-  std::unique_ptr<CURLU, UrlDeleter> url(curl_url());
+  const CurlLibrary& curl = curl_library();
+  std::unique_ptr<CURLU, UrlDeleter> url(curl.url());
   const std::string copy(text);
-  if (curl_url_set(url.get(), CURLUPART_URL, copy.c_str(), 0) != CURLUE_OK) {
+  if (curl.url_set(url.get(), CURLUPART_URL, copy.c_str(), 0) != CURLUE_OK) {
     return fail(bad_url(text, "it must start with http:// or https:// and name a host"));
   }
   const auto scheme = part(url.get(), CURLUPART_SCHEME);
@@ -60,7 +62,7 @@ Result<PushTarget> parse_push_url(std::string_view text) {
       path.compare(path.size() - kImportPath.size(), kImportPath.size(), kImportPath) != 0) {
     path += kImportPath;
   }
-  if (curl_url_set(url.get(), CURLUPART_PATH, path.c_str(), 0) != CURLUE_OK) {
+  if (curl.url_set(url.get(), CURLUPART_PATH, path.c_str(), 0) != CURLUE_OK) {
     return fail(bad_url(text, "its path cannot be extended"));
   }
   const auto full = part(url.get(), CURLUPART_URL);

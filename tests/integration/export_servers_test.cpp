@@ -473,6 +473,57 @@ TEST(ExporterErrorsTest, PortInUseIsSaid) {
             std::string::npos);
 }
 
+// The shared libraries a running process has mapped, by file name (from /proc/PID/maps).
+std::set<std::string> mapped_libraries(int pid) {
+  std::set<std::string> names;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const auto slash = line.rfind('/');
+    if (slash != std::string::npos && line.find(".so", slash) != std::string::npos) {
+      names.insert(line.substr(slash + 1));
+    }
+  }
+  return names;
+}
+
+bool maps_any(const std::set<std::string>& names, const std::string& prefix) {
+  for (const auto& name : names) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+// The exporter's memory goal (docs/exporters.md): serving /metrics loads no TLS stack; libcurl,
+// and the OpenSSL and GnuTLS it brings, are loaded only when a push is asked for.
+TEST(ExporterMemoryTest, TlsLibrariesAreLoadedOnlyForPush) {
+  TempDir dir;
+  const int port = free_port();
+  auto plain = start_gpuscope(
+      {"serve", "--simulate", kSteady, "--listen", "127.0.0.1:" + std::to_string(port)},
+      sim_env(dir), dir.file("plain.out"), dir.file("plain.err"));
+  ASSERT_TRUE(eventually([&] { return http_get(port, "/metrics").has_value(); }))
+      << read_file(dir.file("plain.err"));
+  const auto served = mapped_libraries(plain->pid());
+  ASSERT_TRUE(maps_any(served, "libsqlite3")) << "the maps were not read";
+  for (const char* library : {"libcurl", "libssl", "libcrypto", "libgnutls", "libkrb5"}) {
+    EXPECT_FALSE(maps_any(served, library)) << library << " is loaded by serve without --push";
+  }
+  plain->signal(SIGTERM);
+  EXPECT_EQ(plain->wait(), 0);
+
+  // Pushing to a port nobody listens on: the samples wait in the buffer, serve keeps serving.
+  const int push_port = free_port();
+  const int port2 = free_port();
+  auto pushing = start_gpuscope(
+      {"serve", "--simulate", kSteady, "--listen", "127.0.0.1:" + std::to_string(port2), "--push",
+       "http://127.0.0.1:" + std::to_string(push_port)},
+      sim_env(dir), dir.file("push.out"), dir.file("push.err"));
+  ASSERT_TRUE(eventually([&] { return http_get(port2, "/metrics").has_value(); }))
+      << read_file(dir.file("push.err"));
+  EXPECT_TRUE(maps_any(mapped_libraries(pushing->pid()), "libcurl"));
+  // (Its destructor kills it: a clean stop would wait for the unreachable server.)
+}
+
 TEST(ExporterErrorsTest, MalformedListenAddressIsAUsageError) {
   const ProcessResult run =
       run_gpuscope({"serve", "--simulate", kSteady, "--listen", "localhost:http"});
