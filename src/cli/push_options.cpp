@@ -31,7 +31,8 @@ void add_push_options(CLI::App& app, PushOptions& o) {
 }
 
 std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& o,
-                                              const exporter::Exposition& exposition) {
+                                              const exporter::Exposition& exposition,
+                                              bool save_undelivered) {
   auto target = exporter::parse_push_url(o.url);
   if (!target) throw target.error();
   auto auth = exporter::load_push_auth(o.auth_file, [](const std::string& name) {
@@ -47,12 +48,21 @@ std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& o,
   options.backoff_max = std::chrono::milliseconds(static_cast<std::int64_t>(o.retry_max_ms));
   options.backoff_initial = std::min(options.backoff_initial, options.backoff_max);
   options.buffer.spill_dir = o.spill_dir;
+  options.save_undelivered = save_undelivered;
   return std::make_unique<exporter::Pusher>(
       std::make_unique<exporter::CurlTransport>(target->url, *auth), exposition, options,
       [](const std::string& line) { fmt::print(stderr, "gpuscope: {}\n", line); });
 }
 
 void report_push(const exporter::PushSummary& s, const PushOptions& o) {
+  if (s.lines_saved > 0) {
+    fmt::print(stderr,
+               "gpuscope: warning: push: {} samples could not be delivered to {} before gpuscope "
+               "stopped ({} delivered); they are saved in {}: send them when the server is back "
+               "with: curl --data-binary @{} {}\n",
+               s.lines_saved, o.url, s.lines_sent, s.saved_file.string(), s.saved_file.string(),
+               s.destination);
+  }
   if (s.lines_pending > 0) {
     fmt::print(stderr,
                "gpuscope: warning: push: {} samples could not be delivered to {} before gpuscope "

@@ -23,9 +23,11 @@ struct PushOptions {
 void add_push_options(CLI::App& app, PushOptions& options);
 
 // A pusher for `options` (URL and credentials checked: Error::usage when wrong), not yet started.
-// `exposition` must outlive it. Messages go to stderr as "gpuscope: push: ...".
+// `exposition` must outlive it. Messages go to stderr as "gpuscope: push: ...". With
+// `save_undelivered`, what cannot be delivered when it finishes is saved to a file (`serve`).
 std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& options,
-                                              const exporter::Exposition& exposition);
+                                              const exporter::Exposition& exposition,
+                                              bool save_undelivered = false);
 
 // Says on stderr what the push delivered and what it could not.
 void report_push(const exporter::PushSummary& summary, const PushOptions& options);

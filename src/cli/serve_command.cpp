@@ -56,7 +56,8 @@ int run_serve(const ServeOptions& o) {
   // gpuscope data use them.
   const exporter::Exposition push_exposition(exporter::Naming::Gpuscope, labels, gpus.identities);
   std::unique_ptr<exporter::Pusher> pusher;
-  if (o.push.enabled()) pusher = make_pusher(o.push, push_exposition);
+  // serve's samples exist nowhere else: what cannot be delivered at the end is saved to a file.
+  if (o.push.enabled()) pusher = make_pusher(o.push, push_exposition, true);
 
   exporter::MetricsServer server(*address, cache);
   server.start();  // fails here, before sampling, when the port is taken

@@ -146,6 +146,30 @@ std::optional<std::string> PushBuffer::front() {
   return std::nullopt;
 }
 
+std::optional<fs::path> PushBuffer::save_remaining(std::string_view stamp) {
+  if (queue_.empty() || !ensure_spill_dir()) return std::nullopt;
+  const fs::path file = options_.spill_dir / fmt::format("undelivered-{}.prom", stamp);
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  for (std::size_t i = 0; out && i < queue_.size(); ++i) {
+    const Batch& batch = queue_[i];
+    if (batch.file.empty()) {
+      out.write(batch.body.data(), static_cast<std::streamsize>(batch.body.size()));
+    } else {
+      std::ifstream in(batch.file, std::ios::binary);
+      out << in.rdbuf();
+    }
+  }
+  out.close();
+  if (!out) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    warn_(fmt::format("cannot write the undelivered samples to {}", file.string()));
+    return std::nullopt;
+  }
+  while (!queue_.empty()) drop_front();
+  return file;
+}
+
 void PushBuffer::pop() {
   if (queue_.empty()) return;
   drop_front();

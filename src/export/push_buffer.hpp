@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace gpuscope::exporter {
 
@@ -51,6 +52,11 @@ class PushBuffer {
   std::uint64_t front_lines() const { return queue_.empty() ? 0 : queue_.front().lines; }
   // Removes the oldest batch (deleting its file).
   void pop();
+  // Writes every batch still waiting, oldest first, into one file in the spill directory
+  // (undelivered-<stamp>.prom: Prometheus text with timestamps, as VictoriaMetrics imports it)
+  // and empties the buffer. Returns the file, or nullopt when there was nothing to save or it
+  // could not be written (then the buffer is left as it was, and `warn` has said why).
+  std::optional<std::filesystem::path> save_remaining(std::string_view stamp);
   const PushBufferStats& stats() const { return stats_; }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <ctime>
 #include <random>
 
 namespace gpuscope::exporter {
@@ -149,6 +150,19 @@ PushSummary Pusher::finish(std::chrono::milliseconds deadline) {
     if (send_pending()) break;
     if (Clock::now() >= give_up) break;
   }
+  if (!buffer_.empty() && options_.save_undelivered) {
+    const std::uint64_t lines = buffer_.stats().lines;
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+    if (auto file = buffer_.save_remaining(stamp)) {
+      std::lock_guard lock(state_mutex_);
+      summary_.saved_file = *file;
+      summary_.lines_saved = lines;
+    }
+  }
   return summary();
 }
 
@@ -158,6 +172,7 @@ PushSummary Pusher::summary() const {
   s.lines_pending = buffer_.stats().lines;
   s.lines_dropped += buffer_.stats().dropped_lines;
   s.batches_spilled = buffer_.stats().spilled_batches;
+  s.destination = transport_->destination();
   return s;
 }
 

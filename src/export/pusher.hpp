@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,9 @@ struct PusherOptions {
   std::chrono::milliseconds backoff_initial{250};
   std::chrono::milliseconds backoff_max{5000};
   PushBufferOptions buffer;
+  // What finish() could not deliver is written to a file in the spill directory (`serve`, whose
+  // samples exist nowhere else) instead of being discarded (`profile`: the run database has them).
+  bool save_undelivered = false;
 };
 
 struct PushSummary {
@@ -48,6 +52,9 @@ struct PushSummary {
   std::uint64_t lines_pending = 0;  // not delivered when finish() gave up
   std::uint64_t lines_dropped = 0;  // rejected by the server or dropped by a full buffer
   std::uint64_t batches_spilled = 0;
+  std::uint64_t lines_saved = 0;  // not delivered, but saved in saved_file (save_undelivered)
+  std::filesystem::path saved_file;
+  std::string destination;  // the import URL, to send the saved file to later
 };
 
 class Pusher : public collect::SampleSink {

@@ -57,6 +57,36 @@ TEST(PushBufferTest, SixtySecondOutageAtEightGpusAndTenHertzLosesNothing) {
   EXPECT_TRUE(std::filesystem::is_empty(dir.file("spill")));
 }
 
+TEST(PushBufferTest, SaveRemainingWritesSpilledAndInMemoryBatchesInOrder) {
+  gpuscope::testing::TempDir dir;
+  std::vector<std::string> warnings;
+  // Memory for about three batches: the older ones spill.
+  PushBuffer buffer({3 * batch(0, 20).size() + 10, 1ull << 30, dir.file("spill")},
+                    [&](const std::string& w) { warnings.push_back(w); });
+  std::string all;
+  for (std::uint64_t k = 0; k < 10; ++k) {
+    std::string body = batch(k * 20, 20);
+    all += body;
+    buffer.add(std::move(body), 20);
+  }
+  ASSERT_GT(buffer.stats().spilled_batches, 0u);
+  ASSERT_GT(buffer.stats().memory_bytes, 0u);
+  const auto file = buffer.save_remaining("20261122T000000Z");
+  ASSERT_TRUE(file);
+  EXPECT_EQ(file->filename(), "undelivered-20261122T000000Z.prom");
+  EXPECT_EQ(gpuscope::testing::read_file(file->string()), all);
+  EXPECT_TRUE(buffer.empty());
+  EXPECT_EQ(buffer.stats().lines, 0u);
+  EXPECT_EQ(buffer.stats().disk_bytes, 0u);
+  // Only the saved file is left in the spill directory.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.file("spill")))
+    ++files;
+  EXPECT_EQ(files, 1u);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_FALSE(buffer.save_remaining("again")) << "nothing left to save";
+}
+
 TEST(PushBufferTest, PastTheDiskLimitTheOldestAreDroppedAndCounted) {
   gpuscope::testing::TempDir dir;
   std::vector<std::string> warnings;

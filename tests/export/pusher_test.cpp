@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "sample_rows.hpp"
+#include "support/temp_dir.hpp"
 
 namespace gpuscope::exporter {
 namespace {
@@ -108,6 +109,29 @@ TEST(PusherTest, FinishGivesUpAtItsDeadlineAndCountsWhatIsLeft) {
   const PushSummary summary = pusher.finish(std::chrono::milliseconds(200));
   EXPECT_EQ(summary.lines_sent, 0u);
   EXPECT_EQ(summary.lines_pending, 15u);
+  EXPECT_EQ(summary.lines_saved, 0u);
+  EXPECT_TRUE(summary.saved_file.empty());
+}
+
+TEST(PusherTest, WhatCannotBeDeliveredIsSavedWhenAsked) {
+  gpuscope::testing::TempDir dir;
+  const Exposition exposition(Naming::Gpuscope, {"h", {}, ""}, {gpu(0)});
+  PusherOptions o = fast();
+  o.backoff_max = std::chrono::milliseconds(20);
+  o.buffer.spill_dir = dir.file("spill");
+  o.save_undelivered = true;
+  Pusher pusher(std::make_unique<ScriptedTransport>(1'000'000), exposition, o,
+                [](const std::string&) {});
+  for (int k = 0; k < 3; ++k) pusher.on_sample(row(0, (k + 1) * 1'000'000'000LL, k));
+  const PushSummary summary = pusher.finish(std::chrono::milliseconds(200));
+  EXPECT_EQ(summary.lines_sent, 0u);
+  EXPECT_EQ(summary.lines_pending, 0u);
+  EXPECT_EQ(summary.lines_saved, 15u);
+  EXPECT_EQ(summary.destination, "http://test/api/v1/import/prometheus");
+  ASSERT_FALSE(summary.saved_file.empty());
+  EXPECT_EQ(summary.saved_file.parent_path(), dir.file("spill"));
+  EXPECT_EQ(gpuscope::testing::read_file(summary.saved_file.string()),
+            expected_lines(exposition, 3));
 }
 
 }  // namespace

@@ -516,12 +516,28 @@ TEST(ExporterMemoryTest, TlsLibrariesAreLoadedOnlyForPush) {
   const int port2 = free_port();
   auto pushing = start_gpuscope(
       {"serve", "--simulate", kSteady, "--listen", "127.0.0.1:" + std::to_string(port2), "--push",
-       "http://127.0.0.1:" + std::to_string(push_port)},
+       "http://127.0.0.1:" + std::to_string(push_port), "--push-spill-dir", dir.file("spill")},
       sim_env(dir), dir.file("push.out"), dir.file("push.err"));
   ASSERT_TRUE(eventually([&] { return http_get(port2, "/metrics").has_value(); }))
       << read_file(dir.file("push.err"));
   EXPECT_TRUE(maps_any(mapped_libraries(pushing->pid()), "libcurl"));
-  // (Its destructor kills it: a clean stop would wait for the unreachable server.)
+
+  // Stopped while the server never answered: serve's samples exist nowhere else, so what it
+  // could not deliver is saved, and it says where and how to send it.
+  pushing->signal(SIGTERM);
+  EXPECT_EQ(pushing->wait(), 0);
+  const std::string err = read_file(dir.file("push.err"));
+  const auto at = err.find("they are saved in ");
+  ASSERT_NE(at, std::string::npos) << err;
+  const auto begin = at + std::string("they are saved in ").size();
+  const std::string file = err.substr(begin, err.find(':', begin) - begin);
+  EXPECT_EQ(file.rfind(dir.file("spill") + "/undelivered-", 0), 0U) << file;
+  const std::string saved = read_file(file);
+  EXPECT_NE(saved.find("gpuscope_power_watts{"), std::string::npos) << saved.substr(0, 300);
+  EXPECT_NE(err.find("curl --data-binary @" + file + " http://127.0.0.1:" +
+                     std::to_string(push_port) + "/api/v1/import/prometheus"),
+            std::string::npos)
+      << err;
 }
 
 TEST(ExporterErrorsTest, MalformedListenAddressIsAUsageError) {
