@@ -28,5 +28,6 @@ Command add_monitor_command(CLI::App& parent);
 Command add_serve_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);
 Command add_kernels_command(CLI::App& parent);
+Command add_export_command(CLI::App& parent);
 
 }  // namespace gpuscope::cli

@@ -8,10 +8,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/clock.hpp"
 #include "support/process.hpp"
 #include "support/sql.hpp"
-#include "trace/sidecar_writer.hpp"
+#include "trace/sidecar_fixture.hpp"
 
 namespace gpuscope::testing {
 namespace {
@@ -37,40 +36,6 @@ TEST(TraceCli, MissingLibraryIsAClearError) {
       << r.err;
   EXPECT_NE(r.err.find("GPUSCOPE_CUPTI_LIBRARY"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir.file("run.db"))) << "nothing is written before the check";
-}
-
-// A sidecar file of one traced process with two kernels on the GPU `uuid`, written as the
-// library writes one (no CUPTI needed).
-void write_sidecar(const std::string& trace_dir, const std::string& uuid) {
-  using namespace gpuscope::trace;
-  fs::create_directories(trace_dir);
-  SidecarFile file;
-  ASSERT_TRUE(file.open(trace_dir, "h", 77)) << file.error();
-  SidecarBatch b;
-  ProcessRecord p{};
-  p.pid = 77;
-  p.timestamp_source = static_cast<std::uint32_t>(TimestampSource::monotonic);
-  b.add(RecordType::process, p);
-  DeviceRecord d{};
-  d.flags = kDeviceHasUuid;
-  std::string hex;
-  for (char c : uuid.substr(4)) {
-    if (c != '-') hex += c;
-  }
-  for (std::size_t i = 0; i < 16; ++i) {
-    d.uuid[i] = static_cast<std::uint8_t>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
-  }
-  b.add(RecordType::device, d);
-  b.add(RecordType::name, NameRecord{1, 0}, "_Z6kernelv");
-  const auto now = static_cast<std::uint64_t>(mono_now_ns());
-  for (std::uint64_t i = 0; i < 2; ++i) {
-    KernelRecord k{};
-    k.start = now + i * 1000;
-    k.end = k.start + 250;
-    k.name_id = 1;
-    b.add(RecordType::kernel, k);
-  }
-  ASSERT_TRUE(file.append(b));
 }
 
 TEST(TraceCli, TraceOfAStoppedRunIsImportedOnRequest) {
