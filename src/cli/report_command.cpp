@@ -12,6 +12,7 @@
 #include "cli/analyze_run.hpp"
 #include "cli/command.hpp"
 #include "cli/report_kernels.hpp"
+#include "cli/report_sweep.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "report/html_report.hpp"
@@ -115,6 +116,7 @@ int run_report(const ReportOptions& o) {
   options.title = o.title;
   options.generator = fmt::format("gpuscope {}", kVersion);
   options.kernels = load_kernel_lanes(analysis);  // profile --trace-kernels
+  options.sections_html = sweep_sections_html(analysis);  // a sweep database's sweep
   if (*kGitRevision != '\0') options.generator += fmt::format(" ({})", kGitRevision);
   const std::string html = report::html_report(analysis, options);
   write_file(o.output, html);

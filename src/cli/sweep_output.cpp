@@ -1,5 +1,6 @@
 // The sweep's results for people and scripts: the table on stdout, and beside the database a
-// CSV of the trials, a JSON of everything, the plot (PNG) and a self-contained HTML page.
+// CSV of the trials, a JSON of everything, the plot (PNG) and a self-contained HTML page (the
+// sweep section of `gpuscope report`, report/sweep_section.hpp).
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -10,9 +11,8 @@
 
 #include "cli/sweep_options.hpp"
 #include "core/error.hpp"
-#include "report/html_data.hpp"
-#include "report/html_report.hpp"
 #include "report/plots/sweep_plot.hpp"
+#include "report/sweep_section.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -20,9 +20,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// "700 W*" for the baseline, as the table's footnote says.
 std::string setting_label(const sweep::SweepRecord& r, double value, bool baseline) {
-  if (r.knob == sweep::Knob::SmClock && baseline) return "unlocked";
-  return fmt::format("{:g} {}{}", value, sweep::knob_unit(r.knob), baseline ? "*" : "");
+  const std::string label = report::sweep_setting_label(r, value, baseline);
+  return baseline && r.knob == sweep::Knob::PowerLimit ? label + "*" : label;
 }
 
 std::string num(const std::optional<double>& v, int decimals = 1) {
@@ -204,42 +205,6 @@ std::vector<std::uint8_t> png_bytes(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string html(const sweep::SweepRecord& r, const std::string& table,
-                 const std::optional<fs::path>& png) {
-  using report::html_escape;
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<title>gpuscope sweep</title>\n<style>body{font-family:system-ui,sans-serif;margin:2em;"
-      "color:#222}pre{background:#f6f6f6;padding:1em;overflow:auto}img{max-width:100%}"
-      "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em;"
-      "text-align:right}th{background:#f0f0f0}</style></head><body>\n";
-  out += fmt::format("<h1>gpuscope sweep: {}</h1>\n",
-                     html_escape(fmt::format("{}", fmt::join(r.command, " "))));
-  out += "<section id=\"sweep\"><h2>Summary and recommendations</h2>\n<pre>" + html_escape(table) +
-         "</pre>\n";
-  if (png) {
-    out +=
-        "<h2>Energy, time, throughput and energy per unit against the setting</h2>\n"
-        "<img alt=\"sweep plot\" src=\"data:image/png;base64," +
-        report::base64(png_bytes(*png)) + "\">\n";
-  }
-  out +=
-      "<h2>Trials</h2>\n<table><tr><th>trial</th><th>setting</th><th>repeat</th>"
-      "<th>status</th><th>time s</th><th>energy J</th><th>power W</th><th>throughput/s</th>"
-      "<th>J/unit</th><th>outlier</th></tr>\n";
-  for (const auto& t : r.trials) {
-    if (t.status == "planned") continue;
-    out += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        t.number, html_escape(setting_label(r, t.setting, t.baseline)), t.repeat,
-        html_escape(t.status), t.time_s, num(t.energy_j, 1), num(t.avg_power_w, 1),
-        num(t.throughput, 2), num(t.energy_per_unit_j, 4), t.outlier ? "yes" : "");
-  }
-  out += "</table></section>\n</body></html>\n";
-  return out;
-}
-
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -275,7 +240,8 @@ std::vector<fs::path> write_sweep_outputs(const sweep::SweepRecord& record, cons
   } catch (const Error& e) {
     fmt::print(stderr, "gpuscope: the plot was not drawn: {}\n", e.what());
   }
-  write_text(html_path, html(record, table, png));
+  write_text(html_path,
+             report::sweep_page_html(record, png ? png_bytes(*png) : std::vector<std::uint8_t>{}));
   written.push_back(html_path);
   if (!quiet) {
     std::string names;

@@ -126,9 +126,11 @@ std::string html_report(const analyze::Analysis& analysis, const HtmlReportOptio
   out += "\n</style>\n</head>\n<body>\n";
   out += "<header><h1 id=\"title\">" + html_escape(title) + "</h1>";
   out += "<p id=\"subtitle\"></p></header>\n";
+  out += "<main id=\"report\">";
+  for (const std::string& section : options.sections_html) out += section;
   out +=
-      "<main id=\"report\"><noscript>This report draws its charts with JavaScript; enable it "
-      "to see them.</noscript></main>\n";
+      "<noscript>This report draws its charts with JavaScript; enable it to see them."
+      "</noscript></main>\n";
   out += "<footer id=\"footer\">" + html_escape(options.generator) + "</footer>\n";
   out += "<script type=\"application/gzip\" id=\"gpuscope-data\" data-encoding=\"gzip+base64\">" +
          payload + "</script>\n";

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analyze/analysis.hpp"
 #include "report/kernel_lanes.hpp"
@@ -15,6 +16,8 @@ struct HtmlReportOptions {
   std::string title;      // shown as the page title and heading; empty: a default
   std::string generator;  // "gpuscope 0.1.0 (abc123)", shown in the footer
   std::optional<KernelLanes> kernels = std::nullopt;  // lanes under the timelines (--trace-kernels)
+  // Sections rendered beforehand (a sweep's, report/sweep_section.hpp), placed first.
+  std::vector<std::string> sections_html = {};
 };
 
 // The whole document. The analysis should carry per-GPU grids (AnalysisOptions::

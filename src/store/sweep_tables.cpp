@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -169,7 +170,120 @@ void insert_all(Database& db, const sweep::SweepRecord& r) {
   }
 }
 
+sweep::SweepRecord read_all(Database& db) {
+  sweep::SweepRecord r;
+  {
+    Statement s = db.prepare(
+        "SELECT knob, command, gpus, repeat, warmup_s, max_slowdown, eta, p_max_w, work_source, "
+        "status, restored, notes FROM sweep");
+    if (!s.step()) throw SqliteError(SQLITE_CORRUPT, "the sweep table has no row");
+    r.knob = s.text(0) == "sm_clock" ? sweep::Knob::SmClock : sweep::Knob::PowerLimit;
+    r.command = nlohmann::json::parse(s.text(1)).get<std::vector<std::string>>();
+    r.gpus = nlohmann::json::parse(s.text(2)).get<std::vector<unsigned>>();
+    r.repeat = static_cast<int>(s.int64(3));
+    r.warmup_s = s.real(4);
+    r.max_slowdown = s.real(5);
+    r.eta = s.real(6);
+    r.p_max_w = s.opt_real(7).value_or(0);
+    r.work_source = s.opt_text(8).value_or("");
+    r.status = s.text(9);
+    r.restored = s.int64(10) != 0;
+    r.notes = nlohmann::json::parse(s.text(11)).get<std::vector<std::string>>();
+  }
+  // The window's columns came later: older files have none.
+  if (db.query_int("SELECT count(*) FROM pragma_table_info('sweep') WHERE name = 'window_end'")
+          .value_or(0) > 0) {
+    Statement s = db.prepare("SELECT window_begin, window_end FROM sweep");
+    if (s.step()) {
+      r.window_begin = s.opt_text(0).value_or("");
+      r.window_end = s.opt_text(1).value_or("");
+    }
+  }
+  {
+    Statement s = db.prepare("SELECT setting, baseline FROM sweep_plan ORDER BY position");
+    while (s.step()) r.plan.push_back({s.real(0), s.int64(1) != 0});
+  }
+  {
+    Statement s = db.prepare(
+        "SELECT trial, run_id, setting, baseline, repeat, status, exit_code, time_s, energy_j, "
+        "energy_source, avg_power_w, work_units, throughput, energy_per_unit_j, "
+        "temperature_mean_c, temperature_max_c, sm_clock_mean_mhz, outlier FROM sweep_trials "
+        "ORDER BY trial");
+    while (s.step()) {
+      sweep::Trial t;
+      t.number = static_cast<int>(s.int64(0));
+      t.run_id = s.opt_int64(1);
+      t.setting = s.real(2);
+      t.baseline = s.int64(3) != 0;
+      t.repeat = static_cast<int>(s.int64(4));
+      t.status = s.text(5);
+      if (auto code = s.opt_int64(6)) t.exit_code = static_cast<int>(*code);
+      t.time_s = s.opt_real(7).value_or(0);
+      t.energy_j = s.opt_real(8);
+      t.energy_source = s.opt_text(9).value_or("");
+      t.avg_power_w = s.opt_real(10);
+      t.work_units = s.opt_real(11);
+      t.throughput = s.opt_real(12);
+      t.energy_per_unit_j = s.opt_real(13);
+      t.temperature_mean_c = s.opt_real(14);
+      t.temperature_max_c = s.opt_real(15);
+      t.sm_clock_mean_mhz = s.opt_real(16);
+      t.outlier = s.int64(17) != 0;
+      r.trials.push_back(std::move(t));
+    }
+  }
+  {
+    Statement s = db.prepare(
+        "SELECT selector, title, setting, energy_j, time_s, energy_saving_pct, time_change_pct, "
+        "note FROM sweep_recommendations ORDER BY rowid");
+    while (s.step()) {
+      sweep::Recommendation c;
+      c.selector = s.text(0);
+      c.title = s.text(1);
+      c.setting = s.opt_real(2);
+      c.energy_j = s.opt_real(3).value_or(0);
+      c.time_s = s.opt_real(4).value_or(0);
+      c.energy_saving_pct = s.opt_real(5).value_or(0);
+      c.time_change_pct = s.opt_real(6).value_or(0);
+      c.note = s.opt_text(7).value_or("");
+      r.recommendations.push_back(std::move(c));
+    }
+  }
+  {
+    Statement s = db.prepare(
+        "SELECT device_index, uuid, power_limit_w, clocks_locked, record_path FROM sweep_restore "
+        "ORDER BY rowid");
+    while (s.step()) {
+      sweep::RestoreEntry g;
+      g.index = static_cast<unsigned>(s.int64(0));
+      g.uuid = s.opt_text(1).value_or("");
+      g.power_limit_mw = static_cast<unsigned>(std::lround(s.real(2) * 1000));
+      g.clocks_locked = s.int64(3) != 0;
+      r.restore.gpus.push_back(std::move(g));
+    }
+  }
+  return r;
+}
+
 }  // namespace
+
+std::optional<sweep::SweepRecord> read_sweep_tables(const std::filesystem::path& path) {
+  try {
+    Database db(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    db.exec("PRAGMA busy_timeout = 5000");
+    if (db.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sweep'")
+            .value_or(0) == 0) {
+      return std::nullopt;
+    }
+    return read_all(db);
+  } catch (const SqliteError& e) {
+    throw Error(fmt::format("cannot read the sweep tables of {}", path.string()), e.what(),
+                "check that it is a gpuscope sweep database");
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("cannot read the sweep tables of {}", path.string()), e.what(),
+                "check that it is a gpuscope sweep database");
+  }
+}
 
 void write_sweep_tables(const std::filesystem::path& path, const sweep::SweepRecord& record) {
   try {

@@ -2,11 +2,14 @@
 # The HTML report in a real Chromium: profile a simulated straggler run (with captured output),
 # `gpuscope report` it, open the file headless through playwright-core and check that it drew
 # (report_browser_test.mjs). Also a merged two-rank run. Skips (77) only when chromium is absent.
-# Usage: report_browser_test.sh GPUSCOPE SOURCE_DIR OUTPUT_DIR
+# A sweep database's report has the sweep section (report_sweep_test.mjs), when SWEEP_WORKLOAD is
+# given.
+# Usage: report_browser_test.sh GPUSCOPE SOURCE_DIR OUTPUT_DIR [SWEEP_WORKLOAD]
 set -euo pipefail
 gpuscope=$1
 source_dir=$2
 output_dir=$3
+sweep_workload=${4:-}
 
 chromium=${GPUSCOPE_CHROMIUM:-$(command -v chromium || true)}
 if [ -z "$chromium" ]; then
@@ -48,10 +51,25 @@ for pid in "${pids[@]}"; do wait "$pid"; done
 "$gpuscope" merge "$work/merged.db" "$work/ranks"
 "$gpuscope" report "$work/merged.db" -o "$work/merged.html"
 
+# A power-limit sweep (3 settings × 2 repeats of a 0.3 s workload on a simulated H100, measured
+# between the workload's own work marks) and its report.
+if [ -n "$sweep_workload" ]; then
+  GPUSCOPE_SIM_TIME_SCALE=10 GPUSCOPE_SIM_STATE="$work/sweep-state.json" "$gpuscope" sweep -q \
+    --simulate "$source_dir/tests/fixtures/scenarios/sweep-h100.json" --power-limits 300,500 \
+    --repeat 2 --settle 0.05 -s 50 --work-regex 'processed ([0-9.]+) samples' \
+    --window-begin 'work begins at ([0-9.]+) s' --window-end 'work ends at ([0-9.]+) s' \
+    -o "$work/sweep.db" -- "$sweep_workload" --seconds 0.3 >/dev/null
+  "$gpuscope" report "$work/sweep.db" -o "$work/sweep-report.html"
+fi
+
 cd "$source_dir/web"
 GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_browser_test.mjs" \
   "$work/report.html" "$output_dir/report.png" 4
 GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_browser_test.mjs" \
   "$work/merged.html" "$output_dir/report-merged.png" 8
+if [ -n "$sweep_workload" ]; then
+  GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_sweep_test.mjs" \
+    "$work/sweep-report.html" "$work/sweep.json" "$output_dir/report-sweep.png"
+fi
 cp "$work/report.html" "$output_dir/report.html"
 echo "PASS: screenshots in $output_dir"

@@ -259,7 +259,25 @@ TEST_F(Sweep, FindsTheExpectedOptimumAndRestoresTheLimit) {
   EXPECT_EQ(png.substr(1, 3), "PNG");
   const std::string html = read_file(dir_.file("sweep.html"));
   EXPECT_NE(html.find("data:image/png;base64,iVBOR"), std::string::npos);
-  EXPECT_NE(html.find("<section id=\"sweep\">"), std::string::npos);
+  EXPECT_NE(html.find("<section id=\"sweep\" class=\"sweep\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr data-selector=\"min_energy_bounded\" data-setting=\"500\">"),
+            std::string::npos);
+
+  // gpuscope report of the sweep database: the same section, first, with the trials' runs after.
+  auto report = run_gpuscope({"report", db_, "-o", dir_.file("report.html")}, env_);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string page = read_file(dir_.file("report.html"));
+  const auto section = page.find("<main id=\"report\"><section id=\"sweep\" class=\"sweep\">");
+  ASSERT_NE(section, std::string::npos);
+  const std::string body = page.substr(section, page.find("</section>", section) - section);
+  EXPECT_NE(body.find("<tr data-selector=\"min_energy\" data-setting=\"200\">"), std::string::npos);
+  EXPECT_NE(body.find("<tr data-selector=\"min_edp\" data-setting=\"200\">"), std::string::npos);
+  EXPECT_NE(body.find("<tr data-selector=\"min_energy_bounded\" data-setting=\"500\">"),
+            std::string::npos);
+  EXPECT_NE(body.find("data:image/png;base64,iVBOR"), std::string::npos);
+  for (int trial = 1; trial <= 5; ++trial) {
+    EXPECT_NE(body.find("<tr data-trial=\"" + std::to_string(trial) + "\">"), std::string::npos);
+  }
 }
 
 TEST_F(Sweep, TheWindowLeavesTheJobsStartUpOut) {
