@@ -29,11 +29,10 @@ fs::path trace_dir_for(const fs::path& database) {
   return database.string() + ".trace";
 }
 
-KernelTracing prepare_kernel_tracing(const fs::path& database, bool overwrite) {
-  KernelTracing tracing;
-  tracing.library = cupti_library_path();
+fs::path require_cupti_library() {
+  const fs::path library = cupti_library_path();
   std::error_code ec;
-  if (!fs::is_regular_file(tracing.library, ec)) {
+  if (!fs::is_regular_file(library, ec)) {
     if (GPUSCOPE_CUPTI_BUILT == 0 && std::getenv("GPUSCOPE_CUPTI_LIBRARY") == nullptr) {
       throw Error::usage(
           "--trace-kernels is not available in this gpuscope",
@@ -42,12 +41,18 @@ KernelTracing prepare_kernel_tracing(const fs::path& database, bool overwrite) {
           "record with 'nsys profile --export sqlite' and read the export with 'gpuscope "
           "kernels REPORT.sqlite'");
     }
-    throw Error::usage(fmt::format("--trace-kernels needs {}", tracing.library.string()),
+    throw Error::usage(fmt::format("--trace-kernels needs {}", library.string()),
                        "the file is not there",
                        "reinstall gpuscope (cmake --install puts it in lib/gpuscope), or point "
                        "GPUSCOPE_CUPTI_LIBRARY at libgpuscope_cupti.so");
   }
-  tracing.library = fs::absolute(tracing.library, ec);
+  return fs::absolute(library, ec);
+}
+
+KernelTracing prepare_kernel_tracing(const fs::path& database, bool overwrite) {
+  KernelTracing tracing;
+  tracing.library = require_cupti_library();
+  std::error_code ec;
   tracing.dir = fs::absolute(trace_dir_for(database), ec);
   if (!trace::sidecar_files(tracing.dir).empty()) {
     if (!overwrite) {

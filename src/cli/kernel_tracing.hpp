@@ -25,6 +25,10 @@ std::filesystem::path cupti_library_path();
 // The directory the sidecar files of the run database `database` go to.
 std::filesystem::path trace_dir_for(const std::filesystem::path& database);
 
+// Throws Error::usage saying why and what to do when the library is not there (this gpuscope
+// was built without CUPTI, or the file was removed); returns its absolute path.
+std::filesystem::path require_cupti_library();
+
 // Checks the library is there and creates the trace directory (removing an old one's sidecar
 // files when `overwrite`). Throws Error::usage saying why and what to do: no library (this
 // gpuscope was built without CUPTI, or it was removed), or trace files of an earlier run left.

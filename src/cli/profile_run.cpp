@@ -113,6 +113,7 @@ int run_profile(const ProfileOptions& o) {
   // the launcher forwards to the job.
   launch::SignalGuard signal_guard;
   validate(o);
+  if (o.trace_kernels) require_cupti_library();  // before any GPU is opened
   const auto env = slurm::process_environment();
   const launch::LaunchOptions launch_opts = launch_options(o);
   RunInfo info = run_info(o, launch_opts, env);
