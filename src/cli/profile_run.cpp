@@ -185,7 +185,10 @@ int run_profile(const ProfileOptions& o) {
   live.finish(end);
   const std::vector<std::string> storage_problems = writer->finish(end);
   end.problems.insert(end.problems.end(), storage_problems.begin(), storage_problems.end());
-  if (tracing) {
+  if (tracing && result.status == RunStatus::NotStarted) {
+    std::error_code ignored;
+    std::filesystem::remove(tracing->dir, ignored);  // empty: no process ever ran
+  } else if (tracing) {
     const auto trace_problems =
         import_kernel_trace(*tracing, path, writer->run_id(), sampled,
                             info.start_wall_ns - info.start_mono_ns, o.quiet);

@@ -40,7 +40,7 @@ class PerfettoExport : public ::testing::Test {
     dir_ = new TempDir();
     db_ = dir_->file("run.db");
     ProcessResult r = run_gpuscope({"profile", "--simulate", "h100x4-straggler", "-q", "-s", "50",
-                                    "--power-sampling-ms", "25", "-o", db_, "--", "sleep", "0.3"});
+                                    "--power-sampling-ms", "25", "-o", db_, "--", "sleep", "0.5"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     write_sidecar(db_ + ".trace", uuid_of(1), 7);
     r = run_gpuscope({"kernels", "--import", db_});

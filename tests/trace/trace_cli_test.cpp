@@ -154,6 +154,16 @@ TEST(TraceCli, ProfileTracesEveryCudaProcessOfTheJob) {
   EXPECT_NE(text.out.find("  gemm\n"), std::string::npos) << text.out;
 }
 
+TEST(TraceCli, ACommandThatCannotStartLeavesNoTraceBehind) {
+  TempDir dir;
+  const std::string db = dir.file("run.db");
+  const ProcessResult r = run_gpuscope({"profile", "--simulate", "h100x4-straggler", "-q", "-o", db,
+                                        "--trace-kernels", "--", dir.file("no-such-command")});
+  EXPECT_EQ(r.exit_code, 127) << r.err;
+  EXPECT_FALSE(fs::exists(db + ".trace"));
+  EXPECT_EQ(r.err.find("no CUDA process"), std::string::npos) << r.err;
+}
+
 #endif
 
 }  // namespace
