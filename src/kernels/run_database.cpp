@@ -46,7 +46,9 @@ std::vector<NsysExport> read_run_database(const fs::path& file, NameColumn names
     const std::string label = report.file.string();
     if (!trace.has_trace_tables() || trace.processes(run.run_id).empty()) {
       report.notes.push_back(fmt::format(
-          "{}: no kernel trace (profile the job with --trace-kernels to record one)", label));
+          "{}: no kernel trace (the run was profiled without --trace-kernels, or no process of "
+          "its job used CUDA)",
+          label));
       out.push_back(std::move(report));
       continue;
     }
