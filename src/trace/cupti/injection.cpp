@@ -124,12 +124,14 @@ void CUPTIAPI on_resource(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti
   if (resource == nullptr || cuptiGetDeviceId(resource->context, &cuda_device) != CUPTI_SUCCESS) {
     return;
   }
-  std::lock_guard lock(s.mutex);
-  if (!s.active || s.finished || getpid() != s.owner || s.pci_written.contains(cuda_device)) {
-    return;
+  {
+    std::lock_guard lock(s.mutex);
+    if (!s.active || s.finished || getpid() != s.owner || s.device_get == nullptr ||
+        s.pci_bus_id == nullptr || !s.pci_written.insert(cuda_device).second) {
+      return;
+    }
   }
-  s.pci_written.insert(cuda_device);
-  if (s.device_get == nullptr || s.pci_bus_id == nullptr) return;
+  // The driver is asked without holding our lock (CUPTI's thread may want it meanwhile).
   int device = 0;
   char bus_id[64] = {};
   if (s.device_get(&device, static_cast<int>(cuda_device)) != 0 ||
@@ -139,15 +141,15 @@ void CUPTIAPI on_resource(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti
   DeviceRecord r{};
   r.cuda_device = cuda_device;
   unsigned domain_id = 0, bus = 0, dev = 0;
-  if (std::sscanf(bus_id, "%x:%x:%x", &domain_id, &bus, &dev) == 3) {
-    r.flags = kDeviceHasPci;
-    r.pci_domain = domain_id;
-    r.pci_bus = bus;
-    r.pci_device = dev;
-    SidecarBatch batch;
-    batch.add(RecordType::device, r);
-    s.file.append(batch);
-  }
+  if (std::sscanf(bus_id, "%x:%x:%x", &domain_id, &bus, &dev) != 3) return;
+  r.flags = kDeviceHasPci;
+  r.pci_domain = domain_id;
+  r.pci_bus = bus;
+  r.pci_device = dev;
+  SidecarBatch batch;
+  batch.add(RecordType::device, r);
+  std::lock_guard lock(s.mutex);
+  if (s.active && !s.finished) s.file.append(batch);
 }
 
 // At exit: every buffer CUPTI still holds, the end calibration and the end record.
