@@ -130,10 +130,10 @@ TEST_F(Analyze, EnergyFromTheCounterMatchesTheDatabase) {
 
   // Without it, the counter comes from the samples.
   const auto slow = profile("a100-nogpm", "1", "1");
-  const double slow_counter =
-      analyze_json({slow})["gpus"][0]["energy_j"]["counter"].get<double>();
+  const double slow_counter = analyze_json({slow})["gpus"][0]["energy_j"]["counter"].get<double>();
   const double slow_expected = number(
-      slow, "SELECT (max(energy_mj) - min(energy_mj)) / 1000.0 FROM samples WHERE device_index = 0");
+      slow,
+      "SELECT (max(energy_mj) - min(energy_mj)) / 1000.0 FROM samples WHERE device_index = 0");
   EXPECT_NEAR(slow_counter, slow_expected, 1e-6 * slow_expected + 1e-9);
 }
 

@@ -115,7 +115,8 @@ TEST(SweepSection, IsTheStandalonePageAndTheReportsFirstSection) {
   const auto main = report.find("<main id=\"report\">");
   ASSERT_NE(main, std::string::npos);
   EXPECT_EQ(report.find(section), main + std::string("<main id=\"report\">").size());
-  EXPECT_EQ(html_report(testing::synthetic_analysis(2, 10), {}).find("class=\"sweep\""), std::string::npos);
+  EXPECT_EQ(html_report(testing::synthetic_analysis(2, 10), {}).find("class=\"sweep\""),
+            std::string::npos);
 }
 
 }  // namespace
