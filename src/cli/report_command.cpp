@@ -115,7 +115,7 @@ int run_report(const ReportOptions& o) {
   report::HtmlReportOptions options;
   options.title = o.title;
   options.generator = fmt::format("gpuscope {}", kVersion);
-  options.kernels = load_kernel_lanes(analysis);  // profile --trace-kernels
+  options.kernels = load_kernel_lanes(analysis);          // profile --trace-kernels
   options.sections_html = sweep_sections_html(analysis);  // a sweep database's sweep
   if (*kGitRevision != '\0') options.generator += fmt::format(" ({})", kGitRevision);
   const std::string html = report::html_report(analysis, options);
