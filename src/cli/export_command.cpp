@@ -108,10 +108,10 @@ int run_export(const ExportOptions& o) {
     throw;
   }
   fmt::print(stderr,
-             "gpuscope: wrote {} ({:.1f} MB: {} runs, {} counter values, {} kernel and memory "
+             "gpuscope: wrote {} ({:.1f} MB: {} run{}, {} counter values, {} kernel and memory "
              "slices, {} events); open it in https://ui.perfetto.dev\n",
              output.string(), static_cast<double>(fs::file_size(output, ec)) / 1e6, summary.runs,
-             summary.counters, summary.slices, summary.instants);
+             summary.runs == 1 ? "" : "s", summary.counters, summary.slices, summary.instants);
   return 0;
 }
 
