@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "store/run_file.hpp"
+#include "store/schema.hpp"
 #include "store/sqlite.hpp"
 
 namespace gpuscope::store {
@@ -195,15 +196,8 @@ std::int64_t copy_kernel_trace(Database& db, std::int64_t old_id, std::int64_t n
         std::pair{"cuda_devices", cuda_device_columns()},
         std::pair{"kernel_names", kernel_name_columns()}, std::pair{"kernels", kernel_columns()},
         std::pair{"memory_ops", memory_op_columns()}}) {
-    const std::string names = column_names(columns);
-    Statement copy = db.prepare(fmt::format(
-        "INSERT INTO main.{0} (run_id, {1}) SELECT ?1, {1} FROM src.{0} WHERE run_id = ?2 "
-        "ORDER BY rowid",
-        table, names));
-    copy.bind(1, new_id);
-    copy.bind(2, old_id);
-    copy.run();
-    if (std::string_view(table) == "kernels") kernels = db.changes();
+    const std::int64_t copied = copy_run_rows(db, table, columns, old_id, new_id);
+    if (std::string_view(table) == "kernels") kernels = copied;
   }
   return kernels;
 }

@@ -131,15 +131,7 @@ class Merger {
 
   std::int64_t copy_rows(std::string_view table, std::span<const Column> columns,
                          std::int64_t old_id, std::int64_t new_id) {
-    const std::string names = column_names(columns);
-    Statement copy = db_.prepare(fmt::format(
-        "INSERT INTO main.{0} (run_id, {1}) SELECT ?1, {1} FROM src.{0} WHERE run_id = ?2 "
-        "ORDER BY rowid",
-        table, names));
-    copy.bind(1, new_id);
-    copy.bind(2, old_id);
-    copy.run();
-    return db_.changes();
+    return copy_run_rows(db_, table, columns, old_id, new_id);
   }
 
   // The input's chunks as they are, then chunks for the samples they do not cover (all of a 1.0

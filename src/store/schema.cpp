@@ -191,6 +191,19 @@ std::string column_names(std::span<const Column> columns, std::string_view prefi
   return out;
 }
 
+std::int64_t copy_run_rows(Database& db, std::string_view table, std::span<const Column> columns,
+                           std::int64_t old_id, std::int64_t new_id) {
+  const std::string names = column_names(columns);
+  Statement copy = db.prepare(fmt::format(
+      "INSERT INTO main.{0} (run_id, {1}) SELECT ?1, {1} FROM src.{0} WHERE run_id = ?2 "
+      "ORDER BY rowid",
+      table, names));
+  copy.bind(1, new_id);
+  copy.bind(2, old_id);
+  copy.run();
+  return db.changes();
+}
+
 std::string placeholders(std::size_t count) {
   std::string out;
   for (std::size_t i = 0; i < count; ++i) out += i == 0 ? "?" : ", ?";

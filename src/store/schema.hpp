@@ -49,6 +49,10 @@ std::string create_chunks_sql();
 
 // "a, b, c" (with `prefix` before each name, e.g. "src.").
 std::string column_names(std::span<const Column> columns, std::string_view prefix = {});
+// Copies run `old_id`'s rows of `table` from the attached database "src" into main's, as run
+// `new_id`, in their stored order (merge); returns how many rows were copied.
+std::int64_t copy_run_rows(Database& db, std::string_view table, std::span<const Column> columns,
+                           std::int64_t old_id, std::int64_t new_id);
 // "?, ?, ?" with one placeholder per column plus `extra`.
 std::string placeholders(std::size_t count);
 

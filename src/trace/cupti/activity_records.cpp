@@ -4,6 +4,27 @@
 #include <string_view>
 
 namespace gpuscope::trace::cupti {
+namespace {
+
+// A copy's record, from a MEMCPY or a MEMCPY2 (peer) activity: the fields they share.
+template <typename Copy>
+MemcpyRecord memcpy_record(const Copy& m) {
+  MemcpyRecord r{};
+  r.start = m.start;
+  r.end = m.end;
+  r.bytes = m.bytes;
+  r.cuda_device = m.deviceId;
+  r.context_id = m.contextId;
+  r.stream_id = m.streamId;
+  r.correlation_id = m.correlationId;
+  r.copy_kind = m.copyKind;
+  r.src_kind = m.srcKind;
+  r.dst_kind = m.dstKind;
+  r.flags = m.flags;
+  return r;
+}
+
+}  // namespace
 
 static_assert(CUPTI_API_VERSION >= 130000,
               "gpuscope's CUPTI library reads the record layouts of CUDA 13 (CUPTI_API_VERSION "
@@ -95,19 +116,7 @@ void ActivityProcessor::memcpy(const MemcpyActivity& m, SidecarBatch& out) {
     ++counts_.untimed;
     return;
   }
-  MemcpyRecord r{};
-  r.start = m.start;
-  r.end = m.end;
-  r.bytes = m.bytes;
-  r.cuda_device = m.deviceId;
-  r.context_id = m.contextId;
-  r.stream_id = m.streamId;
-  r.correlation_id = m.correlationId;
-  r.copy_kind = m.copyKind;
-  r.src_kind = m.srcKind;
-  r.dst_kind = m.dstKind;
-  r.flags = m.flags;
-  out.add(RecordType::memcpy, r);
+  out.add(RecordType::memcpy, memcpy_record(m));
   ++counts_.memcpys;
 }
 
@@ -116,19 +125,7 @@ void ActivityProcessor::peer_memcpy(const PeerMemcpyActivity& m, SidecarBatch& o
     ++counts_.untimed;
     return;
   }
-  MemcpyRecord r{};
-  r.start = m.start;
-  r.end = m.end;
-  r.bytes = m.bytes;
-  r.cuda_device = m.deviceId;
-  r.context_id = m.contextId;
-  r.stream_id = m.streamId;
-  r.correlation_id = m.correlationId;
-  r.copy_kind = m.copyKind;
-  r.src_kind = m.srcKind;
-  r.dst_kind = m.dstKind;
-  r.flags = m.flags;
-  out.add(RecordType::memcpy, r);
+  out.add(RecordType::memcpy, memcpy_record(m));
   ++counts_.memcpys;
 }
 
