@@ -4,35 +4,13 @@
 // tooltip over a kernel names it and its duration; zooming the timelines zooms the lanes; in
 // bins mode the report says the kernels were aggregated. Writes a screenshot of the lanes.
 // Usage (from web/): node kernels_browser_test.mjs REPORT.html SCREENSHOT.png slices|bins LANES
-import { createRequire } from "node:module";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-
-const require = createRequire(join(process.cwd(), "package.json"));
-const { chromium } = require("playwright-core");
+import { finish, withReport } from "./browser.mjs";
 
 const [report, screenshot, mode, lanes] = process.argv.slice(2);
 const failures = [];
 const check = (ok, what) => { if (!ok) failures.push(what); };
 
-const profile = mkdtempSync(join(tmpdir(), "gpuscope-chromium-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.GPUSCOPE_CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"],
-  viewport: { width: 1400, height: 1000 },
-});
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const errors = [];
-  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
-  page.on("pageerror", (e) => errors.push("page error: " + e.message));
-  page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) errors.push("request: " + r.url()); });
-  await page.goto(pathToFileURL(resolve(report)).href);
-  await page.waitForFunction(() => window.gpuscopeReady === true, null, { timeout: 30000 });
+await withReport(report, async (page, errors) => {
 
   const result = await page.evaluate(() => {
     const box = document.getElementById("kernel-lanes");
@@ -116,12 +94,5 @@ try {
   await page.evaluate(() => window.gs.setView(window.gs.view.full[0], window.gs.view.full[1]));
   check(errors.length === 0, "errors: " + errors.join(" | "));
   await page.locator("#kernel-lanes").screenshot({ path: screenshot });
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-if (failures.length) {
-  console.error("FAIL: " + failures.join("\n      "));
-  process.exit(1);
-}
-console.log("PASS " + report);
+});
+finish(failures, report);

@@ -4,36 +4,13 @@
 // navigation start to window.gpuscopeReady.
 // Usage (from web/, where playwright-core is installed):
 //   node report_browser_test.mjs REPORT.html SCREENSHOT.png EXPECTED_GPUS
-import { createRequire } from "node:module";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-
-const require = createRequire(join(process.cwd(), "package.json"));
-const { chromium } = require("playwright-core");
+import { finish, withReport } from "./browser.mjs";
 
 const [report, screenshot, expectedGpus] = process.argv.slice(2);
 const failures = [];
 const check = (ok, what) => { if (!ok) failures.push(what); };
 
-const profile = mkdtempSync(join(tmpdir(), "gpuscope-chromium-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.GPUSCOPE_CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"],
-  viewport: { width: 1400, height: 1000 },
-});
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const errors = [];
-  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
-  page.on("pageerror", (e) => errors.push("page error: " + e.message));
-  page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) errors.push("request: " + r.url()); });
-
-  await page.goto(pathToFileURL(resolve(report)).href);
-  await page.waitForFunction(() => window.gpuscopeReady === true, null, { timeout: 30000 });
+await withReport(report, async (page, errors) => {
   const readyMs = await page.evaluate(() => performance.now());
 
   const result = await page.evaluate(() => {
@@ -106,12 +83,5 @@ try {
   await page.evaluate(() => window.scrollTo(0, 0));
   check(errors.length === 0, "errors after interaction: " + errors.join(" | "));
   await page.screenshot({ path: screenshot, fullPage: false });
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-if (failures.length) {
-  console.error("FAIL: " + failures.join("\n      "));
-  process.exit(1);
-}
-console.log("PASS " + report);
+});
+finish(failures, report);

@@ -5,14 +5,8 @@
 // and the rest of the report drawn after it without errors or network requests.
 // Usage (from web/, where playwright-core is installed):
 //   node report_sweep_test.mjs REPORT.html SWEEP.json SCREENSHOT.png
-import { createRequire } from "node:module";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-
-const require = createRequire(join(process.cwd(), "package.json"));
-const { chromium } = require("playwright-core");
+import { readFileSync } from "node:fs";
+import { finish, withReport } from "./browser.mjs";
 
 const [report, sweepJson, screenshot] = process.argv.slice(2);
 const sweep = JSON.parse(readFileSync(sweepJson, "utf8"));
@@ -22,23 +16,7 @@ const near = (a, b, tolerance) => Math.abs(a - b) <= tolerance;
 // "-33.8 %" → -33.8; "0.0 %" → 0.
 const percent = (text) => Number(String(text).replace("%", "").trim());
 
-const profile = mkdtempSync(join(tmpdir(), "gpuscope-chromium-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.GPUSCOPE_CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"],
-  viewport: { width: 1400, height: 1000 },
-});
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const errors = [];
-  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
-  page.on("pageerror", (e) => errors.push("page error: " + e.message));
-  page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) errors.push("request: " + r.url()); });
-
-  await page.goto(pathToFileURL(resolve(report)).href);
-  await page.waitForFunction(() => window.gpuscopeReady === true, null, { timeout: 30000 });
+await withReport(report, async (page, errors) => {
   await page.waitForFunction(() => { const i = document.querySelector("#sweep img.sweep-plot"); return i && i.complete; },
     null, { timeout: 10000 });
 
@@ -136,12 +114,5 @@ try {
   check(seen.plotWidth >= 800 && seen.plotPixels > 0 && !seen.plotBlank,
         "the sweep plot did not decode or is blank (" + seen.plotWidth + " px wide)");
   await page.locator("#sweep").screenshot({ path: screenshot });
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-if (failures.length) {
-  console.error("FAIL: " + failures.join("\n      "));
-  process.exit(1);
-}
-console.log("PASS " + report);
+});
+finish(failures, report);

@@ -1,0 +1,48 @@
+// What the browser tests share: open a gpuscope HTML report in headless Chromium (playwright-core,
+// installed in web/, and Debian's chromium) with a fresh profile, collect console errors, page
+// errors and any network request (a report must make none), wait for window.gpuscopeReady, and
+// close the browser whatever happens. Run the tests from web/.
+import { createRequire } from "node:module";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const require = createRequire(join(process.cwd(), "package.json"));
+const { chromium } = require("playwright-core");
+
+// Calls `body(page, errors)` once `report` is drawn; `errors` keeps filling while it runs.
+export async function withReport(report, body) {
+  const profile = mkdtempSync(join(tmpdir(), "gpuscope-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.GPUSCOPE_CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run"],
+    viewport: { width: 1400, height: 1000 },
+  });
+  try {
+    const page = context.pages()[0] || (await context.newPage());
+    const errors = [];
+    page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
+    page.on("pageerror", (e) => errors.push("page error: " + e.message));
+    page.on("request", (r) => {
+      if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) errors.push("request: " + r.url());
+    });
+    await page.goto(pathToFileURL(resolve(report)).href);
+    await page.waitForFunction(() => window.gpuscopeReady === true, null, { timeout: 30000 });
+    return await body(page, errors);
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+// Ends the test: the failures on stderr and exit status 1, or PASS.
+export function finish(failures, report) {
+  if (failures.length) {
+    console.error("FAIL: " + failures.join("\n      "));
+    process.exit(1);
+  }
+  console.log("PASS " + report);
+}
