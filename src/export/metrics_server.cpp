@@ -64,9 +64,10 @@ int listen_on(const ListenAddress& address) {
 }
 
 // Answers GET and HEAD with `body` (libevent leaves the body out for HEAD); refuses anything
-// else with 405. `owner` keeps the body alive until libevent has sent it (it is not copied).
-template <typename Owner>
-void reply(evhttp_request* request, std::string_view body, const char* type, Owner owner) {
+// else with 405. The body is not copied: `page` (null for a body that lives as long as the
+// program) keeps it alive until libevent has sent it.
+void reply(evhttp_request* request, std::string_view body, const char* type,
+           std::shared_ptr<const std::string> page = nullptr) {
   evkeyvalq* headers = evhttp_request_get_output_headers(request);
   const evhttp_cmd_type method = evhttp_request_get_command(request);
   evbuffer* out = evbuffer_new();
@@ -77,16 +78,20 @@ void reply(evhttp_request* request, std::string_view body, const char* type, Own
     evhttp_send_reply(request, 405, "Method Not Allowed", out);
   } else {
     evhttp_add_header(headers, "Content-Type", type);
-    auto* keep = new Owner(std::move(owner));
-    evbuffer_add_reference(
-        out, body.data(), body.size(),
-        [](const void*, size_t, void* held) { delete static_cast<Owner*>(held); }, keep);
+    if (page) {
+      evbuffer_add_reference(
+          out, body.data(), body.size(),
+          [](const void*, size_t, void* held) {
+            delete static_cast<std::shared_ptr<const std::string>*>(held);
+          },
+          new std::shared_ptr<const std::string>(std::move(page)));
+    } else {
+      evbuffer_add_reference(out, body.data(), body.size(), nullptr, nullptr);
+    }
     evhttp_send_reply(request, 200, "OK", out);
   }
   evbuffer_free(out);
 }
-
-struct Static {};  // a body that lives as long as the program
 
 }  // namespace
 
@@ -120,11 +125,11 @@ void MetricsServer::serve_index(evhttp_request* request, void*) {
   reply(request,
         "<html><head><title>gpuscope exporter</title></head><body><h1>gpuscope exporter</h1>"
         "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n",
-        "text/html; charset=utf-8", Static{});
+        "text/html; charset=utf-8");
 }
 
 void MetricsServer::serve_health(evhttp_request* request, void*) {
-  reply(request, "ok\n", "text/plain", Static{});
+  reply(request, "ok\n", "text/plain");
 }
 
 void MetricsServer::start() {

@@ -11,19 +11,7 @@ source_dir=$2
 output_dir=$3
 sweep_workload=${4:-}
 
-chromium=${GPUSCOPE_CHROMIUM:-$(command -v chromium || true)}
-if [ -z "$chromium" ]; then
-  echo "SKIP: chromium is not installed (scripts/setup.sh installs Debian's chromium)"
-  exit 77
-fi
-if [ ! -d "$source_dir/web/node_modules/playwright-core" ]; then
-  echo "FAIL: $source_dir/web/node_modules/playwright-core is missing; run scripts/setup.sh (npm ci in web/)"
-  exit 1
-fi
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$output_dir"
+. "$source_dir/tests/integration/browser_env.sh"
 export GPUSCOPE_SIM_TIME_SCALE=4
 
 # One run: 4 scenario seconds per wall second, 3 s of wall time, output lines as marks.

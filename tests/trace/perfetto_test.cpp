@@ -23,12 +23,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string uuid_of(unsigned gpu) {
-  const ProcessResult r = run_gpuscope({"devices", "--simulate", "h100x4-straggler", "--json"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return json::parse(r.out)["devices"][gpu]["uuid"];
-}
-
 // ts in µs (three decimals) of a wall-clock time, as the exporter writes it.
 double ts_of(std::int64_t wall_ns, std::int64_t t0) {
   return static_cast<double>(wall_ns - t0) / 1000.0;

@@ -6,12 +6,21 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/clock.hpp"
+#include "support/process.hpp"
 #include "trace/sidecar_writer.hpp"
 
 namespace gpuscope::testing {
+
+// The NVML UUID of simulated GPU `gpu` of the h100x4-straggler scenario the trace tests profile.
+inline std::string uuid_of(unsigned gpu) {
+  const ProcessResult r = run_gpuscope({"devices", "--simulate", "h100x4-straggler", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out)["devices"][gpu]["uuid"];
+}
 
 // `count` kernels of 250 ns, 1 µs apart from now on, on stream 7 (and every third on stream 9),
 // a 4 KiB memcpy and a memset.

@@ -18,12 +18,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string uuid_of(unsigned gpu) {
-  const ProcessResult r = run_gpuscope({"devices", "--simulate", "h100x4-straggler", "--json"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return json::parse(r.out)["devices"][gpu]["uuid"];
-}
-
 TEST(TraceCli, MissingLibraryIsAClearError) {
   TempDir dir;
   const ProcessResult r =

@@ -4,27 +4,6 @@
 #include <string_view>
 
 namespace gpuscope::trace::cupti {
-namespace {
-
-// A copy's record, from a MEMCPY or a MEMCPY2 (peer) activity: the fields they share.
-template <typename Copy>
-MemcpyRecord memcpy_record(const Copy& m) {
-  MemcpyRecord r{};
-  r.start = m.start;
-  r.end = m.end;
-  r.bytes = m.bytes;
-  r.cuda_device = m.deviceId;
-  r.context_id = m.contextId;
-  r.stream_id = m.streamId;
-  r.correlation_id = m.correlationId;
-  r.copy_kind = m.copyKind;
-  r.src_kind = m.srcKind;
-  r.dst_kind = m.dstKind;
-  r.flags = m.flags;
-  return r;
-}
-
-}  // namespace
 
 static_assert(CUPTI_API_VERSION >= 130000,
               "gpuscope's CUPTI library reads the record layouts of CUDA 13 (CUPTI_API_VERSION "
@@ -58,7 +37,7 @@ void ActivityProcessor::process_buffer(std::uint8_t* buffer, std::size_t valid_b
         memcpy(*reinterpret_cast<const MemcpyActivity*>(record), out);
         break;
       case CUPTI_ACTIVITY_KIND_MEMCPY2:
-        peer_memcpy(*reinterpret_cast<const PeerMemcpyActivity*>(record), out);
+        memcpy(*reinterpret_cast<const PeerMemcpyActivity*>(record), out);
         break;
       case CUPTI_ACTIVITY_KIND_MEMSET:
         memset(*reinterpret_cast<const MemsetActivity*>(record), out);
@@ -111,21 +90,25 @@ void ActivityProcessor::kernel(const KernelActivity& k, SidecarBatch& out) {
   ++counts_.kernels;
 }
 
-void ActivityProcessor::memcpy(const MemcpyActivity& m, SidecarBatch& out) {
+template <typename Copy>
+void ActivityProcessor::memcpy(const Copy& m, SidecarBatch& out) {
   if (m.start == 0 || m.end == 0) {
     ++counts_.untimed;
     return;
   }
-  out.add(RecordType::memcpy, memcpy_record(m));
-  ++counts_.memcpys;
-}
-
-void ActivityProcessor::peer_memcpy(const PeerMemcpyActivity& m, SidecarBatch& out) {
-  if (m.start == 0 || m.end == 0) {
-    ++counts_.untimed;
-    return;
-  }
-  out.add(RecordType::memcpy, memcpy_record(m));
+  MemcpyRecord r{};
+  r.start = m.start;
+  r.end = m.end;
+  r.bytes = m.bytes;
+  r.cuda_device = m.deviceId;
+  r.context_id = m.contextId;
+  r.stream_id = m.streamId;
+  r.correlation_id = m.correlationId;
+  r.copy_kind = m.copyKind;
+  r.src_kind = m.srcKind;
+  r.dst_kind = m.dstKind;
+  r.flags = m.flags;
+  out.add(RecordType::memcpy, r);
   ++counts_.memcpys;
 }
 

@@ -45,8 +45,9 @@ class ActivityProcessor {
  private:
   std::uint32_t name_id(const char* name, SidecarBatch& out);
   void kernel(const KernelActivity& k, SidecarBatch& out);
-  void memcpy(const MemcpyActivity& m, SidecarBatch& out);
-  void peer_memcpy(const PeerMemcpyActivity& m, SidecarBatch& out);
+  // A MEMCPY or a MEMCPY2 (peer) activity: the same record from the fields they share.
+  template <typename Copy>
+  void memcpy(const Copy& m, SidecarBatch& out);
   void memset(const MemsetActivity& m, SidecarBatch& out);
   void device(const DeviceActivity& d, SidecarBatch& out);
 
