@@ -1,16 +1,34 @@
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "sim/json_reader.hpp"
 #include "sim/parse_parts.hpp"
 #include "sim/scenario_parser.hpp"
+#include "sim/small_file.hpp"
 
 namespace gpuscope::sim {
 namespace {
 
 constexpr std::size_t kMaxGpus = 64;
+
+// Phases of the whole scenario after repeat expansion: every phase set, the top-level list and
+// each GPU's own copy counted. A bound on memory that no scenario written by hand comes near.
+constexpr std::size_t kMaxTotalPhases = 100'000;
+
+class PhaseBudget {
+ public:
+  void charge(std::size_t count, const std::string& pointer) {
+    used_ += count;
+    if (used_ > kMaxTotalPhases) {
+      fail_at(pointer, "the scenario expands past " + std::to_string(kMaxTotalPhases) +
+                           " phases in all (every GPU's phases and the phase sets counted); "
+                           "use fewer repeats or fewer GPUs");
+    }
+  }
+
+ private:
+  std::size_t used_ = 0;
+};
 
 bool is_file_name_safe(const std::string& name) {
   if (name.empty() || name.size() > 100) return false;
@@ -22,13 +40,16 @@ bool is_file_name_safe(const std::string& name) {
   return true;
 }
 
-std::map<std::string, std::vector<Phase>> parse_phase_sets(ObjectReader& root) {
+std::map<std::string, std::vector<Phase>> parse_phase_sets(ObjectReader& root,
+                                                           PhaseBudget& budget) {
   std::map<std::string, std::vector<Phase>> sets;
   const nlohmann::json* value = root.find("phase_sets");
   if (value == nullptr) return sets;
   if (!value->is_object()) fail_at(root.child("phase_sets"), "expected an object of phase lists");
   for (const auto& [name, list] : value->items()) {
-    sets[name] = parse_phase_list(list, root.child("phase_sets") + "/" + name);
+    const std::string pointer = root.child("phase_sets") + "/" + name;
+    sets[name] = parse_phase_list(list, pointer);
+    budget.charge(sets[name].size(), pointer);
   }
   return sets;
 }
@@ -115,11 +136,13 @@ Scenario parse_root(const nlohmann::json& json, const std::string& path) {
   if (const nlohmann::json* faults = root.find("faults")) {
     scenario.global_faults = parse_faults(*faults, "/faults", FaultSpec{}, &scenario.init_error);
   }
+  PhaseBudget budget;
   std::optional<std::vector<Phase>> default_phases;
   if (const nlohmann::json* phases = root.find("phases")) {
     default_phases = parse_phase_list(*phases, "/phases");
+    budget.charge(default_phases->size(), "/phases");
   }
-  const auto phase_sets = parse_phase_sets(root);
+  const auto phase_sets = parse_phase_sets(root, budget);
   const nlohmann::json* gpus = root.find("gpus");
   if (gpus == nullptr) fail_at("", "missing required key \"gpus\"");
   root.finish();  // a misspelt top-level key explains more than the errors it would cause
@@ -131,6 +154,7 @@ Scenario parse_root(const nlohmann::json& json, const std::string& path) {
                            &scenario.global_faults};
   for (std::size_t i = 0; i < sources.size(); ++i) {
     scenario.gpus.push_back(parse_gpu(sources[i].first, sources[i].second, i, context));
+    budget.charge(scenario.gpus.back().phases.size(), sources[i].second);
   }
   check_unique(scenario.gpus, sources);
   return scenario;
@@ -140,6 +164,15 @@ Scenario parse_root(const nlohmann::json& json, const std::string& path) {
 
 tl::expected<Scenario, std::string> parse_scenario(std::string_view text, const std::string& path) {
   const std::string prefix = "scenario " + path + ": ";
+  if (text.size() > kMaxScenarioBytes) {
+    return tl::make_unexpected(prefix + "is larger than " + size_text(kMaxScenarioBytes));
+  }
+  // Before parsing: the parse and every walk over its result recurse once per level.
+  if (const auto deep = nesting_past(text, kMaxScenarioDepth)) {
+    return tl::make_unexpected(prefix + "JSON nested deeper than " +
+                               std::to_string(kMaxScenarioDepth) + " levels (at byte " +
+                               std::to_string(*deep) + "); flatten the repeat blocks");
+  }
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(text);
@@ -154,12 +187,13 @@ tl::expected<Scenario, std::string> parse_scenario(std::string_view text, const 
 }
 
 tl::expected<Scenario, std::string> load_scenario(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return tl::make_unexpected("scenario " + path + ": cannot open the file");
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) return tl::make_unexpected("scenario " + path + ": cannot read the file");
-  return parse_scenario(text.str(), path);
+  const auto text = read_small_file(path, kMaxScenarioBytes);
+  if (!text) {
+    return tl::make_unexpected("scenario " + path + ": " +
+                               (text.error().error != 0 ? "cannot open the file (" : "") +
+                               text.error().message + (text.error().error != 0 ? ")" : ""));
+  }
+  return parse_scenario(*text, path);
 }
 
 }  // namespace gpuscope::sim
