@@ -89,7 +89,7 @@ TEST_F(Input, EveryNumericOptionRefusesNanInfinityAndJunk) {
   };
   const std::string marker = dir_.file("ran");
   for (const NumericCase& c : cases) {
-    for (const std::string value : {"nan", "inf", "1e18", "1e999", "12x", "0x10"}) {
+    for (const std::string value : {"nan", "inf", "1e19", "1e999", "12x", "0x10"}) {
       std::vector<std::string> args = c.command;
       args.insert(args.end(), {c.option, value});
       if (c.command[0] == "profile" || c.command[0] == "sweep") {
@@ -112,6 +112,9 @@ TEST_F(Input, NumericMessagesNameTheRange) {
   EXPECT_EQ(r.err,
             "gpuscope: error: --pue nan is not a number between 1 and 5; run 'gpuscope analyze "
             "--help' for usage\n");
+  const ProcessResult huge = run_gpuscope({"profile", "-s", "1e18", "--", "true"});
+  EXPECT_EQ(huge.exit_code, 2);
+  EXPECT_NE(huge.err.find("--sampling-ms 1e18 is not a number"), std::string::npos) << huge.err;
   const ProcessResult s = run_gpuscope({"profile", "-s", "5", "--", "true"});
   EXPECT_NE(s.err.find("--sampling-ms 5 is not a number between 10 and 3600000 ms"),
             std::string::npos)
@@ -158,7 +161,7 @@ TEST_F(Input, NonUtf8LabelAndArgumentsGiveValidJson) {
   EXPECT_NE(out.dump().find("lab\xef\xbf\xbd"), std::string::npos);
   const ProcessResult trace = run_gpuscope({"export", "--perfetto", dir_.file("t.json"), db});
   ASSERT_EQ(trace.exit_code, 0) << trace.err;
-  EXPECT_NO_THROW((void)json::parse(read_file(dir_.file("t.json"))));
+  EXPECT_TRUE(json::accept(read_file(dir_.file("t.json"))));
 }
 
 // inf and -inf stored in a run database (SQLite keeps 9e999 as inf) became "W":inf in the
@@ -189,7 +192,7 @@ TEST_F(Input, InfiniteSamplesGiveValidJsonEverywhere) {
 
   const ProcessResult a = run_gpuscope({"analyze", "--json", "-a", "all", db});
   ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_NO_THROW((void)json::parse(a.out)) << a.out.substr(0, 2000);
+  EXPECT_TRUE(json::accept(a.out)) << a.out.substr(0, 2000);
 }
 
 }  // namespace
