@@ -155,6 +155,9 @@ TEST_F(Input, StateFileThatIsNotARegularFileIsRefused) {
 TEST_F(Input, NonUtf8LabelAndArgumentsGiveValidJson) {
   const std::string db = profile({"-l", "lab\xff\xfe"}, {"sh", "-c", "true", "arg\xff"});
   EXPECT_EQ(scalar(db, "SELECT hex(label) FROM runs"), "6C6162FFFE");
+  // command_line keeps the bytes; the JSON array `command` cannot (JSON text is UTF-8).
+  EXPECT_NE(scalar(db, "SELECT hex(command_line) FROM runs").value_or("").find("617267FF"),
+            std::string::npos);
   const ProcessResult r = run_gpuscope({"analyze", "--json", db});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);  // throws on invalid UTF-8
