@@ -47,7 +47,7 @@ tl::expected<std::string, SmallFileFailure> read_small_file(const std::filesyste
   if (::fstat(fd, &info) != 0) return tl::make_unexpected(from_errno());
   if (!S_ISREG(info.st_mode)) {
     return tl::make_unexpected(
-        SmallFileFailure{0, fmt::format("not a regular file ({})", kind_of(info.st_mode))});
+        SmallFileFailure{0, fmt::format("{}, not a regular file", kind_of(info.st_mode))});
   }
   const SmallFileFailure too_large{0, "larger than " + size_text(max_bytes)};
   if (static_cast<std::size_t>(info.st_size) > max_bytes) return tl::make_unexpected(too_large);

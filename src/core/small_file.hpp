@@ -12,7 +12,7 @@ namespace gpuscope {
 
 struct SmallFileFailure {
   int error = 0;       // errno of a failed open or read (ENOENT: missing); 0 for a refusal
-  std::string reason;  // "not a regular file (a FIFO)", "larger than 1 MiB", strerror(error)
+  std::string reason;  // "a FIFO, not a regular file", "larger than 1 MiB", strerror(error)
 };
 
 // The bytes of the regular file at path, at most max_bytes of them. Opened with O_NONBLOCK, so a

@@ -150,6 +150,34 @@ TEST_F(Input, StateFileThatIsNotARegularFileIsRefused) {
   }
 }
 
+// The other files gpuscope reads whole or in part: a scenario given to --simulate, the sweep's
+// restore record, the push credentials. Devices and FIFOs are refused (or, for credentials, read
+// only up to a first line of 64 KiB), never read forever or waited on.
+TEST_F(Input, OtherInputFilesThatNeverEndAreRefused) {
+  const std::string fifo = dir_.file("f.json");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {std::string("/dev/zero"), fifo}) {
+    const ProcessResult r = run_gpuscope({"devices", "--simulate", path}, env_);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("scenario " + path + " is not a regular file"), std::string::npos)
+        << r.err;
+  }
+  const std::string record = dir_.file("s.db.restore.json");
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  const ProcessResult restore =
+      run_gpuscope({"sweep", "--restore", "-o", dir_.file("s.db"), "--simulate", "h100"}, env_);
+  EXPECT_EQ(restore.exit_code, 1) << restore.err;
+  EXPECT_NE(restore.err.find("a FIFO, not a regular file"), std::string::npos) << restore.err;
+  const std::string marker = dir_.file("ran");
+  const ProcessResult push =
+      run_gpuscope({"profile", "--simulate", "h100", "-o", dir_.file("p.db"), "--push",
+                    "http://127.0.0.1:1", "--push-auth-file", "/dev/zero", "--", "touch", marker},
+                   env_);
+  EXPECT_EQ(push.exit_code, 2) << push.err;
+  EXPECT_NE(push.err.find("no line break in its first 64 KiB"), std::string::npos) << push.err;
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
 // Bytes that are not UTF-8 in a label and in the job's arguments: stored as given, shown as
 // U+FFFD in JSON (analyze --json failed with "internal error: invalid UTF-8").
 TEST_F(Input, NonUtf8LabelAndArgumentsGiveValidJson) {
