@@ -178,6 +178,25 @@ TEST_F(Input, OtherInputFilesThatNeverEndAreRefused) {
   EXPECT_FALSE(std::filesystem::exists(marker));
 }
 
+// A FIFO given as an input database made analyze, report, export, merge and kernels wait for a
+// writer for ever (SQLite opens it and blocks).
+TEST_F(Input, InputDatabaseThatIsAFifoIsRefused) {
+  const std::string fifo = dir_.file("fifo.db");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::vector<std::vector<std::string>> commands = {
+      {"analyze", fifo},
+      {"report", fifo, "-o", dir_.file("r.html")},
+      {"export", "--perfetto", dir_.file("t.json"), fifo},
+      {"merge", dir_.file("m.db"), fifo},
+      {"kernels", fifo},
+  };
+  for (const auto& command : commands) {
+    const ProcessResult r = run_gpuscope(command, env_);
+    EXPECT_EQ(r.exit_code, 2) << command[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("not a regular file"), std::string::npos) << command[0] << ": " << r.err;
+  }
+}
+
 // Bytes that are not UTF-8 in a label and in the job's arguments: stored as given, shown as
 // U+FFFD in JSON (analyze --json failed with "internal error: invalid UTF-8").
 TEST_F(Input, NonUtf8LabelAndArgumentsGiveValidJson) {
