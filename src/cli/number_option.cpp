@@ -55,7 +55,7 @@ std::string range_text(const NumberRange& range) {
 double checked_number(std::string_view option, std::string_view text, const NumberRange& range) {
   const std::optional<double> value = parse_finite_number(text);
   if (value && in_range(*value, range)) return *value;
-  std::string message = fmt::format("{} {} is not a {} {}", option, text,
+  std::string message = fmt::format("{} {} is not a {} {}", option, text.empty() ? "''" : text,
                                     range.integer ? "whole number" : "number", range_text(range));
   if (!range.hint.empty()) message += fmt::format("; {}", range.hint);
   throw CLI::ValidationError(message);

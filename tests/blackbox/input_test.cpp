@@ -89,7 +89,7 @@ TEST_F(Input, EveryNumericOptionRefusesNanInfinityAndJunk) {
   };
   const std::string marker = dir_.file("ran");
   for (const NumericCase& c : cases) {
-    for (const std::string value : {"nan", "inf", "1e19", "1e999", "12x", "0x10"}) {
+    for (const std::string value : {"nan", "inf", "-inf", "1e19", "1e999", "12x", "0x10"}) {
       std::vector<std::string> args = c.command;
       args.insert(args.end(), {c.option, value});
       if (c.command[0] == "profile" || c.command[0] == "sweep") {

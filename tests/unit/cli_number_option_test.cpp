@@ -80,6 +80,7 @@ std::string message_of(const std::string& option, const std::string& text,
 
 TEST(NumberOption, SaysWhatIsWrongInOneShape) {
   EXPECT_EQ(message_of("--pue", "nan", {1, 5}), "--pue nan is not a number between 1 and 5");
+  EXPECT_EQ(message_of("--pue", "", {1, 5}), "--pue '' is not a number between 1 and 5");
   EXPECT_EQ(message_of("--sampling-ms", "inf", kSamplingMs),
             "--sampling-ms inf is not a number between 10 and 3600000 ms");
   EXPECT_EQ(message_of("--repeat", "2.5", NumberRange(1, 1000).whole()),
