@@ -54,15 +54,34 @@ std::map<std::string, std::vector<Phase>> parse_phase_sets(ObjectReader& root,
   return sets;
 }
 
-// Expands {"count": N, "template": {...}, "overrides": {"<index>": {...}}} into GPU objects,
+// One GPU of the "gpus" value: its JSON (a list element, or the count form's template with its
+// overrides), and the JSON pointer to blame for its errors.
+struct GpuSource {
+  const nlohmann::json* value = nullptr;         // the list element, or the template
+  std::vector<const nlohmann::json*> overrides;  // merge patches on top of the template
+  std::string pointer;
+
+  // The GPU's JSON, built when it is parsed: copies of a template for 64 GPUs at once would hold
+  // 64 times the file in memory.
+  nlohmann::json materialise() const {
+    if (overrides.empty()) return *value;
+    nlohmann::json gpu = *value;
+    for (const nlohmann::json* patch : overrides) gpu.merge_patch(*patch);
+    return gpu;
+  }
+};
+
+// Expands {"count": N, "template": {...}, "overrides": {"<index>": {...}}} into GPU sources,
 // each the template with its override merged in (RFC 7386 merge patch: objects merge, arrays
-// and scalars replace). Returns the JSON pointer to blame for each GPU's errors.
-std::vector<std::pair<nlohmann::json, std::string>> expand_gpus(const nlohmann::json& value,
-                                                                const std::string& pointer) {
-  std::vector<std::pair<nlohmann::json, std::string>> gpus;
+// and scalars replace).
+std::vector<GpuSource> expand_gpus(const nlohmann::json& value, const std::string& pointer) {
+  std::vector<GpuSource> gpus;
   if (value.is_array()) {
+    if (value.size() > kMaxGpus) {
+      fail_at(pointer, "a scenario needs 1 to " + std::to_string(kMaxGpus) + " GPUs");
+    }
     for (std::size_t i = 0; i < value.size(); ++i) {
-      gpus.emplace_back(value[i], pointer + "/" + std::to_string(i));
+      gpus.push_back({&value[i], {}, pointer + "/" + std::to_string(i)});
     }
     return gpus;
   }
@@ -71,7 +90,7 @@ std::vector<std::pair<nlohmann::json, std::string>> expand_gpus(const nlohmann::
   if (count == 0) fail_at(pointer, "\"count\" must be 1 to " + std::to_string(kMaxGpus));
   const nlohmann::json* templ = reader.find("template");
   if (templ == nullptr) fail_at(pointer, "missing required key \"template\"");
-  for (std::size_t i = 0; i < count; ++i) gpus.emplace_back(*templ, reader.child("template"));
+  for (std::size_t i = 0; i < count; ++i) gpus.push_back({templ, {}, reader.child("template")});
   if (const nlohmann::json* overrides = reader.find("overrides")) {
     if (!overrides->is_object()) fail_at(reader.child("overrides"), "expected an object");
     for (const auto& [key, patch] : overrides->items()) {
@@ -86,30 +105,29 @@ std::vector<std::pair<nlohmann::json, std::string>> expand_gpus(const nlohmann::
       if (used != key.size() || index >= count) {
         fail_at(child, "override keys are GPU indices 0.." + std::to_string(count - 1));
       }
-      gpus[index].first.merge_patch(patch);
-      gpus[index].second = child;
+      gpus[index].overrides.push_back(&patch);
+      gpus[index].pointer = child;
     }
   }
   reader.finish();
   return gpus;
 }
 
-void check_unique(const std::vector<GpuConfig>& gpus,
-                  const std::vector<std::pair<nlohmann::json, std::string>>& sources) {
+void check_unique(const std::vector<GpuConfig>& gpus, const std::vector<GpuSource>& sources) {
   std::set<std::string> uuids;  // GPU- and MIG- UUIDs: one name space, as NVML looks both up
   std::set<std::string> buses;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     if (!uuids.insert(gpus[i].uuid).second) {
-      fail_at(sources[i].second + "/uuid", "duplicate UUID " + gpus[i].uuid);
+      fail_at(sources[i].pointer + "/uuid", "duplicate UUID " + gpus[i].uuid);
     }
     for (std::size_t m = 0; m < gpus[i].mig_devices.size(); ++m) {
       if (!uuids.insert(gpus[i].mig_devices[m]).second) {
-        fail_at(sources[i].second + "/mig_devices/" + std::to_string(m),
+        fail_at(sources[i].pointer + "/mig_devices/" + std::to_string(m),
                 "duplicate MIG device UUID " + gpus[i].mig_devices[m]);
       }
     }
     if (!buses.insert(gpus[i].pci_bus_id).second) {
-      fail_at(sources[i].second + "/pci_bus_id", "duplicate PCI bus id " + gpus[i].pci_bus_id);
+      fail_at(sources[i].pointer + "/pci_bus_id", "duplicate PCI bus id " + gpus[i].pci_bus_id);
     }
   }
 }
@@ -153,8 +171,8 @@ Scenario parse_root(const nlohmann::json& json, const std::string& path) {
   const GpuContext context{scenario.seed, default_phases ? &*default_phases : nullptr, &phase_sets,
                            &scenario.global_faults};
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    scenario.gpus.push_back(parse_gpu(sources[i].first, sources[i].second, i, context));
-    budget.charge(scenario.gpus.back().phases.size(), sources[i].second);
+    scenario.gpus.push_back(parse_gpu(sources[i].materialise(), sources[i].pointer, i, context));
+    budget.charge(scenario.gpus.back().phases.size(), sources[i].pointer);
   }
   check_unique(scenario.gpus, sources);
   return scenario;
