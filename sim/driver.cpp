@@ -1,5 +1,7 @@
 #include "sim/driver.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -57,7 +59,8 @@ nvmlReturn_t Driver::load(const DriverOptions& options) {
                 "GPUSCOPE_SIM_SCENARIO is not set; it must name a scenario JSON file");
   }
   // A scenario that is not there is a missing driver; one that is there but wrong is a fault.
-  if (!std::ifstream(*options.scenario_path)) {
+  // access(), not an open: opening a FIFO would block until a writer came.
+  if (::access(options.scenario_path->c_str(), R_OK) != 0) {
     return fail(nvml::kErrorDriverNotLoaded, "scenario " + *options.scenario_path +
                                                  ": cannot open the file (GPUSCOPE_SIM_SCENARIO)");
   }
@@ -86,7 +89,7 @@ nvmlReturn_t Driver::load(const DriverOptions& options) {
       scenario->state_file.value_or(default_state_path(scenario->name))));
   state.changed();  // remember the file as it is before reading it, so no later change is missed
   const tl::expected<StateMap, std::string> entries = state.read();
-  if (!entries) return fail(nvml::kErrorUnknown, entries.error() + " (delete it to reset)");
+  if (!entries) return fail(nvml::kErrorUnknown, entries.error());
 
   scenario_ = std::move(*scenario);
   ++generation_;

@@ -67,6 +67,11 @@ class ObjectReader {
 // Checks a number already extracted from JSON against a range; fails with pointer.
 double checked_number(const nlohmann::json& value, std::string_view pointer, Range range);
 
+// The byte offset where text's arrays and objects first nest deeper than max_depth, if they do.
+// A scan of the raw text (strings skipped), so that a deep document is refused before any
+// recursive parse or walk could exhaust the stack.
+std::optional<std::size_t> nesting_past(std::string_view text, std::size_t max_depth);
+
 // The closest of candidates to word by edit distance, if close enough to be a likely typo.
 std::optional<std::string> closest_match(std::string_view word,
                                          const std::vector<std::string>& candidates);

@@ -1,6 +1,7 @@
 // Turns a scenario file into a validated Scenario, or a message that says where and what is wrong.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <tl/expected.hpp>
@@ -8,6 +9,10 @@
 #include "sim/scenario.hpp"
 
 namespace gpuscope::sim {
+
+// Limits that keep the parser's memory and stack bounded whatever the file (docs/scenarios.md).
+inline constexpr std::size_t kMaxScenarioBytes = 4U << 20U;  // 4 MiB
+inline constexpr std::size_t kMaxScenarioDepth = 64;         // nested arrays and objects
 
 // Reads path and parses it. Errors read "scenario <path>: <JSON pointer>: <what is wrong>".
 tl::expected<Scenario, std::string> load_scenario(const std::string& path);

@@ -9,7 +9,8 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "sim/small_file.hpp"
 
 namespace gpuscope::sim {
 namespace {
@@ -27,20 +28,24 @@ std::string default_state_path(const std::string& scenario_name) {
 }
 
 tl::expected<StateMap, std::string> StateFile::read() const {
-  std::ifstream file(path_, std::ios::binary);
-  if (!file) {
-    if (errno == ENOENT) return StateMap{};
-    return tl::make_unexpected(system_error("cannot open state file", path_));
+  const auto text = read_small_file(path_, kMaxStateFileBytes);
+  if (!text) {
+    if (text.error().error == ENOENT) return StateMap{};
+    if (text.error().error != 0) {
+      return tl::make_unexpected("cannot read state file " + path_ + ": " + text.error().message);
+    }
+    // A device or a FIFO would never end (or never start); refuse it before reading a byte.
+    return tl::make_unexpected("state file " + path_ + " " + text.error().message +
+                               "; point state_file at a regular file (or leave it out)");
   }
-  std::ostringstream text;
-  text << file.rdbuf();
   StateMap entries;
   try {
-    const nlohmann::json json = nlohmann::json::parse(text.str());
+    const nlohmann::json json = nlohmann::json::parse(*text);
     const int version = json.at("version").get<int>();
     if (version != kStateFileVersion) {
       return tl::make_unexpected("state file " + path_ + ": version " + std::to_string(version) +
-                                 " is not " + std::to_string(kStateFileVersion));
+                                 " is not " + std::to_string(kStateFileVersion) +
+                                 " (delete it to reset)");
     }
     for (const auto& [uuid, gpu] : json.at("gpus").items()) {
       StateEntry entry;
@@ -52,7 +57,8 @@ tl::expected<StateMap, std::string> StateFile::read() const {
       entries[uuid] = entry;
     }
   } catch (const nlohmann::json::exception& error) {
-    return tl::make_unexpected("state file " + path_ + ": " + error.what());
+    return tl::make_unexpected("state file " + path_ + ": " + error.what() +
+                               " (delete it to reset)");
   }
   return entries;
 }

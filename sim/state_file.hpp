@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -22,6 +23,8 @@ struct StateEntry {
 using StateMap = std::map<std::string, StateEntry>;  // by GPU UUID
 
 inline constexpr int kStateFileVersion = 1;
+// 64 GPUs take a few KiB; anything near this is not a state file.
+inline constexpr std::size_t kMaxStateFileBytes = 1U << 20U;
 
 // ${TMPDIR:-/tmp}/gpuscope-sim-<uid>-<scenario name>.json
 std::string default_state_path(const std::string& scenario_name);

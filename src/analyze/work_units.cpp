@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "core/error.hpp"
 
 namespace gpuscope::analyze {
@@ -25,7 +27,10 @@ std::optional<double> work_in_line(const std::regex& regex, const std::string& l
   std::smatch match;
   if (!std::regex_search(line, match, regex)) return std::nullopt;
   try {
-    return std::stod(match[1].str());
+    const double work = std::stod(match[1].str());
+    // "inf" or "nan" in a job's output is not an amount of work; it would poison the sum.
+    if (!std::isfinite(work)) return std::nullopt;
+    return work;
   } catch (const std::exception&) {
     return std::nullopt;  // a match whose group is not a number is not work
   }

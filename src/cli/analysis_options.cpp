@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <system_error>
 
+#include "cli/number_option.hpp"
 #include "core/error.hpp"
 #include "core/metrics.hpp"
 
@@ -20,27 +21,32 @@ void add_analysis_options(CLI::App& app, AnalyzeOptions& o) {
   app.add_option("-d,--detect-outliers", o.trim,
                  "Leave idle edges out of the statistics: leading (default), trailing, all, none")
       ->type_name("MODE");
-  app.add_option("--carbon-intensity", o.carbon_intensity,
-                 "Grid carbon intensity in gCO2e/kWh (default: --region's yearly average, else "
-                 "the world average)")
+  // The dirtiest grids are near 1000 gCO2e/kWh; 5000 leaves room for any fuel.
+  add_number_option(app, "--carbon-intensity", o.carbon_intensity, {0, 5000, "gCO2e/kWh"},
+                    "Grid carbon intensity in gCO2e/kWh (default: --region's yearly average, "
+                    "else the world average)")
       ->type_name("G");
   app.add_option("--region", o.region,
                  "Grid region for the carbon intensity (FR, US, DE, GB, ...; see "
                  "docs/analysis.md)")
       ->type_name("CODE");
-  app.add_option("--pue", o.pue, "Facility power usage effectiveness (default 1: GPUs only)")
+  // PUE is facility energy over IT energy: never below 1; real data centres are 1.05 to 3.
+  add_number_option(app, "--pue", o.pue, {1, 5},
+                    "Facility power usage effectiveness (default 1: GPUs only)")
       ->type_name("X");
   app.add_option("--work-regex", o.work_regex,
                  "Regex over the captured output whose first group is an amount of work done "
                  "(summed), e.g. 'processed ([0-9]+) tokens'; needs --capture-output at profile "
                  "time")
       ->type_name("REGEX");
-  app.add_option("--work-units", o.work_units, "Total work the job did (e.g. tokens, images)")
+  add_number_option(app, "--work-units", o.work_units, kWorkUnits,
+                    "Total work the job did (e.g. tokens, images)")
       ->type_name("N");
   app.add_option("--work-name", o.work_name, "Name of a unit of work (default 'units')")
       ->type_name("NAME");
-  app.add_option("--straggler-threshold", o.straggler_threshold,
-                 "How far below the median a GPU must be to be called a straggler (default 0.15)")
+  add_number_option(app, "--straggler-threshold", o.straggler_threshold, {0, 1},
+                    "How far below the median a GPU must be to be called a straggler (default "
+                    "0.15)")
       ->type_name("FRACTION");
 }
 

@@ -5,6 +5,7 @@
 #include "cli/analysis_options.hpp"
 #include "cli/analyze_run.hpp"
 #include "cli/command.hpp"
+#include "cli/number_option.hpp"
 #include "core/error.hpp"
 #include "report/analysis_view.hpp"
 
@@ -61,9 +62,9 @@ Command add_analyze_command(CLI::App& parent) {
                   "Metrics for the time and space views (default: a useful few; 'all' for every "
                   "one); names as in docs/database.md")
       ->type_name("NAME");
-  app->add_option("--resolution", o->analyze.resolution_s,
-                  "Grid of the space view in seconds (default: the sampling interval, at most "
-                  "2000 points)")
+  add_number_option(*app, "--resolution", o->analyze.resolution_s, {0.001, 31'536'000, "s"},
+                    "Grid of the space view in seconds (default: the sampling interval, at most "
+                    "2000 points)")
       ->type_name("SECONDS");
   app->add_flag("--json", o->analyze.json, "Print JSON (shape in docs/analysis.md)");
   app->add_flag("--csv", o->analyze.csv, "Print the chosen view as CSV");

@@ -17,6 +17,7 @@
 #include "analyze/carbon.hpp"
 #include "analyze/work_units.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "report/analysis_view.hpp"
 #include "store/run_reader.hpp"
 
@@ -534,7 +535,7 @@ void print_analysis(const analyze::Analysis& analysis, const AnalyzeOptions& o) 
   const auto view = report::parse_view(o.aggregate);
   const auto metrics = report::parse_metrics(o.metrics);
   if (o.json) {
-    fmt::print("{}\n", report::analysis_json(analysis).dump(2));
+    fmt::print("{}\n", json_text(report::analysis_json(analysis), 2));
   } else if (o.csv) {
     fmt::print("{}", report::analysis_csv(analysis, view, metrics));
   } else {

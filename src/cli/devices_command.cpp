@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "collect/describe.hpp"
+#include "core/json_text.hpp"
 #include "report/devices_view.hpp"
 
 namespace gpuscope::cli {
@@ -20,7 +21,7 @@ int run_devices(const DevicesOptions& options) {
   SystemDescription system = collect::describe_system(session);
   if (library->simulated()) system.scenario = options.backend.simulate;
   if (options.json) {
-    fmt::print("{}\n", report::devices_json(system).dump(2));
+    fmt::print("{}\n", json_text(report::devices_json(system), 2));
   } else {
     fmt::print("{}", report::devices_text(system));
   }

@@ -10,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "cli/kernel_tracing.hpp"
+#include "cli/number_option.hpp"
 #include "core/error.hpp"
 #include "kernels/nsys_reader.hpp"
 #include "kernels/output.hpp"
@@ -138,8 +139,8 @@ Command add_kernels_command(CLI::App& parent) {
                   "Name kernels by their demangled name or nsys's short name (default demangled)")
       ->check(CLI::IsMember({"demangled", "short"}))
       ->type_name("demangled|short");
-  app->add_option("--top", o->top, "Show only the N kernels with the most total time")
-      ->check(CLI::PositiveNumber)
+  add_number_option(*app, "--top", o->top, NumberRange(1, 1e9).whole(),
+                    "Show only the N kernels with the most total time")
       ->type_name("N");
   app->add_flag("--per-rank", o->per_rank,
                 "One summary per file (per run of a run database) instead of their sum");

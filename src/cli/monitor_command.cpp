@@ -9,8 +9,10 @@
 
 #include "cli/command.hpp"
 #include "cli/live_gpus.hpp"
+#include "cli/number_option.hpp"
 #include "cli/run_context.hpp"
 #include "collect/sampler.hpp"
+#include "core/json_text.hpp"
 #include "export/latest_values.hpp"
 #include "export/monitor_view.hpp"
 
@@ -54,7 +56,7 @@ int run_once(const MonitorOptions& o, LiveGpus& gpus) {
   sampler.stop();
   const exporter::Snapshot snapshot = latest.snapshot();
   if (o.json) {
-    fmt::print("{}\n", exporter::monitor_json(snapshot).dump(2));
+    fmt::print("{}\n", json_text(exporter::monitor_json(snapshot), 2));
   } else {
     fmt::print("{}", exporter::monitor_table(snapshot));
   }
@@ -80,7 +82,7 @@ int run_monitor(const MonitorOptions& o) {
   do {
     const exporter::Snapshot snapshot = latest.snapshot();
     if (o.json) {
-      write_all(STDOUT_FILENO, exporter::monitor_json(snapshot).dump() + "\n");
+      write_all(STDOUT_FILENO, json_text(exporter::monitor_json(snapshot)) + "\n");
       continue;
     }
     std::string text = fmt::format("gpuscope monitor · {} · {} GPU{} · every {} ms · {}{}\n", host,
@@ -101,8 +103,8 @@ Command add_monitor_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "monitor", "Show a live table of every GPU (utilization, saturation, power, energy, ...)");
   add_backend_options(*app, o->backend);
-  app->add_option("-i,--interval", o->interval_ms,
-                  "Refresh and sampling interval in ms (default 1000)")
+  add_number_option(*app, "-i,--interval", o->interval_ms, kSamplingMs,
+                    "Refresh and sampling interval in ms (default 1000)")
       ->type_name("MS");
   app->add_option("--gpus", o->gpus, "GPUs to show: NVML indices, GPU-/MIG- UUIDs or all (default)")
       ->type_name("LIST");

@@ -3,10 +3,23 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/number_option.hpp"
 #include "cli/profile_options.hpp"
 #include "cli/profile_run.hpp"
 
 namespace gpuscope::cli {
+namespace {
+
+constexpr NumberRange kProfileSamplingMs =
+    kSamplingMs.with_hint("use --power-sampling-ms for faster power and energy readings");
+// NVML refreshes power every 10-100 ms depending on the GPU.
+constexpr NumberRange kPowerSamplingMs{10, 3'600'000, "ms"};
+// A year: past any scheduler's limit, and far from overflowing nanoseconds.
+constexpr NumberRange kMaxRuntimeS = NumberRange(0, 31'536'000, "s").with_hint("0 means no limit");
+constexpr NumberRange kKillGraceS{0, 3600, "s"};
+constexpr NumberRange kFlushMs{10, 60'000, "ms"};
+
+}  // namespace
 
 Command add_profile_command(CLI::App& parent) {
   auto o = std::make_shared<ProfileOptions>();
@@ -28,18 +41,19 @@ Command add_profile_command(CLI::App& parent) {
   app->add_option("-w,--wrap", o->wrap,
                   "Run this shell command string (/bin/sh -c), as sbatch --wrap")
       ->type_name("\"CMD ARGS\"");
-  app->add_option("-s,--sampling-ms", o->sampling_ms,
-                  "Sampling interval in ms (default 100, min 10)")
+  add_number_option(*app, "-s,--sampling-ms", o->sampling_ms, kProfileSamplingMs,
+                    "Sampling interval in ms (default 100)")
       ->type_name("MS");
-  app->add_option("--power-sampling-ms", o->power_sampling_ms,
-                  "Also sample power and the energy counter every MS ms (min 10), faster than "
-                  "the main cadence")
+  add_number_option(*app, "--power-sampling-ms", o->power_sampling_ms, kPowerSamplingMs,
+                    "Also sample power and the energy counter every MS ms, faster than the main "
+                    "cadence")
       ->type_name("MS");
-  app->add_option("-m,--max-runtime", o->max_runtime_s,
-                  "Stop the job after SECONDS (SIGTERM, then SIGKILL after --kill-grace); 0 = none")
+  add_number_option(*app, "-m,--max-runtime", o->max_runtime_s, kMaxRuntimeS,
+                    "Stop the job after SECONDS (SIGTERM, then SIGKILL after --kill-grace); 0 = "
+                    "none")
       ->type_name("SECONDS");
-  app->add_option("--kill-grace", o->kill_grace_s,
-                  "Seconds between SIGTERM and SIGKILL at --max-runtime (default 10)")
+  add_number_option(*app, "--kill-grace", o->kill_grace_s, kKillGraceS,
+                    "Seconds between SIGTERM and SIGKILL at --max-runtime (default 10)")
       ->type_name("SECONDS");
   app->add_option("-l,--label", o->label, "A label stored with the run")->type_name("TEXT");
   app->add_option("--gpus", o->gpus,
@@ -58,7 +72,8 @@ Command add_profile_command(CLI::App& parent) {
   app->add_flag("--trace-kernels", o->trace_kernels,
                 "Also record the job's CUDA kernels, memcpy and memset (CUPTI, through "
                 "CUDA_INJECTION64_PATH) into the run database (docs/kernels.md)");
-  app->add_option("--flush-ms", o->flush_ms, "How often samples are committed to disk (ms)")
+  add_number_option(*app, "--flush-ms", o->flush_ms, kFlushMs,
+                    "How often samples are committed to disk (ms)")
       ->group("");  // for tests of crash safety; 1000 ms is right for everyone else
   app->add_option("command", o->command, "The command to run, after --")->type_name("CMD ARGS");
   app->positionals_at_end(false);

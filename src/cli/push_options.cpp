@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/number_option.hpp"
 #include "core/error.hpp"
 #include "export/curl_transport.hpp"
 #include "export/push_auth.hpp"
@@ -25,8 +26,11 @@ void add_push_options(CLI::App& app, PushOptions& o) {
                  "Where samples wait on disk while the server is away and memory is full "
                  "(default: a new directory under $TMPDIR)")
       ->type_name("DIR");
-  app.add_option("--push-batch-ms", o.batch_ms, "How often a batch is sent (ms)")->group("");
-  app.add_option("--push-retry-max-ms", o.retry_max_ms, "Longest wait between retries (ms)")
+  constexpr NumberRange kPushMs{10, 3'600'000, "ms"};
+  add_number_option(app, "--push-batch-ms", o.batch_ms, kPushMs, "How often a batch is sent (ms)")
+      ->group("");
+  add_number_option(app, "--push-retry-max-ms", o.retry_max_ms, kPushMs,
+                    "Longest wait between retries (ms)")
       ->group("");
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "core/json_text.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -18,7 +19,7 @@ int run_scenarios(bool json) {
                      {"gpus", s.gpu_count},
                      {"path", s.path.string()}});
     }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out, 2));
     return 0;
   }
   if (scenarios.empty()) {

@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "cli/live_gpus.hpp"
+#include "cli/number_option.hpp"
 #include "cli/push_options.hpp"
 #include "cli/run_context.hpp"
 #include "collect/sampler.hpp"
@@ -96,7 +97,8 @@ Command add_serve_command(CLI::App& parent) {
                   "Address to serve on, HOST:PORT (default 127.0.0.1:9400: this machine only; "
                   "0.0.0.0:9400 for every interface)")
       ->type_name("HOST:PORT");
-  app->add_option("-i,--interval", o->interval_ms, "Sampling interval in ms (default 1000)")
+  add_number_option(*app, "-i,--interval", o->interval_ms, kSamplingMs,
+                    "Sampling interval in ms (default 1000)")
       ->type_name("MS");
   app->add_option("--gpus", o->gpus,
                   "GPUs to serve: NVML indices, GPU-/MIG- UUIDs or all (default)")

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/number_option.hpp"
 #include "cli/sweep_options.hpp"
 
 namespace gpuscope::cli {
@@ -32,24 +33,28 @@ Command add_sweep_command(CLI::App& parent) {
                   "GPUs to set and measure: NVML indices, UUIDs or all (default: the GPUs the job "
                   "may see, else all)")
       ->type_name("LIST");
-  app->add_option("--repeat", o->repeat, "Runs per setting (default 1); 3 or more flag outliers")
+  add_number_option(*app, "--repeat", o->repeat, NumberRange(1, 1000).whole(),
+                    "Runs per setting (default 1); 3 or more flag outliers")
       ->type_name("N");
-  app->add_option("--warmup", o->warmup_s,
-                  "Seconds at the start of each run left out of time, energy and work (default 0)")
+  add_number_option(*app, "--warmup", o->warmup_s, {0, 86'400, "s"},
+                    "Seconds at the start of each run left out of time, energy and work "
+                    "(default 0)")
       ->type_name("S");
-  app->add_option("--settle", o->settle_s,
-                  "Seconds to wait after changing the setting before each run (default 1)")
+  add_number_option(*app, "--settle", o->settle_s, {0, 3600, "s"},
+                    "Seconds to wait after changing the setting before each run (default 1)")
       ->type_name("S");
   app->add_option("--max-slowdown", o->max_slowdown,
                   "Slowdown bound of the bounded recommendation (default 10%)")
       ->type_name("PCT");
-  app->add_option("--eta", o->eta, "Zeus's weight of energy against time, 0..1 (default 0.5)")
+  add_number_option(*app, "--eta", o->eta, {0, 1},
+                    "Zeus's weight of energy against time (default 0.5)")
       ->type_name("ETA");
   app->add_option("--work-regex", o->work_regex,
                   "Work done, from the job's output: the first group of each match is summed, "
                   "e.g. 'processed ([0-9]+) samples'")
       ->type_name("REGEX");
-  app->add_option("--work-units", o->work_units, "Work each run does (e.g. 1000 samples)")
+  add_number_option(*app, "--work-units", o->work_units, kWorkUnits,
+                    "Work each run does (e.g. 1000 samples)")
       ->type_name("N");
   app->add_option("--window-begin", o->window_begin,
                   "Measure from the first output line that matches (start-up left out); a group "
@@ -68,7 +73,8 @@ Command add_sweep_command(CLI::App& parent) {
                 "Check permissions and limits and print the plan; change nothing, run nothing");
   app->add_flag("--restore", o->restore,
                 "Put back the limits recorded by a sweep that did not finish (-o names it)");
-  app->add_option("-s,--sampling-ms", o->sampling_ms, "Sampling interval in ms (default 100)")
+  add_number_option(*app, "-s,--sampling-ms", o->sampling_ms, kSamplingMs,
+                    "Sampling interval in ms (default 100)")
       ->type_name("MS");
   app->add_flag("-q,--quiet", o->quiet, "No plan and no progress on stderr");
   app->add_option("command", o->command, "The command to run, after --")->type_name("CMD ARGS");

@@ -65,9 +65,17 @@ struct TrialEnd {
 // status. Never throws for what the job does; throws Error when the run file cannot be made.
 TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::filesystem::path& db);
 
-// The sweep's results on stdout and beside the database: returns the files written.
-std::vector<std::filesystem::path> write_sweep_outputs(const sweep::SweepRecord& record,
-                                                       const std::filesystem::path& output,
-                                                       bool quiet);
+// What write_sweep_outputs wrote, and what it could not (one message each).
+struct SweepOutputs {
+  std::vector<std::filesystem::path> written;
+  std::vector<std::string> failures;
+};
+
+// The sweep's results on stdout and beside the database (table, CSV, JSON, plot, HTML), each
+// written independently of the others; never throws for an output that fails.
+// database_written: whether `output` itself was written (it is then listed as written).
+SweepOutputs write_sweep_outputs(const sweep::SweepRecord& record,
+                                 const std::filesystem::path& output, bool database_written,
+                                 bool quiet);
 
 }  // namespace gpuscope::cli

@@ -11,6 +11,7 @@
 
 #include "cli/sweep_options.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "report/plots/sweep_plot.hpp"
 #include "report/sweep_section.hpp"
 
@@ -216,39 +217,57 @@ void write_text(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
-std::vector<fs::path> write_sweep_outputs(const sweep::SweepRecord& record, const fs::path& output,
-                                          bool quiet) {
-  const std::string table = text_table(record);
-  fmt::print("{}", table);
-  std::fflush(stdout);
+SweepOutputs write_sweep_outputs(const sweep::SweepRecord& record, const fs::path& output,
+                                 bool database_written, bool quiet) {
+  SweepOutputs out;
+  if (database_written) out.written.push_back(output);
+  // Each output on its own: one that fails (a full disk, a plot library error, bytes that are not
+  // UTF-8 in a job argument) must not cost the others the results of a sweep that took hours.
+  const auto attempt = [&out](const std::string& what, const auto& write) {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      out.failures.push_back(fmt::format("{} was not written: {}", what, e.what()));
+    }
+  };
+  attempt("the table", [&] {
+    fmt::print("{}", text_table(record));
+    std::fflush(stdout);
+  });
   fs::path stem = output;
   stem.replace_extension();
   const fs::path csv_path = stem.string() + ".csv";
   const fs::path json_path = stem.string() + ".json";
   const fs::path png_path = stem.string() + ".png";
   const fs::path html_path = stem.string() + ".html";
-  std::vector<fs::path> written = {output};
-  write_text(csv_path, csv(record));
-  written.push_back(csv_path);
-  write_text(json_path, to_json(record).dump(2) + "\n");
-  written.push_back(json_path);
+  std::vector<fs::path>& written = out.written;
+  attempt(csv_path.string(), [&] {
+    write_text(csv_path, csv(record));
+    written.push_back(csv_path);
+  });
+  attempt(json_path.string(), [&] {
+    write_text(json_path, json_text(to_json(record), 2) + "\n");
+    written.push_back(json_path);
+  });
   std::optional<fs::path> png;
   try {
     report::plots::write_sweep_plot(record, png_path);
     png = png_path;
     written.push_back(png_path);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     fmt::print(stderr, "gpuscope: the plot was not drawn: {}\n", e.what());
   }
-  write_text(html_path,
-             report::sweep_page_html(record, png ? png_bytes(*png) : std::vector<std::uint8_t>{}));
-  written.push_back(html_path);
-  if (!quiet) {
+  attempt(html_path.string(), [&] {
+    write_text(html_path, report::sweep_page_html(
+                              record, png ? png_bytes(*png) : std::vector<std::uint8_t>{}));
+    written.push_back(html_path);
+  });
+  if (!quiet && !written.empty()) {
     std::string names;
     for (const auto& p : written) names += (names.empty() ? "" : ", ") + p.string();
     fmt::print(stderr, "gpuscope: wrote {}\n", names);
   }
-  return written;
+  return out;
 }
 
 }  // namespace gpuscope::cli

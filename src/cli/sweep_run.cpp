@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "analyze/work_units.hpp"
+#include "cli/number_option.hpp"
 #include "cli/run_context.hpp"
 #include "cli/sweep_options.hpp"
 #include "collect/describe.hpp"
@@ -41,14 +42,7 @@ double parse_slowdown(const std::string& text) {
   }
   const bool percent = !t.empty() && t.back() == '%';
   if (percent) t.pop_back();
-  double value = -1;
-  try {
-    std::size_t used = 0;
-    value = std::stod(t, &used);
-    if (used != t.size()) value = -1;
-  } catch (const std::exception&) {
-    value = -1;
-  }
+  double value = parse_finite_number(t).value_or(-1);
   if (percent || value > 1) value /= 100;
   if (!(value >= 0) || value > 10) {
     throw Error::usage(fmt::format("--max-slowdown '{}' is not a slowdown", text), {},
@@ -584,9 +578,25 @@ int run_sweep(const SweepOptions& o) {
     record.recommendations =
         sweep::recommend(record.summaries, {max_slowdown, o.eta, limits.p_max_w});
   }
-  write_database(o, record, trial_files);
-  fs::remove_all(trials_dir, ignored);
-  write_sweep_outputs(record, output, o.quiet);
+  // Every output is attempted, whatever fails first; the failures are reported after.
+  std::vector<std::string> failures;
+  bool database_written = false;
+  try {
+    write_database(o, record, trial_files);
+    database_written = true;
+    fs::remove_all(trials_dir, ignored);  // only once their runs are in the sweep database
+  } catch (const std::exception& e) {
+    failures.push_back(
+        fmt::format("the sweep database {} was not written: {} (the trials' run "
+                    "databases are kept in {})",
+                    output.string(), e.what(), trials_dir.string()));
+  }
+  SweepOutputs outputs = write_sweep_outputs(record, output, database_written, o.quiet);
+  failures.insert(failures.end(), outputs.failures.begin(), outputs.failures.end());
+  for (const std::string& failure : failures) {
+    fmt::print(stderr, "gpuscope: error: {}\n", failure);
+  }
+  if (!failures.empty() && exit_code == 0) exit_code = 1;
   if (!record.restored && exit_code == 0) exit_code = 1;
   return exit_code;
 }

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
+#include "core/small_file.hpp"
 
 namespace gpuscope::collect {
 namespace {
@@ -46,9 +47,12 @@ std::vector<ScenarioInfo> shipped_scenarios() {
   for (const auto& entry : std::filesystem::directory_iterator(scenario_dir(), error)) {
     if (entry.path().extension() != ".json") continue;
     ScenarioInfo info{entry.path().stem().string(), {}, entry.path(), 0};
-    std::ifstream in(entry.path());
     // A shipped file that does not parse still gets listed; loading it reports the parse error.
-    auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    // Read as the simulated driver reads it: a regular file of at most 4 MiB (a FIFO or a device
+    // named *.json in GPUSCOPE_SCENARIO_PATH must not hang the listing).
+    const auto text = read_small_file(entry.path(), std::size_t{4} << 20U);
+    auto json =
+        text ? nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false) : nlohmann::json();
     if (json.is_object()) {
       info.description = json.value("description", "");
       // "gpus" is a list, or {"count": N, "template": ...} (docs/scenarios.md).
@@ -74,6 +78,12 @@ std::filesystem::path resolve_scenario(const std::string& name_or_path) {
   const bool looks_like_path =
       as_path.extension() == ".json" || name_or_path.find('/') != std::string::npos;
   if (std::filesystem::is_regular_file(as_path) && looks_like_path) return as_path;
+  std::error_code error;
+  if (looks_like_path && std::filesystem::exists(as_path, error)) {
+    // A FIFO or a device would block or never end when the simulated driver reads it.
+    throw Error::usage(fmt::format("scenario {} is not a regular file", name_or_path), {},
+                       "give a path to a scenario JSON file");
+  }
   if (looks_like_path) {
     throw Error::usage(fmt::format("scenario file {} does not exist", name_or_path), {},
                        fmt::format("give a path to a scenario JSON file or the name of a shipped "

@@ -21,8 +21,16 @@ Result<PushAuth> from_file(const std::string& path) {
                              "check the path given with --push-auth-file or "
                              "GPUSCOPE_PUSH_AUTH_FILE"));
   }
+  // Only the first line, and only so much of it: /dev/zero or /dev/urandom given by mistake
+  // must not fill memory. A pipe stays allowed (--push-auth-file <(pass show vm)).
+  constexpr std::size_t kMaxLine = 64 * 1024;
   std::string line;
-  std::getline(in, line);
+  for (char c = 0; line.size() <= kMaxLine && in.get(c) && c != '\n';) line += c;
+  if (line.size() > kMaxLine) {
+    return fail(Error::usage(
+        fmt::format("the push credentials file {} has no line break in its first 64 KiB", path), {},
+        "its first line must be 'bearer TOKEN' or 'basic USER:PASSWORD'"));
+  }
   line = trim(line);
   const auto space = line.find(' ');
   const std::string scheme = line.substr(0, space);

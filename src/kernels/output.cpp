@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.hpp"
+
 namespace gpuscope::kernels {
 namespace {
 
@@ -146,7 +148,7 @@ std::string json_view(const std::vector<Summary>& summaries, const OutputOptions
               {"per_rank", o.per_rank},
               {"top", o.top == 0 ? json(nullptr) : json(o.top)},
               {"summaries", std::move(list)}};
-  return out.dump(2) + "\n";
+  return json_text(out, 2) + "\n";
 }
 
 std::string csv_view(const std::vector<Summary>& summaries, const OutputOptions& o) {

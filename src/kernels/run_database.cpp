@@ -15,6 +15,10 @@ namespace gpuscope::kernels {
 namespace fs = std::filesystem;
 
 bool is_run_database(const fs::path& file) {
+  // Opening a FIFO would wait for its writer; such a path is no run database (the nsys reader
+  // then says what it is).
+  std::error_code error;
+  if (!fs::is_regular_file(file, error)) return false;
   // The SQLite header: "SQLite format 3\0", and the application_id, big-endian, at byte 68.
   std::ifstream in(file, std::ios::binary);
   std::array<char, 72> header{};

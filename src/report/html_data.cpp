@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/json_text.hpp"
 #include "report/analysis_view.hpp"
 
 namespace gpuscope::report {
@@ -120,7 +121,7 @@ std::string base64(std::span<const std::uint8_t> bytes) {
 }
 
 std::string json_for_script(const json& value) {
-  const std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string text = json_text(value);
   std::string out;
   out.reserve(text.size() + text.size() / 64);
   for (char c : text) {

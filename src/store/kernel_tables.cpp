@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "store/run_file.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
@@ -277,7 +278,7 @@ void KernelTraceWriter::add(const TraceProcess& p) {
   s.bind(10, p.memory_ops);
   s.bind(11, p.dropped_records);
   s.bind(12, std::int64_t{p.complete ? 1 : 0});
-  s.bind(13, nlohmann::json(p.problems).dump());
+  s.bind(13, json_text(nlohmann::json(p.problems)));
   s.run();
   next_process_ = std::max(next_process_, p.process + 1);
 }
@@ -350,7 +351,7 @@ void KernelTraceWriter::add_run_problems(const std::vector<std::string>& problem
   if (!all.is_array()) all = nlohmann::json::array();
   for (const std::string& problem : problems) all.push_back(problem);
   Statement write = db_->prepare("UPDATE runs SET problems = ? WHERE run_id = ?");
-  write.bind(1, all.dump());
+  write.bind(1, json_text(all));
   write.bind(2, run_id_);
   write.run();
 }

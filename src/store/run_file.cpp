@@ -120,6 +120,11 @@ std::unique_ptr<Database> open_run_database(const fs::path& path, int* schema_ve
   if (fs::is_directory(status)) {
     throw Error::usage(name + " is a directory", "", "give the run database file");
   }
+  // SQLite would wait for a FIFO's writer for ever; a device is never a run database.
+  if (!fs::is_regular_file(status)) {
+    throw Error::usage(name + " is not a regular file", "a FIFO, a device or a socket",
+                       "give the run database file gpuscope profile wrote (-o)");
+  }
   std::unique_ptr<Database> db;
   try {
     db = std::make_unique<Database>(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);

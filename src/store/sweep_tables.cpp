@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "store/sqlite.hpp"
 #include "store/time_text.hpp"
 
@@ -69,8 +70,8 @@ void insert_all(Database& db, const sweep::SweepRecord& r) {
         db.prepare("INSERT INTO sweep VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     s.bind(1, std::string(sweep::knob_name(r.knob)));
     s.bind(2, std::string(sweep::knob_unit(r.knob)));
-    s.bind(3, nlohmann::json(r.command).dump());
-    s.bind(4, nlohmann::json(r.gpus).dump());
+    s.bind(3, json_text(nlohmann::json(r.command)));
+    s.bind(4, json_text(nlohmann::json(r.gpus)));
     s.bind(5, std::int64_t{r.repeat});
     s.bind(6, r.warmup_s);
     s.bind(7, r.max_slowdown);
@@ -81,7 +82,7 @@ void insert_all(Database& db, const sweep::SweepRecord& r) {
     s.bind(12, time_text(r.start_unix_ns));
     s.bind(13, time_text(r.end_unix_ns));
     s.bind(14, std::int64_t{r.restored ? 1 : 0});
-    s.bind(15, nlohmann::json(r.notes).dump());
+    s.bind(15, json_text(nlohmann::json(r.notes)));
     s.bind(16, r.window_begin.empty() ? std::nullopt : std::optional<std::string>(r.window_begin));
     s.bind(17, r.window_end.empty() ? std::nullopt : std::optional<std::string>(r.window_end));
     s.run();

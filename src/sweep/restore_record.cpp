@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
+#include "core/small_file.hpp"
 
 namespace gpuscope::sweep {
 namespace {
@@ -53,7 +55,7 @@ std::string restore_record_json(const RestoreRecord& r) {
             {"simulate", r.simulate},
             {"nvml_library", r.nvml_library},
             {"gpus", gpus}};
-  return j.dump(2) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 RestoreRecord parse_restore_record(const std::string& text, const std::string& source) {
@@ -119,16 +121,15 @@ void write_restore_record(const fs::path& path, const RestoreRecord& record) {
 }
 
 std::optional<RestoreRecord> read_restore_record(const fs::path& path) {
-  std::error_code error;
-  if (!fs::exists(path, error)) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) {
+  // A record of 64 GPUs is a few KiB; a device or FIFO put in its place must not hang --restore.
+  constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 20U;
+  const auto text = read_small_file(path, kMaxRecordBytes);
+  if (!text && text.error().error == ENOENT) return std::nullopt;
+  if (!text) {
     throw Error(fmt::format("cannot read the restore record {}", path.string()),
-                std::strerror(errno));
+                text.error().reason);
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_restore_record(buffer.str(), path.string());
+  return parse_restore_record(*text, path.string());
 }
 
 }  // namespace gpuscope::sweep

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "kernels/nsys_reader.hpp"
 #include "store/kernel_tables.hpp"
 #include "store/run_reader.hpp"
@@ -19,9 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A JSON string literal.
+// A JSON string literal (invalid UTF-8 replaced by U+FFFD, as everywhere: core/json_text.hpp).
 std::string json_string(const std::string& text) {
-  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(nlohmann::json(text));
 }
 
 // Nanoseconds as microseconds with three decimals, exactly ("-1.500", "12345.678").
@@ -37,7 +38,7 @@ class EventWriter {
   EventWriter(std::ostream& out, PerfettoSummary& summary) : out_(out), summary_(summary) {}
 
   void begin(const nlohmann::json& other_data) {
-    out_ << "{\"displayTimeUnit\":\"ms\",\"otherData\":" << other_data.dump()
+    out_ << "{\"displayTimeUnit\":\"ms\",\"otherData\":" << json_text(other_data)
          << ",\"traceEvents\":[\n";
   }
   void end() { out_ << "\n]}\n"; }
@@ -52,8 +53,8 @@ class EventWriter {
                const std::string& key_json, double value) {
     next();
     out_ << "{\"name\":" << name_json << ",\"ph\":\"C\",\"ts\":" << micros(ts_ns)
-         << ",\"pid\":" << pid << ",\"tid\":0,\"args\":{" << key_json << ':'
-         << fmt::format("{}", value) << "}}";
+         << ",\"pid\":" << pid << ",\"tid\":0,\"args\":{" << key_json << ':' << json_number(value)
+         << "}}";  // a stored inf or NaN is null, never "inf"
     ++summary_.counters;
   }
   void slice(const std::string& name_json, const char* category, std::int64_t pid, std::int64_t tid,
@@ -174,8 +175,7 @@ class RunExporter {
     while (cursor.next(e)) {
       nlohmann::json args = {{"detail", e.event.detail}};
       if (e.event.device_index) args["gpu"] = *e.event.device_index;
-      w_.instant(e.event.kind, pid, e.event.wall_ns - t0_,
-                 args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      w_.instant(e.event.kind, pid, e.event.wall_ns - t0_, json_text(args));
     }
   }
 
@@ -235,7 +235,7 @@ class RunExporter {
               {"cuda_device", k.place.cuda_device}};
           w_.slice(name != names.end() ? name->second.first : json_string("?"), "kernel", pid,
                    thread(pid, k.place, false), k.times.start_wall_ns - t0_, k.times.duration_ns(),
-                   args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+                   json_text(args));
         });
     trace.for_each_memory_op(
         run.run_id, store::TraceOrder::by_device_stream, [&](const TraceMemoryOp& m) {
@@ -245,7 +245,7 @@ class RunExporter {
                                  {"stream", m.place.stream_id},
                                  {"correlation_id", m.place.correlation_id}};
           w_.slice(json_string(op), m.memset ? "memset" : "memcpy", pid, thread(pid, m.place, true),
-                   m.times.start_wall_ns - t0_, m.times.duration_ns(), args.dump());
+                   m.times.start_wall_ns - t0_, m.times.duration_ns(), json_text(args));
         });
   }
 

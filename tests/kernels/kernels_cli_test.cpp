@@ -181,5 +181,15 @@ TEST_F(KernelsCli, ErrorsNameTheFileAndWhatToDo) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// A kernel name that is not UTF-8 (names are bytes from the program) made --json fail with an
+// internal error; it is written with U+FFFD and parses strictly (issue 12).
+TEST_F(KernelsCli, JsonOfANameThatIsNotUtf8Parses) {
+  write_sqlite(current_, "UPDATE StringIds SET value = CAST(X'72656475FF28' AS TEXT) WHERE id = 5");
+  const ProcessResult r = run_gpuscope({"kernels", current_, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);  // throws on invalid UTF-8
+  EXPECT_NE(j.dump().find("redu\xef\xbf\xbd("), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace gpuscope::testing

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "synthetic_analysis.hpp"
@@ -43,6 +44,20 @@ TEST(JsonForScriptTest, HasNoAngleBracketAndParsesBack) {
   const std::string text = json_for_script(j);
   EXPECT_EQ(text.find('<'), std::string::npos);
   EXPECT_EQ(nlohmann::json::parse(text), j);
+}
+
+// What the report embeds must parse strictly whatever the run held: bytes that are not UTF-8
+// (a label) become U+FFFD, infinities and NaN become null (issue 12).
+TEST(JsonForScriptTest, ReplacesInvalidUtf8AndNonFiniteNumbers) {
+  const nlohmann::json j = {{"label", "lab\xff"},
+                            {"w", std::numeric_limits<double>::infinity()},
+                            {"x", -std::numeric_limits<double>::infinity()},
+                            {"n", std::numeric_limits<double>::quiet_NaN()}};
+  const nlohmann::json back = nlohmann::json::parse(json_for_script(j));
+  EXPECT_EQ(back["label"], "lab\xef\xbf\xbd");
+  EXPECT_TRUE(back["w"].is_null());
+  EXPECT_TRUE(back["x"].is_null());
+  EXPECT_TRUE(back["n"].is_null());
 }
 
 TEST(HtmlReportDataTest, QuantisesGridsToTheRangeOfAllGpus) {

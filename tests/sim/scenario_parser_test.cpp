@@ -1,9 +1,14 @@
 // The scenario parser accepts the shipped scenarios and rejects mistakes with precise messages.
 #include "sim/scenario_parser.hpp"
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <set>
 
+#include "sim/json_reader.hpp"
 #include "sim/parse_parts.hpp"
 #include "test_support.hpp"
 
@@ -172,6 +177,73 @@ TEST(ScenarioParser, StateFileIsRelativeToTheScenario) {
                                        "/some/dir/s.json");
   EXPECT_EQ(scenario.state_file, "/some/dir/state/x.json");
   EXPECT_TRUE(scenario.gpus[0].spec.module_power);
+}
+
+// `depth` repeat blocks, each inside the last, around one phase.
+std::string nested_repeats(std::size_t depth) {
+  std::string phases = R"([{"name": "p", "duration_s": 1}])";
+  std::string open, close;
+  for (std::size_t i = 0; i < depth; ++i) {
+    open += R"([{"repeat": 1, "phases": )";
+    close += "}]";
+  }
+  return R"({"gpus": [{"model": "H100-SXM5-80GB"}], "phases": )" + open + phases + close + "}";
+}
+
+// 15,000 nested repeat blocks overflowed the stack (SIGSEGV) and 10,000 took 8 s and 1.6 GB.
+TEST(ScenarioParser, RefusesNestingPastTheLimitBeforeParsing) {
+  const std::string error = parse_error(nested_repeats(15'000));
+  EXPECT_THAT(error, HasSubstr("scenario bad.json: JSON nested deeper than 64 levels"));
+  EXPECT_THAT(parse_error(nested_repeats(40)), HasSubstr("nested deeper than 64"));
+  // A realistic nesting still works: 3 levels of repeats.
+  EXPECT_EQ(must_parse(nested_repeats(3)).gpus.at(0).phases.size(), 1U);
+}
+
+TEST(ScenarioParser, NestingScanSkipsBracketsInStrings) {
+  EXPECT_EQ(nesting_past(R"({"a": "[[[[[[", "b": [1, [2]]})", 3), std::nullopt);
+  EXPECT_EQ(nesting_past(R"({"a": "\"[[[", "b": [[1]]})", 2), std::optional<std::size_t>(21));
+  EXPECT_EQ(nesting_past("[[[", 3), std::nullopt);
+  EXPECT_EQ(nesting_past("[[[[", 3), std::optional<std::size_t>(3));
+}
+
+// A phase set of 10,000 phases (the limit of one list) named s<i>.
+std::string fmt_set(int i) {
+  return "\"s" + std::to_string(i) +
+         R"(": [{"repeat": 10000, "phases": [{"name": "p", "duration_s": 1}]}])";
+}
+
+// Phase sets each just under the per-list limit once multiplied memory without bound.
+TEST(ScenarioParser, RefusesMoreThanTheTotalPhaseBudget) {
+  std::string sets;
+  for (int i = 0; i < 11; ++i) {
+    sets += (i == 0 ? "" : ", ") + fmt_set(i);
+  }
+  const std::string error = parse_error(
+      R"({"gpus": [{"model": "H100-SXM5-80GB", "phases": "s0"}], "phase_sets": {)" + sets + "}}");
+  EXPECT_THAT(error, HasSubstr("expands past 100000 phases in all"));
+}
+
+TEST(ScenarioParser, RefusesAFileLargerThanTheCap) {
+  const std::string big = std::string(kMaxScenarioBytes, ' ') + std::string(kMinimal);
+  EXPECT_THAT(parse_error(big), HasSubstr("is larger than 4 MiB"));
+  testing::TempDir dir;
+  const std::string path = dir.file("big.json");
+  std::ofstream(path) << big;
+  const auto loaded = load_scenario(path);
+  ASSERT_FALSE(loaded.has_value());
+  EXPECT_THAT(loaded.error(), HasSubstr("is larger than 4 MiB"));
+}
+
+// A scenario path naming a device or a FIFO must fail at once, not read forever or block.
+TEST(ScenarioParser, RefusesAScenarioThatIsNotARegularFile) {
+  testing::TempDir dir;
+  const std::string fifo = dir.file("scenario.json");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {std::string("/dev/zero"), std::string("/dev/urandom"), fifo}) {
+    const auto loaded = load_scenario(path);
+    ASSERT_FALSE(loaded.has_value()) << path;
+    EXPECT_THAT(loaded.error(), HasSubstr("scenario " + path + ": is not a regular file"));
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The state file carries power limits across processes, like a driver's state until reboot.
 #include "sim/state_file.hpp"
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "driver_harness.hpp"
@@ -134,6 +136,43 @@ TEST(StateFile, ACorruptStateFileFailsInitWithAReason) {
             nvml::kErrorUnknown);
   EXPECT_THAT(harness.driver().last_error(), HasSubstr("state file"));
   EXPECT_THAT(harness.driver().last_error(), HasSubstr("delete it to reset"));
+}
+
+// A state_file naming a device or a FIFO once hung nvmlInit with memory growing (reading
+// /dev/zero never ends; opening a FIFO waits for a writer). Each is refused at once.
+TEST(StateFile, RefusesWhatIsNotARegularFile) {
+  testing::TempDir dir;
+  const std::string fifo = dir.file("state.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path :
+       {std::string("/dev/zero"), std::string("/dev/urandom"), fifo, dir.path()}) {
+    StateFile state(path);
+    const auto entries = state.read();
+    ASSERT_FALSE(entries.has_value()) << path;
+    EXPECT_THAT(entries.error(), HasSubstr("is not a regular file")) << path;
+    EXPECT_THAT(entries.error(), HasSubstr(path));
+    EXPECT_FALSE(state.update({{"GPU-a", {300000, 1, 1.0}}}).has_value()) << path;
+  }
+}
+
+TEST(StateFile, RefusesAFileLargerThanTheCap) {
+  testing::TempDir dir;
+  const std::string path = dir.file("state.json");
+  std::ofstream(path) << std::string(kMaxStateFileBytes + 1, ' ');
+  const auto entries = StateFile(path).read();
+  ASSERT_FALSE(entries.has_value());
+  EXPECT_THAT(entries.error(), HasSubstr("larger than 1 MiB"));
+}
+
+TEST(StateFile, AScenarioStateFileOnADeviceFailsInitWithAReason) {
+  DriverHarness harness;
+  const std::string scenario = harness.dir().file("scenario.json");
+  std::ofstream(scenario) << R"({"name": "dev", "state_file": "/dev/zero",
+    "phases": [{"name": "idle", "duration_s": 1}], "gpus": [{"model": "H100-SXM5-80GB"}]})";
+  DriverOptions options = harness.options(scenario);
+  options.state_path.reset();  // the scenario's state_file, as gpuscope devices would use it
+  EXPECT_EQ(harness.driver().init(options), nvml::kErrorUnknown);
+  EXPECT_THAT(harness.driver().last_error(), HasSubstr("/dev/zero is not a regular file"));
 }
 
 }  // namespace

@@ -623,5 +623,35 @@ TEST_F(Sweep, ClocksNeedPermission) {
   EXPECT_EQ(locked_mhz(), 0U);
 }
 
+// A job argument that is not UTF-8 made the sweep run every trial and then exit 1 without its
+// table, CSV, JSON or HTML (issue 12). Every output is written; the bytes show as U+FFFD.
+TEST_F(Sweep, ArgumentsThatAreNotUtf8LoseNoOutput) {
+  // sweep_workload ignores a lone trailing argument.
+  const auto r = run_gpuscope(args({"--power-limits", "300"}, {"odd\xff\xfe"}), env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("300 W"), std::string::npos) << r.out;
+  for (const char* name : {"sweep.db", "sweep.csv", "sweep.json", "sweep.html"}) {
+    EXPECT_TRUE(fs::exists(dir_.file(name))) << name << "\n" << r.err;
+  }
+  const json out = output_json();  // a strict parse: throws on invalid UTF-8
+  EXPECT_NE(out.dump().find("odd\xef\xbf\xbd\xef\xbf\xbd"), std::string::npos);
+  EXPECT_EQ(r.err.find("error"), std::string::npos) << r.err;
+}
+
+// Each output stands alone: one that cannot be written (here a folder in the CSV's place) is
+// reported after the others were written, and the exit status says so.
+TEST_F(Sweep, AnOutputThatFailsCostsTheOthersNothing) {
+  fs::create_directory(dir_.file("sweep.csv"));
+  const auto r = run_gpuscope(args({"--power-limits", "300"}), env_);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  for (const char* name : {"sweep.db", "sweep.json", "sweep.html"}) {
+    EXPECT_TRUE(fs::exists(dir_.file(name))) << name << "\n" << r.err;
+  }
+  EXPECT_NE(r.out.find("300 W"), std::string::npos) << r.out;
+  const auto at = r.err.find("gpuscope: error: " + dir_.file("sweep.csv") + " was not written");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_GT(at, r.err.find("gpuscope: wrote")) << "the failure is reported after the outputs";
+}
+
 }  // namespace
 }  // namespace gpuscope::testing
