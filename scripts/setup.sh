@@ -37,8 +37,17 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   packages+=(nodejs npm)
 fi
 
+# Installing packages needs root: run as root (CI, containers, minimal Debian, which has no sudo)
+# or as a user who may sudo.
 as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null; then
+    sudo "$@"
+  else
+    echo "setup: installing packages needs root; run scripts/setup.sh as root (there is no sudo here)" >&2
+    exit 1
+  fi
 }
 
 missing=()
