@@ -61,9 +61,10 @@ for m in proc sys dev dev/pts dev/shm; do
   esac
   mounts+=("$root/$m")
 done
-mkdir -p "$root/repo"
-mount --bind -o ro "$repo" "$root/repo"
-mounts+=("$root/repo")
+# The clone's source: a bare copy of this checkout's committed HEAD (a worktree's .git points
+# outside the chroot).
+rm -rf "$root/repo.git"
+git clone -q --bare --single-branch --branch "$(git -C "$repo" rev-parse --abbrev-ref HEAD)" "$repo" "$root/repo.git"
 
 step "README's commands inside the chroot (log: $log)"
 set +e
@@ -75,7 +76,7 @@ chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/u
     update-ca-certificates >/dev/null
     git config --global --add safe.directory "*"
     cd /root
-    git clone -q file:///repo gpuscope
+    git clone -q file:///repo.git gpuscope
     cd gpuscope
     t1=$(date +%s)
     scripts/setup.sh
