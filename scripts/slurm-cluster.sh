@@ -47,6 +47,11 @@ if ! munge -n >/dev/null 2>&1; then
 fi
 
 host=$(hostname)
+# slurmctld and slurmd find each other by this name.
+if ! getent hosts "$host" >/dev/null; then
+  echo "slurm-cluster: the host name '$host' does not resolve; add '127.0.1.1 $host' to /etc/hosts" >&2
+  exit 1
+fi
 cpus=$(nproc)
 {
   echo "ClusterName=gpuscope-test"

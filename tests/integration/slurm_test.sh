@@ -10,6 +10,7 @@
 set -euo pipefail
 gpuscope=$1
 root=$2
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP: the SLURM cluster needs root (munged, slurmd)"; exit 77; fi
 work=$(mktemp -d /tmp/gpuscope-slurm-test.XXXXXX)
 cluster=$work/cluster
 cleanup() {
