@@ -6,7 +6,8 @@
 #
 # Usage: scripts/fresh-debian.sh [DIR]   (DIR: where to make the root; default a new folder under
 #        /var/tmp, removed at the end unless GPUSCOPE_FRESH_KEEP=1)
-# Needs: root (mount, chroot), mmdebstrap, the Debian archive and the npm registry.
+# Needs: root (mount, chroot), mmdebstrap (installed when missing), the Debian archive and the
+# npm registry.
 # Clones the committed HEAD of this checkout (uncommitted changes are not part of the test).
 set -euo pipefail
 
@@ -14,10 +15,9 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "fresh-debian: needs root (it mounts /proc, /sys and /dev into a chroot)" >&2
   exit 1
 fi
-command -v mmdebstrap >/dev/null || {
-  echo "fresh-debian: mmdebstrap is missing; apt-get install mmdebstrap" >&2
-  exit 1
-}
+if ! command -v mmdebstrap >/dev/null; then
+  apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null
+fi
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 root=${1:-$(mktemp -d /var/tmp/gpuscope-fresh.XXXXXX)}

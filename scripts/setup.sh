@@ -29,6 +29,8 @@ packages=(
   # cpp-httplib is the tests' client; the integration tests run a real Prometheus and a real
   # VictoriaMetrics; wrk for the scrape benchmark
   libevent-dev libcpp-httplib-dev libcurl4-openssl-dev prometheus victoria-metrics wrk
+  # the fuzz targets (scripts/fuzz.sh): clang with its libFuzzer, ASan and UBSan runtimes
+  clang libclang-rt-14-dev
 )
 # Node and npm fetch the HTML report's assets. A preinstalled node with npm (NodeSource's nodejs
 # package bundles npm, and conflicts with Debian's npm) is used as it is; else Debian's are
