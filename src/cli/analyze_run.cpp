@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <regex>
+#include <string>
 #include <thread>
 
 #include "analyze/analyzer.hpp"
@@ -20,6 +22,7 @@
 #include "core/json_text.hpp"
 #include "report/analysis_view.hpp"
 #include "store/run_reader.hpp"
+#include "util/output_file.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -59,7 +62,21 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
       files.emplace_back(input);
     }
   }
-  return files;
+  // One file named twice (or by two spellings, a link, a directory and a file in it) is read
+  // once: counting it twice would double the job's energy.
+  std::vector<fs::path> unique;
+  for (const auto& file : files) {
+    const bool seen = std::any_of(unique.begin(), unique.end(), [&](const fs::path& earlier) {
+      return util::same_file(earlier, file);
+    });
+    if (seen) {
+      fmt::print(stderr, "gpuscope: note: {} was named more than once; it is read once\n",
+                 file.string());
+      continue;
+    }
+    unique.push_back(file);
+  }
+  return unique;
 }
 
 // A run of one input file, with its place on the analysis' run list.
@@ -70,6 +87,39 @@ struct Source {
   std::vector<DeviceDescription> devices;
   std::int64_t samples = 0;  // rows in the samples table
 };
+
+// What makes two stored runs the same run: merge's key (same host, SLURM job, step, rank and
+// start time).
+struct RunIdentity {
+  std::string source;
+  std::string host;
+  std::optional<std::string> job_id;
+  std::optional<std::string> step_id;
+  std::optional<int> rank;
+  std::int64_t start_wall_ns = 0;
+};
+
+// The same run in two files (a rank's database and a merge that holds it) would be counted
+// twice, doubling its energy: refused, as merge refuses it.
+void refuse_duplicate_run(std::vector<RunIdentity>& seen, const store::StoredRun& run,
+                          const fs::path& path) {
+  RunIdentity identity{path.string(),          run.info.host,       run.info.slurm.job_id,
+                       run.info.slurm.step_id, run.info.slurm.rank, run.info.start_wall_ns};
+  for (const RunIdentity& other : seen) {
+    if (other.host == identity.host && other.job_id == identity.job_id &&
+        other.step_id == identity.step_id && other.rank == identity.rank &&
+        other.start_wall_ns == identity.start_wall_ns) {
+      throw Error::usage(
+          other.source == identity.source
+              ? fmt::format("{} holds the same run twice", identity.source)
+              : fmt::format("{} and {} hold the same run", other.source, identity.source),
+          fmt::format("host {}, rank {}", identity.host,
+                      identity.rank ? std::to_string(*identity.rank) : std::string("-")),
+          "name each run's database once (a merged database already holds its ranks)");
+    }
+  }
+  seen.push_back(std::move(identity));
+}
 
 std::string command_line(const std::vector<std::string>& argv) {
   std::string text;
@@ -476,11 +526,13 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   std::vector<Source> sources;
   std::vector<RunMeta> metas;
   std::vector<std::string> input_names;
+  std::vector<RunIdentity> identities;
   std::int64_t samples = 0;
   for (const auto& path : expand_inputs(o.inputs)) {
     auto reader = std::make_shared<store::RunReader>(store::RunReader::open(path));
     input_names.push_back(path.string());
     for (const auto& run : reader->runs()) {
+      refuse_duplicate_run(identities, run, path);
       RunMeta meta;
       meta.run_id = run.run_id;
       meta.source = path.string();
@@ -542,6 +594,19 @@ void print_analysis(const analyze::Analysis& analysis, const AnalyzeOptions& o) 
     const bool color = !o.no_color && isatty(STDOUT_FILENO) != 0;
     fmt::print("{}", report::analysis_text(analysis, view, metrics, color));
   }
+}
+
+std::vector<fs::path> named_input_files(const std::vector<std::string>& inputs) {
+  std::vector<fs::path> files;
+  for (const auto& input : inputs) {
+    files.emplace_back(input);
+    std::error_code error;
+    if (!fs::is_directory(input, error)) continue;
+    for (const auto& entry : fs::directory_iterator(input, error)) {
+      if (entry.path().extension() == ".db") files.push_back(entry.path());
+    }
+  }
+  return files;
 }
 
 }  // namespace gpuscope::cli
