@@ -27,7 +27,7 @@ mounts=()
 
 cleanup() {
   # Unmount in reverse order; the root stays for inspection when asked to.
-  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[i]}" 2>/dev/null || true; done
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -R -l "${mounts[i]}" 2>/dev/null || true; done
   # munged and slurm daemons started by the tests inside the chroot would keep it busy.
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
     if [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$root" ]; then kill -9 "$pid" 2>/dev/null || true; fi
@@ -53,10 +53,12 @@ if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
   mkdir -p "$root/usr/local/share/ca-certificates"
   cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
 fi
+# /sys recursively: slurmd needs the cgroup file system mounted under it.
 for m in proc sys dev dev/pts dev/shm; do
   mkdir -p "$root/$m"
   case $m in
     proc) mount -t proc proc "$root/proc" ;;
+    sys) mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys" ;;
     *) mount --bind "/$m" "$root/$m" ;;
   esac
   mounts+=("$root/$m")
@@ -76,6 +78,7 @@ chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/u
     update-ca-certificates >/dev/null
     git config --global --add safe.directory "*"
     cd /root
+    rm -rf gpuscope
     git clone -q file:///repo.git gpuscope
     cd gpuscope
     t1=$(date +%s)
