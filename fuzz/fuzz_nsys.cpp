@@ -5,9 +5,9 @@
 #include <cstdint>
 
 #include "core/error.hpp"
+#include "fuzz_file.hpp"
 #include "kernels/nsys_reader.hpp"
 #include "kernels/summary.hpp"
-#include "fuzz_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const gpuscope::fuzz::InputFile file(data, size, ".sqlite");

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "trace/sidecar_reader.hpp"
 #include "fuzz_file.hpp"
+#include "trace/sidecar_reader.hpp"
 
 namespace {
 

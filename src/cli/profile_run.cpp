@@ -18,12 +18,12 @@
 #include "collect/sampler.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
-#include "store/run_file.hpp"
 #include "core/version.hpp"
 #include "launch/job.hpp"
 #include "launch/signals.hpp"
 #include "slurm/environment.hpp"
 #include "slurm/output_path.hpp"
+#include "store/run_file.hpp"
 #include "store/run_writer.hpp"
 
 namespace gpuscope::cli {

@@ -43,7 +43,12 @@ fs::path check_output_file(const fs::path& path, const OutputCheck& check) {
     return "-";
   }
   std::error_code error;
-  const util::PathKind kind = util::path_kind(path, error);
+  util::PathKind kind = util::path_kind(path, error);
+  // A folder on the way that is a file is reported by the folder's creation below.
+  if (error == std::errc::not_a_directory) {
+    error.clear();
+    kind = util::PathKind::absent;
+  }
   if (error) {
     throw Error::usage("cannot use " + name + " as " + option, error.message(),
                        hint_for(error, option));
@@ -66,7 +71,10 @@ fs::path check_output_file(const fs::path& path, const OutputCheck& check) {
   }
   if (kind == util::PathKind::regular && !check.force) {
     throw Error::usage(name + " exists", "",
-                       "use -f/--force-overwrite to replace it, or choose another " + option);
+                       option == "-o" ? std::string("use -f/--force-overwrite to replace it")
+                                      : "use -f/--force-overwrite to replace it, or choose another "
+                                        "name with " +
+                                            option);
   }
   // A link is followed: its target is replaced, the link stays.
   fs::path target = path;
@@ -80,7 +88,7 @@ fs::path check_output_file(const fs::path& path, const OutputCheck& check) {
   if (folder.empty()) folder = ".";
   fs::create_directories(folder, error);
   if (error) {
-    throw Error::usage("cannot create the folder " + folder.string(), error.message(),
+    throw Error::usage("cannot create directory " + folder.string(), error.message(),
                        hint_for(error, option));
   }
   if (::access(folder.c_str(), W_OK | X_OK) != 0) {
