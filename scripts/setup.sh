@@ -29,6 +29,8 @@ packages=(
   # cpp-httplib is the tests' client; the integration tests run a real Prometheus and a real
   # VictoriaMetrics; wrk for the scrape benchmark
   libevent-dev libcpp-httplib-dev libcurl4-openssl-dev prometheus victoria-metrics wrk
+  # the fuzz targets (scripts/fuzz.sh): clang with its libFuzzer, ASan and UBSan runtimes
+  clang libclang-rt-14-dev
 )
 # Node and npm fetch the HTML report's assets. A preinstalled node with npm (NodeSource's nodejs
 # package bundles npm, and conflicts with Debian's npm) is used as it is; else Debian's are
@@ -37,8 +39,17 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   packages+=(nodejs npm)
 fi
 
+# Installing packages needs root: run as root (CI, containers, minimal Debian, which has no sudo)
+# or as a user who may sudo.
 as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null; then
+    sudo "$@"
+  else
+    echo "setup: installing packages needs root; run scripts/setup.sh as root (there is no sudo here)" >&2
+    exit 1
+  fi
 }
 
 missing=()

@@ -3,7 +3,7 @@
 # slurm-wlm and munge, everything under DIR (/etc/slurm is not touched), one slurmd per node on
 # ports BASE_PORT+1.. Needs root.
 #   slurm-cluster.sh start [NODES] [DIR]   prints `export SLURM_CONF=...` for eval
-#   slurm-cluster.sh stop [DIR]
+#   slurm-cluster.sh stop [DIR]         ends slurmctld, the slurmds and a munged that start began
 # Env: GPUSCOPE_SLURM_BASE_PORT (default 17000), GPUSCOPE_SLURMCTLD_PORT (default 16817).
 set -euo pipefail
 cmd=${1:-start}
@@ -38,12 +38,20 @@ if [ ! -s /etc/munge/munge.key ]; then
   dd if=/dev/urandom bs=1 count=1024 of=/etc/munge/munge.key 2>/dev/null
   chown munge:munge /etc/munge/munge.key && chmod 400 /etc/munge/munge.key
 fi
+# A munged that was already running (the machine's own) is left alone; one started here is
+# recorded in DIR so that `stop` ends it too.
 if ! munge -n >/dev/null 2>&1; then
   runuser -u munge -- /usr/sbin/munged
   for _ in $(seq 1 20); do munge -n >/dev/null 2>&1 && break; sleep 0.25; done
+  if [ -s /run/munge/munged.pid ]; then cp /run/munge/munged.pid "$dir/munged.pid"; fi
 fi
 
 host=$(hostname)
+# slurmctld and slurmd find each other by this name.
+if ! getent hosts "$host" >/dev/null; then
+  echo "slurm-cluster: the host name '$host' does not resolve; add '127.0.1.1 $host' to /etc/hosts" >&2
+  exit 1
+fi
 cpus=$(nproc)
 {
   echo "ClusterName=gpuscope-test"

@@ -14,21 +14,44 @@
 namespace gpuscope::analyze {
 namespace {
 
+// Differences of two int64 nanosecond stamps from a file cannot overflow in 128 bits.
+__extension__ typedef __int128 WideInt;
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kMaxSpaceBins = 2000;
 
-// Sum and count per time bin, growing as later times arrive.
+// Sum and count per time bin, growing as later times arrive, but never past kMaxActivityBins:
+// a time beyond that doubles the bin width (merging neighbouring bins, which keeps every sum and
+// count exact) until it fits. So memory is bounded whatever the timestamps say: a sample a year
+// or a century after the others (a corrupted file, a clock step the reader could not undo)
+// coarsens the grid instead of allocating in proportion to the span.
+constexpr std::size_t kMaxActivityBins = std::size_t{1} << 21;  // 29 h at 50 ms, 24 MB
+
 struct BinnedMean {
+  double width = 0.1;
   std::vector<double> sum;
   std::vector<std::uint32_t> count;
-  void add(std::size_t bin, double value) {
-    if (std::isnan(value)) return;
+  void add(double t_s, double value) {
+    if (std::isnan(value) || !(t_s >= 0) || !std::isfinite(t_s)) return;
+    while (t_s / width >= static_cast<double>(kMaxActivityBins)) coarsen();
+    const auto bin = static_cast<std::size_t>(t_s / width);
     if (bin >= sum.size()) {
       sum.resize(bin + 1, 0.0);
       count.resize(bin + 1, 0);
     }
     sum[bin] += value;
     ++count[bin];
+  }
+  void coarsen() {
+    const std::size_t n = (sum.size() + 1) / 2;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t a = 2 * i, b = 2 * i + 1;
+      sum[i] = sum[a] + (b < sum.size() ? sum[b] : 0.0);
+      count[i] = count[a] + (b < count.size() ? count[b] : 0U);
+    }
+    sum.resize(n);
+    count.resize(n);
+    width *= 2;
   }
   std::vector<double> means() const {
     std::vector<double> out(sum.size(), kNaN);
@@ -121,6 +144,8 @@ struct Analyzer::State {
   double base_bin_s = 0.1;
   BinnedMean activity;
   double max_t_s = 0;
+  std::size_t max_gpu_samples = 0;  // the most samples one GPU gave in pass 1
+  std::vector<Finding> data_findings;
   bool activity_done = false;
   SpaceBins space[kMetricCount];
   double space_bin_s = 0.1;
@@ -180,6 +205,7 @@ Analyzer::Analyzer(AnalysisOptions options, std::vector<RunMeta> runs)
   s.result.t0_wall_ns = s.result.runs.empty() ? 0 : t0;
   // The trimming grid: the sampling interval, at least 50 ms (a 24 h run stays < 2 M bins).
   s.base_bin_s = std::max(interval, 0.05);
+  s.activity.width = s.base_bin_s;
 }
 
 Analyzer::~Analyzer() = default;
@@ -189,26 +215,40 @@ std::int64_t Analyzer::t0_wall_ns() const {
 }
 
 double Analyzer::t0_offset_s(const RunMeta& run) const {
-  return static_cast<double>(run.start_wall_ns - state_->result.t0_wall_ns) / 1e9;
+  // In 128 bits: a file may hold any int64 as a start time, and the difference of two must
+  // not overflow.
+  return static_cast<double>(static_cast<WideInt>(run.start_wall_ns) -
+                             static_cast<WideInt>(state_->result.t0_wall_ns)) /
+         1e9;
 }
 
 void Analyzer::add_activity(std::span<const double> t_s, std::span<const double> activity) {
   State& s = *state_;
+  std::size_t samples = 0;
   for (std::size_t i = 0; i < t_s.size() && i < activity.size(); ++i) {
-    if (t_s[i] < 0) continue;
+    if (!(t_s[i] >= 0) || !std::isfinite(t_s[i])) continue;
+    ++samples;
     s.max_t_s = std::max(s.max_t_s, t_s[i]);
-    s.activity.add(static_cast<std::size_t>(t_s[i] / s.base_bin_s), activity[i]);
+    s.activity.add(t_s[i], activity[i]);
   }
+  s.max_gpu_samples = std::max(s.max_gpu_samples, samples);
+}
+
+void Analyzer::note_data_problem(std::string kind, std::string finding, std::string note) {
+  State& s = *state_;
+  s.data_findings.push_back({std::move(kind), std::move(finding)});
+  if (!note.empty()) s.result.notes.push_back(std::move(note));
 }
 
 void Analyzer::finish_activity() {
   State& s = *state_;
   const std::vector<double> means = s.activity.means();
-  const TrimResult trim = detect_idle(means, s.base_bin_s, s.options.trim);
+  const double activity_bin_s = s.activity.width;
+  const TrimResult trim = detect_idle(means, activity_bin_s, s.options.trim);
   Window& w = s.result.window;
-  w.start_s = static_cast<double>(trim.begin) * s.base_bin_s;
-  w.end_s = trim.end >= means.size() ? s.max_t_s + s.base_bin_s
-                                     : static_cast<double>(trim.end) * s.base_bin_s;
+  w.start_s = static_cast<double>(trim.begin) * activity_bin_s;
+  w.end_s = trim.end >= means.size() ? s.max_t_s + activity_bin_s
+                                     : static_cast<double>(trim.end) * activity_bin_s;
   w.leading_trimmed_s = trim.leading_s;
   w.trailing_trimmed_s = trim.trailing_s;
   switch (s.options.trim) {
@@ -226,18 +266,31 @@ void Analyzer::finish_activity() {
       break;
   }
   s.result.duration_s = s.max_t_s;
+  if (activity_bin_s > s.base_bin_s) {
+    s.result.notes.push_back(fmt::format(
+        "the samples span {:.0f} s, too long for idle detection at {:g} s; it used bins of {:g} s",
+        s.max_t_s, s.base_bin_s, activity_bin_s));
+  }
 
-  // The over-space grid.
+  // The over-space grid: by default at most kMaxSpaceBins bins; a --resolution finer than the
+  // samples can fill is coarsened to at most two bins per sample of the longest GPU series, so
+  // the grid is sized by the samples, not by the time span they claim to cover.
   double bin = s.options.resolution_s > 0 ? s.options.resolution_s : s.base_bin_s;
   const double span = s.max_t_s + s.base_bin_s;
   if (s.options.resolution_s <= 0 && span / bin > static_cast<double>(kMaxSpaceBins)) {
     bin = std::ceil(span / static_cast<double>(kMaxSpaceBins) / s.base_bin_s) * s.base_bin_s;
   }
+  const auto max_bins =
+      static_cast<double>(std::max<std::size_t>(kMaxSpaceBins, 2 * s.max_gpu_samples));
+  if (span / bin > max_bins) {
+    const double wanted = bin;
+    bin = span / max_bins;
+    s.result.notes.push_back(fmt::format(
+        "--resolution {:g} s would need {:.0f} time bins for {} samples per GPU; used {:g} s",
+        wanted, span / wanted, s.max_gpu_samples, bin));
+  }
   s.space_bin_s = bin;
   s.space_count = static_cast<std::size_t>(std::ceil(span / bin)) + 1;
-  for (std::size_t m = 0; m < kMetricCount; ++m) {
-    if (summarised(static_cast<Metric>(m))) s.space[m].resize(s.space_count);
-  }
   s.result.resolution_s = bin;
   if (!s.options.gpu_grid_metrics.empty()) {
     s.result.gpu_grid_bin_s = gpu_grid_bin_width(span, bin, s.options.gpu_grid_bins);
@@ -281,7 +334,9 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
   thread_local std::vector<double> sorted;
   bin_of.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    bin_of[i] = d.t_s[i] < 0 ? 0 : static_cast<std::size_t>(d.t_s[i] / s.space_bin_s);
+    const double b = d.t_s[i] / s.space_bin_s;
+    bin_of[i] = b >= 0 && b < static_cast<double>(s.space_count) ? static_cast<std::size_t>(b)
+                                                                 : s.space_count;
   }
 
   // Over time (this GPU), over both (all GPUs) and over space (grid bins).
@@ -296,7 +351,7 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
       out.overall[m].add_sorted(sorted, sum);
     }
     auto& space = out.space[m];
-    const std::size_t bins = s.space[m].gpus.size();
+    const std::size_t bins = s.space_count;
     std::size_t bin = std::numeric_limits<std::size_t>::max();
     double sum = 0;
     std::size_t count = 0;
@@ -391,6 +446,8 @@ void Analyzer::add_prepared(PreparedDevice&& d) {
   const auto gpu = static_cast<std::uint32_t>(s.result.gpus.size());
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     s.overall[m].merge(d.overall[m]);
+    // Allocated on first use: a metric no GPU reports costs no grid.
+    if (!d.space[m].empty() && s.space[m].gpus.empty()) s.space[m].resize(s.space_count);
     for (const auto& [bin, mean] : d.space[m]) s.space[m].add(bin, mean, gpu);
   }
   s.score.merge(d.score);
@@ -471,7 +528,8 @@ Analysis Analyzer::finish() {
     a.carbon = c;
   }
 
-  a.findings = diagnose(a);
+  a.findings = std::move(s.data_findings);
+  for (auto& f : diagnose(a)) a.findings.push_back(std::move(f));
   return std::move(a);
 }
 

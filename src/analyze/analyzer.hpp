@@ -95,6 +95,11 @@ class Analyzer {
   PreparedDevice prepare_device(const DeviceSeries& series) const;
   void add_prepared(PreparedDevice&& device);
 
+  // Something wrong with the data itself (a clock step, timestamps outside the run, unreadable
+  // parts of a file): `finding` becomes a diagnosis line of `kind` (listed first), `note`, when
+  // not empty, a note on what the analysis did about it.
+  void note_data_problem(std::string kind, std::string finding, std::string note = {});
+
   // A GPU fell off the bus at t_s (from the run's events).
   void note_gpu_lost(const GpuKey& key, double t_s, bool with_host);
 

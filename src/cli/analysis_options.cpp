@@ -8,6 +8,7 @@
 #include "cli/number_option.hpp"
 #include "core/error.hpp"
 #include "core/metrics.hpp"
+#include "core/output_file.hpp"
 
 namespace gpuscope::cli {
 
@@ -68,21 +69,12 @@ plots::PlotOptions plot_options(const PlotRequest& request) {
 }
 
 void check_plot_outputs(const PlotRequest& request) {
-  const auto files = plots::plot_files(request.prefix, plot_options(request));
-  const std::filesystem::path folder = request.prefix.parent_path();
-  std::error_code error;
-  if (!folder.empty() && !std::filesystem::is_directory(folder, error)) {
-    throw Error::usage(
-        fmt::format("folder {} does not exist", folder.string()), {},
-        fmt::format("create it, or choose another place with {}", request.rename_hint));
-  }
-  if (request.force) return;
-  for (const auto& file : files) {
-    if (std::filesystem::exists(file, error)) {
-      throw Error::usage(fmt::format("{} already exists", file.string()), {},
-                         fmt::format("pass -f to overwrite it, or choose another name with {}",
-                                     request.rename_hint));
-    }
+  OutputCheck check;
+  check.force = request.force;
+  check.inputs = request.inputs;
+  check.option = request.rename_hint;
+  for (const auto& file : plots::plot_files(request.prefix, plot_options(request))) {
+    (void)check_output_file(file, check);
   }
 }
 

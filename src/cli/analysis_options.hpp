@@ -23,16 +23,17 @@ struct PlotRequest {
   std::string size;                            // "WxH", empty: the default
   std::string heatmap_metric;                  // a metric name, empty: the default choice
   std::vector<report::plots::PlotKind> kinds;  // empty: all four
-  std::filesystem::path prefix;    // files are <prefix>-<plot>.<format>, or <prefix>.pdf
-  bool force = false;              // overwrite existing files
-  std::string rename_hint = "-o";  // the option that names the files, for messages
+  std::filesystem::path prefix;               // files are <prefix>-<plot>.<format>, or <prefix>.pdf
+  bool force = false;                         // overwrite existing files
+  std::string rename_hint = "-o";             // the option that names the files, for messages
+  std::vector<std::filesystem::path> inputs;  // never overwritten (core/output_file.hpp)
 };
 
 // The PlotOptions a request stands for; throws Error::usage for a bad format, size or metric.
 report::plots::PlotOptions plot_options(const PlotRequest& request);
 
-// Refuses (Error::usage) when any file the request would write exists and force is off, so
-// nothing is drawn (or overwritten) before the user said so.
+// Checks every file the request would write (core/output_file.hpp: regular files only, never
+// an input, -f to replace, folders created), so nothing is drawn before the user said so.
 void check_plot_outputs(const PlotRequest& request);
 
 // Draws the request's plots of `analysis` and says on stderr which files were written.

@@ -34,6 +34,7 @@ int run_analyze_command(AnalyzeCommandOptions& o) {
                      : a.inputs.empty()     ? std::filesystem::path("gpuscope")
                                             : default_plot_prefix(a.inputs.front());
     o.plots.rename_hint = "--plot-prefix";
+    o.plots.inputs = named_input_files(a.inputs);
     check_plot_outputs(o.plots);
   } else if (!o.plot_prefix.empty()) {
     throw Error::usage("--plot-prefix without a plot", {},

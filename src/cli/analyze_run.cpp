@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <regex>
+#include <string>
 #include <thread>
 
 #include "analyze/analyzer.hpp"
@@ -20,9 +22,13 @@
 #include "core/json_text.hpp"
 #include "report/analysis_view.hpp"
 #include "store/run_reader.hpp"
+#include "util/output_file.hpp"
 
 namespace gpuscope::cli {
 namespace {
+
+// Differences of two int64 nanosecond stamps from a file cannot overflow in 128 bits.
+__extension__ typedef __int128 WideInt;
 
 namespace fs = std::filesystem;
 using analyze::Analyzer;
@@ -59,7 +65,135 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
       files.emplace_back(input);
     }
   }
-  return files;
+  // One file named twice (or by two spellings, a link, a directory and a file in it) is read
+  // once: counting it twice would double the job's energy.
+  std::vector<fs::path> unique;
+  for (const auto& file : files) {
+    const bool seen = std::any_of(unique.begin(), unique.end(), [&](const fs::path& earlier) {
+      return util::same_file(earlier, file);
+    });
+    if (seen) {
+      fmt::print(stderr, "gpuscope: note: {} was named more than once; it is read once\n",
+                 file.string());
+      continue;
+    }
+    unique.push_back(file);
+  }
+  return unique;
+}
+
+// Where a run's timestamps land on the analysis' time axis (docs/analysis.md, "Time axis").
+// The axis is wall-clock time since the earliest run start, so that runs on several hosts line
+// up; within a run, though, time is the monotonic clock since the run's start. CLOCK_REALTIME
+// steps (NTP, a VM migration, an operator's date command) and one stepped wall_ns would stretch
+// the axis by the step, a year of empty time for a one-hour run; mono_ns never steps. A
+// timestamp outside the run's own monotonic span cannot be one of its samples (a corrupted or
+// edited file): it is left out and reported.
+struct RunClock {
+  static constexpr std::int64_t kSlackNs = 2'000'000'000;  // around the run's start and end
+  double offset_s = 0;                                     // the run's start on the axis
+  std::int64_t start_wall_ns = 0;
+  std::int64_t start_mono_ns = 0;
+  std::optional<std::int64_t> end_mono_ns;  // when the run recorded its end
+
+  // Seconds on the axis of a timestamp taken at mono_ns; NaN when outside the run.
+  double at(std::int64_t mono_ns) const {
+    const WideInt since = static_cast<WideInt>(mono_ns) - start_mono_ns;
+    if (since < -kSlackNs) return kNaN;
+    if (end_mono_ns && static_cast<WideInt>(mono_ns) - *end_mono_ns > kSlackNs) return kNaN;
+    return offset_s + static_cast<double>(since) / 1e9;
+  }
+  // How far the wall clock had stepped (s, signed) at a sample, against where it stood at start.
+  double step_s(std::int64_t wall_ns, std::int64_t mono_ns) const {
+    const WideInt now = static_cast<WideInt>(wall_ns) - mono_ns;
+    const WideInt start = static_cast<WideInt>(start_wall_ns) - start_mono_ns;
+    return static_cast<double>(now - start) / 1e9;
+  }
+};
+
+// What placing one GPU's samples on the axis found.
+struct TimeCheck {
+  std::size_t rows = 0;
+  std::size_t outside = 0;  // mono_ns outside the run: left out
+  bool by_wall = false;     // every sample was outside: placed by wall clock instead
+  std::size_t stepped = 0;  // samples whose wall clock had stepped
+  double largest_step_s = 0;
+  double first_step_at_s = kNaN;  // seconds into the run of the first stepped sample
+
+  void merge(const TimeCheck& o) {
+    rows += o.rows;
+    outside += o.outside;
+    by_wall = by_wall || o.by_wall;
+    stepped += o.stepped;
+    if (std::fabs(o.largest_step_s) > std::fabs(largest_step_s)) largest_step_s = o.largest_step_s;
+    if (!std::isnan(o.first_step_at_s) &&
+        (std::isnan(first_step_at_s) || o.first_step_at_s < first_step_at_s)) {
+      first_step_at_s = o.first_step_at_s;
+    }
+  }
+};
+
+double seconds_since(std::int64_t wall_ns, std::int64_t t0) {
+  return static_cast<double>(static_cast<WideInt>(wall_ns) - t0) / 1e9;
+}
+
+// Each sample's seconds on the axis into `t` (NaN: left out), and what was odd about them. A
+// step is a change of wall − mono by more than 1 s plus 0.1 % of the time since the start, more
+// than NTP's slewing (at most 0.05 %) can account for. Deterministic, so both passes agree.
+TimeCheck place_samples(const RunClock& clock, std::span<const std::int64_t> wall,
+                        std::span<const std::int64_t> mono, std::int64_t t0,
+                        std::vector<double>& t) {
+  TimeCheck check;
+  const std::size_t n = std::min(wall.size(), mono.size());
+  check.rows = n;
+  t.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    t[i] = clock.at(mono[i]);
+    if (std::isnan(t[i])) {
+      ++check.outside;
+      continue;
+    }
+    const double into = t[i] - clock.offset_s;
+    const double step = clock.step_s(wall[i], mono[i]);
+    if (std::fabs(step) > 1.0 + 1e-3 * std::fabs(into)) {
+      ++check.stepped;
+      if (std::fabs(step) > std::fabs(check.largest_step_s)) check.largest_step_s = step;
+      if (std::isnan(check.first_step_at_s)) check.first_step_at_s = into;
+    }
+  }
+  if (n > 0 && check.outside == n) {
+    // No sample fits the run's own start and end: those are what is wrong, not every sample.
+    check.by_wall = true;
+    check.outside = 0;
+    for (std::size_t i = 0; i < n; ++i) t[i] = seconds_since(wall[i], t0);
+  }
+  return check;
+}
+
+// Drops the rows whose time is NaN from `t` and every non-empty column of `values`.
+template <typename Columns>
+void drop_unplaced(std::vector<double>& t, Columns& values) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (std::isnan(t[i])) continue;
+    for (auto& v : values) {
+      if (i < v.size()) v[kept] = v[i];
+    }
+    t[kept++] = t[i];
+  }
+  if (kept == t.size()) return;
+  t.resize(kept);
+  for (auto& v : values) {
+    if (!v.empty()) v.resize(kept);
+  }
+}
+
+std::string duration_text(double seconds) {
+  const double a = std::fabs(seconds);
+  const char* sign = seconds < 0 ? "-" : "+";
+  if (a >= 2 * 86400.0) return fmt::format("{}{:.1f} days", sign, a / 86400);
+  if (a >= 2 * 3600.0) return fmt::format("{}{:.1f} h", sign, a / 3600);
+  return fmt::format("{}{:.1f} s", sign, a);
 }
 
 // A run of one input file, with its place on the analysis' run list.
@@ -69,7 +203,42 @@ struct Source {
   std::size_t meta = 0;     // index into the analyzer's runs
   std::vector<DeviceDescription> devices;
   std::int64_t samples = 0;  // rows in the samples table
+  RunClock clock;
+  std::size_t index = 0;  // in the list of sources
 };
+
+// What makes two stored runs the same run: merge's key (same host, SLURM job, step, rank and
+// start time).
+struct RunIdentity {
+  std::string source;
+  std::string host;
+  std::optional<std::string> job_id;
+  std::optional<std::string> step_id;
+  std::optional<int> rank;
+  std::int64_t start_wall_ns = 0;
+};
+
+// The same run in two files (a rank's database and a merge that holds it) would be counted
+// twice, doubling its energy: refused, as merge refuses it.
+void refuse_duplicate_run(std::vector<RunIdentity>& seen, const store::StoredRun& run,
+                          const fs::path& path) {
+  RunIdentity identity{path.string(),          run.info.host,       run.info.slurm.job_id,
+                       run.info.slurm.step_id, run.info.slurm.rank, run.info.start_wall_ns};
+  for (const RunIdentity& other : seen) {
+    if (other.host == identity.host && other.job_id == identity.job_id &&
+        other.step_id == identity.step_id && other.rank == identity.rank &&
+        other.start_wall_ns == identity.start_wall_ns) {
+      throw Error::usage(
+          other.source == identity.source
+              ? fmt::format("{} holds the same run twice", identity.source)
+              : fmt::format("{} and {} hold the same run", other.source, identity.source),
+          fmt::format("host {}, rank {}", identity.host,
+                      identity.rank ? std::to_string(*identity.rank) : std::string("-")),
+          "name each run's database once (a merged database already holds its ranks)");
+    }
+  }
+  seen.push_back(std::move(identity));
+}
 
 std::string command_line(const std::vector<std::string>& argv) {
   std::string text;
@@ -105,10 +274,6 @@ GpuKey key_of(const Source& source, const RunMeta& meta, unsigned device_index) 
     key.name = d.name.value_or("");
   }
   return key;
-}
-
-double seconds_since(std::int64_t wall_ns, std::int64_t t0) {
-  return static_cast<double>(wall_ns - t0) / 1e9;
 }
 
 // One GPU of one run: the unit of work of both passes, and where its samples are read from
@@ -232,10 +397,13 @@ unsigned reader_threads() {
 
 struct ActivitySeries {
   std::vector<double> t, activity;
+  const Source* source = nullptr;
+  TimeCheck check;
 };
 
 // Pass 1: each GPU's activity, from two columns, read by GPU on worker threads.
-void feed_activity(Analyzer& analyzer, const std::vector<DeviceJob>& jobs) {
+void feed_activity(Analyzer& analyzer, const std::vector<DeviceJob>& jobs,
+                   std::vector<TimeCheck>& checks) {
   const Metric columns[] = {Metric::SmActivePct, Metric::GpuUtilPct};
   const std::int64_t t0 = analyzer.t0_wall_ns();
   std::vector<WorkerReader> readers(reader_threads());
@@ -249,37 +417,44 @@ void feed_activity(Analyzer& analyzer, const std::vector<DeviceJob>& jobs) {
         const auto& sm = c.values[static_cast<std::size_t>(Metric::SmActivePct)];
         const auto& util = c.values[static_cast<std::size_t>(Metric::GpuUtilPct)];
         const std::size_t n = c.rows();
-        out.t.resize(n);
+        out.source = job.source;
+        out.check = place_samples(job.source->clock, c.wall_ns, c.mono_ns, t0, out.t);
         out.activity.resize(n);
         for (std::size_t i = 0; i < n; ++i) {
-          out.t[i] = seconds_since(c.wall_ns[i], t0);
           out.activity[i] = analyze::sample_activity(sm[i], util[i]);
         }
       },
       [&](ActivitySeries& series) {
+        checks[series.source->index].merge(series.check);
         if (!series.t.empty()) analyzer.add_activity(series.t, series.activity);
       });
 }
 
 // Pass 1 when the GPUs cannot be listed up front: one cursor over each run.
-void feed_activity_sequentially(Analyzer& analyzer, const std::vector<Source>& sources) {
+void feed_activity_sequentially(Analyzer& analyzer, const std::vector<Source>& sources,
+                                std::vector<TimeCheck>& checks) {
   const Metric columns[] = {Metric::SmActivePct, Metric::GpuUtilPct};
   std::vector<double> t, activity;
+  std::vector<std::int64_t> wall, mono;
   for (const auto& source : sources) {
     auto cursor = source.reader->samples({source.run_id, std::nullopt}, columns);
     store::RunSample sample;
     std::optional<unsigned> device;
     auto flush = [&] {
+      checks[source.index].merge(place_samples(source.clock, wall, mono, analyzer.t0_wall_ns(), t));
       if (!t.empty()) analyzer.add_activity(t, activity);
       t.clear();
       activity.clear();
+      wall.clear();
+      mono.clear();
     };
     while (cursor.next(sample)) {
       if (device != sample.row.device_index) {
         flush();
         device = sample.row.device_index;
       }
-      t.push_back(seconds_since(sample.row.wall_ns, analyzer.t0_wall_ns()));
+      wall.push_back(sample.row.wall_ns);
+      mono.push_back(sample.row.mono_ns);
       activity.push_back(
           analyze::sample_activity(sample.row.get(Metric::SmActivePct).value_or(kNaN),
                                    sample.row.get(Metric::GpuUtilPct).value_or(kNaN)));
@@ -288,21 +463,24 @@ void feed_activity_sequentially(Analyzer& analyzer, const std::vector<Source>& s
   }
 }
 
-void feed_power(const store::RunReader& reader, std::int64_t run_id, unsigned device,
-                std::int64_t t0, DeviceSeries& series) {
-  auto cursor = reader.power_samples({run_id, device});
+void feed_power(const store::RunReader& reader, const Source& source, unsigned device,
+                DeviceSeries& series) {
+  auto cursor = reader.power_samples({source.run_id, device});
   store::RunPowerSample p;
   while (cursor.next(p)) {
-    if (!p.row.power_w) continue;
-    series.power_t_s.push_back(seconds_since(p.row.wall_ns, t0));
+    const double t = source.clock.at(p.row.mono_ns);
+    if (!p.row.power_w || std::isnan(t)) continue;
+    series.power_t_s.push_back(t);
     series.power_w.push_back(*p.row.power_w);
     series.power_energy_mj.push_back(p.row.energy_mj ? static_cast<double>(*p.row.energy_mj)
                                                      : std::numeric_limits<double>::quiet_NaN());
   }
 }
 
-void append_sample(const SampleRow& row, std::int64_t t0, DeviceSeries& series) {
-  series.t_s.push_back(seconds_since(row.wall_ns, t0));
+void append_sample(const SampleRow& row, DeviceSeries& series, std::vector<std::int64_t>& wall,
+                   std::vector<std::int64_t>& mono) {
+  wall.push_back(row.wall_ns);
+  mono.push_back(row.mono_ns);
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     series.values[m].push_back(row.present.test(m) ? row.values[m] : kNaN);
   }
@@ -327,13 +505,13 @@ void feed_devices(Analyzer& analyzer, const std::vector<DeviceJob>& jobs,
         DeviceSeries& d = series[worker];
         reader.read_samples(job.plan, all, c);
         d.clear();
-        d.t_s.resize(c.rows());
-        for (std::size_t i = 0; i < c.rows(); ++i) d.t_s[i] = seconds_since(c.wall_ns[i], t0);
+        place_samples(job.source->clock, c.wall_ns, c.mono_ns, t0, d.t_s);
         for (std::size_t m = 0; m < kMetricCount; ++m) d.values[m].swap(c.values[m]);
+        drop_unplaced(d.t_s, d.values);
         const RunMeta& meta = metas[job.source->meta];
         d.key = key_of(*job.source, meta, job.device);
         d.sampling_interval_s = meta.sampling_interval_s;
-        feed_power(reader, job.source->run_id, job.device, t0, d);
+        feed_power(reader, *job.source, job.device, d);
         out = analyzer.prepare_device(d);
       },
       [&](analyze::PreparedDevice& device) { analyzer.add_prepared(std::move(device)); });
@@ -343,26 +521,31 @@ void feed_devices(Analyzer& analyzer, const std::vector<DeviceJob>& jobs,
 void feed_devices_sequentially(Analyzer& analyzer, const std::vector<Source>& sources,
                                const std::vector<RunMeta>& metas) {
   DeviceSeries series;
+  std::vector<std::int64_t> wall, mono;
   for (const auto& source : sources) {
     const RunMeta& meta = metas[source.meta];
     auto cursor = source.reader->samples({source.run_id, std::nullopt});
     store::RunSample sample;
     std::optional<unsigned> device;
     auto flush = [&] {
+      place_samples(source.clock, wall, mono, analyzer.t0_wall_ns(), series.t_s);
+      drop_unplaced(series.t_s, series.values);
       if (device && !series.t_s.empty()) {
         series.key = key_of(source, meta, *device);
         series.sampling_interval_s = meta.sampling_interval_s;
-        feed_power(*source.reader, source.run_id, *device, analyzer.t0_wall_ns(), series);
+        feed_power(*source.reader, source, *device, series);
         analyzer.add_device(series);
       }
       series.clear();
+      wall.clear();
+      mono.clear();
     };
     while (cursor.next(sample)) {
       if (device != sample.row.device_index) {
         flush();
         device = sample.row.device_index;
       }
-      append_sample(sample.row, analyzer.t0_wall_ns(), series);
+      append_sample(sample.row, series, wall, mono);
     }
     flush();
   }
@@ -375,8 +558,10 @@ void feed_events(Analyzer& analyzer, const std::vector<Source>& sources,
     store::RunEvent e;
     while (cursor.next(e)) {
       if (e.event.kind != "gpu_lost" || !e.event.device_index) continue;
-      analyzer.note_gpu_lost(key_of(source, metas[source.meta], *e.event.device_index),
-                             seconds_since(e.event.wall_ns, analyzer.t0_wall_ns()), with_host);
+      const double t = source.clock.at(e.event.mono_ns);
+      if (std::isnan(t)) continue;
+      analyzer.note_gpu_lost(key_of(source, metas[source.meta], *e.event.device_index), t,
+                             with_host);
     }
   }
 }
@@ -412,8 +597,7 @@ std::optional<double> work_from_output(const std::vector<Source>& sources,
 
 // Job events and captured output lines, for the report's timeline; output is capped.
 std::vector<analyze::Mark> read_marks(const std::vector<Source>& sources,
-                                      const std::vector<RunMeta>& metas, std::int64_t t0,
-                                      const LoadExtras& extras) {
+                                      const std::vector<RunMeta>& metas, const LoadExtras& extras) {
   std::vector<analyze::Mark> marks;
   const bool several = metas.size() > 1;
   std::size_t lines = 0;
@@ -427,20 +611,62 @@ std::vector<analyze::Mark> read_marks(const std::vector<Source>& sources,
       std::string at = where;
       if (e.event.device_index)
         at += fmt::format("{}GPU {}", at.empty() ? "" : " ", *e.event.device_index);
-      marks.push_back({seconds_since(e.event.wall_ns, t0), e.event.kind, e.event.detail, at});
+      const double t = source.clock.at(e.event.mono_ns);
+      if (!std::isnan(t)) marks.push_back({t, e.event.kind, e.event.detail, at});
     }
     auto output = source.reader->output({source.run_id, std::nullopt});
     store::RunOutputLine line;
     while (output.next(line) && lines < extras.max_output_lines) {
+      const double t = source.clock.at(line.line.mono_ns);
+      if (std::isnan(t)) continue;
       ++lines;
-      marks.push_back({seconds_since(line.line.wall_ns, t0),
-                       line.line.stream == OutputStream::Stderr ? "stderr" : "stdout",
+      marks.push_back({t, line.line.stream == OutputStream::Stderr ? "stderr" : "stdout",
                        line.line.text, where});
     }
   }
   std::stable_sort(marks.begin(), marks.end(),
                    [](const auto& a, const auto& b) { return a.t_s < b.t_s; });
   return marks;
+}
+
+// The clock steps and misplaced timestamps pass 1 found, as diagnosis lines and notes.
+void report_time_checks(Analyzer& analyzer, const std::vector<Source>& sources,
+                        const std::vector<RunMeta>& metas, const std::vector<TimeCheck>& checks) {
+  const bool several = metas.size() > 1;
+  for (const auto& source : sources) {
+    const TimeCheck& c = checks[source.index];
+    const RunMeta& meta = metas[source.meta];
+    const std::string run = several
+                                ? fmt::format("run {} ({}{})", meta.run_id, meta.host,
+                                              meta.rank ? fmt::format(" rank {}", *meta.rank) : "")
+                                : std::string("the run");
+    if (c.stepped > 0) {
+      analyzer.note_data_problem(
+          "clock_step",
+          fmt::format("the wall clock of {} stepped by {} {:.1f} s into it ({} of {} samples; "
+                      "NTP or a virtual machine migration?)",
+                      run, duration_text(c.largest_step_s), c.first_step_at_s, c.stepped, c.rows),
+          fmt::format("{}: times follow the monotonic clock from the run's start, so the "
+                      "wall-clock step does not stretch the time axis",
+                      run));
+    }
+    if (c.outside > 0) {
+      analyzer.note_data_problem(
+          "bad_timestamps",
+          fmt::format("{} of {} samples of {} have a monotonic time outside the run's start and "
+                      "end (a damaged or edited file?)",
+                      c.outside, c.rows, run),
+          fmt::format("{}: {} samples outside the run were left out", run, c.outside));
+    }
+    if (c.by_wall) {
+      analyzer.note_data_problem(
+          "bad_timestamps",
+          fmt::format("the monotonic start and end recorded for {} match none of its samples "
+                      "(a damaged or edited file?)",
+                      run),
+          fmt::format("{}: samples were placed by their wall-clock time instead", run));
+    }
+  }
 }
 
 }  // namespace
@@ -476,11 +702,13 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   std::vector<Source> sources;
   std::vector<RunMeta> metas;
   std::vector<std::string> input_names;
+  std::vector<RunIdentity> identities;
   std::int64_t samples = 0;
   for (const auto& path : expand_inputs(o.inputs)) {
     auto reader = std::make_shared<store::RunReader>(store::RunReader::open(path));
     input_names.push_back(path.string());
     for (const auto& run : reader->runs()) {
+      refuse_duplicate_run(identities, run, path);
       RunMeta meta;
       meta.run_id = run.run_id;
       meta.source = path.string();
@@ -496,8 +724,15 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
       meta.scenario = run.info.scenario;
       const std::int64_t run_samples = reader->count_samples({run.run_id, std::nullopt});
       samples += run_samples;
-      sources.push_back(
-          {reader, run.run_id, metas.size(), reader->devices(run.run_id), run_samples});
+      Source source{reader,     run.run_id, metas.size(), reader->devices(run.run_id), run_samples,
+                    RunClock{}, 0};
+      source.clock.start_wall_ns = run.info.start_wall_ns;
+      source.clock.start_mono_ns = run.info.start_mono_ns;
+      if (run.end.status != RunStatus::Running && run.end.end_mono_ns >= run.info.start_mono_ns) {
+        source.clock.end_mono_ns = run.end.end_mono_ns;
+      }
+      source.index = sources.size();
+      sources.push_back(std::move(source));
       metas.push_back(std::move(meta));
     }
   }
@@ -515,19 +750,25 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
 
   bool several = metas.size() > 1;
   Analyzer analyzer(options, metas);
-  if (const auto jobs = device_jobs(sources)) {
-    feed_activity(analyzer, *jobs);
-    analyzer.finish_activity();
+  for (auto& source : sources) source.clock.offset_s = analyzer.t0_offset_s(metas[source.meta]);
+  std::vector<TimeCheck> checks(sources.size());
+  const auto jobs = device_jobs(sources);
+  if (jobs) {
+    feed_activity(analyzer, *jobs, checks);
+  } else {
+    feed_activity_sequentially(analyzer, sources, checks);
+  }
+  report_time_checks(analyzer, sources, metas, checks);
+  analyzer.finish_activity();
+  if (jobs) {
     feed_devices(analyzer, *jobs, metas);
   } else {
-    feed_activity_sequentially(analyzer, sources);
-    analyzer.finish_activity();
     feed_devices_sequentially(analyzer, sources, metas);
   }
   feed_events(analyzer, sources, metas, several);
   analyze::Analysis analysis = analyzer.finish();
   analysis.inputs = input_names;
-  if (extras.marks) analysis.marks = read_marks(sources, metas, analysis.t0_wall_ns, extras);
+  if (extras.marks) analysis.marks = read_marks(sources, metas, extras);
   return analysis;
 }
 
@@ -542,6 +783,19 @@ void print_analysis(const analyze::Analysis& analysis, const AnalyzeOptions& o) 
     const bool color = !o.no_color && isatty(STDOUT_FILENO) != 0;
     fmt::print("{}", report::analysis_text(analysis, view, metrics, color));
   }
+}
+
+std::vector<fs::path> named_input_files(const std::vector<std::string>& inputs) {
+  std::vector<fs::path> files;
+  for (const auto& input : inputs) {
+    files.emplace_back(input);
+    std::error_code error;
+    if (!fs::is_directory(input, error)) continue;
+    for (const auto& entry : fs::directory_iterator(input, error)) {
+      if (entry.path().extension() == ".db") files.push_back(entry.path());
+    }
+  }
+  return files;
 }
 
 }  // namespace gpuscope::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,10 @@ struct LoadExtras {
 // Reads the run databases named in `options` and analyses them (two passes); throws Error
 // (usage for bad input) as `gpuscope analyze` reports it.
 analyze::Analysis load_analysis(const AnalyzeOptions& options, const LoadExtras& extras = {});
+
+// The files `inputs` name (directories with their *.db files), for the check that no output
+// overwrites an input (core/output_file.hpp). Never throws: missing inputs are reported later.
+std::vector<std::filesystem::path> named_input_files(const std::vector<std::string>& inputs);
 
 // Prints `analysis` on stdout as text, JSON or CSV, as `options` ask.
 void print_analysis(const analyze::Analysis& analysis, const AnalyzeOptions& options);

@@ -7,12 +7,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/metrics.hpp"
+#include "core/output_file.hpp"
 #include "trace/perfetto_export.hpp"
+#include "util/output_file.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -48,7 +51,15 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }
-  return files;
+  // A file named twice (or by two spellings) is exported once.
+  std::vector<fs::path> unique;
+  for (const auto& file : files) {
+    if (std::none_of(unique.begin(), unique.end(),
+                     [&](const fs::path& earlier) { return util::same_file(earlier, file); })) {
+      unique.push_back(file);
+    }
+  }
+  return unique;
 }
 
 int run_export(const ExportOptions& o) {
@@ -57,20 +68,6 @@ int run_export(const ExportOptions& o) {
                        "name the file to write: gpuscope export --perfetto trace.json run.db");
   }
   const fs::path output(o.perfetto);
-  std::error_code ec;
-  if (fs::is_directory(output, ec)) {
-    throw Error::usage(fmt::format("{} is a directory", output.string()), {},
-                       "name a file with --perfetto");
-  }
-  if (fs::exists(output, ec) && !o.force) {
-    throw Error::usage(fmt::format("{} already exists", output.string()), {},
-                       "pass -f to overwrite it, or choose another name");
-  }
-  const fs::path folder = output.parent_path();
-  if (!folder.empty() && !fs::is_directory(folder, ec)) {
-    throw Error::usage(fmt::format("folder {} does not exist", folder.string()), {},
-                       "create it, or choose another place for --perfetto");
-  }
   trace::PerfettoOptions options;
   options.kernels = !o.no_kernels;
   for (const std::string& name : o.metrics) {
@@ -84,34 +81,43 @@ int run_export(const ExportOptions& o) {
   }
   const std::vector<fs::path> inputs = expand_inputs(o.inputs);
 
-  // Written beside the target and renamed, so a failed export leaves no half a trace.
-  const fs::path partial = output.string() + ".partial";
+  // Checked before anything is read: only a regular file is replaced (with -f), never an
+  // input; "-" is standard output.
+  OutputCheck check;
+  check.force = o.force;
+  check.stdout_allowed = true;
+  check.option = "--perfetto";
+  for (const auto& input : inputs) check.inputs.push_back(input);
+  const fs::path target = check_output_file(output, check);
+  std::vector<char> buffer(1 << 20);
   trace::PerfettoSummary summary;
-  try {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw Error(fmt::format("cannot write {}", partial.string()), std::strerror(errno),
-                  "check the directory is writable");
+  if (target == "-") {
+    std::cout.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    summary = trace::write_perfetto_trace(inputs, std::cout, options);
+    std::cout.flush();
+    if (!std::cout) throw Error("cannot write the trace to standard output", std::strerror(errno));
+  } else {
+    // Written under a temporary name beside the target and renamed, so a failed export
+    // leaves no half a trace and an old trace stays intact until the new one is complete.
+    util::AtomicFile file(target);
+    open_output_file(file);
+    {
+      std::ofstream out(file.temporary(), std::ios::binary | std::ios::trunc);
+      out.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+      summary = trace::write_perfetto_trace(inputs, out, options);
+      out.close();
+      if (!out) throw_write_error(target, std::error_code(errno, std::generic_category()));
     }
-    std::vector<char> buffer(1 << 20);
-    out.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    summary = trace::write_perfetto_trace(inputs, out, options);
-    out.close();
-    if (!out) {
-      throw Error(fmt::format("cannot write {}", output.string()), std::strerror(errno),
-                  "check the disk has room");
-    }
-    fs::rename(partial, output, ec);
-    if (ec) throw Error(fmt::format("cannot write {}", output.string()), ec.message());
-  } catch (...) {
-    fs::remove(partial, ec);
-    throw;
+    commit_output_file(file);
   }
+  std::error_code ec;
   fmt::print(stderr,
              "gpuscope: wrote {} ({:.1f} MB: {} run{}, {} counter values, {} kernel and memory "
              "slices, {} events); open it in https://ui.perfetto.dev\n",
-             output.string(), static_cast<double>(fs::file_size(output, ec)) / 1e6, summary.runs,
-             summary.runs == 1 ? "" : "s", summary.counters, summary.slices, summary.instants);
+             target == "-" ? std::string("the trace to standard output") : target.string(),
+             target == "-" ? 0.0 : static_cast<double>(fs::file_size(target, ec)) / 1e6,
+             summary.runs, summary.runs == 1 ? "" : "s", summary.counters, summary.slices,
+             summary.instants);
   return 0;
 }
 

@@ -23,6 +23,7 @@
 #include "launch/signals.hpp"
 #include "slurm/environment.hpp"
 #include "slurm/output_path.hpp"
+#include "store/run_file.hpp"
 #include "store/run_writer.hpp"
 
 namespace gpuscope::cli {
@@ -90,10 +91,9 @@ collect::GpuSelection choose_gpus(const ProfileOptions& o, const nvml::Session& 
 std::filesystem::path output_path(const ProfileOptions& o, const RunInfo& info) {
   slurm::OutputNaming naming{info.host, local_timestamp(), info.slurm, o.per_node};
   auto path = slurm::expand_output_path(o.output, naming);
-  if (std::filesystem::exists(path) && !o.force) {
-    throw Error::usage(fmt::format("{} exists", path.string()), {},
-                       "use -f/--force-overwrite to replace it, or choose another -o");
-  }
+  // Before the job starts: a path that cannot be a run database (a device, a FIFO, a name too
+  // long, an existing file without -f) is refused with nothing run.
+  (void)store::check_output_path(path, o.force);
   return path;
 }
 

@@ -14,6 +14,7 @@
 #include "cli/report_kernels.hpp"
 #include "cli/report_sweep.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "core/version.hpp"
 #include "report/html_report.hpp"
 
@@ -52,6 +53,7 @@ int run_plots(const ReportOptions& o, const std::string& format) {
   std::filesystem::path prefix(o.output);
   if (prefix.extension() == "." + format) prefix.replace_extension();
   request.prefix = prefix;
+  request.inputs = named_input_files(o.analyze.inputs);
   check_plot_outputs(request);
   const auto options = plot_options(request);
   LoadExtras extras;
@@ -59,29 +61,6 @@ int run_plots(const ReportOptions& o, const std::string& format) {
   const analyze::Analysis analysis = load_analysis(o.analyze, extras);
   write_requested_plots(analysis, request);
   return 0;
-}
-
-// Writes beside the target and renames, so a failed write never leaves half a report.
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      const int error = errno;
-      std::filesystem::remove(temporary);
-      throw Error(fmt::format("cannot write {}", path.string()), std::strerror(error),
-                  "check the directory exists and is writable");
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary);
-    throw Error(fmt::format("cannot write {}", path.string()), error.message(),
-                "check the directory exists and is writable");
-  }
 }
 
 int run_report(const ReportOptions& o) {
@@ -94,19 +73,11 @@ int run_report(const ReportOptions& o) {
     throw Error::usage("--size and --heatmap-metric are for the static plots", {},
                        "add --format png, svg or pdf, or leave them out for HTML");
   }
-  std::error_code error;
-  if (std::filesystem::exists(o.output, error) && !o.plots.force) {
-    throw Error::usage(fmt::format("{} already exists", o.output), {},
-                       "pass -f to overwrite it, or choose another name with -o");
-  }
-  if (std::filesystem::is_directory(o.output, error)) {
-    throw Error::usage(fmt::format("{} is a directory", o.output), {}, "name a file with -o");
-  }
-  const std::filesystem::path folder = std::filesystem::path(o.output).parent_path();
-  if (!folder.empty() && !std::filesystem::is_directory(folder, error)) {
-    throw Error::usage(fmt::format("folder {} does not exist", folder.string()), {},
-                       "create it, or choose another place with -o");
-  }
+  OutputCheck check;
+  check.force = o.plots.force;
+  check.stdout_allowed = true;
+  check.inputs = named_input_files(o.analyze.inputs);
+  const std::filesystem::path output = check_output_file(o.output, check);
   LoadExtras extras;
   extras.gpu_grid_metrics = report::html_report_grid_metrics();
   extras.marks = true;
@@ -119,8 +90,9 @@ int run_report(const ReportOptions& o) {
   options.sections_html = sweep_sections_html(analysis);  // a sweep database's sweep
   if (*kGitRevision != '\0') options.generator += fmt::format(" ({})", kGitRevision);
   const std::string html = report::html_report(analysis, options);
-  write_file(o.output, html);
-  fmt::print(stderr, "gpuscope: wrote {} ({:.1f} MB, {} GPUs)\n", o.output,
+  write_output_file(output, html);
+  fmt::print(stderr, "gpuscope: wrote {} ({:.1f} MB, {} GPUs)\n",
+             output == "-" ? std::string("the report to standard output") : output.string(),
              static_cast<double>(html.size()) / 1e6, analysis.gpus.size());
   return 0;
 }

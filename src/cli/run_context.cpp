@@ -30,6 +30,12 @@ RunEnd run_end(const launch::JobResult& result, const collect::SamplerStats& sta
   end.samples_taken = stats.rows;
   end.deadlines_missed = stats.deadlines_missed;
   end.problems = result.problems;
+  for (const unsigned index : stats.lost_gpu_indices) {
+    end.problems.push_back(fmt::format(
+        "GPU {} fell off the bus during the run (GPU_IS_LOST); it has no samples after that "
+        "(the gpu_lost event has the time)",
+        index));
+  }
   if (stats.failed_calls > 0) {
     end.problems.push_back(
         fmt::format("{} NVML calls failed while sampling; those values are missing from the run",

@@ -13,6 +13,7 @@
 #include "cli/number_option.hpp"
 #include "cli/run_context.hpp"
 #include "cli/sweep_options.hpp"
+#include "collect/backend.hpp"
 #include "collect/describe.hpp"
 #include "collect/gpu_selection.hpp"
 #include "core/clock.hpp"
@@ -485,9 +486,14 @@ int run_sweep(const SweepOptions& o) {
   record.restore.created_unix_ns = wall_now_ns();
   record.restore.pid = getpid();
   record.restore.host = short_host_name();
-  record.restore.output = o.output;
-  record.restore.simulate = o.backend.simulate;
-  record.restore.nvml_library = o.backend.nvml_library;
+  // Absolute paths: `sweep --restore` may run from any folder (and after a reboot).
+  record.restore.output = fs::absolute(o.output).string();
+  if (!o.backend.simulate.empty()) {
+    record.restore.simulate = fs::absolute(collect::resolve_scenario(o.backend.simulate)).string();
+  }
+  record.restore.nvml_library = o.backend.nvml_library.find('/') == std::string::npos
+                                    ? o.backend.nvml_library  // a soname: dlopen searches for it
+                                    : fs::absolute(o.backend.nvml_library).string();
   record.restore.gpus = limits.now;
 
   // Nothing has changed yet. From here on, every way out goes through the guard.

@@ -129,13 +129,13 @@ void Sampler::check_clock_events(std::size_t k, const SampleRow& row) {
 void Sampler::sample_all(std::int64_t tick_mono_ns) {
   std::int64_t rows = 0;
   std::int64_t failed = 0;
-  std::int64_t lost = 0;
+  std::vector<unsigned> lost;
   for (std::size_t k = 0; k < readers_.size(); ++k) {
     DeviceReader& reader = readers_[k];
     if (reader.lost()) {
       if (!reported_lost_[k]) {
         report_lost(k);
-        ++lost;
+        lost.push_back(reader.index());
       }
       continue;
     }
@@ -146,7 +146,7 @@ void Sampler::sample_all(std::int64_t tick_mono_ns) {
     failed += outcome.failed_calls;
     if (reader.lost() && !reported_lost_[k]) {
       report_lost(k);
-      ++lost;
+      lost.push_back(reader.index());
     }
     if (row.present.none()) continue;
     check_clock_events(k, row);
@@ -156,7 +156,8 @@ void Sampler::sample_all(std::int64_t tick_mono_ns) {
   std::lock_guard lock(stats_mutex_);
   stats_.rows += rows;
   stats_.failed_calls += failed;
-  stats_.lost_gpus += lost;
+  stats_.lost_gpus += static_cast<std::int64_t>(lost.size());
+  stats_.lost_gpu_indices.insert(stats_.lost_gpu_indices.end(), lost.begin(), lost.end());
   ++stats_.ticks;
 }
 

@@ -28,6 +28,7 @@ struct SamplerStats {
   std::int64_t deadlines_missed = 0;  // ticks skipped because the previous one ran late
   std::int64_t failed_calls = 0;      // NVML calls that failed transiently
   std::int64_t lost_gpus = 0;
+  std::vector<unsigned> lost_gpu_indices;  // NVML indices of the GPUs that fell off the bus
 };
 
 class Sampler {

@@ -3,6 +3,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <event2/thread.h>
 #include <fmt/format.h>
 #include <netdb.h>
@@ -11,8 +12,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string_view>
 
 #include "core/error.hpp"
@@ -22,6 +28,44 @@ namespace {
 
 constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr int kTimeoutS = 5;  // an idle keep-alive connection, or a request that stalls
+// A scrape is a request line and a few headers; anything bigger is not a scraper. libevent
+// answers 431/413 and closes, so a client streaming headers or a body holds no memory.
+constexpr std::size_t kMaxHeaderBytes = 8192;
+constexpr std::size_t kMaxBodyBytes = 4096;
+// After accept() failed for want of file descriptors, accepting pauses this long instead of
+// retrying (and logging) in a tight loop.
+constexpr timeval kAcceptPause{0, 250'000};
+// libevent's own messages: at most this many lines a minute reach stderr.
+constexpr int kLogLinesPerMinute = 10;
+
+// Routes libevent's log through gpuscope's stderr convention, rate-limited: a flood of identical
+// warnings (accept() at the descriptor limit printed a million lines in 5 s) costs a few lines,
+// and the count of the suppressed ones is said with the next line that gets through.
+void log_libevent(int severity, const char* message) {
+  static std::mutex mutex;
+  static std::chrono::steady_clock::time_point window;
+  static int printed = 0;
+  static long suppressed = 0;
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex);
+  if (now - window >= std::chrono::minutes(1)) {
+    window = now;
+    printed = 0;
+  }
+  if (printed >= kLogLinesPerMinute) {
+    ++suppressed;
+    return;
+  }
+  ++printed;
+  const char* level = severity >= EVENT_LOG_ERR ? "error" : "warning";
+  if (suppressed > 0) {
+    std::fprintf(stderr, "gpuscope: %s: serve: %s (%ld similar messages suppressed)\n", level,
+                 message, suppressed);
+    suppressed = 0;
+  } else {
+    std::fprintf(stderr, "gpuscope: %s: serve: %s\n", level, message);
+  }
+}
 
 Error cannot_listen(const ListenAddress& address, std::string why) {
   return Error(fmt::format("cannot listen on {}", address.text()), std::move(why),
@@ -63,9 +107,10 @@ int listen_on(const ListenAddress& address) {
   return fd;
 }
 
-// Answers GET and HEAD with `body` (libevent leaves the body out for HEAD); refuses anything
-// else with 405. The body is not copied: `page` (null for a body that lives as long as the
-// program) keeps it alive until libevent has sent it.
+// Answers GET and HEAD with `body` (HEAD: the headers a GET would have, Content-Length
+// included, and no body: libevent 2.1 sent the body, which broke the next response on a
+// keep-alive connection); refuses anything else with 405. The body is not copied: `page` (null for
+// a body that lives as long as the program) keeps it alive until libevent has sent it.
 void reply(evhttp_request* request, std::string_view body, const char* type,
            std::shared_ptr<const std::string> page = nullptr) {
   evkeyvalq* headers = evhttp_request_get_output_headers(request);
@@ -76,6 +121,10 @@ void reply(evhttp_request* request, std::string_view body, const char* type,
     evhttp_add_header(headers, "Content-Type", "text/plain");
     evbuffer_add(out, "method not allowed\n", 19);
     evhttp_send_reply(request, 405, "Method Not Allowed", out);
+  } else if (method == EVHTTP_REQ_HEAD) {
+    evhttp_add_header(headers, "Content-Type", type);
+    evhttp_add_header(headers, "Content-Length", std::to_string(body.size()).c_str());
+    evhttp_send_reply(request, 200, "OK", nullptr);
   } else {
     evhttp_add_header(headers, "Content-Type", type);
     if (page) {
@@ -132,19 +181,69 @@ void MetricsServer::serve_health(evhttp_request* request, void*) {
   reply(request, "ok\n", "text/plain");
 }
 
+namespace {
+
+// The server of each listener: libevent hands the error callback evhttp's own context, not ours.
+std::mutex servers_mutex;
+std::map<evconnlistener*, MetricsServer*>& servers_by_listener() {
+  static std::map<evconnlistener*, MetricsServer*> servers;
+  return servers;
+}
+
+}  // namespace
+
+void MetricsServer::accept_failed(evconnlistener* listener, void*) {
+  const int error = errno;
+  MetricsServer* server = nullptr;
+  {
+    std::lock_guard lock(servers_mutex);
+    const auto found = servers_by_listener().find(listener);
+    if (found != servers_by_listener().end()) server = found->second;
+  }
+  if (server == nullptr) return;
+  if (error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM) {
+    // Out of descriptors or memory: pause instead of spinning on the pending connection.
+    evconnlistener_disable(listener);
+    evtimer_add(server->resume_, &kAcceptPause);
+    log_libevent(EVENT_LOG_WARN,
+                 fmt::format("cannot accept a connection ({}); accepting again in {} ms",
+                             std::strerror(error), kAcceptPause.tv_usec / 1000)
+                     .c_str());
+  } else {
+    log_libevent(EVENT_LOG_WARN,
+                 fmt::format("cannot accept a connection ({})", std::strerror(error)).c_str());
+  }
+}
+
+void MetricsServer::resume_accepting(int, short, void* self) {
+  auto* server = static_cast<MetricsServer*>(self);
+  if (server->listener_) evconnlistener_enable(server->listener_);
+}
+
 void MetricsServer::start() {
   // So that stop() may break the loop from another thread.
   static const int threads = evthread_use_pthreads();
   (void)threads;
+  event_set_log_callback(&log_libevent);
   const int fd = listen_on(address_);
   base_ = event_base_new();
   http_ = base_ ? evhttp_new(base_) : nullptr;
-  if (!http_ || !evhttp_accept_socket_with_handle(http_, fd)) {
-    close(fd);
+  evhttp_bound_socket* bound = http_ ? evhttp_accept_socket_with_handle(http_, fd) : nullptr;
+  resume_ = base_ ? evtimer_new(base_, &MetricsServer::resume_accepting, this) : nullptr;
+  if (!bound || !resume_) {
+    if (!bound) close(fd);
     stop();
     throw cannot_listen(address_, "the HTTP server could not be set up (out of memory?)");
   }
+  listener_ = evhttp_bound_socket_get_listener(bound);
+  {
+    std::lock_guard lock(servers_mutex);
+    servers_by_listener()[listener_] = this;
+  }
+  evconnlistener_set_error_cb(listener_, &MetricsServer::accept_failed);
   evhttp_set_timeout(http_, kTimeoutS);
+  evhttp_set_max_headers_size(http_, kMaxHeaderBytes);
+  evhttp_set_max_body_size(http_, kMaxBodyBytes);
   // Every method reaches the handlers, which answer 405 where libevent would say 501.
   evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
@@ -161,8 +260,15 @@ void MetricsServer::stop() {
     event_base_loopbreak(base_);
     thread_.join();
   }
+  if (listener_) {
+    std::lock_guard lock(servers_mutex);
+    servers_by_listener().erase(listener_);
+  }
+  if (resume_) event_free(resume_);
   if (http_) evhttp_free(http_);  // closes the listening socket and the connections
   if (base_) event_base_free(base_);
+  resume_ = nullptr;
+  listener_ = nullptr;
   http_ = nullptr;
   base_ = nullptr;
 }

@@ -11,7 +11,9 @@
 #include "export/latest_values.hpp"
 #include "export/listen_address.hpp"
 
+struct event;
 struct event_base;
+struct evconnlistener;
 struct evhttp;
 struct evhttp_request;
 
@@ -50,11 +52,15 @@ class MetricsServer {
   static void serve_metrics(evhttp_request* request, void* self);
   static void serve_index(evhttp_request* request, void* self);
   static void serve_health(evhttp_request* request, void* self);
+  static void accept_failed(evconnlistener* listener, void* self);
+  static void resume_accepting(int, short, void* self);
 
   ListenAddress address_;
   ExpositionCache& cache_;
   event_base* base_ = nullptr;
   evhttp* http_ = nullptr;
+  evconnlistener* listener_ = nullptr;
+  event* resume_ = nullptr;  // re-enables accepting after the descriptors ran out
   std::thread thread_;
 };
 

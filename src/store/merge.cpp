@@ -7,21 +7,18 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "store/chunk_io.hpp"
 #include "store/kernel_tables.hpp"
 #include "store/run_file.hpp"
 #include "store/schema.hpp"
 #include "store/time_text.hpp"
+#include "util/output_file.hpp"
 
 namespace gpuscope::store {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  return fs::equivalent(a, b, ec);
-}
 
 // Files as given; directories replaced by their *.db files in name order.
 std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs, const fs::path& output) {
@@ -29,7 +26,7 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs, const f
   for (const auto& input : inputs) {
     std::error_code ec;
     if (!fs::is_directory(input, ec)) {
-      if (same_file(input, output)) {
+      if (util::same_file(input, output)) {
         throw Error::usage(input.string() + " is both an input and the output", "",
                            "write the merged database elsewhere");
       }
@@ -39,7 +36,7 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs, const f
     std::vector<fs::path> found;
     for (const auto& entry : fs::directory_iterator(input, ec)) {
       if (entry.is_regular_file() && entry.path().extension() == ".db" &&
-          !same_file(entry.path(), output)) {
+          !util::same_file(entry.path(), output)) {
         found.push_back(entry.path());
       }
     }
@@ -205,8 +202,8 @@ MergeSummary merge(const fs::path& output, const std::vector<fs::path>& inputs, 
 
   // Built under another name and renamed over `output` at the end, so a failed merge leaves no
   // output, and an output being replaced stays intact until the new one is complete.
-  check_output_path(output, overwrite);
-  const fs::path partial = output.string() + ".partial";
+  const fs::path target = check_output_path(output, overwrite, summary.inputs);
+  const fs::path partial = util::temporary_path(target);
   prepare_output_path(partial, true);
   try {
     auto db = create_database(partial);
@@ -221,10 +218,10 @@ MergeSummary merge(const fs::path& output, const std::vector<fs::path>& inputs, 
     if (auto problem = close_run_file(*db, partial))
       throw Error("cannot finish " + output.string(), *problem);
     db.reset();
-    remove_companion_files(output);  // a stale -wal would be replayed into the new file
+    remove_companion_files(target);  // a stale -wal would be replayed into the new file
     std::error_code ec;
-    fs::rename(partial, output, ec);
-    if (ec) throw Error("cannot write " + output.string(), ec.message());
+    fs::rename(partial, target, ec);
+    if (ec) throw_write_error(target, ec);
   } catch (...) {
     remove_database_files(partial);
     throw;

@@ -7,9 +7,11 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "core/version.hpp"
 #include "store/run_rows.hpp"
 #include "store/schema.hpp"
+#include "util/output_file.hpp"
 
 namespace gpuscope::store {
 namespace fs = std::filesystem;
@@ -22,41 +24,33 @@ constexpr int kBusyTimeoutMs = 5000;
 
 }  // namespace
 
-void check_output_path(const fs::path& path, bool overwrite) {
-  const std::string name = path.string();
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (!fs::exists(status)) return;
-  if (fs::is_directory(status)) {
-    throw Error::usage(name + " is a directory", "", "give a file name with -o/--output");
+fs::path check_output_path(const fs::path& path, bool overwrite,
+                           const std::vector<fs::path>& inputs) {
+  OutputCheck check;
+  check.force = overwrite;
+  check.inputs = inputs;
+  if (util::is_stdout_name(path)) {
+    throw Error::usage(path.string() + " cannot be a run database",
+                       "a SQLite database is a file, not a stream", "name a file with -o/--output");
   }
-  if (!overwrite) {
-    throw Error::usage(name + " exists", "", "use -f/--force-overwrite to replace it");
-  }
+  return check_output_file(path, check);
 }
 
 void prepare_output_path(const fs::path& path, bool overwrite) {
-  const std::string name = path.string();
-  check_output_path(path, overwrite);
+  // Only a regular file is ever replaced (a device, a FIFO, a directory is refused); through a
+  // link, the file it points to is replaced and the link stays.
+  const fs::path target = check_output_path(path, overwrite);
   std::error_code ec;
-  if (fs::exists(path, ec)) {
-    fs::remove(path, ec);
-    if (ec) throw Error("cannot replace " + name, ec.message(), "remove it or choose another -o");
+  if (fs::exists(target, ec)) {
+    fs::remove(target, ec);
+    if (ec)
+      throw Error("cannot replace " + target.string(), ec.message(),
+                  "remove it or choose another -o");
   }
   // An orphaned -wal (left by a killed writer whose .db was deleted) would otherwise be
   // replayed into the new file.
   remove_companion_files(path);
-  fs::path dir = path.parent_path();
-  if (dir.empty()) dir = ".";
-  fs::create_directories(dir, ec);
-  if (ec) {
-    throw Error("cannot create directory " + dir.string(), ec.message(),
-                "choose another -o/--output path");
-  }
-  if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    throw Error("cannot write to directory " + dir.string(), std::strerror(errno),
-                "choose a directory you can write to with -o/--output");
-  }
+  if (target != path) remove_companion_files(target);
 }
 
 std::unique_ptr<Database> create_database(const fs::path& path) {

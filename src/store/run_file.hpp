@@ -20,12 +20,13 @@ struct CreatedRun {
   std::int64_t run_id = 0;
 };
 
-// Throws Error::usage when `path` is a directory, or exists and !overwrite; changes nothing.
-void check_output_path(const std::filesystem::path& path, bool overwrite);
+// Checks a database output (core/output_file.hpp: only a regular file is replaced, and only
+// with `overwrite`; never one of `inputs`; not standard output; missing folders are created)
+// and returns the file to write (a link's target). Throws Error::usage otherwise.
+std::filesystem::path check_output_path(const std::filesystem::path& path, bool overwrite,
+                                        const std::vector<std::filesystem::path>& inputs = {});
 
-// Makes sure `path` may be written (Error::usage when it exists and !overwrite; Error when its
-// directory cannot be created or written), removing an old file and its -wal/-shm when
-// overwriting.
+// check_output_path, then removes the old file and its -wal/-shm when overwriting.
 void prepare_output_path(const std::filesystem::path& path, bool overwrite);
 
 // Opens a new, empty database at a prepared path with the writer's settings (WAL,

@@ -269,7 +269,6 @@ EncodedChunk encode_chunk(unsigned device_index, const SampleColumns& columns) {
 }
 
 void ChunkBuilder::add(const SampleRow& row) {
-  if (row.device_index >= devices_.size()) devices_.resize(row.device_index + 1);
   Device& device = devices_[row.device_index];
   if (device.stopped) return;
   SampleColumns& c = device.columns;
@@ -294,22 +293,22 @@ void ChunkBuilder::seal(unsigned device_index, Device& device) {
 }
 
 void ChunkBuilder::finish() {
-  for (std::size_t d = 0; d < devices_.size(); ++d) {
-    if (!devices_[d].stopped) seal(static_cast<unsigned>(d), devices_[d]);
+  for (auto& [index, device] : devices_) {
+    if (!device.stopped) seal(index, device);
   }
 }
 
 void ChunkBuilder::give_up() {
   ready_.clear();
-  for (auto& d : devices_) {
-    d.stopped = true;
-    d.columns.clear();
+  for (auto& [index, device] : devices_) {
+    device.stopped = true;
+    device.columns.clear();
   }
 }
 
 bool ChunkBuilder::has_pending_rows() const {
   return std::any_of(devices_.begin(), devices_.end(),
-                     [](const Device& d) { return d.columns.rows() > 0; });
+                     [](const auto& entry) { return entry.second.columns.rows() > 0; });
 }
 
 }  // namespace gpuscope::store

@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -96,7 +97,9 @@ class ChunkBuilder {
   };
   void seal(unsigned device_index, Device& device);
 
-  std::vector<Device> devices_;  // by device index
+  // By device index; a map, not a vector indexed by it: an index read from a file can be
+  // anything (3e6 in a hostile database took 2.6 GB), the number of devices cannot.
+  std::map<unsigned, Device> devices_;
   std::vector<EncodedChunk> ready_;
 };
 

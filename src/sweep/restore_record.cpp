@@ -13,25 +13,13 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/small_file.hpp"
+#include "util/output_file.hpp"
 
 namespace gpuscope::sweep {
 namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-void write_all(int fd, const std::string& text, const fs::path& path) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      throw Error(fmt::format("cannot write the restore record {}", path.string()),
-                  std::strerror(errno), "nothing was changed; check the folder of -o");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-}
 
 }  // namespace
 
@@ -89,34 +77,11 @@ RestoreRecord parse_restore_record(const std::string& text, const std::string& s
 }
 
 void write_restore_record(const fs::path& path, const RestoreRecord& record) {
-  const std::string text = restore_record_json(record);
-  const fs::path temporary = path.string() + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw Error(fmt::format("cannot write the restore record {}", path.string()),
-                std::strerror(errno), "nothing was changed; check the folder of -o");
-  }
-  try {
-    write_all(fd, text, path);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  std::error_code error;
-  if (synced) fs::rename(temporary, path, error);
-  if (!synced || error) {
-    fs::remove(temporary, error);
-    throw Error(fmt::format("cannot write the restore record {}", path.string()),
-                synced ? error.message() : "fsync failed",
+  // Atomic and durable (util::AtomicFile syncs the file and then its folder): the record must be
+  // on disk, under its name, before the first limit changes.
+  if (auto error = util::write_file_atomically(path, restore_record_json(record))) {
+    throw Error(fmt::format("cannot write the restore record {}", path.string()), error.message(),
                 "nothing was changed; check the folder of -o");
-  }
-  // The rename itself must reach the disk before the first limit changes.
-  const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  if (const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
   }
 }
 

@@ -207,6 +207,11 @@ TEST_F(Profile, GpuLostMidRunIsRecordedAndTheJobGoesOn) {
   EXPECT_GT(number(db_, "SELECT count(*) FROM samples WHERE device_index = 0"),
             number(db_, "SELECT count(*) FROM samples WHERE device_index = 1"));
   EXPECT_NE(r.err.find("fell off the bus"), std::string::npos) << r.err;
+  // The run's problems and the end summary say so too (docs/cli.md), not only the live line.
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM runs WHERE problems LIKE '%GPU 1 fell off the bus%'"),
+            1);
+  EXPECT_NE(r.err.find("warning: GPU 1 fell off the bus during the run"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(Profile, Kill9OfGpuscopeLeavesAReadableDatabase) {

@@ -10,8 +10,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -538,6 +540,139 @@ TEST(ExporterMemoryTest, TlsLibrariesAreLoadedOnlyForPush) {
                      std::to_string(push_port) + "/api/v1/import/prometheus"),
             std::string::npos)
       << err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The exporter under hostile clients (issue 12, items 9-11): raw sockets on loopback, bounded.
+
+int connect_to(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Reads from fd until `done(received)` or the peer closes or 10 s pass without data.
+std::string read_until(int fd, const std::function<bool(const std::string&)>& done) {
+  std::string received;
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  char buffer[65536];
+  while (!done(received)) {
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) break;
+    received.append(buffer, static_cast<std::size_t>(n));
+  }
+  return received;
+}
+
+long rss_kb(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+struct ServeFixture {
+  TempDir dir;
+  int port = free_port();
+  std::unique_ptr<BackgroundProcess> serve;
+  explicit ServeFixture(std::vector<std::string> prefix = {}) {
+    std::vector<std::string> argv = std::move(prefix);
+    argv.insert(argv.end(), {GPUSCOPE_TEST_BINARY, "serve", "--simulate", kSteady, "--listen",
+                             "127.0.0.1:" + std::to_string(port)});
+    serve =
+        std::make_unique<BackgroundProcess>(argv, sim_env(dir), dir.file("out"), dir.file("err"));
+  }
+  bool up() const {
+    return eventually([&] { return http_get(port, "/metrics").has_value(); });
+  }
+};
+
+TEST(ExporterHardeningTest, HeadSendsNoBodySoKeepAliveStaysReadable) {
+  ServeFixture server;
+  ASSERT_TRUE(server.up()) << read_file(server.dir.file("err"));
+  const int fd = connect_to(server.port);
+  ASSERT_GE(fd, 0);
+  const std::string requests =
+      "HEAD /metrics HTTP/1.1\r\nHost: t\r\n\r\nGET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+  ASSERT_EQ(send(fd, requests.data(), requests.size(), 0), static_cast<ssize_t>(requests.size()));
+  const std::string received = read_until(
+      fd, [](const std::string& r) { return r.find("\r\n\r\nok\n") != std::string::npos; });
+  close(fd);
+  // The HEAD response: headers (with the GET's Content-Length), then at once the next response.
+  const auto head_end = received.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos) << received;
+  const std::string head = received.substr(0, head_end);
+  EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0U) << head;
+  EXPECT_NE(head.find("Content-Length: "), std::string::npos) << head;
+  EXPECT_EQ(received.find("HTTP/1.1 200", head_end), head_end + 4) << received.substr(0, 800);
+  EXPECT_EQ(received.substr(received.size() - 3), "ok\n");
+  server.serve->signal(SIGTERM);
+  EXPECT_EQ(server.serve->wait(), 0);
+}
+
+TEST(ExporterHardeningTest, EndlessHeadersAreCutAndHoldNoMemory) {
+  ServeFixture server;
+  ASSERT_TRUE(server.up()) << read_file(server.dir.file("err"));
+  const long before_kb = rss_kb(server.serve->pid());
+  const int fd = connect_to(server.port);
+  ASSERT_GE(fd, 0);
+  signal(SIGPIPE, SIG_IGN);
+  std::string request = "GET /metrics HTTP/1.1\r\nHost: t\r\n";
+  ASSERT_GT(send(fd, request.data(), request.size(), 0), 0);
+  const std::string header = "X-Junk: " + std::string(1000, 'a') + "\r\n";
+  std::size_t sent = 0;
+  for (int i = 0; i < 20000; ++i) {  // 20 MB offered at most
+    const ssize_t n = send(fd, header.data(), header.size(), MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  const std::string answer =
+      read_until(fd, [](const std::string& r) { return r.find("\r\n\r\n") != std::string::npos; });
+  close(fd);
+  EXPECT_LT(sent, std::size_t{20000} * header.size()) << "the server read every header";
+  if (!answer.empty()) {
+    EXPECT_EQ(answer.rfind("HTTP/1.1 4", 0), 0U) << answer.substr(0, 200);
+  }
+  EXPECT_TRUE(http_get(server.port, "/metrics").has_value());
+  const long after_kb = rss_kb(server.serve->pid());
+  EXPECT_LT(after_kb, before_kb + 16 * 1024) << before_kb << " kB -> " << after_kb << " kB";
+  server.serve->signal(SIGTERM);
+  EXPECT_EQ(server.serve->wait(), 0);
+}
+
+TEST(ExporterHardeningTest, AtTheDescriptorLimitItPausesLogsLittleAndRecovers) {
+  if (find_program("prlimit").empty()) GTEST_SKIP() << "prlimit (util-linux) is not installed";
+  ServeFixture server({find_program("prlimit"), "--nofile=40:40"});
+  ASSERT_TRUE(server.up()) << read_file(server.dir.file("err"));
+  std::vector<int> held;
+  for (int i = 0; i < 100; ++i) {
+    const int fd = connect_to(server.port);  // the kernel's backlog accepts them all
+    if (fd < 0) break;
+    held.push_back(fd);
+  }
+  const auto said = [&] {
+    return read_file(server.dir.file("err")).find("cannot accept a connection") !=
+           std::string::npos;
+  };
+  EXPECT_TRUE(eventually(said, 30s)) << read_file(server.dir.file("err"));
+  std::this_thread::sleep_for(2s);  // a flood would be a million lines by now
+  for (const int fd : held) close(fd);
+  EXPECT_TRUE(eventually([&] { return http_get(server.port, "/metrics").has_value(); }, 30s));
+  server.serve->signal(SIGTERM);
+  EXPECT_EQ(server.serve->wait(), 0);
+  const std::string err = read_file(server.dir.file("err"));
+  const auto lines = std::count(err.begin(), err.end(), '\n');
+  EXPECT_LE(lines, 20) << err.substr(0, 2000);
+  EXPECT_EQ(err.find("[warn]"), std::string::npos) << "libevent's own log reached stderr";
 }
 
 TEST(ExporterErrorsTest, MalformedListenAddressIsAUsageError) {

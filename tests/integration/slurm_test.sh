@@ -4,11 +4,13 @@
 #    fields, into the directory given with -o;
 #  - the default output name is gpuscope-<job>.<step>/<node>.rank<r>.db;
 #  - --per-node leaves one database per node;
-#  - gpuscope merge combines the per-rank files.
+#  - gpuscope merge combines the per-rank files;
+#  - slurm-cluster.sh stop leaves no daemon running (munged included, when start began it).
 # Usage: slurm_test.sh GPUSCOPE_BINARY REPO_ROOT. Exit 77 (skip) when SLURM is not installed.
 set -euo pipefail
 gpuscope=$1
 root=$2
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP: the SLURM cluster needs root (munged, slurmd)"; exit 77; fi
 work=$(mktemp -d /tmp/gpuscope-slurm-test.XXXXXX)
 cluster=$work/cluster
 cleanup() {
@@ -17,6 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+munged_before=$(pgrep -x munged || true)
 set +e
 exports=$("$root/scripts/slurm-cluster.sh" start 2 "$cluster")
 status=$?
@@ -79,6 +82,16 @@ srun -N 1 -n 1 "$gpuscope" profile --simulate h100 -q -o "$work/fail.db" -- sh -
 status=$?
 set -e
 check "exit status through srun" "5" "$status"
+
+# 6. stop ends every daemon that start began, munged included (it used to be left running).
+daemons=$(cat "$cluster"/*.pid | tr '\n' ' ')
+"$root/scripts/slurm-cluster.sh" stop "$cluster"
+alive=""
+for pid in $daemons; do kill -0 "$pid" 2>/dev/null && alive="$alive $pid($(cat /proc/$pid/comm 2>/dev/null))"; done
+check "no daemon left after stop" "" "$alive"
+if [ -z "$munged_before" ]; then
+  check "the munged that start began is stopped" "" "$(pgrep -x munged || true)"
+fi
 
 echo "$failures failed"
 [ $failures -eq 0 ]

@@ -61,8 +61,8 @@ TEST_F(PlotsCli, ReportRefusesToOverwriteWithoutForce) {
   const auto before = fs::last_write_time(prefix + "-heatmap.png");
   auto again = run_gpuscope({"report", db, "--format", "png", "-o", prefix});
   EXPECT_EQ(again.exit_code, 2);
-  EXPECT_NE(again.err.find("p-timeseries.png already exists"), std::string::npos) << again.err;
-  EXPECT_NE(again.err.find("pass -f"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("p-timeseries.png exists"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("-f/--force-overwrite"), std::string::npos) << again.err;
   EXPECT_EQ(fs::last_write_time(prefix + "-heatmap.png"), before);
   auto forced = run_gpuscope({"report", db, "--format", "png", "-o", prefix, "-f", "--size",
                               "800x500", "--heatmap-metric", "power_w"});
@@ -107,7 +107,7 @@ TEST_F(PlotsCli, AnalyzeDrawsGssrsTwoPlotsBesideTheInput) {
   EXPECT_FALSE(fs::exists(dir_.file("lb-timeseries.svg")));
   auto refused = run_gpuscope({"analyze", db, "-plb"});
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.err.find("train-load-balance.png already exists"), std::string::npos);
+  EXPECT_NE(refused.err.find("train-load-balance.png exists"), std::string::npos);
   EXPECT_NE(refused.err.find("--plot-prefix"), std::string::npos) << refused.err;
   EXPECT_TRUE(refused.out.empty()) << "nothing should be printed before the refusal";
   EXPECT_EQ(run_gpuscope({"analyze", db, "-plb", "-f"}).exit_code, 0);
@@ -126,8 +126,9 @@ TEST_F(PlotsCli, BadPlotOptionsSayWhatWasWrong) {
       {{"report", db, "--format", "png", "--size", "50x50", "-o", dir_.file("x")}, "50"},
       {{"report", db, "--format", "png", "--heatmap-metric", "bogus", "-o", dir_.file("x")},
        "unknown metric 'bogus'"},
-      {{"report", db, "--format", "png", "-o", dir_.file("missing/x")}, "does not exist"},
-      {{"report", db, "-o", dir_.file("missing/x.html")}, "does not exist"},
+      // Missing folders are created; one that cannot be is refused.
+      {{"report", db, "--format", "png", "-o", "/proc/gpuscope-missing/x"}, "cannot create"},
+      {{"report", db, "-o", "/proc/gpuscope-missing/x.html"}, "cannot create"},
       {{"report", db, "--size", "800x500", "-o", dir_.file("x.html")}, "for the static plots"},
       {{"analyze", db, "--plot-prefix", dir_.file("x")}, "--plot-prefix without a plot"},
       {{"analyze", db, "-pts", "--plot-format", "bmp"}, "unknown plot format 'bmp'"},

@@ -482,6 +482,29 @@ TEST_F(Sweep, KilledGpuscopeLeavesARecordThatRestoreUses) {
   EXPECT_NE(again.err.find("nothing to restore"), std::string::npos) << again.err;
 }
 
+TEST_F(Sweep, RestoreWorksFromAnotherFolder) {
+  // The sweep is given a relative --simulate path (the record stored it as typed, so --restore
+  // from another folder could not find the scenario).
+  scenario_ = fs::relative(scenario_, fs::current_path()).string();
+  ASSERT_TRUE(fs::path(scenario_).is_relative());
+  auto process = start_long_sweep();
+  process->signal(SIGKILL);
+  process->wait();
+  if (auto pid = std::atoi(read_file(pid_file_).c_str()); pid > 0) kill(pid, SIGKILL);
+  ASSERT_TRUE(record_exists());
+  const json record = json::parse(read_file(db_ + ".restore.json"));
+  EXPECT_TRUE(fs::path(record["simulate"].get<std::string>()).is_absolute()) << record.dump();
+  EXPECT_TRUE(fs::path(record["output"].get<std::string>()).is_absolute()) << record.dump();
+
+  std::vector<std::string> shell{
+      "sh", "-c",
+      std::string("cd / && exec ") + GPUSCOPE_TEST_BINARY + " sweep --restore -o " + db_};
+  auto restored = run_process(shell, env_);
+  EXPECT_EQ(restored.exit_code, 0) << restored.err;
+  EXPECT_EQ(limit_w(), 700);
+  EXPECT_FALSE(record_exists());
+}
+
 TEST_F(Sweep, WithoutPermissionNothingRuns) {
   auto env = env_;
   env["GPUSCOPE_SIM_PRIVILEGED"] = "0";

@@ -274,7 +274,7 @@ TEST_F(PerfettoExport, Errors) {
   const std::string out = dir_->file("trace.json");  // exists
   ProcessResult r = run_gpuscope({"export", "--perfetto", out, db_});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("already exists"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("trace.json exists; use -f"), std::string::npos) << r.err;
   r = run_gpuscope({"export", "--perfetto", dir_->file("x.json"), dir_->file("missing.db")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;

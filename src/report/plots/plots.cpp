@@ -10,10 +10,12 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "report/html_report.hpp"
 #include "report/plots/draw.hpp"
 #include "report/plots/pages.hpp"
 #include "report/plots/plot_stream.hpp"
+#include "util/output_file.hpp"
 
 namespace gpuscope::report::plots {
 namespace {
@@ -70,9 +72,10 @@ void check_prefix(const fs::path& output_prefix) {
 // removed otherwise, so a failure never leaves a half-drawn plot behind.
 class PendingFile {
  public:
-  explicit PendingFile(fs::path target)
-      : target_(std::move(target)),
-        temporary_(target_.parent_path() / ("." + target_.filename().string() + ".partial")) {}
+  // A link is followed (its target is replaced, the link stays), as for every output.
+  explicit PendingFile(const fs::path& target)
+      : target_(fs::is_symlink(target) ? fs::canonical(target) : target),
+        temporary_(util::temporary_path(target_)) {}
   ~PendingFile() {
     std::error_code ignored;
     if (!committed_) fs::remove(temporary_, ignored);
@@ -83,10 +86,7 @@ class PendingFile {
   void commit() {
     std::error_code error;
     fs::rename(temporary_, target_, error);
-    if (error) {
-      throw Error(fmt::format("cannot write plot {}", target_.string()), error.message(),
-                  "check that the folder is writable");
-    }
+    if (error) throw_write_error(target_, error);
     committed_ = true;
   }
 

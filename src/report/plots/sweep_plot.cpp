@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "report/plots/draw.hpp"
 #include "report/plots/plot_stream.hpp"
+#include "util/output_file.hpp"
 
 namespace gpuscope::report::plots {
 namespace {
@@ -154,7 +155,7 @@ void draw_panel(const sweep::SweepRecord& r, const PlotStream& stream, const Pan
 }  // namespace
 
 void write_sweep_plot(const sweep::SweepRecord& r, const fs::path& png, int width, int height) {
-  const fs::path temporary = png.parent_path() / ("." + png.filename().string() + ".partial");
+  const fs::path temporary = util::temporary_path(png);
   {
     PlotStream stream("pngcairo", temporary, width, height, png);
     use_palette();

@@ -1,0 +1,40 @@
+// libFuzzer target: the small parsers of text users type: --listen addresses, --push URLs,
+// --power-limits lists and --window-begin/--window-end patterns. The first byte picks the parser.
+#include <cstddef>
+#include <cstdint>
+#include <regex>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "export/listen_address.hpp"
+#include "export/push_url.hpp"
+#include "sweep/plan.hpp"
+#include "sweep/window.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  try {
+    switch (data[0] % 4) {
+      case 0:
+        (void)gpuscope::exporter::parse_listen_address(text);
+        break;
+      case 1:
+        (void)gpuscope::exporter::parse_push_url(text);
+        break;
+      case 2: {
+        const auto values = gpuscope::sweep::parse_settings(text, "--power-limits");
+        gpuscope::sweep::check_range(values, 100, 700, "W", "--power-limits");
+        (void)gpuscope::sweep::plan_trials(gpuscope::sweep::make_plan(values, 700), 2);
+        break;
+      }
+      default:
+        // Patterns are user regular expressions; std::regex's own limits apply (bounded length).
+        if (text.size() <= 256) (void)gpuscope::sweep::compile_marker(text, "--window-begin");
+        break;
+    }
+  } catch (const gpuscope::Error&) {
+  }
+  return 0;
+}

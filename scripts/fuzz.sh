@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Builds gpuscope's libFuzzer targets (fuzz/) with clang, ASan and UBSan in build-fuzz, seeds them
+# from the project's own scenarios, test fixtures and simulated runs, and runs them:
+#   scripts/fuzz.sh smoke               a fixed number of runs per target (CI; a few minutes)
+#   scripts/fuzz.sh long SECONDS [T..]  SECONDS per target (all, or the targets named)
+#   scripts/fuzz.sh replay              only the saved inputs in fuzz/regressions/
+# Every mode first replays fuzz/regressions/<target>/ (inputs that once crashed). Exits non-zero
+# on any crash, leak, timeout (10 s per input) or memory past 2 GB. Needs a normal build first
+# (scripts/setup.sh: build/bin/gpuscope makes the run-database seeds); installs clang's libFuzzer
+# runtime when missing (as root). Findings: build-fuzz/artifacts/<target>/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-smoke}
+dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
+gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
+targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database)
+
+case $mode in
+  smoke | replay) ;;
+  long)
+    seconds=${2:?usage: scripts/fuzz.sh long SECONDS [TARGET...]}
+    if [ $# -gt 2 ]; then targets=("${@:3}"); fi
+    ;;
+  *) echo "fuzz: unknown mode '$mode' (smoke, long SECONDS, replay)" >&2; exit 2 ;;
+esac
+
+# clang and its libFuzzer runtime (Debian: clang, libclang-rt-14-dev).
+if ! command -v clang++ >/dev/null || ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long){return 0;}' |
+  clang++ -x c++ -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "fuzz: clang with libFuzzer is missing; apt-get install clang libclang-rt-14-dev (as root)" >&2
+    exit 1
+  fi
+  apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev >/dev/null
+fi
+[ -x "$gpuscope" ] || { echo "fuzz: $gpuscope is missing; run scripts/setup.sh first" >&2; exit 1; }
+
+started=$(date +%s)
+if [ ! -f "$dir/CMakeCache.txt" ]; then
+  launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  generator=()
+  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  CC=clang CXX=clang++ cmake -S . -B "$dir" "${generator[@]}" "${launcher[@]}" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_FUZZ=ON -DGPUSCOPE_BUILD_TESTS=OFF \
+    -DGPUSCOPE_BUILD_BENCHMARKS=OFF >/dev/null
+fi
+cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}" fuzz_make_seeds
+built=$(date +%s)
+
+# Seeds, made fresh each time (nothing is written into the source tree).
+seeds=$dir/seeds
+rm -rf "$seeds" && mkdir -p "$seeds"/{fuzz_scenario,fuzz_sidecar,fuzz_nsys,fuzz_text,fuzz_run_database}
+cp scenarios/*.json tests/fixtures/scenarios/*.json "$seeds/fuzz_scenario/"
+"$dir/fuzz/fuzz_make_seeds" "$seeds/fuzz_sidecar" "$seeds/fuzz_nsys"
+printf '\x00127.0.0.1:9400' >"$seeds/fuzz_text/listen4"
+printf '\x00[::1]:9400' >"$seeds/fuzz_text/listen6"
+printf '\x01https://user@vm.example:8428/api/v1/import/prometheus' >"$seeds/fuzz_text/push"
+printf '\x02700,550,400:100' >"$seeds/fuzz_text/plan"
+printf '\x03^step (\\d+) begin t=([0-9.]+)$' >"$seeds/fuzz_text/marker"
+"$gpuscope" profile --simulate h100 -q -o "$seeds/fuzz_run_database/h100.db" -- sleep 0.3
+"$gpuscope" profile --simulate h100x4-straggler -q --capture-output \
+  -o "$seeds/fuzz_run_database/straggler.db" -- sh -c 'echo step 1; sleep 0.3; echo done'
+rm -f "$seeds"/fuzz_run_database/*-wal "$seeds"/fuzz_run_database/*-shm
+
+status=0
+run_target() {  # run_target TARGET LIBFUZZER-ARGS...
+  local target=$1
+  shift
+  local corpus=$dir/corpus/$target artifacts=$dir/artifacts/$target
+  mkdir -p "$corpus" "$artifacts"
+  local extra=(-rss_limit_mb=2048 -timeout=10 -seed=1 -print_final_stats=1
+    "-artifact_prefix=$artifacts/")
+  # The commands print reports and error lines for every input; libFuzzer still reports findings.
+  [ "$target" = fuzz_run_database ] && extra+=(-close_fd_mask=3)
+  [ -f "fuzz/$target.dict" ] && extra+=("-dict=fuzz/$target.dict")
+  local log=$dir/$target.log
+  if ! "$dir/fuzz/$target" "${extra[@]}" "$@" "$corpus" "$seeds/$target" >"$log" 2>&1; then
+    echo "fuzz: $target FAILED; see $log and $artifacts" >&2
+    grep -E '^==[0-9]+==ERROR|SUMMARY|Test unit written' "$log" | head -5 >&2 || true
+    status=1
+  fi
+  local stats
+  stats=$(grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|cov: ' "$log" |
+    tail -4 | tr '\n' ' ')
+  echo "fuzz: $target: $stats"
+}
+
+for target in "${targets[@]}"; do
+  if compgen -G "fuzz/regressions/$target/*" >/dev/null; then
+    "$dir/fuzz/$target" -rss_limit_mb=2048 -timeout=10 fuzz/regressions/"$target"/* \
+      >"$dir/$target.replay.log" 2>&1 || { echo "fuzz: $target: a saved regression fails again ($dir/$target.replay.log)" >&2; status=1; }
+  fi
+done
+
+case $mode in
+  smoke)
+    # Fixed numbers of inputs, so the run is the same on every machine; the database target
+    # runs three commands per input.
+    run_target fuzz_scenario -runs=30000
+    run_target fuzz_sidecar -runs=30000
+    run_target fuzz_nsys -runs=3000
+    run_target fuzz_text -runs=30000
+    run_target fuzz_run_database -runs=400
+    ;;
+  long)
+    for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done
+    ;;
+esac
+echo "fuzz: $mode: build $((built - started)) s, seeds and runs $(($(date +%s) - built)) s"
+exit $status

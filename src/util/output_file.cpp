@@ -1,0 +1,143 @@
+#include "util/output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <utility>
+
+namespace gpuscope::util {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::error_code last_error() {
+  return {errno, std::generic_category()};
+}
+
+}  // namespace
+
+PathKind path_kind(const fs::path& path, std::error_code& error) {
+  error.clear();
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    if (errno != ENOENT) {
+      error = last_error();
+      return PathKind::other;
+    }
+    struct stat link {};
+    if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) return PathKind::broken_link;
+    return PathKind::absent;
+  }
+  if (S_ISREG(info.st_mode)) return PathKind::regular;
+  if (S_ISDIR(info.st_mode)) return PathKind::directory;
+  if (S_ISCHR(info.st_mode)) return PathKind::character_device;
+  if (S_ISBLK(info.st_mode)) return PathKind::block_device;
+  if (S_ISFIFO(info.st_mode)) return PathKind::fifo;
+  if (S_ISSOCK(info.st_mode)) return PathKind::socket;
+  return PathKind::other;
+}
+
+const char* kind_name(PathKind kind) {
+  switch (kind) {
+    case PathKind::absent:
+      return "nothing";
+    case PathKind::regular:
+      return "regular file";
+    case PathKind::directory:
+      return "directory";
+    case PathKind::character_device:
+      return "character device";
+    case PathKind::block_device:
+      return "block device";
+    case PathKind::fifo:
+      return "FIFO";
+    case PathKind::socket:
+      return "socket";
+    case PathKind::broken_link:
+      return "symbolic link to nothing";
+    case PathKind::other:
+      break;
+  }
+  return "special file";
+}
+
+bool is_stdout_name(const fs::path& name) {
+  return name == "-" || name == "/dev/stdout";
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  struct stat first {};
+  struct stat second {};
+  if (::stat(a.c_str(), &first) != 0 || ::stat(b.c_str(), &second) != 0) return false;
+  return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+}
+
+fs::path temporary_path(const fs::path& target) {
+  return target.parent_path() /
+         ("." + target.filename().string() + "." + std::to_string(::getpid()) + ".gpuscope-tmp");
+}
+
+std::error_code write_all(int fd, const void* data, std::size_t size) {
+  const auto* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t written = ::write(fd, bytes, size);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return last_error();
+    }
+    bytes += written;
+    size -= static_cast<std::size_t>(written);
+  }
+  return {};
+}
+
+AtomicFile::AtomicFile(fs::path target)
+    : target_(std::move(target)), temporary_(temporary_path(target_)) {}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+std::error_code AtomicFile::open() {
+  // A temporary of ours left by a killed writer of the same pid is stale: replace it.
+  ::unlink(temporary_.c_str());
+  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  return fd_ < 0 ? last_error() : std::error_code{};
+}
+
+std::error_code AtomicFile::write(std::string_view bytes) {
+  if (fd_ < 0) return std::make_error_code(std::errc::bad_file_descriptor);
+  return write_all(fd_, bytes.data(), bytes.size());
+}
+
+std::error_code AtomicFile::commit() {
+  if (fd_ < 0) return std::make_error_code(std::errc::bad_file_descriptor);
+  if (::fsync(fd_) != 0) return last_error();
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) return last_error();
+  if (::rename(temporary_.c_str(), target_.c_str()) != 0) return last_error();
+  committed_ = true;
+  // The rename is durable once the folder is; a folder that cannot be synced (some network
+  // file systems) still has the complete file under its name.
+  fs::path folder = target_.parent_path();
+  if (folder.empty()) folder = ".";
+  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return {};
+}
+
+std::error_code write_file_atomically(const fs::path& target, std::string_view bytes) {
+  AtomicFile file(target);
+  if (auto error = file.open()) return error;
+  if (auto error = file.write(bytes)) return error;
+  return file.commit();
+}
+
+}  // namespace gpuscope::util

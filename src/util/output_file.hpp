@@ -1,0 +1,81 @@
+// Output files written safely: what a path names before anything replaces it, whether two paths
+// are one file, and the one atomic writer (a temporary beside the target, fsync, rename, fsync of
+// the folder). Knows nothing of gpuscope: errors are std::error_code (core/output_file turns
+// them into gpuscope's messages).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string_view>
+#include <system_error>
+
+namespace gpuscope::util {
+
+// What a path names. Symbolic links are followed: the file a link points to is what gets
+// replaced (the link stays), and a link that points nowhere is `broken_link`.
+enum class PathKind {
+  absent,
+  regular,
+  directory,
+  character_device,
+  block_device,
+  fifo,
+  socket,
+  broken_link,
+  other,
+};
+
+// The kind of `path`; `absent` when nothing is there. `error` is set when it cannot be told
+// (e.g. a name too long, a folder that cannot be searched).
+PathKind path_kind(const std::filesystem::path& path, std::error_code& error);
+
+// "character device", "FIFO", ... for messages.
+const char* kind_name(PathKind kind);
+
+// Whether `name` means standard output: "-" or /dev/stdout.
+bool is_stdout_name(const std::filesystem::path& name);
+
+// Whether `a` and `b` are the same file (device and inode, links followed), however spelled.
+// False when either does not exist.
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
+// The one temporary-name convention: ".<name>.<pid>.gpuscope-tmp" beside `target`, so a
+// leftover is recognisably ours and two writers never share one.
+std::filesystem::path temporary_path(const std::filesystem::path& target);
+
+// Writes all of `size` bytes to `fd`, retrying short writes and EINTR.
+std::error_code write_all(int fd, const void* data, std::size_t size);
+
+// A file written under its temporary name and renamed over the target by commit(), which
+// first flushes it to disk; afterwards the folder is synced, so the new name survives a power
+// loss. Until commit() the target is untouched; a writer that fails or is destroyed (an
+// exception, a crash) leaves at most its temporary, which the destructor removes.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path target);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Creates the temporary (exclusively, mode 0666 less the umask).
+  std::error_code open();
+  // Appends bytes to the temporary.
+  std::error_code write(std::string_view bytes);
+  // The temporary's descriptor, for writers that stream (-1 before open()).
+  int fd() const { return fd_; }
+  const std::filesystem::path& target() const { return target_; }
+  const std::filesystem::path& temporary() const { return temporary_; }
+  // fsync, close, rename onto the target, fsync the folder.
+  std::error_code commit();
+
+ private:
+  std::filesystem::path target_;
+  std::filesystem::path temporary_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// Writes `bytes` to `target` atomically (AtomicFile).
+std::error_code write_file_atomically(const std::filesystem::path& target, std::string_view bytes);
+
+}  // namespace gpuscope::util

@@ -1,0 +1,164 @@
+// util/output_file and core/output_file: the one atomic writer and the rules for what gpuscope
+// may replace (issue 12, items 1-3 and 19).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/output_file.hpp"
+#include "support/temp_dir.hpp"
+#include "util/output_file.hpp"
+
+namespace gpuscope::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+TEST(AtomicFile, ReplacesTheTargetOnlyAtCommit) {
+  TempDir dir;
+  const std::string target = dir.file("report.html");
+  write(target, "old");
+  util::AtomicFile file(target);
+  ASSERT_FALSE(file.open());
+  ASSERT_FALSE(file.write("new contents"));
+  EXPECT_EQ(read_file(target), "old");  // untouched until commit
+  EXPECT_TRUE(fs::exists(file.temporary()));
+  ASSERT_FALSE(file.commit());
+  EXPECT_EQ(read_file(target), "new contents");
+  EXPECT_FALSE(fs::exists(file.temporary()));
+}
+
+TEST(AtomicFile, AFailedWriterLeavesTheTargetAndNoTemporary) {
+  TempDir dir;
+  const std::string target = dir.file("trace.json");
+  write(target, "old");
+  fs::path temporary;
+  {
+    util::AtomicFile file(target);
+    ASSERT_FALSE(file.open());
+    ASSERT_FALSE(file.write("half a tra"));
+    temporary = file.temporary();
+  }  // destroyed without commit: an exception on the way out
+  EXPECT_EQ(read_file(target), "old");
+  EXPECT_FALSE(fs::exists(temporary));
+}
+
+TEST(AtomicFile, ACrashBetweenWriteAndRenameLeavesTheTargetIntact) {
+  TempDir dir;
+  const std::string target = dir.file("run.png");
+  write(target, "old");
+  // A child process writes and dies (no destructor runs) before renaming, as a kill -9 would.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    util::AtomicFile file(target);
+    if (file.open() || file.write("new")) _exit(2);
+    _exit(0);  // no commit, no cleanup
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(read_file(target), "old");
+  // What is left is recognisably gpuscope's temporary of that process, beside the target.
+  const fs::path leftover =
+      util::temporary_path(target).parent_path() /
+      ("." + fs::path(target).filename().string() + "." + std::to_string(child) + ".gpuscope-tmp");
+  EXPECT_EQ(read_file(leftover.string()), "new");
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path())) ++files;
+  EXPECT_EQ(files, 2);
+}
+
+TEST(AtomicFile, TemporaryNamesFollowOneConvention) {
+  const fs::path temporary = util::temporary_path("/data/out/report.html");
+  EXPECT_EQ(temporary.parent_path(), "/data/out");
+  EXPECT_EQ(temporary.filename().string(),
+            ".report.html." + std::to_string(getpid()) + ".gpuscope-tmp");
+}
+
+TEST(PathKind, TellsRegularFilesFromEverythingElse) {
+  TempDir dir;
+  std::error_code error;
+  EXPECT_EQ(util::path_kind(dir.file("none"), error), util::PathKind::absent);
+  write(dir.file("file"), "x");
+  EXPECT_EQ(util::path_kind(dir.file("file"), error), util::PathKind::regular);
+  EXPECT_EQ(util::path_kind(dir.path(), error), util::PathKind::directory);
+  EXPECT_EQ(util::path_kind("/dev/null", error), util::PathKind::character_device);
+  ASSERT_EQ(mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  EXPECT_EQ(util::path_kind(dir.file("fifo"), error), util::PathKind::fifo);
+  fs::create_symlink(dir.file("file"), dir.file("link"));
+  EXPECT_EQ(util::path_kind(dir.file("link"), error), util::PathKind::regular);  // followed
+  fs::create_symlink(dir.file("gone"), dir.file("dangling"));
+  EXPECT_EQ(util::path_kind(dir.file("dangling"), error), util::PathKind::broken_link);
+  EXPECT_FALSE(error);
+}
+
+TEST(SameFile, SeesThroughSpellingsLinksAndHardLinks) {
+  TempDir dir;
+  write(dir.file("run.db"), "x");
+  write(dir.file("other.db"), "x");
+  fs::create_symlink(dir.file("run.db"), dir.file("alias.db"));
+  fs::create_hard_link(dir.file("run.db"), dir.file("hard.db"));
+  EXPECT_TRUE(util::same_file(dir.file("run.db"), dir.path() + "/./run.db"));
+  EXPECT_TRUE(util::same_file(dir.file("run.db"), dir.file("alias.db")));
+  EXPECT_TRUE(util::same_file(dir.file("run.db"), dir.file("hard.db")));
+  EXPECT_FALSE(util::same_file(dir.file("run.db"), dir.file("other.db")));
+  EXPECT_FALSE(util::same_file(dir.file("run.db"), dir.file("missing.db")));
+}
+
+// The refusals, each exit code 2 before anything is written.
+int refusal_code(const fs::path& path, const OutputCheck& check) {
+  try {
+    (void)check_output_file(path, check);
+  } catch (const Error& e) {
+    return e.exit_code();
+  }
+  return 0;
+}
+
+TEST(CheckOutputFile, RefusesWhatIsNotARegularFileOrIsAnInput) {
+  TempDir dir;
+  OutputCheck force;
+  force.force = true;
+  EXPECT_EQ(refusal_code("/dev/null", force), 2);
+  ASSERT_EQ(mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  EXPECT_EQ(refusal_code(dir.file("fifo"), force), 2);
+  EXPECT_EQ(refusal_code(dir.path(), force), 2);
+  write(dir.file("run.db"), "x");
+  EXPECT_EQ(refusal_code(dir.file("run.db"), OutputCheck{}), 2);  // exists, no -f
+  EXPECT_EQ(refusal_code(dir.file("run.db"), force), 0);
+  OutputCheck input = force;
+  input.inputs = {dir.path() + "/./run.db"};
+  EXPECT_EQ(refusal_code(dir.file("run.db"), input), 2);
+  EXPECT_EQ(refusal_code("-", force), 2);  // not a stream format
+  OutputCheck stream = force;
+  stream.stdout_allowed = true;
+  EXPECT_EQ(check_output_file("-", stream), "-");
+  EXPECT_EQ(check_output_file("/dev/stdout", stream), "-");
+  EXPECT_EQ(refusal_code(dir.file(std::string(300, 'a')), force), 2);  // name too long
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+TEST(CheckOutputFile, FollowsLinksAndCreatesFolders) {
+  TempDir dir;
+  write(dir.file("real.html"), "old");
+  fs::create_symlink(dir.file("real.html"), dir.file("link.html"));
+  OutputCheck force;
+  force.force = true;
+  EXPECT_EQ(check_output_file(dir.file("link.html"), force), fs::canonical(dir.file("real.html")));
+  EXPECT_EQ(check_output_file(dir.file("plots/deeper/run.png"), force),
+            dir.file("plots/deeper/run.png"));
+  EXPECT_TRUE(fs::is_directory(dir.file("plots/deeper")));
+}
+
+}  // namespace
+}  // namespace gpuscope::testing
