@@ -12,6 +12,23 @@
 namespace gpuscope::testing {
 namespace {
 
+// Whether memory can be bounded here: prlimit exists and no sanitizer reserves shadow memory.
+bool can_bound() {
+#ifdef GPUSCOPE_SANITIZED
+  return false;
+#else
+  return access("/usr/bin/prlimit", X_OK) == 0;
+#endif
+}
+
+// A short profiled run of a simulated H100 into db.
+void profile_into(const TempDir& dir, const std::string& db, const std::string& seconds) {
+  const ProcessResult r = run_gpuscope(
+      {"profile", "--simulate", "h100", "-q", "-s", "50", "-o", db, "--", "sleep", seconds},
+      {{"GPUSCOPE_SIM_STATE", dir.file("state.json")}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
 // Runs gpuscope with at most 1.5 GB of address space.
 ProcessResult run_bounded(const std::vector<std::string>& args) {
   std::vector<std::string> argv{"prlimit", "--as=1500000000", GPUSCOPE_TEST_BINARY};
@@ -20,18 +37,13 @@ ProcessResult run_bounded(const std::vector<std::string>& args) {
 }
 
 TEST(Bounds, SparseDeviceIndicesCostNothing) {
-#ifdef GPUSCOPE_SANITIZED
-  GTEST_SKIP() << "a sanitizer's shadow memory does not fit an address-space limit";
-#endif
-  if (access("/usr/bin/prlimit", X_OK) != 0) GTEST_SKIP() << "prlimit (util-linux) is missing";
+  if (!can_bound()) GTEST_SKIP() << "needs prlimit and no sanitizer (shadow memory)";
   TempDir dir;
   const std::string db = dir.file("run.db");
-  ProcessResult r = run_gpuscope(
-      {"profile", "--simulate", "h100", "-q", "-s", "50", "-o", db, "--", "sleep", "0.3"},
-      {{"GPUSCOPE_SIM_STATE", dir.file("state.json")}});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(profile_into(dir, db, "0.3"));
   // A device index of two billion (merge sized a vector by it: 2.6 GB at 3e6, bad_alloc at 2e9).
-  r = run_process({"sqlite3", db,
+  const ProcessResult r =
+      run_process({"sqlite3", db,
                    "UPDATE samples SET device_index = 2000000000; UPDATE devices SET "
                    "device_index = 2000000000; UPDATE power_samples SET device_index = "
                    "2000000000; DELETE FROM sample_chunks;"});
@@ -52,16 +64,10 @@ TEST(Bounds, SparseDeviceIndicesCostNothing) {
 // (a damaged file) likewise. Times follow the monotonic clock within a run; the step is a
 // diagnosis line, a sample outside the run is left out with a note.
 TEST(Bounds, ClockStepsAndOutlyingTimesAreReportedNotAllocated) {
-#ifdef GPUSCOPE_SANITIZED
-  GTEST_SKIP() << "a sanitizer's shadow memory does not fit an address-space limit";
-#endif
-  if (access("/usr/bin/prlimit", X_OK) != 0) GTEST_SKIP() << "prlimit (util-linux) is missing";
+  if (!can_bound()) GTEST_SKIP() << "needs prlimit and no sanitizer (shadow memory)";
   TempDir dir;
   const std::string db = dir.file("run.db");
-  ProcessResult r = run_gpuscope(
-      {"profile", "--simulate", "h100", "-q", "-s", "50", "-o", db, "--", "sleep", "0.4"},
-      {{"GPUSCOPE_SIM_STATE", dir.file("state.json")}});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(profile_into(dir, db, "0.4"));
   const std::string stepped = dir.file("stepped.db");
   const std::string damaged = dir.file("damaged.db");
   ASSERT_EQ(run_process({"cp", db, stepped}).exit_code, 0);
