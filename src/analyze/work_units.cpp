@@ -5,10 +5,15 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/regex_limits.hpp"
 
 namespace gpuscope::analyze {
 
 std::regex compile_work_regex(const std::string& pattern) {
+  if (const auto past = regex_past_limits(pattern)) {
+    throw Error::usage(fmt::format("--work-regex '{}' is too large a regular expression", pattern),
+                       *past, "give a shorter pattern with smaller counts");
+  }
   std::regex regex;
   try {
     regex = std::regex(pattern);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/regex_limits.hpp"
 
 namespace gpuscope::sweep {
 
@@ -40,6 +41,10 @@ std::optional<double> CounterTrack::at(std::int64_t mono_ns) const {
 }
 
 std::regex compile_marker(const std::string& pattern, const std::string& option) {
+  if (const auto past = regex_past_limits(pattern)) {
+    throw Error::usage(fmt::format("{} '{}' is too large a regular expression", option, pattern),
+                       *past, "give a shorter pattern with smaller counts");
+  }
   std::regex regex;
   try {
     regex = std::regex(pattern);
