@@ -30,7 +30,7 @@ std::regex compile_work_regex(const std::string& pattern) {
 
 std::optional<double> work_in_line(const std::regex& regex, const std::string& line) {
   std::smatch match;
-  if (!std::regex_search(line, match, regex)) return std::nullopt;
+  if (!std::regex_search(line.begin(), matched_end(line), match, regex)) return std::nullopt;
   try {
     const double work = std::stod(match[1].str());
     // "inf" or "nan" in a job's output is not an amount of work; it would poison the sum.

@@ -17,6 +17,7 @@
 #include "collect/sampler.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/regex_limits.hpp"
 #include "launch/job.hpp"
 #include "store/run_writer.hpp"
 #include "sweep/window.hpp"
@@ -246,7 +247,8 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
     if (ended) return;
     std::smatch match;
     if (setup.window_begin && !begun) {
-      if (std::regex_search(line.text, match, *setup.window_begin)) {
+      if (std::regex_search(line.text.begin(), matched_end(line.text), match,
+                            *setup.window_begin)) {
         energy.read();
         begun = true;
         begin_ns = marker_at(match, line, "--window-begin");
@@ -254,7 +256,9 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
       return;  // the work of the lines up to the begin marker is not measured
     }
     if (!setup.window_begin && line.mono_ns < job_start_mono + warmup_ns) return;
-    const bool closing = setup.window_end && std::regex_search(line.text, match, *setup.window_end);
+    const bool closing =
+        setup.window_end &&
+        std::regex_search(line.text.begin(), matched_end(line.text), match, *setup.window_end);
     if (setup.work_regex) {
       if (auto amount = analyze::work_in_line(*setup.work_regex, line.text)) {
         units += *amount;

@@ -102,5 +102,21 @@ TEST(Bounds, ClockStepsAndOutlyingTimesAreReportedNotAllocated) {
   }
 }
 
+// std::regex recurses once per character: --work-regex '([0-9]+)' over a 65 000-digit output
+// line overflowed the stack (SIGSEGV). Patterns see the first 4096 bytes of a line.
+TEST(Bounds, AVeryLongOutputLineDoesNotOverflowTheStack) {
+  TempDir dir;
+  const std::string db = dir.file("run.db");
+  const ProcessResult r = run_gpuscope(
+      {"profile", "--simulate", "h100", "-q", "--capture-output", "-o", db, "--", "sh", "-c",
+       "head -c 65000 /dev/zero | tr '\\0' 7; echo; echo 'step done: 12 tokens'"},
+      {{"GPUSCOPE_SIM_STATE", dir.file("state.json")}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ProcessResult analyzed =
+      run_gpuscope({"analyze", db, "--work-regex", "([0-9]+)", "--json"});
+  EXPECT_EQ(analyzed.exit_code, 0) << analyzed.err;
+  EXPECT_NE(analyzed.out.find("\"work\""), std::string::npos) << analyzed.out.substr(0, 300);
+}
+
 }  // namespace
 }  // namespace gpuscope::testing
