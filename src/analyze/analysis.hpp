@@ -83,6 +83,9 @@ struct GpuReport {
 struct MetricOverall {
   std::size_t count = 0;
   double mean = 0, median = 0, min = 0, max = 0;
+  // The median is exact (the metric took at most ValueCounts::kDefaultLimit distinct values);
+  // false: it is the quantile sketch's estimate, within 0.1 %.
+  bool median_exact = false;
 };
 
 // Over space at one grid point: across GPUs.

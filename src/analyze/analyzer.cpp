@@ -172,6 +172,7 @@ void OverallPart::add_sorted(std::span<const double> sorted, double part_sum) {
   count += sorted.size();
   add_compensated(sum, compensation, part_sum);
   sketch.add_sorted(sorted);
+  values.add_sorted(sorted);
 }
 
 void OverallPart::merge(const OverallPart& other) {
@@ -182,12 +183,16 @@ void OverallPart::merge(const OverallPart& other) {
   add_compensated(sum, compensation, other.sum);
   add_compensated(sum, compensation, other.compensation);
   sketch.merge(other.sketch);
+  values.merge(other.values);
 }
 
 std::optional<MetricOverall> OverallPart::result() const {
   if (count == 0) return std::nullopt;
   const double mean = (sum + compensation) / static_cast<double>(count);
-  return MetricOverall{count, mean, sketch.quantile(0.5).value_or(mean), min, max};
+  if (const auto exact = values.quantile(0.5)) {
+    return MetricOverall{count, mean, *exact, min, max, true};
+  }
+  return MetricOverall{count, mean, sketch.quantile(0.5).value_or(mean), min, max, false};
 }
 
 Analyzer::Analyzer(AnalysisOptions options, std::vector<RunMeta> runs)

@@ -47,13 +47,15 @@ struct DeviceSeries {
   const std::vector<double>& of(Metric m) const { return values[static_cast<std::size_t>(m)]; }
 };
 
-// Everything over all GPUs that one GPU adds to (count, compensated sum, extremes, quantile
-// sketch): built per GPU, then merged in GPU order.
+// Everything over all GPUs that one GPU adds to (count, compensated sum, extremes, exact counts
+// of distinct values while there are few, quantile sketch): built per GPU, then merged in GPU
+// order. The median is exact where the distinct values stayed within ValueCounts' limit.
 struct OverallPart {
   std::size_t count = 0;
   double sum = 0, compensation = 0;  // Neumaier summation
   double min = 0, max = 0;
   QuantileSketch sketch{0.001};
+  ValueCounts values;
 
   // Adds the sorted, NaN-free `sorted` values, whose compensated sum is `sum`.
   void add_sorted(std::span<const double> sorted, double sum);

@@ -220,6 +220,79 @@ constexpr double kMinAccuracy = 1e-6, kMaxAccuracy = 0.5;
 
 }  // namespace
 
+void ValueCounts::give_up() {
+  given_up_ = true;
+  counts_.clear();
+  counts_.shrink_to_fit();
+}
+
+void ValueCounts::add_sorted(std::span<const double> sorted) {
+  if (sorted.empty()) return;
+  if (given_up_) {
+    count_ += sorted.size();
+    return;
+  }
+  // The runs of equal values, in order (x + 0.0 makes −0 and +0 one value).
+  ValueCounts part(limit_);
+  part.count_ = sorted.size();
+  for (std::size_t i = 0; i < sorted.size() && !part.given_up_;) {
+    std::size_t j = i + 1;
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    part.counts_.emplace_back(sorted[i] + 0.0, j - i);
+    if (part.counts_.size() > limit_) part.give_up();
+    i = j;
+  }
+  if (counts_.empty() && count_ == 0) {
+    *this = std::move(part);
+    return;
+  }
+  merge(part);
+}
+
+void ValueCounts::merge(const ValueCounts& other) {
+  count_ += other.count_;
+  if (given_up_) return;
+  if (other.given_up_) return give_up();
+  if (other.counts_.empty()) return;
+  std::vector<std::pair<double, std::uint64_t>> merged;
+  merged.reserve(std::min(counts_.size() + other.counts_.size(), limit_ + 1));
+  auto a = counts_.begin();
+  auto b = other.counts_.begin();
+  while (a != counts_.end() || b != other.counts_.end()) {
+    if (b == other.counts_.end() || (a != counts_.end() && a->first < b->first)) {
+      merged.push_back(*a++);
+    } else if (a == counts_.end() || b->first < a->first) {
+      merged.push_back(*b++);
+    } else {
+      merged.emplace_back(a->first, a->second + b->second);
+      ++a;
+      ++b;
+    }
+    if (merged.size() > limit_) return give_up();
+  }
+  counts_ = std::move(merged);
+}
+
+std::optional<double> ValueCounts::quantile(double q) const {
+  if (given_up_ || count_ == 0 || std::isnan(q)) return std::nullopt;
+  q = std::clamp(q, 0.0, 1.0);
+  // The same position and interpolation as quantile_sorted() over the expanded values.
+  const double position = q * static_cast<double>(count_ - 1);
+  const auto lower = static_cast<std::uint64_t>(position);
+  const double fraction = position - static_cast<double>(lower);
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    seen += counts_[i].second;
+    if (lower < seen) {
+      const double a = counts_[i].first;
+      if (lower + 1 >= count_) return a;
+      const double b = lower + 1 < seen ? a : counts_[i + 1].first;
+      return a + fraction * (b - a);
+    }
+  }
+  return counts_.back().first;
+}
+
 QuantileSketch::QuantileSketch(double relative_accuracy) {
   const double accuracy = std::isnan(relative_accuracy)
                               ? kDefaultAccuracy

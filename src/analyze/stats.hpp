@@ -7,6 +7,7 @@
 #include <deque>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace gpuscope::analyze {
@@ -44,6 +45,34 @@ class RunningStats {
  private:
   std::size_t count_ = 0;
   double mean_ = 0, m2_ = 0, min_ = 0, max_ = 0;
+};
+
+// Exact counts of the distinct values of a stream, kept while there are at most `limit` of
+// them. Quantised metrics (integer %, MHz, °C, bytes, whole watts) take few distinct values over
+// any number of samples, so their quantiles over all GPUs and time are exact at a cost bounded by
+// the limit: O(distinct) memory, O(n) to add n sorted values, O(distinct) per merge. Past the
+// limit it gives up for good (exact() turns false) and frees its memory; the caller then relies
+// on a QuantileSketch. quantile() interpolates exactly as quantile_sorted() does over the same
+// values, so both give the same double.
+class ValueCounts {
+ public:
+  static constexpr std::size_t kDefaultLimit = 1 << 14;
+
+  explicit ValueCounts(std::size_t limit = kDefaultLimit) : limit_(limit) {}
+  void add_sorted(std::span<const double> sorted);  // ascending, NaN-free
+  void merge(const ValueCounts& other);
+  bool exact() const { return !given_up_; }
+  std::uint64_t count() const { return count_; }
+  std::size_t distinct() const { return counts_.size(); }
+  // The q-quantile (q clamped to 0..1); nullopt when empty, past the limit, or q is NaN.
+  std::optional<double> quantile(double q) const;
+
+ private:
+  void give_up();
+  std::vector<std::pair<double, std::uint64_t>> counts_;  // ascending, distinct values (−0 is 0)
+  std::size_t limit_;
+  std::uint64_t count_ = 0;
+  bool given_up_ = false;
 };
 
 // Quantiles of an unbounded stream in bounded memory (DDSketch-like): a value x > 0 falls into

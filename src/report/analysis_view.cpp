@@ -170,21 +170,33 @@ std::string header_text(const Analysis& a, const Style& style) {
 
 std::string summary_text(const Analysis& a, const Style& style) {
   std::vector<std::vector<std::string>> rows;
+  bool estimated = false;  // a median from the quantile sketch is marked "≈"
+  auto median_text = [&](bool exact, std::string text) {
+    estimated = estimated || !exact;
+    return exact ? text : "≈" + text;
+  };
   for (const auto& m : kMetrics) {
     const auto& o = a.over_both[static_cast<std::size_t>(m.id)];
     if (!o) continue;
     rows.push_back({std::string(m.name), unit_of(m.id), format_value(m.id, o->mean),
-                    format_value(m.id, o->median), format_value(m.id, o->min),
-                    format_value(m.id, o->max)});
+                    median_text(o->median_exact, format_value(m.id, o->median)),
+                    format_value(m.id, o->min), format_value(m.id, o->max)});
   }
   if (a.score) {
     rows.push_back({"efficiency_score", "0–1", fmt::format("{:.3f}", a.score->mean),
-                    fmt::format("{:.3f}", a.score->median), fmt::format("{:.3f}", a.score->min),
-                    fmt::format("{:.3f}", a.score->max)});
+                    median_text(a.score->median_exact, fmt::format("{:.3f}", a.score->median)),
+                    fmt::format("{:.3f}", a.score->min), fmt::format("{:.3f}", a.score->max)});
   }
   std::string out = "\n" + style.bold("Over all GPUs and time") + "\n";
   if (rows.empty()) return out + "  no metric has values in the analysed window\n";
-  return out + table({"metric", "unit", "mean", "median", "min", "max"}, rows, style);
+  out += table({"metric", "unit", "mean", "median", "min", "max"}, rows, style);
+  if (estimated) {
+    out += style.dim(
+               "≈ median estimated within 0.1 % (too many distinct values to count); "
+               "the others are exact") +
+           "\n";
+  }
+  return out;
 }
 
 std::string gpus_text(const Analysis& a, const Style& style) {
@@ -382,10 +394,14 @@ nlohmann::json analysis_json(const Analysis& a) {
   for (const auto& m : kMetrics) {
     const auto& o = a.over_both[static_cast<std::size_t>(m.id)];
     if (!analyze::summarised(m.id)) continue;
-    over_both[std::string(m.name)] =
-        o ? json{{"unit", m.unit},      {"count", o->count}, {"mean", o->mean},
-                 {"median", o->median}, {"min", o->min},     {"max", o->max}}
-          : json(nullptr);
+    over_both[std::string(m.name)] = o ? json{{"unit", m.unit},
+                                              {"count", o->count},
+                                              {"mean", o->mean},
+                                              {"median", o->median},
+                                              {"min", o->min},
+                                              {"max", o->max},
+                                              {"median_exact", o->median_exact}}
+                                       : json(nullptr);
   }
   json gpus = json::array();
   for (const auto& g : a.gpus) {

@@ -158,13 +158,17 @@ async function gpuscopeDataText() {
   function statistics() {
     const s = section("statistics", "Statistics over all GPUs and time");
     const rows = [], unsupported = [];
+    let estimated = false;  // medians from the quantile sketch are marked ≈
     for (const m of d.metric_order) {
       const o = d.over_both[m];
       if (!o) { unsupported.push(m); continue; }
       const c = gs.unitOf(m).f;
-      rows.push([m, gs.unitOf(m).unit, gs.num(c(o.mean)), gs.num(c(o.median)), gs.num(c(o.min)), gs.num(c(o.max)), o.count]);
+      const median = (o.median_exact === false ? "≈" : "") + gs.num(c(o.median));
+      estimated = estimated || o.median_exact === false;
+      rows.push([m, gs.unitOf(m).unit, gs.num(c(o.mean)), median, gs.num(c(o.min)), gs.num(c(o.max)), o.count]);
     }
     s.appendChild(div("", table(["metric", "unit", "mean", "median", "min", "max", "samples"], rows)));
+    if (estimated) s.appendChild(gs.el("p", "note", "≈ median estimated within 0.1 % (too many distinct values to count); the others are exact"));
     if (unsupported.length) s.appendChild(gs.el("p", "note", "not supported on these GPUs: " + unsupported.join(", ")));
   }
 
