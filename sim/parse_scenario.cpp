@@ -209,7 +209,7 @@ tl::expected<Scenario, std::string> load_scenario(const std::string& path) {
   if (!text) {
     return tl::make_unexpected("scenario " + path + ": " +
                                (text.error().error != 0 ? "cannot open the file (" : "") +
-                               text.error().message + (text.error().error != 0 ? ")" : ""));
+                               failure_text(text.error()) + (text.error().error != 0 ? ")" : ""));
   }
   return parse_scenario(*text, path);
 }

@@ -1,25 +1,20 @@
-// Reading a small file whole, safely whatever the path names: a FIFO, a device (/dev/zero,
-// /dev/urandom), a directory or a file that grows while it is read never makes the simulated
-// driver block or fill its memory; each is refused with a message.
+// The simulated driver reads its scenario and state files through util::read_small_file; this
+// is how it words a refusal ("is not a regular file (a FIFO)", "is larger than 4 MiB").
 #pragma once
 
-#include <cstddef>
 #include <string>
-#include <tl/expected.hpp>
+
+#include "util/small_file.hpp"
 
 namespace gpuscope::sim {
 
-struct ReadFailure {
-  int error = 0;        // the errno of a failed open or read; 0 for a refusal
-  std::string message;  // "is not a regular file (a FIFO)", "is larger than 4 MiB", strerror
-};
+using util::read_small_file;
+using util::size_text;
 
-// The bytes of the regular file at path, at most max_bytes of them. Opened with O_NONBLOCK so that
-// a FIFO cannot block the open, then checked with fstat before anything is read.
-tl::expected<std::string, ReadFailure> read_small_file(const std::string& path,
-                                                       std::size_t max_bytes);
-
-// "4 MiB", "64 KiB", "100 bytes".
-std::string size_text(std::size_t bytes);
+inline std::string failure_text(const util::SmallFileFailure& failure) {
+  if (!failure.file_kind.empty()) return "is not a regular file (" + failure.file_kind + ")";
+  if (failure.limit != 0) return "is larger than " + size_text(failure.limit);
+  return failure.reason;
+}
 
 }  // namespace gpuscope::sim

@@ -32,10 +32,11 @@ tl::expected<StateMap, std::string> StateFile::read() const {
   if (!text) {
     if (text.error().error == ENOENT) return StateMap{};
     if (text.error().error != 0) {
-      return tl::make_unexpected("cannot read state file " + path_ + ": " + text.error().message);
+      return tl::make_unexpected("cannot read state file " + path_ + ": " +
+                                 failure_text(text.error()));
     }
     // A device or a FIFO would never end (or never start); refuse it before reading a byte.
-    return tl::make_unexpected("state file " + path_ + " " + text.error().message +
+    return tl::make_unexpected("state file " + path_ + " " + failure_text(text.error()) +
                                "; point state_file at a regular file (or leave it out)");
   }
   StateMap entries;

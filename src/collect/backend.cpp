@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
-#include "core/small_file.hpp"
+#include "util/small_file.hpp"
 
 namespace gpuscope::collect {
 namespace {
@@ -50,7 +50,7 @@ std::vector<ScenarioInfo> shipped_scenarios() {
     // A shipped file that does not parse still gets listed; loading it reports the parse error.
     // Read as the simulated driver reads it: a regular file of at most 4 MiB (a FIFO or a device
     // named *.json in GPUSCOPE_SCENARIO_PATH must not hang the listing).
-    const auto text = read_small_file(entry.path(), std::size_t{4} << 20U);
+    const auto text = util::read_small_file(entry.path(), std::size_t{4} << 20U);
     auto json =
         text ? nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false) : nlohmann::json();
     if (json.is_object()) {

@@ -12,8 +12,8 @@
 
 #include "core/error.hpp"
 #include "core/json_text.hpp"
-#include "core/small_file.hpp"
 #include "util/output_file.hpp"
+#include "util/small_file.hpp"
 
 namespace gpuscope::sweep {
 namespace {
@@ -88,7 +88,7 @@ void write_restore_record(const fs::path& path, const RestoreRecord& record) {
 std::optional<RestoreRecord> read_restore_record(const fs::path& path) {
   // A record of 64 GPUs is a few KiB; a device or FIFO put in its place must not hang --restore.
   constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 20U;
-  const auto text = read_small_file(path, kMaxRecordBytes);
+  const auto text = util::read_small_file(path, kMaxRecordBytes);
   if (!text && text.error().error == ENOENT) return std::nullopt;
   if (!text) {
     throw Error(fmt::format("cannot read the restore record {}", path.string()),
