@@ -103,7 +103,9 @@ std::string base64(std::span<const std::uint8_t> bytes) {
   out.reserve((bytes.size() + 2) / 3 * 4);
   std::size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    const std::uint32_t n = (bytes[i] << 16U) | (bytes[i + 1] << 8U) | bytes[i + 2];
+    // Widened before shifting: a byte promotes to int, and int shifts draw sign warnings.
+    const std::uint32_t n = (std::uint32_t{bytes[i]} << 16U) | (std::uint32_t{bytes[i + 1]} << 8U) |
+                            std::uint32_t{bytes[i + 2]};
     out += kAlphabet[(n >> 18U) & 63U];
     out += kAlphabet[(n >> 12U) & 63U];
     out += kAlphabet[(n >> 6U) & 63U];
@@ -111,7 +113,8 @@ std::string base64(std::span<const std::uint8_t> bytes) {
   }
   if (i < bytes.size()) {
     const bool two = i + 1 < bytes.size();
-    const std::uint32_t n = (bytes[i] << 16U) | (two ? bytes[i + 1] << 8U : 0U);
+    const std::uint32_t n =
+        (std::uint32_t{bytes[i]} << 16U) | (two ? std::uint32_t{bytes[i + 1]} << 8U : 0U);
     out += kAlphabet[(n >> 18U) & 63U];
     out += kAlphabet[(n >> 12U) & 63U];
     out += two ? kAlphabet[(n >> 6U) & 63U] : '=';
