@@ -1,4 +1,4 @@
-#include "cli/analyze_run.hpp"
+#include "app/analysis_loader.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -24,7 +24,7 @@
 #include "store/run_reader.hpp"
 #include "util/output_file.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 namespace {
 
 // Differences of two int64 nanosecond stamps from a file cannot overflow in 128 bits.
@@ -798,4 +798,4 @@ std::vector<fs::path> named_input_files(const std::vector<std::string>& inputs) 
   return files;
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

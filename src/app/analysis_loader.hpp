@@ -10,7 +10,7 @@
 
 #include "analyze/analysis.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 struct AnalyzeOptions {
   std::vector<std::string> inputs;
@@ -49,4 +49,4 @@ std::vector<std::filesystem::path> named_input_files(const std::vector<std::stri
 // Prints `analysis` on stdout as text, JSON or CSV, as `options` ask.
 void print_analysis(const analyze::Analysis& analysis, const AnalyzeOptions& options);
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -1,4 +1,4 @@
-#include "cli/kernel_tracing.hpp"
+#include "app/kernel_tracing.hpp"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 #define GPUSCOPE_CUPTI_BUILT 0
 #endif
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 namespace fs = std::filesystem;
 
 fs::path cupti_library_path() {
@@ -109,4 +109,4 @@ std::vector<std::string> import_kernel_trace(const KernelTracing& tracing, const
   }
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -11,7 +11,7 @@
 
 #include "core/device_description.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 struct KernelTracing {
   std::filesystem::path library;  // libgpuscope_cupti.so
@@ -46,4 +46,4 @@ std::vector<std::string> import_kernel_trace(const KernelTracing& tracing,
                                              const std::vector<DeviceDescription>& devices,
                                              std::int64_t wall_minus_mono_ns, bool quiet);
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

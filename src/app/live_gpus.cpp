@@ -1,4 +1,4 @@
-#include "cli/live_gpus.hpp"
+#include "app/live_gpus.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include "collect/gpu_selection.hpp"
 #include "core/error.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::string& gpus_list) {
   LiveGpus gpus;
@@ -71,4 +71,4 @@ bool StopSignals::wait(std::chrono::nanoseconds timeout) {
   }
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -13,7 +13,7 @@
 #include "export/gpu_identity.hpp"
 #include "nvml/session.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 struct LiveGpus {
   std::shared_ptr<const nvml::Library> library;
@@ -46,4 +46,4 @@ class StopSignals {
   sigset_t previous_{};
 };
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -1,14 +1,14 @@
-#include "cli/profile_live.hpp"
+#include "app/profile_live.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 
-#include "cli/push_options.hpp"
+#include "app/push.hpp"
 #include "core/clock.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 namespace {
 
 exporter::ExportLabels labels_of(const RunInfo& info) {
@@ -81,4 +81,4 @@ void ProfileLive::finish(RunEnd& end) {
   }
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

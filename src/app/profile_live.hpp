@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "cli/profile_options.hpp"
+#include "app/profile_options.hpp"
 #include "collect/sink.hpp"
 #include "core/run.hpp"
 #include "export/exposition.hpp"
@@ -15,7 +15,7 @@
 #include "export/pusher.hpp"
 #include "export/tee_sink.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 class ProfileLive {
  public:
@@ -44,4 +44,4 @@ class ProfileLive {
   std::int64_t last_drawn_ns_ = 0;
 };
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

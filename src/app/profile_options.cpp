@@ -1,10 +1,10 @@
-#include "cli/profile_options.hpp"
+#include "app/profile_options.hpp"
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 void validate(const ProfileOptions& o) {
   if (o.command.empty() && o.wrap.empty()) {
@@ -34,4 +34,4 @@ void validate(const ProfileOptions& o) {
   if (o.kill_grace_s < 0) throw Error::usage("--kill-grace must be 0 or positive");
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/push_options.hpp"
+#include "app/push.hpp"
 #include "collect/backend.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 struct ProfileOptions {
   collect::BackendOptions backend;
@@ -40,4 +40,4 @@ inline constexpr double kMinPowerSamplingMs = 10;
 // Throws Error::usage (exit code 2) for options that make no sense, before any job starts.
 void validate(const ProfileOptions& options);
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -1,4 +1,4 @@
-#include "cli/profile_run.hpp"
+#include "app/profile_run.hpp"
 
 #include <fmt/format.h>
 #include <pwd.h>
@@ -8,11 +8,11 @@
 #include <ctime>
 #include <filesystem>
 
-#include "cli/kernel_tracing.hpp"
-#include "cli/profile_live.hpp"
-#include "cli/progress.hpp"
-#include "cli/run_context.hpp"
-#include "cli/run_sink.hpp"
+#include "app/kernel_tracing.hpp"
+#include "app/profile_live.hpp"
+#include "app/progress.hpp"
+#include "app/run_context.hpp"
+#include "app/run_sink.hpp"
 #include "collect/describe.hpp"
 #include "collect/gpu_selection.hpp"
 #include "collect/sampler.hpp"
@@ -26,7 +26,7 @@
 #include "store/run_file.hpp"
 #include "store/run_writer.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 namespace {
 
 using std::chrono::duration_cast;
@@ -201,4 +201,4 @@ int run_profile(const ProfileOptions& o) {
   return result.exit_code;
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -1,4 +1,4 @@
-#include "cli/progress.hpp"
+#include "app/progress.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 
 #include "core/clock.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 std::string format_duration(double seconds) {
   if (seconds < 60) return fmt::format("{:.1f} s", seconds);
@@ -63,4 +63,4 @@ void Progress::summary(const std::string& exit_text, const RunEnd& end, std::siz
   for (const auto& problem : end.problems) fmt::print(stderr, "gpuscope: warning: {}\n", problem);
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

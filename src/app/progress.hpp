@@ -7,7 +7,7 @@
 
 #include "core/run.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 class Progress {
  public:
@@ -34,4 +34,4 @@ class Progress {
 // "1 h 02 min", "3 min 05 s", "12.3 s".
 std::string format_duration(double seconds);
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

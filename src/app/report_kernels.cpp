@@ -1,4 +1,4 @@
-#include "cli/report_kernels.hpp"
+#include "app/report_kernels.hpp"
 
 #include <map>
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "store/kernel_tables.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 std::optional<report::KernelLanes> load_kernel_lanes(const analyze::Analysis& a) {
   // The report's GPU of each (run, NVML index); runs are grouped by the file they are in.
@@ -55,4 +55,4 @@ std::optional<report::KernelLanes> load_kernel_lanes(const analyze::Analysis& a)
   return lanes;
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -7,10 +7,10 @@
 #include "analyze/analysis.hpp"
 #include "report/kernel_lanes.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 // The kernels of every run of `analysis` on the report's time axis (seconds since t0_wall_ns),
 // one lane per GPU; nullopt when no run has a kernel trace.
 std::optional<report::KernelLanes> load_kernel_lanes(const analyze::Analysis& analysis);
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -1,4 +1,4 @@
-#include "cli/report_sweep.hpp"
+#include "app/report_sweep.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "store/sweep_tables.hpp"
 #include "sweep/selection.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 namespace {
 
 namespace fs = std::filesystem;
@@ -54,4 +54,4 @@ std::vector<std::string> sweep_sections_html(const analyze::Analysis& analysis) 
   return sections;
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -8,10 +8,10 @@
 
 #include "analyze/analysis.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 // One rendered section per input of `analysis` that holds sweep tables, in input order (ids
 // "sweep", "sweep-2", ...); empty when none does.
 std::vector<std::string> sweep_sections_html(const analyze::Analysis& analysis);
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

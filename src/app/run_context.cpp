@@ -1,4 +1,4 @@
-#include "cli/run_context.hpp"
+#include "app/run_context.hpp"
 
 #include <fmt/format.h>
 #include <pwd.h>
@@ -6,7 +6,7 @@
 
 #include "core/clock.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 std::string short_host_name() {
   char buffer[256] = {};
@@ -49,4 +49,4 @@ RunEnd run_end(const launch::JobResult& result, const collect::SamplerStats& sta
   return end;
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

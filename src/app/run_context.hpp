@@ -8,7 +8,7 @@
 #include "core/run.hpp"
 #include "launch/job.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 // The host name up to its first dot ("localhost" when it cannot be read).
 std::string short_host_name();
@@ -20,4 +20,4 @@ std::string user_name();
 // none), samples taken, missed deadlines, and the problems of the job and of sampling in words.
 RunEnd run_end(const launch::JobResult& result, const collect::SamplerStats& stats);
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -1,4 +1,4 @@
-#include "cli/run_sink.hpp"
+#include "app/run_sink.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "core/clock.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 RunSink::RunSink(store::RunWriter& writer, std::size_t device_count, bool verbose,
                  std::int64_t start_mono_ns)
@@ -62,4 +62,4 @@ std::string format_sample(const SampleRow& row, std::int64_t start_mono_ns) {
   return line;
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

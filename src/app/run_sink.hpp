@@ -10,7 +10,7 @@
 #include "collect/sink.hpp"
 #include "store/run_writer.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 class RunSink : public collect::SampleSink {
  public:
@@ -38,4 +38,4 @@ class RunSink : public collect::SampleSink {
 // One line for -v: "  2.300 s GPU 0  power 512.3 W  util 98 %  sm_active 87.1 % ...".
 std::string format_sample(const SampleRow& row, std::int64_t start_mono_ns);
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

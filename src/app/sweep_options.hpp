@@ -15,7 +15,7 @@
 #include "core/sweep.hpp"
 #include "nvml/session.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 
 struct SweepOptions {
   collect::BackendOptions backend;
@@ -78,4 +78,4 @@ SweepOutputs write_sweep_outputs(const sweep::SweepRecord& record,
                                  const std::filesystem::path& output, bool database_written,
                                  bool quiet);
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/sweep_options.hpp"
+#include "app/sweep_options.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "report/plots/sweep_plot.hpp"
 #include "report/sweep_section.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 namespace {
 
 namespace fs = std::filesystem;
@@ -270,4 +270,4 @@ SweepOutputs write_sweep_outputs(const sweep::SweepRecord& record, const fs::pat
   return out;
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

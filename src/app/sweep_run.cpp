@@ -10,9 +10,8 @@
 #include <filesystem>
 
 #include "analyze/work_units.hpp"
-#include "cli/number_option.hpp"
-#include "cli/run_context.hpp"
-#include "cli/sweep_options.hpp"
+#include "app/run_context.hpp"
+#include "app/sweep_options.hpp"
 #include "collect/backend.hpp"
 #include "collect/describe.hpp"
 #include "collect/gpu_selection.hpp"
@@ -28,8 +27,9 @@
 #include "sweep/restore_record.hpp"
 #include "sweep/selection.hpp"
 #include "sweep/window.hpp"
+#include "util/number_text.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 namespace {
 
 namespace fs = std::filesystem;
@@ -43,7 +43,7 @@ double parse_slowdown(const std::string& text) {
   }
   const bool percent = !t.empty() && t.back() == '%';
   if (percent) t.pop_back();
-  double value = parse_finite_number(t).value_or(-1);
+  double value = util::parse_finite_number(t).value_or(-1);
   if (percent || value > 1) value /= 100;
   if (!(value >= 0) || value > 10) {
     throw Error::usage(fmt::format("--max-slowdown '{}' is not a slowdown", text), {},
@@ -607,4 +607,4 @@ int run_sweep(const SweepOptions& o) {
   return exit_code;
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -10,9 +10,9 @@
 #include <mutex>
 
 #include "analyze/work_units.hpp"
-#include "cli/run_context.hpp"
-#include "cli/run_sink.hpp"
-#include "cli/sweep_options.hpp"
+#include "app/run_context.hpp"
+#include "app/run_sink.hpp"
+#include "app/sweep_options.hpp"
 #include "collect/device_reader.hpp"
 #include "collect/sampler.hpp"
 #include "core/clock.hpp"
@@ -22,7 +22,7 @@
 #include "store/run_writer.hpp"
 #include "sweep/window.hpp"
 
-namespace gpuscope::cli {
+namespace gpuscope::app {
 namespace {
 
 using std::chrono::duration_cast;
@@ -356,4 +356,4 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   return out;
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::app

@@ -8,39 +8,14 @@
 #include <vector>
 
 #include "analyze/analysis.hpp"
-#include "cli/analyze_run.hpp"
+#include "app/analysis_loader.hpp"
+#include "app/plot_request.hpp"
 #include "report/plots/plots.hpp"
 
 namespace gpuscope::cli {
 
 // Registers INPUT..., -i, -d, --carbon-intensity, --region, --pue, --work-regex, --work-units,
 // --work-name and --straggler-threshold on `app`, stored in `options`.
-void add_analysis_options(CLI::App& app, AnalyzeOptions& options);
-
-// What to draw and where, from the command line.
-struct PlotRequest {
-  std::string format = "png";                  // png, svg, pdf
-  std::string size;                            // "WxH", empty: the default
-  std::string heatmap_metric;                  // a metric name, empty: the default choice
-  std::vector<report::plots::PlotKind> kinds;  // empty: all four
-  std::filesystem::path prefix;               // files are <prefix>-<plot>.<format>, or <prefix>.pdf
-  bool force = false;                         // overwrite existing files
-  std::string rename_hint = "-o";             // the option that names the files, for messages
-  std::vector<std::filesystem::path> inputs;  // never overwritten (core/output_file.hpp)
-};
-
-// The PlotOptions a request stands for; throws Error::usage for a bad format, size or metric.
-report::plots::PlotOptions plot_options(const PlotRequest& request);
-
-// Checks every file the request would write (core/output_file.hpp: regular files only, never
-// an input, -f to replace, folders created), so nothing is drawn before the user said so.
-void check_plot_outputs(const PlotRequest& request);
-
-// Draws the request's plots of `analysis` and says on stderr which files were written.
-void write_requested_plots(const analyze::Analysis& analysis, const PlotRequest& request);
-
-// The default plot prefix for an input: its path without the extension (run.db → run,
-// ranks/ → ranks).
-std::filesystem::path default_plot_prefix(const std::string& input);
+void add_analysis_options(CLI::App& app, app::AnalyzeOptions& options);
 
 }  // namespace gpuscope::cli

@@ -2,8 +2,8 @@
 // or CSV, and optionally gssr's static plots (-pts, -plb).
 #include <memory>
 
+#include "app/analysis_loader.hpp"
 #include "cli/analysis_options.hpp"
-#include "cli/analyze_run.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
 #include "core/error.hpp"
@@ -13,15 +13,15 @@ namespace gpuscope::cli {
 namespace {
 
 struct AnalyzeCommandOptions {
-  AnalyzeOptions analyze;
+  app::AnalyzeOptions analyze;
   bool plot_time_series = false;
   bool plot_load_balancing = false;
   std::string plot_prefix;
-  PlotRequest plots;
+  app::PlotRequest plots;
 };
 
 int run_analyze_command(AnalyzeCommandOptions& o) {
-  const AnalyzeOptions& a = o.analyze;
+  const app::AnalyzeOptions& a = o.analyze;
   if (a.json && a.csv) throw Error::usage("--json and --csv cannot be combined");
   // Bad names fail before the (possibly long) reading, and so do plot files that exist.
   report::parse_view(a.aggregate);
@@ -32,17 +32,17 @@ int run_analyze_command(AnalyzeCommandOptions& o) {
     if (o.plot_load_balancing) o.plots.kinds.push_back(report::plots::PlotKind::LoadBalance);
     o.plots.prefix = !o.plot_prefix.empty() ? std::filesystem::path(o.plot_prefix)
                      : a.inputs.empty()     ? std::filesystem::path("gpuscope")
-                                            : default_plot_prefix(a.inputs.front());
+                                            : app::default_plot_prefix(a.inputs.front());
     o.plots.rename_hint = "--plot-prefix";
-    o.plots.inputs = named_input_files(a.inputs);
-    check_plot_outputs(o.plots);
+    o.plots.inputs = app::named_input_files(a.inputs);
+    app::check_plot_outputs(o.plots);
   } else if (!o.plot_prefix.empty()) {
     throw Error::usage("--plot-prefix without a plot", {},
                        "add --plot-time-series (-pts) and/or --plot-load-balancing (-plb)");
   }
-  const analyze::Analysis analysis = load_analysis(a);
-  print_analysis(analysis, a);
-  if (plotting) write_requested_plots(analysis, o.plots);
+  const analyze::Analysis analysis = app::load_analysis(a);
+  app::print_analysis(analysis, a);
+  if (plotting) app::write_requested_plots(analysis, o.plots);
   return 0;
 }
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "app/kernel_tracing.hpp"
 #include "cli/command.hpp"
-#include "cli/kernel_tracing.hpp"
 #include "cli/number_option.hpp"
 #include "core/error.hpp"
 #include "kernels/nsys_reader.hpp"
@@ -34,7 +34,7 @@ struct KernelsOptions {
 // Imports the trace directory profile left beside a run database (gpuscope was stopped before
 // the end) into its last run.
 void import_leftover_trace(const std::filesystem::path& database) {
-  const std::filesystem::path dir = trace_dir_for(database);
+  const std::filesystem::path dir = app::trace_dir_for(database);
   if (trace::sidecar_files(dir).empty()) {
     throw Error::usage(fmt::format("nothing to import for {}", database.string()),
                        fmt::format("{} holds no trace files", dir.string()),
@@ -44,11 +44,11 @@ void import_leftover_trace(const std::filesystem::path& database) {
   const auto runs = reader.runs();
   if (runs.empty()) throw Error::usage(database.string() + " holds no run");
   const store::StoredRun& run = runs.back();
-  KernelTracing tracing;
+  app::KernelTracing tracing;
   tracing.dir = dir;
   const auto problems =
-      import_kernel_trace(tracing, database, run.run_id, reader.devices(run.run_id),
-                          run.info.start_wall_ns - run.info.start_mono_ns, false);
+      app::import_kernel_trace(tracing, database, run.run_id, reader.devices(run.run_id),
+                               run.info.start_wall_ns - run.info.start_mono_ns, false);
   for (const std::string& p : problems) fmt::print(stderr, "gpuscope: warning: {}\n", p);
 }
 
@@ -64,12 +64,12 @@ std::vector<kernels::NsysExport> read_input(const std::string& input, kernels::N
   }
   if (import) import_leftover_trace(input);
   auto reports = kernels::read_run_database(input, column);
-  const auto leftover = trace::sidecar_files(trace_dir_for(input));
+  const auto leftover = trace::sidecar_files(app::trace_dir_for(input));
   if (!import && !leftover.empty() && !reports.empty()) {
     reports.front().notes.push_back(
         fmt::format("{}: {} holds {} trace files that were not imported (gpuscope was stopped "
                     "before the end); add --import to import them",
-                    input, trace_dir_for(input).string(), leftover.size()));
+                    input, app::trace_dir_for(input).string(), leftover.size()));
   }
   return reports;
 }

@@ -7,10 +7,10 @@
 #include <memory>
 #include <thread>
 
+#include "app/live_gpus.hpp"
+#include "app/run_context.hpp"
 #include "cli/command.hpp"
-#include "cli/live_gpus.hpp"
 #include "cli/number_option.hpp"
-#include "cli/run_context.hpp"
 #include "collect/sampler.hpp"
 #include "core/json_text.hpp"
 #include "export/latest_values.hpp"
@@ -46,7 +46,7 @@ void write_all(int fd, const std::string& text) {
 }
 
 // One snapshot: sample until every GPU has been read twice (GPM needs two reads 100 ms apart).
-int run_once(const MonitorOptions& o, LiveGpus& gpus) {
+int run_once(const MonitorOptions& o, app::LiveGpus& gpus) {
   exporter::LatestValues latest(gpus.identities);
   collect::Sampler sampler(std::move(gpus.readers), {std::chrono::milliseconds(100), {}}, latest);
   sampler.start();
@@ -64,9 +64,9 @@ int run_once(const MonitorOptions& o, LiveGpus& gpus) {
 }
 
 int run_monitor(const MonitorOptions& o) {
-  StopSignals stop;  // before any thread, so every thread blocks SIGINT/SIGTERM
-  const auto interval = sampling_interval(o.interval_ms, "--interval");
-  LiveGpus gpus = open_live_gpus(o.backend, o.gpus);
+  app::StopSignals stop;  // before any thread, so every thread blocks SIGINT/SIGTERM
+  const auto interval = app::sampling_interval(o.interval_ms, "--interval");
+  app::LiveGpus gpus = app::open_live_gpus(o.backend, o.gpus);
   if (o.once) return run_once(o, gpus);
 
   exporter::LatestValues latest(gpus.identities);
@@ -74,7 +74,7 @@ int run_monitor(const MonitorOptions& o) {
   collect::Sampler sampler(std::move(gpus.readers), {interval, {}}, latest);
   sampler.start();
   const bool terminal = !o.json && isatty(STDOUT_FILENO) != 0;
-  const std::string host = short_host_name();
+  const std::string host = app::short_host_name();
   exporter::InPlaceFrame frame;
   if (terminal) write_all(STDOUT_FILENO, "\033[?25l");  // hide the cursor while redrawing
   // The first frame as soon as the first sample is in, then one per interval.

@@ -7,6 +7,8 @@
 #include <memory>
 #include <system_error>
 
+#include "util/number_text.hpp"
+
 namespace gpuscope::cli {
 namespace {
 
@@ -34,16 +36,6 @@ CLI::Option* add_checked(CLI::App& app, const std::string& name, const NumberRan
 
 }  // namespace
 
-std::optional<double> parse_finite_number(std::string_view text) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || ptr != end || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
-
 std::string range_text(const NumberRange& range) {
   const std::string unit = range.unit.empty() ? "" : fmt::format(" {}", range.unit);
   if (range.exclusive_min) {
@@ -53,7 +45,7 @@ std::string range_text(const NumberRange& range) {
 }
 
 double checked_number(std::string_view option, std::string_view text, const NumberRange& range) {
-  const std::optional<double> value = parse_finite_number(text);
+  const std::optional<double> value = util::parse_finite_number(text);
   if (value && in_range(*value, range)) return *value;
   std::string message = fmt::format("{} {} is not a {} {}", option, text.empty() ? "''" : text,
                                     range.integer ? "whole number" : "number", range_text(range));

@@ -46,10 +46,6 @@ struct NumberRange {
 inline constexpr NumberRange kSamplingMs{10, 3'600'000, "ms"};
 inline constexpr NumberRange kWorkUnits = NumberRange(0, 1e18).above_min();
 
-// The number `text` stands for, or nullopt: the whole text must be a decimal number (as
-// std::from_chars reads it: no leading '+' or blanks, no hex) and finite.
-std::optional<double> parse_finite_number(std::string_view text);
-
 // The value of `option` given as `text` under `range`; throws CLI::ValidationError (the
 // command line's exit code 2) with the message shape above.
 double checked_number(std::string_view option, std::string_view text, const NumberRange& range);

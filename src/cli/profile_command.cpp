@@ -2,10 +2,11 @@
 // status through.
 #include <memory>
 
+#include "app/profile_options.hpp"
+#include "app/profile_run.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
-#include "cli/profile_options.hpp"
-#include "cli/profile_run.hpp"
+#include "cli/push_options.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -22,7 +23,7 @@ constexpr NumberRange kFlushMs{10, 60'000, "ms"};
 }  // namespace
 
 Command add_profile_command(CLI::App& parent) {
-  auto o = std::make_shared<ProfileOptions>();
+  auto o = std::make_shared<app::ProfileOptions>();
   CLI::App* app = parent.add_subcommand(
       "profile", "Run a command and record every GPU metric into a run database");
   app->footer(
@@ -77,7 +78,7 @@ Command add_profile_command(CLI::App& parent) {
       ->group("");  // for tests of crash safety; 1000 ms is right for everyone else
   app->add_option("command", o->command, "The command to run, after --")->type_name("CMD ARGS");
   app->positionals_at_end(false);
-  return {app, [o] { return run_profile(*o); }};
+  return {app, [o] { return app::run_profile(*o); }};
 }
 
 }  // namespace gpuscope::cli

@@ -13,7 +13,7 @@
 
 namespace gpuscope::cli {
 
-void add_push_options(CLI::App& app, PushOptions& o) {
+void add_push_options(CLI::App& app, app::PushOptions& o) {
   app.add_option("--push", o.url,
                  "Also push samples to VictoriaMetrics at URL (/api/v1/import/prometheus), in "
                  "batches, buffering while it is away; credentials from GPUSCOPE_PUSH_USER/"
@@ -32,52 +32,6 @@ void add_push_options(CLI::App& app, PushOptions& o) {
   add_number_option(app, "--push-retry-max-ms", o.retry_max_ms, kPushMs,
                     "Longest wait between retries (ms)")
       ->group("");
-}
-
-std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& o,
-                                              const exporter::Exposition& exposition,
-                                              bool save_undelivered) {
-  auto target = exporter::parse_push_url(o.url);
-  if (!target) throw target.error();
-  auto auth = exporter::load_push_auth(o.auth_file, [](const std::string& name) {
-    const char* value = std::getenv(name.c_str());
-    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
-  });
-  if (!auth) throw auth.error();
-  if (o.batch_ms < 10 || o.retry_max_ms < 10) {
-    throw Error::usage("--push-batch-ms and --push-retry-max-ms must be at least 10");
-  }
-  exporter::PusherOptions options;
-  options.batch_interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.batch_ms));
-  options.backoff_max = std::chrono::milliseconds(static_cast<std::int64_t>(o.retry_max_ms));
-  options.backoff_initial = std::min(options.backoff_initial, options.backoff_max);
-  options.buffer.spill_dir = o.spill_dir;
-  options.save_undelivered = save_undelivered;
-  return std::make_unique<exporter::Pusher>(
-      std::make_unique<exporter::CurlTransport>(target->url, *auth), exposition, options,
-      [](const std::string& line) { fmt::print(stderr, "gpuscope: {}\n", line); });
-}
-
-void report_push(const exporter::PushSummary& s, const PushOptions& o) {
-  if (s.lines_saved > 0) {
-    fmt::print(stderr,
-               "gpuscope: warning: push: {} samples could not be delivered to {} before gpuscope "
-               "stopped ({} delivered); they are saved in {}: send them when the server is back "
-               "with: curl --data-binary @{} {}\n",
-               s.lines_saved, o.url, s.lines_sent, s.saved_file.string(), s.saved_file.string(),
-               s.destination);
-  }
-  if (s.lines_pending > 0) {
-    fmt::print(stderr,
-               "gpuscope: warning: push: {} samples could not be delivered to {} before gpuscope "
-               "stopped ({} delivered)\n",
-               s.lines_pending, o.url, s.lines_sent);
-  }
-  if (s.lines_dropped > 0) {
-    fmt::print(stderr,
-               "gpuscope: warning: push: {} samples were dropped (see the messages above)\n",
-               s.lines_dropped);
-  }
 }
 
 }  // namespace gpuscope::cli

@@ -6,30 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "export/exposition.hpp"
-#include "export/pusher.hpp"
+#include "app/push.hpp"
 
 namespace gpuscope::cli {
 
-struct PushOptions {
-  std::string url;             // --push URL; empty: no push
-  std::string auth_file;       // --push-auth-file FILE
-  std::string spill_dir;       // --push-spill-dir DIR
-  double batch_ms = 1000;      // --push-batch-ms (hidden; tests)
-  double retry_max_ms = 5000;  // --push-retry-max-ms (hidden; tests)
-  bool enabled() const { return !url.empty(); }
-};
-
-void add_push_options(CLI::App& app, PushOptions& options);
-
-// A pusher for `options` (URL and credentials checked: Error::usage when wrong), not yet started.
-// `exposition` must outlive it. Messages go to stderr as "gpuscope: push: ...". With
-// `save_undelivered`, what cannot be delivered when it finishes is saved to a file (`serve`).
-std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& options,
-                                              const exporter::Exposition& exposition,
-                                              bool save_undelivered = false);
-
-// Says on stderr what the push delivered and what it could not.
-void report_push(const exporter::PushSummary& summary, const PushOptions& options);
+void add_push_options(CLI::App& app, app::PushOptions& options);
 
 }  // namespace gpuscope::cli

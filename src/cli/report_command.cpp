@@ -8,11 +8,11 @@
 #include <fstream>
 #include <memory>
 
+#include "app/analysis_loader.hpp"
+#include "app/report_kernels.hpp"
+#include "app/report_sweep.hpp"
 #include "cli/analysis_options.hpp"
-#include "cli/analyze_run.hpp"
 #include "cli/command.hpp"
-#include "cli/report_kernels.hpp"
-#include "cli/report_sweep.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "core/version.hpp"
@@ -22,11 +22,11 @@ namespace gpuscope::cli {
 namespace {
 
 struct ReportOptions {
-  AnalyzeOptions analyze;
+  app::AnalyzeOptions analyze;
   std::string output;
   std::string title;
   std::string format;  // html, png, svg, pdf; empty: from the output's extension, else html
-  PlotRequest plots;
+  app::PlotRequest plots;
 };
 
 // The format asked for, or the one the output's extension names (report.pdf → pdf), else html.
@@ -48,18 +48,18 @@ std::string format_of(const ReportOptions& o) {
 // Static plots: -o names a prefix (plots/run → plots/run-timeseries.png ...); an extension of
 // the format's own is dropped (run.png → run-...png, run.pdf → run.pdf).
 int run_plots(const ReportOptions& o, const std::string& format) {
-  PlotRequest request = o.plots;
+  app::PlotRequest request = o.plots;
   request.format = format;
   std::filesystem::path prefix(o.output);
   if (prefix.extension() == "." + format) prefix.replace_extension();
   request.prefix = prefix;
-  request.inputs = named_input_files(o.analyze.inputs);
-  check_plot_outputs(request);
-  const auto options = plot_options(request);
-  LoadExtras extras;
+  request.inputs = app::named_input_files(o.analyze.inputs);
+  app::check_plot_outputs(request);
+  const auto options = app::plot_options(request);
+  app::LoadExtras extras;
   extras.gpu_grid_metrics = report::plots::grid_metrics_for_plots(options);
-  const analyze::Analysis analysis = load_analysis(o.analyze, extras);
-  write_requested_plots(analysis, request);
+  const analyze::Analysis analysis = app::load_analysis(o.analyze, extras);
+  app::write_requested_plots(analysis, request);
   return 0;
 }
 
@@ -76,18 +76,18 @@ int run_report(const ReportOptions& o) {
   OutputCheck check;
   check.force = o.plots.force;
   check.stdout_allowed = true;
-  check.inputs = named_input_files(o.analyze.inputs);
+  check.inputs = app::named_input_files(o.analyze.inputs);
   const std::filesystem::path output = check_output_file(o.output, check);
-  LoadExtras extras;
+  app::LoadExtras extras;
   extras.gpu_grid_metrics = report::html_report_grid_metrics();
   extras.marks = true;
-  const analyze::Analysis analysis = load_analysis(o.analyze, extras);
+  const analyze::Analysis analysis = app::load_analysis(o.analyze, extras);
 
   report::HtmlReportOptions options;
   options.title = o.title;
   options.generator = fmt::format("gpuscope {}", kVersion);
-  options.kernels = load_kernel_lanes(analysis);          // profile --trace-kernels
-  options.sections_html = sweep_sections_html(analysis);  // a sweep database's sweep
+  options.kernels = app::load_kernel_lanes(analysis);          // profile --trace-kernels
+  options.sections_html = app::sweep_sections_html(analysis);  // a sweep database's sweep
   if (*kGitRevision != '\0') options.generator += fmt::format(" ({})", kGitRevision);
   const std::string html = report::html_report(analysis, options);
   write_output_file(output, html);

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/live_gpus.hpp"
+#include "app/run_context.hpp"
 #include "cli/command.hpp"
-#include "cli/live_gpus.hpp"
 #include "cli/number_option.hpp"
 #include "cli/push_options.hpp"
-#include "cli/run_context.hpp"
 #include "collect/sampler.hpp"
 #include "export/exposition.hpp"
 #include "export/latest_values.hpp"
@@ -26,12 +26,12 @@ struct ServeOptions {
   double interval_ms = 1000;
   std::string gpus;
   std::string naming = "gpuscope";
-  PushOptions push;
+  app::PushOptions push;
 };
 
-exporter::ExportLabels labels_for(const LiveGpus& gpus) {
+exporter::ExportLabels labels_for(const app::LiveGpus& gpus) {
   exporter::ExportLabels labels;
-  labels.hostname = short_host_name();
+  labels.hostname = app::short_host_name();
   labels.driver_version = gpus.system.driver_version.value_or("");
   const SlurmContext slurm = slurm::read_context(slurm::process_environment());
   if (slurm.node_name) labels.hostname = *slurm.node_name;
@@ -39,8 +39,8 @@ exporter::ExportLabels labels_for(const LiveGpus& gpus) {
 }
 
 int run_serve(const ServeOptions& o) {
-  StopSignals stop;  // before any thread
-  const auto interval = sampling_interval(o.interval_ms, "--interval");
+  app::StopSignals stop;  // before any thread
+  const auto interval = app::sampling_interval(o.interval_ms, "--interval");
   auto address = exporter::parse_listen_address(o.listen);
   if (!address) throw address.error();
   const auto naming = exporter::naming_from_text(o.naming);
@@ -48,7 +48,7 @@ int run_serve(const ServeOptions& o) {
     throw Error::usage(fmt::format("--naming '{}' is not a naming", o.naming), {},
                        "use gpuscope (gpuscope_* names) or dcgm (dcgm-exporter's DCGM_FI_* names)");
   }
-  LiveGpus gpus = open_live_gpus(o.backend, o.gpus);
+  app::LiveGpus gpus = app::open_live_gpus(o.backend, o.gpus);
   const exporter::ExportLabels labels = labels_for(gpus);
 
   exporter::LatestValues latest(gpus.identities);
@@ -58,7 +58,7 @@ int run_serve(const ServeOptions& o) {
   const exporter::Exposition push_exposition(exporter::Naming::Gpuscope, labels, gpus.identities);
   std::unique_ptr<exporter::Pusher> pusher;
   // serve's samples exist nowhere else: what cannot be delivered at the end is saved to a file.
-  if (o.push.enabled()) pusher = make_pusher(o.push, push_exposition, true);
+  if (o.push.enabled()) pusher = app::make_pusher(o.push, push_exposition, true);
 
   exporter::MetricsServer server(*address, cache);
   server.start();  // fails here, before sampling, when the port is taken
@@ -82,7 +82,7 @@ int run_serve(const ServeOptions& o) {
   fmt::print(stderr, "gpuscope: stopping\n");
   server.stop();
   sampler.stop();
-  if (pusher) report_push(pusher->finish(std::chrono::seconds(5)), o.push);
+  if (pusher) app::report_push(pusher->finish(std::chrono::seconds(5)), o.push);
   return 0;
 }
 

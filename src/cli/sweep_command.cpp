@@ -2,14 +2,14 @@
 // each, recommend the best, and put the GPUs back as they were (docs/sweep.md).
 #include <memory>
 
+#include "app/sweep_options.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
-#include "cli/sweep_options.hpp"
 
 namespace gpuscope::cli {
 
 Command add_sweep_command(CLI::App& parent) {
-  auto o = std::make_shared<SweepOptions>();
+  auto o = std::make_shared<app::SweepOptions>();
   CLI::App* app = parent.add_subcommand(
       "sweep", "Run a command under several power limits and recommend the most efficient one");
   app->footer(
@@ -79,7 +79,7 @@ Command add_sweep_command(CLI::App& parent) {
   app->add_flag("-q,--quiet", o->quiet, "No plan and no progress on stderr");
   app->add_option("command", o->command, "The command to run, after --")->type_name("CMD ARGS");
   app->positionals_at_end(false);
-  return {app, [o] { return run_sweep(*o); }};
+  return {app, [o] { return app::run_sweep(*o); }};
 }
 
 }  // namespace gpuscope::cli

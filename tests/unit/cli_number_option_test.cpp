@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/number_option.hpp"
+#include "util/number_text.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -24,7 +25,7 @@ TEST(NumberOption, ParsesOnlyWholeFiniteNumbers) {
       {"0x10", {}}, {"1,5", {}},  {"--", {}},     {"1e", {}},    {".", {}},        {"١", {}},
   };
   for (const TextCase& c : cases) {
-    EXPECT_EQ(parse_finite_number(c.text), c.value) << "'" << c.text << "'";
+    EXPECT_EQ(util::parse_finite_number(c.text), c.value) << "'" << c.text << "'";
   }
 }
 

@@ -1,0 +1,61 @@
+#include "app/push.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "export/curl_transport.hpp"
+#include "export/push_auth.hpp"
+#include "export/push_url.hpp"
+
+namespace gpuscope::app {
+
+std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& o,
+                                              const exporter::Exposition& exposition,
+                                              bool save_undelivered) {
+  auto target = exporter::parse_push_url(o.url);
+  if (!target) throw target.error();
+  auto auth = exporter::load_push_auth(o.auth_file, [](const std::string& name) {
+    const char* value = std::getenv(name.c_str());
+    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+  });
+  if (!auth) throw auth.error();
+  if (o.batch_ms < 10 || o.retry_max_ms < 10) {
+    throw Error::usage("--push-batch-ms and --push-retry-max-ms must be at least 10");
+  }
+  exporter::PusherOptions options;
+  options.batch_interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.batch_ms));
+  options.backoff_max = std::chrono::milliseconds(static_cast<std::int64_t>(o.retry_max_ms));
+  options.backoff_initial = std::min(options.backoff_initial, options.backoff_max);
+  options.buffer.spill_dir = o.spill_dir;
+  options.save_undelivered = save_undelivered;
+  return std::make_unique<exporter::Pusher>(
+      std::make_unique<exporter::CurlTransport>(target->url, *auth), exposition, options,
+      [](const std::string& line) { fmt::print(stderr, "gpuscope: {}\n", line); });
+}
+
+void report_push(const exporter::PushSummary& s, const PushOptions& o) {
+  if (s.lines_saved > 0) {
+    fmt::print(stderr,
+               "gpuscope: warning: push: {} samples could not be delivered to {} before gpuscope "
+               "stopped ({} delivered); they are saved in {}: send them when the server is back "
+               "with: curl --data-binary @{} {}\n",
+               s.lines_saved, o.url, s.lines_sent, s.saved_file.string(), s.saved_file.string(),
+               s.destination);
+  }
+  if (s.lines_pending > 0) {
+    fmt::print(stderr,
+               "gpuscope: warning: push: {} samples could not be delivered to {} before gpuscope "
+               "stopped ({} delivered)\n",
+               s.lines_pending, o.url, s.lines_sent);
+  }
+  if (s.lines_dropped > 0) {
+    fmt::print(stderr,
+               "gpuscope: warning: push: {} samples were dropped (see the messages above)\n",
+               s.lines_dropped);
+  }
+}
+
+}  // namespace gpuscope::app
