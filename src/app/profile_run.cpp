@@ -10,6 +10,7 @@
 
 #include "app/kernel_tracing.hpp"
 #include "app/profile_live.hpp"
+#include "app/profiled_run.hpp"
 #include "app/progress.hpp"
 #include "app/run_context.hpp"
 #include "app/run_sink.hpp"
@@ -128,69 +129,60 @@ int run_profile(const ProfileOptions& o) {
   std::optional<KernelTracing> tracing;  // --trace-kernels
   if (o.trace_kernels) tracing = prepare_kernel_tracing(path, o.force);
 
-  std::vector<std::string> notes = selection.notes;
-  std::vector<collect::DeviceReader> readers;
   std::vector<DeviceDescription> sampled;
-  for (unsigned index : selection.indices) {
-    readers.emplace_back(session.device(index), notes);
-    sampled.push_back(system.devices.at(index));
-  }
-  for (const auto& note : notes) fmt::print(stderr, "gpuscope: {}\n", note);
+  for (unsigned index : selection.indices) sampled.push_back(system.devices.at(index));
+
+  for (const auto& note : selection.notes) fmt::print(stderr, "gpuscope: {}\n", note);
 
   ProfileLive live(o, info, sampled);  // --live, --push: checked before anything is written
-  std::unique_ptr<store::RunWriter> writer;
+  ProfiledRunSetup setup;
+  setup.session = &session;
+  setup.indices = selection.indices;
+  setup.devices = sampled;
+  setup.info = info;
+  setup.output = path;
+  setup.force = o.force;
+  setup.writer.flush_interval = milliseconds(static_cast<std::int64_t>(o.flush_ms));
+  setup.sampler = {
+      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
+      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms))};
+  setup.verbose = o.verbose;
+  std::unique_ptr<ProfiledRun> run;
   try {
-    store::WriterOptions writer_options;
-    writer_options.flush_interval = milliseconds(static_cast<std::int64_t>(o.flush_ms));
-    writer = store::RunWriter::create(path, o.force, info, sampled, writer_options);
+    run = std::make_unique<ProfiledRun>(std::move(setup));
   } catch (const Error& e) {
     // Nothing has started yet: a bad output is bad input, reported as such.
     throw Error::usage(e.summary(), e.reason(), e.hint());
   }
+  for (const auto& note : run->notes()) fmt::print(stderr, "gpuscope: {}\n", note);
 
-  RunSink run_sink(*writer, sampled.size(), o.verbose, info.start_mono_ns);
+  RunSink& run_sink = run->sink();
   collect::SampleSink& sink = live.sink(run_sink);
-  collect::SamplerOptions sampler_options{
-      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
-      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms))};
-  collect::Sampler sampler(std::move(readers), sampler_options, sink);
-  sampler.start();
   live.start();
-
   Progress progress(o.quiet || o.live, info.start_mono_ns, sampled.size(), path.string());
   progress.started();
   launch::JobCallbacks callbacks;
-  callbacks.on_output = [&writer](const OutputLine& line) { writer->push(line); };
-  callbacks.on_event = [&sink](const Event& event) { sink.on_event(event); };
   callbacks.on_tick = [&] {
     if (live.live()) live.draw();
     progress.tick(run_sink.samples(), run_sink.total_power_w());
   };
   callbacks.tick_interval = milliseconds(1000);
-
-  launch::JobResult result;
   launch::LaunchOptions job_opts = launch_opts;
   if (tracing) {
     for (auto& [name, value] : tracing_environment(*tracing)) job_opts.extra_env[name] = value;
   }
-  if (auto job = launch::Job::start(job_opts)) {
-    result = job->wait(callbacks);
-  } else {
-    result = launch::not_started(job.error());
-  }
-  sampler.stop();
+  const launch::JobResult result = run->run(job_opts, sink, callbacks);
   progress.finished();
 
-  RunEnd end = run_end(result, sampler.stats());
+  RunEnd end = run->end(result);
   live.finish(end);
-  const std::vector<std::string> storage_problems = writer->finish(end);
-  end.problems.insert(end.problems.end(), storage_problems.begin(), storage_problems.end());
+  run->store_end(end);
   if (tracing && result.status == RunStatus::NotStarted) {
     std::error_code ignored;
     std::filesystem::remove(tracing->dir, ignored);  // empty: no process ever ran
   } else if (tracing) {
     const auto trace_problems =
-        import_kernel_trace(*tracing, path, writer->run_id(), sampled,
+        import_kernel_trace(*tracing, path, run->writer().run_id(), sampled,
                             info.start_wall_ns - info.start_mono_ns, o.quiet);
     end.problems.insert(end.problems.end(), trace_problems.begin(), trace_problems.end());
   }

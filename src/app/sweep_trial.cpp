@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "analyze/work_units.hpp"
+#include "app/profiled_run.hpp"
 #include "app/run_context.hpp"
 #include "app/run_sink.hpp"
 #include "app/sweep_options.hpp"
@@ -198,18 +199,18 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   info.start_wall_ns = wall_now_ns();
   info.start_mono_ns = mono_now_ns();
 
-  std::vector<std::string> notes;
-  std::vector<collect::DeviceReader> readers;
-  for (unsigned index : setup.indices) readers.emplace_back(setup.session->device(index), notes);
-
-  auto writer = store::RunWriter::create(db, true, info, setup.devices);
-  RunSink run_sink(*writer, setup.devices.size(), false, info.start_mono_ns);
-  TrialSink sink(run_sink, setup.indices);
-  collect::SamplerOptions sampler_options{
+  ProfiledRunSetup run_setup;
+  run_setup.session = setup.session;
+  run_setup.indices = setup.indices;
+  run_setup.devices = setup.devices;
+  run_setup.info = info;
+  run_setup.output = db;
+  run_setup.force = true;  // the sweep's own folder of trial databases
+  run_setup.sampler = {
       duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
       nanoseconds(0)};
-  collect::Sampler sampler(std::move(readers), sampler_options, sink);
-  sampler.start();
+  ProfiledRun run(std::move(run_setup));
+  TrialSink sink(run.sink(), setup.indices);
 
   launch::LaunchOptions launch_options;
   launch_options.argv = o.command;
@@ -242,8 +243,7 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   };
 
   launch::JobCallbacks callbacks;
-  callbacks.on_output = [&](const OutputLine& line) {
-    writer->push(line);
+  callbacks.on_output = [&](const OutputLine& line) {  // after the line is stored
     if (ended) return;
     std::smatch match;
     if (setup.window_begin && !begun) {
@@ -271,27 +271,19 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
       end_ns = marker_at(match, line, "--window-end");
     }
   };
-  callbacks.on_event = [&](const Event& event) {
-    sink.on_event(event);
+  callbacks.on_event = [&](const Event& event) {  // after `sink` has it
     if (event.kind == "signal" && !interrupt) interrupt = signal_from_detail(event.detail);
   };
   callbacks.on_tick = [&] { energy.read(); };
   callbacks.tick_interval = milliseconds(warmup_ns > 0 || markers ? 20 : 1000);
 
-  launch::JobResult result;
   energy.read();
-  if (auto job = launch::Job::start(launch_options)) {
-    job_start_mono = job->start_mono_ns();
-    result = job->wait(callbacks);
-  } else {
-    result = launch::not_started(job.error());
-  }
+  const launch::JobResult result =
+      run.run(launch_options, sink, callbacks, [&](std::int64_t start) { job_start_mono = start; });
   energy.read();
   const std::int64_t end_mono = result.end_mono_ns != 0 ? result.end_mono_ns : mono_now_ns();
-  sampler.stop();
-  RunEnd end = run_end(result, sampler.stats());
-  const auto storage_problems = writer->finish(end);
-  for (const auto& p : storage_problems) fmt::print(stderr, "gpuscope: {}\n", p);
+  RunEnd end = run.end(result);
+  for (const auto& p : run.store_end(end)) fmt::print(stderr, "gpuscope: {}\n", p);
 
   TrialEnd out;
   out.exit_code = result.exit_code;

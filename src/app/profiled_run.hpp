@@ -1,0 +1,78 @@
+// The one lifecycle of a sampled job, shared by `gpuscope profile` and by every trial of
+// `gpuscope sweep`: probe the GPUs, create the run database, start the sampler, run the job with
+// its output and events recorded, stop the sampler, and store how the run ended. What differs
+// between the two (the live view, the progress line, kernel tracing; a sweep's measured window
+// and energy readings) plugs in through the sink and the job callbacks.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/run_sink.hpp"
+#include "collect/device_reader.hpp"
+#include "collect/sampler.hpp"
+#include "core/device_description.hpp"
+#include "core/run.hpp"
+#include "launch/job.hpp"
+#include "nvml/session.hpp"
+#include "store/run_writer.hpp"
+
+namespace gpuscope::app {
+
+struct ProfiledRunSetup {
+  const nvml::Session* session = nullptr;
+  std::vector<unsigned> indices;           // the GPUs to sample
+  std::vector<DeviceDescription> devices;  // their descriptions, in the same order
+  RunInfo info;                            // the run as stored (start times included)
+  std::filesystem::path output;            // the run database
+  bool force = false;                      // replace an existing regular file
+  store::WriterOptions writer;
+  collect::SamplerOptions sampler;
+  bool verbose = false;  // -v: every sample on stderr
+};
+
+class ProfiledRun {
+ public:
+  // Probes the GPUs and creates the run database; throws Error when it cannot be made.
+  explicit ProfiledRun(ProfiledRunSetup setup);
+  ~ProfiledRun();
+  ProfiledRun(const ProfiledRun&) = delete;
+  ProfiledRun& operator=(const ProfiledRun&) = delete;
+
+  // What probing the GPUs found that the user should know (metric groups a GPU lacks).
+  const std::vector<std::string>& notes() const { return notes_; }
+  const ProfiledRunSetup& setup() const { return setup_; }
+  store::RunWriter& writer() { return *writer_; }
+  // The run's own sink: every row to the database, the latest power for the progress line.
+  RunSink& sink() { return *sink_; }
+
+  // Samples into `sink` (which must pass every row on to sink(), as a wrapping sink does) while
+  // the job runs. Each output line is stored, then given to callbacks.on_output; each event goes
+  // to `sink`, then to callbacks.on_event. `on_job_started` gets the job's start on the monotonic
+  // clock. Returns how the job ended (NotStarted when it could not be spawned); never throws
+  // for what the job does. Once only.
+  launch::JobResult run(const launch::LaunchOptions& launch, collect::SampleSink& sink,
+                        launch::JobCallbacks callbacks,
+                        const std::function<void(std::int64_t)>& on_job_started = {});
+
+  // How the run ended, from the job's result and the sampler's statistics (after run()).
+  RunEnd end(const launch::JobResult& result) const;
+  // Stores `end` and closes the database; the storage problems are added to end.problems and
+  // returned.
+  std::vector<std::string> store_end(RunEnd& end);
+
+ private:
+  ProfiledRunSetup setup_;
+  std::vector<std::string> notes_;
+  std::vector<collect::DeviceReader> readers_;
+  std::unique_ptr<store::RunWriter> writer_;
+  std::unique_ptr<RunSink> sink_;
+  collect::SamplerStats stats_;
+  bool ran_ = false;
+};
+
+}  // namespace gpuscope::app

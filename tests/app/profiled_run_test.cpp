@@ -1,0 +1,139 @@
+// The one lifecycle of a sampled job (profile and every sweep trial), driven without the
+// command line against the simulated driver: what it stores, in which order the hooks run, and
+// how a job that cannot start ends.
+#include "app/profiled_run.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "launch/signals.hpp"
+#include "nvml/library.hpp"
+#include "support/sql.hpp"
+#include "unit/sim_env.hpp"
+
+namespace gpuscope::app {
+namespace {
+
+using testing::SimEnvironment;
+
+// Counts what passes through on its way to the run's own sink, as the live view and a sweep
+// trial's sink do.
+class CountingSink : public collect::SampleSink {
+ public:
+  explicit CountingSink(collect::SampleSink& inner) : inner_(inner) {}
+  void on_sample(const SampleRow& row) override {
+    inner_.on_sample(row);
+    std::lock_guard lock(mutex_);
+    ++samples;
+  }
+  void on_power(const PowerRow& row) override { inner_.on_power(row); }
+  void on_event(const Event& event) override {
+    inner_.on_event(event);
+    std::lock_guard lock(mutex_);
+    events.push_back(event.kind);
+  }
+  std::mutex mutex_;
+  int samples = 0;
+  std::vector<std::string> events;
+
+ private:
+  collect::SampleSink& inner_;
+};
+
+struct Fixture {
+  explicit Fixture(const std::string& scenario)
+      : signals(),
+        env(SimEnvironment::shipped(scenario)),
+        session(nvml::Library::open({GPUSCOPE_TEST_SIM_LIBRARY, true})) {}
+
+  ProfiledRunSetup setup(std::vector<unsigned> indices) {
+    ProfiledRunSetup s;
+    s.session = &session;
+    s.indices = indices;
+    for (unsigned i : indices) {
+      DeviceDescription d;
+      d.index = i;
+      s.devices.push_back(d);
+    }
+    s.info.command = {"test"};
+    s.info.host = "node0";
+    s.info.start_wall_ns = wall_now_ns();
+    s.info.start_mono_ns = mono_now_ns();
+    s.info.sampling_interval_ns = 20'000'000;
+    s.output = db;
+    s.sampler.interval = std::chrono::milliseconds(20);
+    return s;
+  }
+
+  launch::SignalGuard signals;  // first, before the sampler starts a thread
+  SimEnvironment env;
+  nvml::Session session;
+  testing::TempDir dir;
+  std::string db = dir.file("run.db");
+};
+
+TEST(ProfiledRun, StoresSamplesOutputAndTheEndOfTheJob) {
+  Fixture f("h100x4-straggler");
+  ProfiledRun run(f.setup({1, 3}));
+  CountingSink sink(run.sink());
+  launch::LaunchOptions launch;
+  launch.argv = {"/bin/sh", "-c", "echo first; sleep 0.3; echo second >&2; exit 3"};
+  launch.capture_output = true;
+  launch::JobCallbacks callbacks;
+  std::vector<std::string> lines;
+  callbacks.on_output = [&](const OutputLine& line) { lines.push_back(line.text); };
+  std::int64_t started = 0;
+  const auto result = run.run(launch, sink, callbacks, [&](std::int64_t t) { started = t; });
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_GT(started, 0);
+  EXPECT_EQ(lines, (std::vector<std::string>{"first", "second"}));
+  EXPECT_GT(sink.samples, 4) << "two GPUs sampled at 50 Hz for 0.3 s";
+  EXPECT_FALSE(sink.events.empty()) << "the job's start reaches the sink";
+
+  RunEnd end = run.end(result);
+  EXPECT_EQ(end.exit_code, 3);
+  EXPECT_TRUE(run.store_end(end).empty());
+
+  using testing::number;
+  using testing::scalar;
+  EXPECT_EQ(scalar(f.db, "SELECT status FROM runs"), "finished");
+  EXPECT_EQ(number(f.db, "SELECT exit_code FROM runs"), 3);
+  EXPECT_EQ(number(f.db, "SELECT count(*) FROM output"), 2);
+  EXPECT_EQ(scalar(f.db, "SELECT line FROM output WHERE stream = 'stderr'"), "second");
+  EXPECT_EQ(number(f.db, "SELECT count(DISTINCT device_index) FROM samples"), 2);
+  EXPECT_EQ(number(f.db, "SELECT count(*) FROM samples WHERE device_index NOT IN (1, 3)"), 0);
+  EXPECT_EQ(number(f.db, "SELECT count(*) FROM samples"), sink.samples);
+}
+
+TEST(ProfiledRun, AJobThatCannotStartIsStoredAsNotStarted) {
+  Fixture f("h100");
+  ProfiledRun run(f.setup({0}));
+  launch::LaunchOptions launch;
+  launch.argv = {"/nonexistent/gpuscope-test-command"};
+  bool started = false;
+  const auto result = run.run(launch, run.sink(), {}, [&](std::int64_t) { started = true; });
+  EXPECT_FALSE(started);
+  EXPECT_EQ(result.status, RunStatus::NotStarted);
+  EXPECT_EQ(result.exit_code, 127);
+  RunEnd end = run.end(result);
+  run.store_end(end);
+  EXPECT_EQ(testing::scalar(f.db, "SELECT status FROM runs"), "not_started");
+}
+
+TEST(ProfiledRun, AnExistingFileIsKeptWithoutForce) {
+  Fixture f("h100");
+  { ProfiledRun first(f.setup({0})); }
+  EXPECT_THROW(ProfiledRun second(f.setup({0})), Error);
+  auto forced = f.setup({0});
+  forced.force = true;
+  EXPECT_NO_THROW(ProfiledRun third(std::move(forced)));
+}
+
+}  // namespace
+}  // namespace gpuscope::app
