@@ -21,7 +21,10 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "report/analysis_view.hpp"
+#include "store/run_codec.hpp"
 #include "store/run_reader.hpp"
+#include "util/command_line.hpp"
+#include "util/ordered_parallel.hpp"
 #include "util/output_file.hpp"
 
 namespace gpuscope::app {
@@ -240,28 +243,6 @@ void refuse_duplicate_run(std::vector<RunIdentity>& seen, const store::StoredRun
   seen.push_back(std::move(identity));
 }
 
-std::string command_line(const std::vector<std::string>& argv) {
-  std::string text;
-  for (const auto& a : argv) text += (text.empty() ? "" : " ") + a;
-  return text;
-}
-
-std::string status_word(RunStatus status) {
-  switch (status) {
-    case RunStatus::Running:
-      return "running";
-    case RunStatus::Finished:
-      return "finished";
-    case RunStatus::Signaled:
-      return "signaled";
-    case RunStatus::TimedOut:
-      return "timed_out";
-    case RunStatus::NotStarted:
-      return "not_started";
-  }
-  return "unknown";
-}
-
 GpuKey key_of(const Source& source, const RunMeta& meta, unsigned device_index) {
   GpuKey key;
   key.run_id = static_cast<std::int64_t>(source.meta);
@@ -315,80 +296,6 @@ class WorkerReader {
   std::unique_ptr<store::RunReader> reader_;
 };
 
-// Runs produce(job, worker, result) for jobs 0..n−1 on `workers` threads and hands each result to
-// consume(result) on the calling thread in job order, so the analysis sees exactly the sequence
-// a single cursor would give. At most `slots` results exist at once (memory stays bounded by
-// the slot count, not the job count). The first exception, a worker's or consume's, is rethrown.
-template <typename Result, typename Produce, typename Consume>
-void ordered_parallel(std::size_t jobs, unsigned workers, std::size_t slots, Produce produce,
-                      Consume consume) {
-  struct Slot {
-    Result result;
-    std::size_t job = 0;
-    bool ready = false;
-  };
-  std::vector<Slot> ring(slots);
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::size_t next_job = 0, consumed = 0;
-  bool stop = false;
-  std::exception_ptr failure;
-  auto fail = [&] {
-    const std::lock_guard lock(mutex);
-    if (!failure) failure = std::current_exception();
-    stop = true;
-    changed.notify_all();
-  };
-  auto work = [&](unsigned worker) {
-    for (;;) {
-      std::size_t job = 0;
-      {
-        std::unique_lock lock(mutex);
-        if (stop || next_job >= jobs) return;
-        job = next_job++;
-        changed.wait(lock, [&] { return stop || job < consumed + slots; });  // its slot is free
-        if (stop) return;
-      }
-      Slot& slot = ring[job % slots];
-      try {
-        produce(job, worker, slot.result);
-      } catch (...) {
-        fail();
-        return;
-      }
-      {
-        const std::lock_guard lock(mutex);
-        slot.job = job;
-        slot.ready = true;
-      }
-      changed.notify_all();
-    }
-  };
-  std::vector<std::jthread> threads;
-  for (unsigned w = 0; w < workers; ++w) threads.emplace_back(work, w);
-  try {
-    for (std::size_t job = 0; job < jobs; ++job) {
-      Slot& slot = ring[job % slots];
-      {
-        std::unique_lock lock(mutex);
-        changed.wait(lock, [&] { return stop || (slot.ready && slot.job == job); });
-        if (stop) break;
-      }
-      consume(slot.result);
-      {
-        const std::lock_guard lock(mutex);
-        slot.ready = false;
-        ++consumed;
-      }
-      changed.notify_all();
-    }
-  } catch (...) {
-    fail();
-  }
-  threads.clear();  // joins
-  if (failure) std::rethrow_exception(failure);
-}
-
 // Reading and the per-GPU analysis run on two worker threads, which keep both cores of a small
 // machine busy; this thread only merges their results in order.
 unsigned reader_threads() {
@@ -408,7 +315,7 @@ void feed_activity(Analyzer& analyzer, const std::vector<DeviceJob>& jobs,
   const std::int64_t t0 = analyzer.t0_wall_ns();
   std::vector<WorkerReader> readers(reader_threads());
   std::vector<store::SampleColumns> buffers(reader_threads());
-  ordered_parallel<ActivitySeries>(
+  util::ordered_parallel<ActivitySeries>(
       jobs.size(), reader_threads(), 2 * reader_threads(),
       [&](std::size_t j, unsigned worker, ActivitySeries& out) {
         const DeviceJob& job = jobs[j];
@@ -496,7 +403,7 @@ void feed_devices(Analyzer& analyzer, const std::vector<DeviceJob>& jobs,
   std::vector<WorkerReader> readers(reader_threads());
   std::vector<store::SampleColumns> buffers(reader_threads());
   std::vector<DeviceSeries> series(reader_threads());
-  ordered_parallel<analyze::PreparedDevice>(
+  util::ordered_parallel<analyze::PreparedDevice>(
       jobs.size(), reader_threads(), 2 * reader_threads(),
       [&](std::size_t j, unsigned worker, analyze::PreparedDevice& out) {
         const DeviceJob& job = jobs[j];
@@ -715,11 +622,11 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
       meta.host = run.info.host;
       meta.rank = run.info.slurm.rank;
       meta.label = run.info.label;
-      meta.command_line = command_line(run.info.command);
+      meta.command_line = util::shell_command_line(run.info.command);
       meta.start_wall_ns = run.info.start_wall_ns;
       meta.end_wall_ns = run.end.end_wall_ns;
       meta.sampling_interval_s = static_cast<double>(run.info.sampling_interval_ns) / 1e9;
-      meta.status = status_word(run.end.status);
+      meta.status = std::string(store::status_text(run.end.status));
       meta.exit_code = run.end.exit_code;
       meta.scenario = run.info.scenario;
       const std::int64_t run_samples = reader->count_samples({run.run_id, std::nullopt});

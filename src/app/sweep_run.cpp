@@ -28,6 +28,7 @@
 #include "sweep/restore_record.hpp"
 #include "sweep/selection.hpp"
 #include "sweep/window.hpp"
+#include "util/command_line.hpp"
 #include "util/number_text.hpp"
 
 namespace gpuscope::app {
@@ -141,7 +142,7 @@ void print_plan(std::FILE* to, const SweepOptions& o, Knob knob,
              knob == Knob::PowerLimit ? "power limit" : "locked SM clock", gpus);
   fmt::print(to, "  settings   {}\n", settings);
   fmt::print(to, "  trials     {} settings × {} repeat{} = {} runs of: {}\n", plan.size(), o.repeat,
-             o.repeat == 1 ? "" : "s", trials, fmt::join(o.command, " "));
+             o.repeat == 1 ? "" : "s", trials, util::shell_command_line(o.command));
   if (knob == Knob::PowerLimit) {
     fmt::print(to, "  range      {:g}–{:g} W (default {:g} W)\n", limits.min, limits.max,
                limits.baseline);

@@ -15,16 +15,6 @@ constexpr std::array<std::pair<RunStatus, std::string_view>, 5> kStatusWords = {
     {RunStatus::NotStarted, "not_started"},
 }};
 
-bool needs_quoting(const std::string& word) {
-  if (word.empty()) return true;
-  for (char c : word) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                       std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
-    if (!plain) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::string_view status_text(RunStatus status) {
@@ -56,27 +46,6 @@ std::vector<std::string> from_json_array(const std::string& text) {
   if (!json.is_array()) return out;
   for (const auto& item : json) {
     if (item.is_string()) out.push_back(item.get<std::string>());
-  }
-  return out;
-}
-
-std::string shell_command_line(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& word : argv) {
-    if (!out.empty()) out += ' ';
-    if (!needs_quoting(word)) {
-      out += word;
-      continue;
-    }
-    out += '\'';
-    for (char c : word) {
-      if (c == '\'') {
-        out += "'\\''";
-      } else {
-        out += c;
-      }
-    }
-    out += '\'';
   }
   return out;
 }

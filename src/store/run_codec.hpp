@@ -1,5 +1,6 @@
-// How run metadata is spelled in the database: status words, JSON arrays, the command line for
-// people, device capabilities. Shared by the writer, the reader and merge.
+// How run metadata is spelled in the database: status words, JSON arrays, device capabilities
+// (the command line for people is util/command_line.hpp). Shared by the writer, the reader and
+// merge.
 #pragma once
 
 #include <optional>
@@ -23,9 +24,6 @@ std::string_view stream_text(OutputStream stream);
 // ["a","b"] and back; a malformed or non-array text reads as an empty list.
 std::string to_json_array(const std::vector<std::string>& items);
 std::vector<std::string> from_json_array(const std::string& text);
-
-// The command as a person would type it: words with shell metacharacters single-quoted.
-std::string shell_command_line(const std::vector<std::string>& argv);
 
 // [{"key":..,"label":..,"supported":..,"detail":..}] and back.
 std::string capabilities_json(const std::vector<Capability>& capabilities);

@@ -7,6 +7,7 @@
 #include "store/run_codec.hpp"
 #include "store/schema.hpp"
 #include "store/time_text.hpp"
+#include "util/command_line.hpp"
 
 namespace gpuscope::store {
 namespace {
@@ -67,7 +68,7 @@ std::optional<unsigned> opt_unsigned(const Statement& row, int index) {
 std::int64_t insert_run(Database& db, const RunInfo& run) {
   Statement stmt = db.prepare(insert_sql("runs", run_columns()));
   const auto command = to_json_array(run.command);
-  const auto command_line = shell_command_line(run.command);
+  const auto command_line = util::shell_command_line(run.command);
   const auto start_time = iso8601(run.start_wall_ns);
   bind(stmt, "run_id", std::optional<std::int64_t>());  // SQLite assigns the next id
   bind(stmt, "command", command);
