@@ -19,7 +19,7 @@ struct GridRegion {
   int year;
 };
 
-// Yearly grid averages (../shared/REFERENCE.md §3: Our World in Data / Ember 2023, as CodeCarbon
+// Yearly grid averages (docs/analysis.md §8: Our World in Data / Ember 2023, as CodeCarbon
 // uses; world 475 from the IEA, CodeCarbon's fallback). The UK has two rows: "GB" is the
 // OWID/Ember figure, like every other country, and "GB-NESO" the 2023 average of the UK
 // Carbon Intensity API (NESO) that iris-gpubench uses. "UK" is accepted for GB and "UK-NESO"

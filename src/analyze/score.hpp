@@ -6,7 +6,7 @@
 
 namespace gpuscope::analyze {
 
-// Fitted parameters (../shared/REFERENCE.md §2, from gssr).
+// Fitted parameters (docs/analysis.md §4, from gssr).
 struct ScoreParameters {
   double alpha = 24.021653821773356;
   double beta = 3.093540559022677;

@@ -1,5 +1,5 @@
 // The exported name, type, help and unit scale of every catalog metric, in gpuscope's own
-// naming (`gpuscope_<what>_<unit>`, base units, REFERENCE §4 / Prometheus conventions) and in
+// naming (`gpuscope_<what>_<unit>`, base units, Prometheus conventions; docs/exporters.md) and in
 // dcgm-exporter's (`DCGM_FI_DEV_POWER_USAGE`, ...) so dashboards written for it work unchanged.
 #pragma once
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Fails when a source file or header includes a gpuscope folder its layer may not use
+# (ARCHITECTURE.md, "Layers and the dependency rule"). The libraries' link dependencies catch a
+# wrong call at link time; this catches a wrong include, headers and inline code included, at
+# test time. Each line: a folder and the folders its files may include.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+declare -A allowed=(
+  [src/util]="util"
+  [src/core]="core util"
+  [src/nvml]="nvml core util"
+  [src/collect]="collect nvml core util"
+  [src/launch]="launch core util"
+  [src/slurm]="slurm core util"
+  [src/store]="store core util"
+  [src/analyze]="analyze core util"
+  [src/report]="report analyze core util"
+  [src/export]="export collect nvml core util"
+  [src/sweep]="sweep core util"
+  [src/kernels]="kernels store core util"
+  [src/trace]="trace kernels store core util"
+  [src/app]="app collect launch slurm store analyze report export sweep kernels trace nvml core util"
+  [src/cli]="cli app collect launch slurm store analyze report export sweep kernels trace nvml core util"
+  [sim]="sim nvml util"
+)
+
+bad=0
+checked=0
+for folder in "${!allowed[@]}"; do
+  [ -d "$folder" ] || continue
+  while IFS= read -r -d '' file; do
+    checked=$((checked + 1))
+    while IFS= read -r line; do
+      target=${line#*\"}
+      target=${target%%/*}
+      case " ${allowed[$folder]} " in
+        *" $target "*) ;;
+        *)
+          echo "$file: includes \"$target/...\", which $folder/ may not use (ARCHITECTURE.md)" >&2
+          bad=$((bad + 1))
+          ;;
+      esac
+    done < <(grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[a-z_]+/' "$file" || true)
+  done < <(find "$folder" -name '*.cpp' -o -name '*.hpp' -o -name '*.hpp.in' | tr '\n' '\0')
+done
+# Folders of src/ that the table does not know would escape the check.
+for dir in src/*/; do
+  dir=${dir%/}
+  if [ -z "${allowed[$dir]+x}" ]; then
+    echo "$dir: not in scripts/check-includes.sh's table; add its layer" >&2
+    bad=$((bad + 1))
+  fi
+done
+if [ "$bad" -gt 0 ]; then
+  echo "includes: $bad wrong include(s)" >&2
+  exit 1
+fi
+echo "includes: $checked files follow the layers"
