@@ -212,6 +212,181 @@ void write_database(const SweepOptions& o, sweep::SweepRecord& record,
   store::write_sweep_tables(output, record);
 }
 
+// The options turned into what the sweep runs on: checked before any GPU is touched.
+struct SweepInputs {
+  Knob knob = Knob::PowerLimit;
+  std::vector<double> values;
+  double max_slowdown = 0;
+  std::optional<std::regex> work_regex, window_begin, window_end;
+};
+
+SweepInputs parse_inputs(const SweepOptions& o) {
+  SweepInputs in;
+  in.knob = o.power_limits.empty() ? Knob::SmClock : Knob::PowerLimit;
+  const std::string option = in.knob == Knob::PowerLimit ? "--power-limits" : "--clocks";
+  in.values =
+      sweep::parse_settings(in.knob == Knob::PowerLimit ? o.power_limits : o.clocks, option);
+  in.max_slowdown = parse_slowdown(o.max_slowdown);
+  if (!o.work_regex.empty()) in.work_regex = analyze::compile_work_regex(o.work_regex);
+  if (!o.window_begin.empty()) {
+    in.window_begin = sweep::compile_marker(o.window_begin, "--window-begin");
+  }
+  if (!o.window_end.empty()) in.window_end = sweep::compile_marker(o.window_end, "--window-end");
+  return in;
+}
+
+// The sweep as it will be stored, its restore record included (absolute paths: `sweep
+// --restore` may run from any folder, and after a reboot).
+sweep::SweepRecord make_record(const SweepOptions& o, const SweepInputs& in,
+                               const std::vector<unsigned>& indices,
+                               const std::vector<sweep::Setting>& plan,
+                               const SettingLimits& limits) {
+  sweep::SweepRecord record;
+  record.knob = in.knob;
+  record.command = o.command;
+  record.gpus = indices;
+  record.repeat = o.repeat;
+  record.warmup_s = o.warmup_s;
+  record.max_slowdown = in.max_slowdown;
+  record.eta = o.eta;
+  record.p_max_w = limits.p_max_w;
+  record.work_source = !o.work_regex.empty()
+                           ? "regex: " + o.work_regex
+                           : (o.work_units ? fmt::format("units: {:g}", *o.work_units) : "");
+  record.window_begin = o.window_begin;
+  record.window_end = o.window_end;
+  record.start_unix_ns = wall_now_ns();
+  record.plan = plan;
+  record.trials = sweep::plan_trials(plan, o.repeat);
+  record.notes = limits.notes;
+  record.restore.created_unix_ns = wall_now_ns();
+  record.restore.pid = getpid();
+  record.restore.host = short_host_name();
+  record.restore.output = fs::absolute(o.output).string();
+  if (!o.backend.simulate.empty()) {
+    record.restore.simulate = fs::absolute(collect::resolve_scenario(o.backend.simulate)).string();
+  }
+  record.restore.nvml_library = o.backend.nvml_library.find('/') == std::string::npos
+                                    ? o.backend.nvml_library  // a soname: dlopen searches for it
+                                    : fs::absolute(o.backend.nvml_library).string();
+  record.restore.gpus = limits.now;
+  return record;
+}
+
+TrialSetup make_trial_setup(const SweepOptions& o, const SweepInputs& in,
+                            const nvml::Session& session, const std::vector<unsigned>& indices,
+                            const SystemDescription& system) {
+  TrialSetup setup;
+  setup.options = &o;
+  setup.session = &session;
+  setup.indices = indices;
+  for (unsigned i : indices) setup.devices.push_back(system.devices.at(i));
+  setup.run_template.command = o.command;
+  setup.run_template.host = short_host_name();
+  setup.run_template.user = user_name();
+  setup.run_template.tool_version = kVersion;
+  setup.run_template.sampling_interval_ns = static_cast<std::int64_t>(o.sampling_ms * 1e6);
+  if (!o.backend.simulate.empty()) setup.run_template.scenario = o.backend.simulate;
+  setup.run_template.driver_version = system.driver_version;
+  setup.work_regex = in.work_regex;
+  setup.window_begin = in.window_begin;
+  setup.window_end = in.window_end;
+  setup.knob = in.knob;
+  return setup;
+}
+
+// How the trials ended: the sweep's status and exit code, and the trials' run databases.
+struct TrialsEnd {
+  std::string status = "finished";
+  int exit_code = 0;
+  std::vector<fs::path> files;
+};
+
+TrialsEnd run_trials(const SweepOptions& o, const TrialSetup& setup, const SettingLimits& limits,
+                     sweep::SweepRecord& record, const fs::path& trials_dir) {
+  TrialsEnd out;
+  const Knob knob = setup.knob;
+  std::optional<int> interrupt;
+  const std::size_t count = record.trials.size();
+  for (auto& trial : record.trials) {
+    if ((interrupt = wait_for_signal(0))) break;
+    if (trial.baseline) {
+      apply_baseline(*setup.session, setup.indices, knob, limits);
+    } else {
+      apply_setting(*setup.session, setup.indices, knob, trial.setting);
+    }
+    if ((interrupt = wait_for_signal(o.settle_s))) break;
+    const fs::path db = trials_dir / fmt::format("trial-{:04}.db", trial.number);
+    if (!o.quiet) {
+      fmt::print(stderr, "gpuscope: trial {}/{}: {}, repeat {}\n", trial.number, count,
+                 setting_text(trial.setting, knob, trial.baseline), trial.repeat);
+    }
+    const TrialEnd end = run_trial(setup, trial, db);
+    out.files.push_back(db);
+    if (!o.quiet && trial.status == "ok") {
+      fmt::print(stderr, "gpuscope:   {:.2f} s, {}{}\n", trial.time_s,
+                 trial.energy_j ? fmt::format("{:.0f} J, {:.0f} W average", *trial.energy_j,
+                                              trial.avg_power_w.value_or(0))
+                                : "energy unknown",
+                 trial.throughput ? fmt::format(", {:.4g} units/s", *trial.throughput) : "");
+    }
+    if (end.interrupt_signal) {
+      interrupt = end.interrupt_signal;
+      break;
+    }
+    if (trial.status != "ok") {
+      out.status = "failed";
+      out.exit_code = end.exit_code != 0 ? end.exit_code : 1;
+      fmt::print(stderr, "gpuscope: error: trial {} ({}): the job {}; the sweep stops\n",
+                 trial.number, setting_text(trial.setting, knob, trial.baseline), end.description);
+      break;
+    }
+  }
+  if (interrupt) {
+    out.status = "interrupted";
+    out.exit_code = 128 + *interrupt;
+    fmt::print(stderr, "gpuscope: {} received: the sweep stops\n", launch::signal_name(*interrupt));
+  }
+  return out;
+}
+
+// After the GPUs are restored: the summaries and recommendations, then every output, each
+// attempted whatever fails first; the failures are reported after. Returns the exit code.
+int write_results(const SweepOptions& o, const SweepInputs& in, const SettingLimits& limits,
+                  sweep::SweepRecord& record, const TrialsEnd& trials, const fs::path& trials_dir) {
+  record.status = trials.status;
+  record.end_unix_ns = wall_now_ns();
+  sweep::mark_outliers(record.trials);
+  record.summaries = sweep::summarize(record.plan, record.trials);
+  if (trials.status == "finished") {
+    record.recommendations =
+        sweep::recommend(record.summaries, {in.max_slowdown, o.eta, limits.p_max_w});
+  }
+  std::vector<std::string> failures;
+  bool database_written = false;
+  const fs::path output = o.output;
+  try {
+    write_database(o, record, trials.files);
+    database_written = true;
+    std::error_code ignored;
+    fs::remove_all(trials_dir, ignored);  // only once their runs are in the sweep database
+  } catch (const std::exception& e) {
+    failures.push_back(
+        fmt::format("the sweep database {} was not written: {} (the trials' run "
+                    "databases are kept in {})",
+                    output.string(), e.what(), trials_dir.string()));
+  }
+  SweepOutputs outputs = write_sweep_outputs(record, output, database_written, o.quiet);
+  failures.insert(failures.end(), outputs.failures.begin(), outputs.failures.end());
+  for (const std::string& failure : failures) {
+    fmt::print(stderr, "gpuscope: error: {}\n", failure);
+  }
+  int exit_code = trials.exit_code;
+  if (!failures.empty() && exit_code == 0) exit_code = 1;
+  if (!record.restored && exit_code == 0) exit_code = 1;
+  return exit_code;
+}
+
 }  // namespace
 
 int run_sweep(const SweepOptions& o) {
@@ -219,18 +394,7 @@ int run_sweep(const SweepOptions& o) {
   launch::SignalGuard signal_guard;
   validate(o);
   if (o.restore) return run_restore_command(o);
-
-  const Knob knob = o.power_limits.empty() ? Knob::SmClock : Knob::PowerLimit;
-  const std::string option = knob == Knob::PowerLimit ? "--power-limits" : "--clocks";
-  const auto values =
-      sweep::parse_settings(knob == Knob::PowerLimit ? o.power_limits : o.clocks, option);
-  const double max_slowdown = parse_slowdown(o.max_slowdown);
-  std::optional<std::regex> work_regex;
-  if (!o.work_regex.empty()) work_regex = analyze::compile_work_regex(o.work_regex);
-  std::optional<std::regex> window_begin, window_end;
-  if (!o.window_begin.empty())
-    window_begin = sweep::compile_marker(o.window_begin, "--window-begin");
-  if (!o.window_end.empty()) window_end = sweep::compile_marker(o.window_end, "--window-end");
+  const SweepInputs in = parse_inputs(o);
 
   const fs::path output = o.output;
   const fs::path record_path = sweep::restore_record_path(output);
@@ -247,57 +411,27 @@ int run_sweep(const SweepOptions& o) {
   nvml::Session session(library);
   const SystemDescription system = collect::describe_system(session);
   const auto indices = choose_gpus(o, session, system.devices);
-  const SettingLimits limits = read_setting_limits(session, indices, knob);
+  const SettingLimits limits = read_setting_limits(session, indices, in.knob);
   for (const auto& note : limits.notes) fmt::print(stderr, "gpuscope: {}\n", note);
-  if (knob == Knob::PowerLimit) {
-    sweep::check_range(values, limits.min, limits.max, "W", "power limit");
+  if (in.knob == Knob::PowerLimit) {
+    sweep::check_range(in.values, limits.min, limits.max, "W", "power limit");
   } else {
-    sweep::check_range(values, 1, limits.max, "MHz", "SM clock");
+    sweep::check_range(in.values, 1, limits.max, "MHz", "SM clock");
   }
-  const auto plan = sweep::make_plan(values, limits.baseline);
+  const auto plan = sweep::make_plan(in.values, limits.baseline);
 
   if (o.dry_run) {
-    print_plan(stdout, o, knob, plan, limits, indices, system.devices);
+    print_plan(stdout, o, in.knob, plan, limits, indices, system.devices);
     std::fflush(stdout);
-    check_setting_permission(session, limits, knob);
+    check_setting_permission(session, limits, in.knob);
     fmt::print("  permission to set {}: yes\n",
-               knob == Knob::PowerLimit ? "power limits" : "locked clocks");
+               in.knob == Knob::PowerLimit ? "power limits" : "locked clocks");
     fmt::print("dry run: nothing was changed\n");
     return 0;
   }
-  check_setting_permission(session, limits, knob);
-  if (!o.quiet) print_plan(stderr, o, knob, plan, limits, indices, system.devices);
-
-  sweep::SweepRecord record;
-  record.knob = knob;
-  record.command = o.command;
-  record.gpus = indices;
-  record.repeat = o.repeat;
-  record.warmup_s = o.warmup_s;
-  record.max_slowdown = max_slowdown;
-  record.eta = o.eta;
-  record.p_max_w = limits.p_max_w;
-  record.work_source = !o.work_regex.empty()
-                           ? "regex: " + o.work_regex
-                           : (o.work_units ? fmt::format("units: {:g}", *o.work_units) : "");
-  record.window_begin = o.window_begin;
-  record.window_end = o.window_end;
-  record.start_unix_ns = wall_now_ns();
-  record.plan = plan;
-  record.trials = sweep::plan_trials(plan, o.repeat);
-  record.notes = limits.notes;
-  record.restore.created_unix_ns = wall_now_ns();
-  record.restore.pid = getpid();
-  record.restore.host = short_host_name();
-  // Absolute paths: `sweep --restore` may run from any folder (and after a reboot).
-  record.restore.output = fs::absolute(o.output).string();
-  if (!o.backend.simulate.empty()) {
-    record.restore.simulate = fs::absolute(collect::resolve_scenario(o.backend.simulate)).string();
-  }
-  record.restore.nvml_library = o.backend.nvml_library.find('/') == std::string::npos
-                                    ? o.backend.nvml_library  // a soname: dlopen searches for it
-                                    : fs::absolute(o.backend.nvml_library).string();
-  record.restore.gpus = limits.now;
+  check_setting_permission(session, limits, in.knob);
+  if (!o.quiet) print_plan(stderr, o, in.knob, plan, limits, indices, system.devices);
+  sweep::SweepRecord record = make_record(o, in, indices, plan, limits);
 
   // Nothing has changed yet. From here on, every way out goes through the guard.
   if (!output.parent_path().empty()) fs::create_directories(output.parent_path());
@@ -309,105 +443,16 @@ int run_sweep(const SweepOptions& o) {
                "sweep --restore -o {}'\n",
                record_path.string(), o.output);
   }
-
   const fs::path trials_dir = output.string() + ".trials";
   std::error_code ignored;
   fs::remove_all(trials_dir, ignored);
   fs::create_directories(trials_dir);
 
-  TrialSetup setup;
-  setup.options = &o;
-  setup.session = &session;
-  setup.indices = indices;
-  for (unsigned i : indices) setup.devices.push_back(system.devices.at(i));
-  setup.run_template.command = o.command;
-  setup.run_template.host = short_host_name();
-  setup.run_template.user = user_name();
-  setup.run_template.tool_version = kVersion;
-  setup.run_template.sampling_interval_ns = static_cast<std::int64_t>(o.sampling_ms * 1e6);
-  if (!o.backend.simulate.empty()) setup.run_template.scenario = o.backend.simulate;
-  setup.run_template.driver_version = system.driver_version;
-  setup.work_regex = work_regex;
-  setup.window_begin = window_begin;
-  setup.window_end = window_end;
-  setup.knob = knob;
-
-  std::vector<fs::path> trial_files;
-  std::string status = "finished";
-  int exit_code = 0;
-  std::optional<int> interrupt;
-  const std::size_t count = record.trials.size();
-  for (auto& trial : record.trials) {
-    if ((interrupt = wait_for_signal(0))) break;
-    if (trial.baseline) {
-      apply_baseline(session, indices, knob, limits);
-    } else {
-      apply_setting(session, indices, knob, trial.setting);
-    }
-    if ((interrupt = wait_for_signal(o.settle_s))) break;
-    const fs::path db = trials_dir / fmt::format("trial-{:04}.db", trial.number);
-    if (!o.quiet) {
-      fmt::print(stderr, "gpuscope: trial {}/{}: {}, repeat {}\n", trial.number, count,
-                 setting_text(trial.setting, knob, trial.baseline), trial.repeat);
-    }
-    const TrialEnd end = run_trial(setup, trial, db);
-    trial_files.push_back(db);
-    if (!o.quiet && trial.status == "ok") {
-      fmt::print(stderr, "gpuscope:   {:.2f} s, {}{}\n", trial.time_s,
-                 trial.energy_j ? fmt::format("{:.0f} J, {:.0f} W average", *trial.energy_j,
-                                              trial.avg_power_w.value_or(0))
-                                : "energy unknown",
-                 trial.throughput ? fmt::format(", {:.4g} units/s", *trial.throughput) : "");
-    }
-    if (end.interrupt_signal) {
-      interrupt = end.interrupt_signal;
-      break;
-    }
-    if (trial.status != "ok") {
-      status = "failed";
-      exit_code = end.exit_code != 0 ? end.exit_code : 1;
-      fmt::print(stderr, "gpuscope: error: trial {} ({}): the job {}; the sweep stops\n",
-                 trial.number, setting_text(trial.setting, knob, trial.baseline), end.description);
-      break;
-    }
-  }
-  if (interrupt) {
-    status = "interrupted";
-    exit_code = 128 + *interrupt;
-    fmt::print(stderr, "gpuscope: {} received: the sweep stops\n", launch::signal_name(*interrupt));
-  }
-
+  const TrialSetup setup = make_trial_setup(o, in, session, indices, system);
+  const TrialsEnd trials = run_trials(o, setup, limits, record, trials_dir);
   // Restore first: the results can wait, the GPUs cannot.
   record.restored = guard.restore();
-  record.status = status;
-  record.end_unix_ns = wall_now_ns();
-  sweep::mark_outliers(record.trials);
-  record.summaries = sweep::summarize(record.plan, record.trials);
-  if (status == "finished") {
-    record.recommendations =
-        sweep::recommend(record.summaries, {max_slowdown, o.eta, limits.p_max_w});
-  }
-  // Every output is attempted, whatever fails first; the failures are reported after.
-  std::vector<std::string> failures;
-  bool database_written = false;
-  try {
-    write_database(o, record, trial_files);
-    database_written = true;
-    fs::remove_all(trials_dir, ignored);  // only once their runs are in the sweep database
-  } catch (const std::exception& e) {
-    failures.push_back(
-        fmt::format("the sweep database {} was not written: {} (the trials' run "
-                    "databases are kept in {})",
-                    output.string(), e.what(), trials_dir.string()));
-  }
-  SweepOutputs outputs = write_sweep_outputs(record, output, database_written, o.quiet);
-  failures.insert(failures.end(), outputs.failures.begin(), outputs.failures.end());
-  for (const std::string& failure : failures) {
-    fmt::print(stderr, "gpuscope: error: {}\n", failure);
-  }
-  if (!failures.empty() && exit_code == 0) exit_code = 1;
-  if (!record.restored && exit_code == 0) exit_code = 1;
-  return exit_code;
+  return write_results(o, in, limits, record, trials, trials_dir);
 }
 
 }  // namespace gpuscope::app
