@@ -189,21 +189,145 @@ std::optional<int> signal_from_detail(const std::string& detail) {
   return std::nullopt;
 }
 
+// The measured window of one trial: from the job's start plus the warmup, or from the begin
+// marker, to the job's end or the end marker. Its edges are known only afterwards (a marker's
+// time stamp is older than its line's arrival), so the energy counters are read all along and
+// taken at the edges; the work units are counted from the lines inside it.
+class TrialWindow {
+ public:
+  TrialWindow(const TrialSetup& setup, EnergyReadings& energy)
+      : setup_(setup),
+        energy_(energy),
+        warmup_ns_(static_cast<std::int64_t>(setup.options->warmup_s * 1e9)) {}
+
+  void job_started(std::int64_t mono_ns) { job_start_mono_ = mono_ns; }
+
+  // Each output line of the job, in order.
+  void on_output(const OutputLine& line) {
+    if (ended_) return;
+    std::smatch match;
+    if (setup_.window_begin && !begun_) {
+      if (std::regex_search(line.text.begin(), matched_end(line.text), match,
+                            *setup_.window_begin)) {
+        energy_.read();
+        begun_ = true;
+        begin_ns_ = marker_at(match, line, "--window-begin");
+      }
+      return;  // the work of the lines up to the begin marker is not measured
+    }
+    if (!setup_.window_begin && line.mono_ns < job_start_mono_ + warmup_ns_) return;
+    const bool closing =
+        setup_.window_end &&
+        std::regex_search(line.text.begin(), matched_end(line.text), match, *setup_.window_end);
+    if (setup_.work_regex) {
+      if (auto amount = analyze::work_in_line(*setup_.work_regex, line.text)) {
+        units_ += *amount;
+        any_units_ = true;
+      }
+    }
+    if (closing) {
+      energy_.read();
+      ended_ = true;
+      end_ns_ = marker_at(match, line, "--window-end");
+    }
+  }
+
+  // How often the energy counters must be read while the job runs.
+  std::chrono::milliseconds read_interval() const {
+    return std::chrono::milliseconds(
+        warmup_ns_ > 0 || setup_.window_begin || setup_.window_end ? 20 : 1000);
+  }
+
+  std::int64_t start() const {
+    return setup_.window_begin ? begin_ns_ : job_start_mono_ + warmup_ns_;
+  }
+  std::int64_t end(std::int64_t job_end_mono) const { return ended_ ? end_ns_ : job_end_mono; }
+  bool measurable(std::int64_t job_end_mono) const {
+    return job_start_mono_ != 0 && (!setup_.window_begin || begun_) && end(job_end_mono) > start();
+  }
+
+  // Why the trial cannot be measured, or empty when it can (the job itself succeeded).
+  std::string problem(std::int64_t job_end_mono) const {
+    const SweepOptions& o = *setup_.options;
+    if (setup_.window_begin && !begun_) {
+      return fmt::format("printed no line matching --window-begin '{}'", o.window_begin);
+    }
+    if (setup_.window_end && !ended_) {
+      return fmt::format("printed no line matching --window-end '{}'{}", o.window_end,
+                         setup_.window_begin ? " after its begin marker" : "");
+    }
+    if (!measurable(job_end_mono)) {
+      return warmup_ns_ > 0 && !setup_.window_begin
+                 ? fmt::format("ended before the {:g} s warmup was over", o.warmup_s)
+                 : std::string("marked an empty window (its end is not after its begin)");
+    }
+    return {};
+  }
+
+  std::optional<double> units() const {
+    return any_units_ ? std::optional<double>(units_) : std::nullopt;
+  }
+
+ private:
+  std::int64_t marker_at(const std::smatch& match, const OutputLine& line, const char* option) {
+    const sweep::MarkerTime t = sweep::marker_time(match, job_start_mono_, line.mono_ns);
+    if (!t.problem.empty() && !stamp_warned_) {
+      stamp_warned_ = true;
+      fmt::print(stderr, "gpuscope: {}: {}; the line's arrival time is used\n", option, t.problem);
+    }
+    return t.mono_ns;
+  }
+
+  const TrialSetup& setup_;
+  EnergyReadings& energy_;
+  std::int64_t warmup_ns_;
+  std::int64_t job_start_mono_ = 0;
+  bool begun_ = false, ended_ = false, stamp_warned_ = false;
+  std::int64_t begin_ns_ = 0, end_ns_ = 0;
+  double units_ = 0;
+  bool any_units_ = false;
+};
+
+// The trial's measurements over [start, end] (CLOCK_MONOTONIC): energy from the counters at the
+// edges, else from sampled power; throughput and energy per unit of work; temperatures, clocks.
+void measure_trial(const SweepOptions& o, const TrialSink& sink, const EnergyReadings& energy,
+                   std::int64_t start, std::int64_t end, std::optional<double> units,
+                   sweep::Trial& trial) {
+  trial.time_s = static_cast<double>(end - start) / 1e9;
+  const auto totals = sink.totals(start, end);
+  const auto energy_start_mj = energy.at(start);
+  const auto energy_end_mj = energy.at(end);
+  if (energy_start_mj && energy_end_mj) {
+    trial.energy_j = (*energy_end_mj - *energy_start_mj) / 1000.0;
+    trial.energy_source = "counter";
+  } else if (totals.power_everywhere) {
+    trial.energy_j = totals.power_integral_j;
+    trial.energy_source = "sampled power";
+  }
+  if (trial.energy_j && trial.time_s > 0) trial.avg_power_w = *trial.energy_j / trial.time_s;
+  trial.work_units = o.work_units ? o.work_units : units;
+  if (trial.work_units && *trial.work_units > 0 && trial.time_s > 0) {
+    trial.throughput = *trial.work_units / trial.time_s;
+    if (trial.energy_j) trial.energy_per_unit_j = *trial.energy_j / *trial.work_units;
+  }
+  trial.temperature_mean_c = totals.temperature_mean_c;
+  trial.temperature_max_c = totals.temperature_max_c;
+  trial.sm_clock_mean_mhz = totals.sm_clock_mean_mhz;
+}
+
 }  // namespace
 
 TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::filesystem::path& db) {
   const SweepOptions& o = *setup.options;
-  RunInfo info = setup.run_template;
-  info.label = fmt::format("sweep {} {:g} {} repeat {}", sweep::knob_name(setup.knob),
-                           trial.setting, sweep::knob_unit(setup.knob), trial.repeat);
-  info.start_wall_ns = wall_now_ns();
-  info.start_mono_ns = mono_now_ns();
-
   ProfiledRunSetup run_setup;
   run_setup.session = setup.session;
   run_setup.indices = setup.indices;
   run_setup.devices = setup.devices;
-  run_setup.info = info;
+  run_setup.info = setup.run_template;
+  run_setup.info.label = fmt::format("sweep {} {:g} {} repeat {}", sweep::knob_name(setup.knob),
+                                     trial.setting, sweep::knob_unit(setup.knob), trial.repeat);
+  run_setup.info.start_wall_ns = wall_now_ns();
+  run_setup.info.start_mono_ns = mono_now_ns();
   run_setup.output = db;
   run_setup.force = true;  // the sweep's own folder of trial databases
   run_setup.sampler = {
@@ -219,67 +343,20 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   // the sweep, whatever the job does with it.
   launch_options.job_control = false;
 
-  // The window: from the job's start plus the warmup, or from the begin marker, to the job's end
-  // or the end marker. Its edges are known only afterwards (a marker's time stamp is older than
-  // its line's arrival), so the energy counters are read all along and taken at the edges.
-  const std::int64_t warmup_ns = static_cast<std::int64_t>(o.warmup_s * 1e9);
-  const bool markers = setup.window_begin || setup.window_end;
   EnergyReadings energy(setup);
-  bool begun = false, ended = false;
-  std::int64_t begin_ns = 0, end_ns = 0;
-  bool stamp_warned = false;
-  double units = 0;
-  bool any_units = false;
+  TrialWindow window(setup, energy);
   std::optional<int> interrupt;
-  std::int64_t job_start_mono = 0;
-
-  const auto marker_at = [&](const std::smatch& match, const OutputLine& line, const char* option) {
-    const sweep::MarkerTime t = sweep::marker_time(match, job_start_mono, line.mono_ns);
-    if (!t.problem.empty() && !stamp_warned) {
-      stamp_warned = true;
-      fmt::print(stderr, "gpuscope: {}: {}; the line's arrival time is used\n", option, t.problem);
-    }
-    return t.mono_ns;
-  };
-
   launch::JobCallbacks callbacks;
-  callbacks.on_output = [&](const OutputLine& line) {  // after the line is stored
-    if (ended) return;
-    std::smatch match;
-    if (setup.window_begin && !begun) {
-      if (std::regex_search(line.text.begin(), matched_end(line.text), match,
-                            *setup.window_begin)) {
-        energy.read();
-        begun = true;
-        begin_ns = marker_at(match, line, "--window-begin");
-      }
-      return;  // the work of the lines up to the begin marker is not measured
-    }
-    if (!setup.window_begin && line.mono_ns < job_start_mono + warmup_ns) return;
-    const bool closing =
-        setup.window_end &&
-        std::regex_search(line.text.begin(), matched_end(line.text), match, *setup.window_end);
-    if (setup.work_regex) {
-      if (auto amount = analyze::work_in_line(*setup.work_regex, line.text)) {
-        units += *amount;
-        any_units = true;
-      }
-    }
-    if (closing) {
-      energy.read();
-      ended = true;
-      end_ns = marker_at(match, line, "--window-end");
-    }
-  };
+  callbacks.on_output = [&](const OutputLine& line) { window.on_output(line); };  // once stored
   callbacks.on_event = [&](const Event& event) {  // after `sink` has it
     if (event.kind == "signal" && !interrupt) interrupt = signal_from_detail(event.detail);
   };
   callbacks.on_tick = [&] { energy.read(); };
-  callbacks.tick_interval = milliseconds(warmup_ns > 0 || markers ? 20 : 1000);
+  callbacks.tick_interval = window.read_interval();
 
   energy.read();
   const launch::JobResult result =
-      run.run(launch_options, sink, callbacks, [&](std::int64_t start) { job_start_mono = start; });
+      run.run(launch_options, sink, callbacks, [&](std::int64_t t) { window.job_started(t); });
   energy.read();
   const std::int64_t end_mono = result.end_mono_ns != 0 ? result.end_mono_ns : mono_now_ns();
   RunEnd end = run.end(result);
@@ -295,56 +372,20 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   }
   out.interrupt_signal = interrupt;
   trial.exit_code = result.exit_code;
-
-  const std::int64_t window_start = setup.window_begin ? begin_ns : job_start_mono + warmup_ns;
-  const std::int64_t window_end = ended ? end_ns : end_mono;
-  const bool measurable =
-      job_start_mono != 0 && (!setup.window_begin || begun) && window_end > window_start;
+  const std::string problem = window.problem(end_mono);
   if (interrupt) {
     trial.status = "interrupted";
   } else if (result.status != RunStatus::Finished || result.exit_code != 0) {
     trial.status = "failed";
-  } else if (setup.window_begin && !begun) {
+  } else if (!problem.empty()) {
     trial.status = "failed";
-    out.description = fmt::format("printed no line matching --window-begin '{}'", o.window_begin);
-  } else if (setup.window_end && !ended) {
-    trial.status = "failed";
-    out.description = fmt::format("printed no line matching --window-end '{}'{}", o.window_end,
-                                  setup.window_begin ? " after its begin marker" : "");
-  } else if (!measurable) {
-    trial.status = "failed";
-    out.description = warmup_ns > 0 && !setup.window_begin
-                          ? fmt::format("ended before the {:g} s warmup was over", o.warmup_s)
-                          : std::string("marked an empty window (its end is not after its begin)");
+    out.description = problem;
   } else {
     trial.status = "ok";
   }
-  if (!measurable) return out;
-
-  trial.time_s = static_cast<double>(window_end - window_start) / 1e9;
-  const auto totals = sink.totals(window_start, window_end);
-  const auto energy_start_mj = energy.at(window_start);
-  const auto energy_end_mj = energy.at(window_end);
-  if (energy_start_mj && energy_end_mj) {
-    trial.energy_j = (*energy_end_mj - *energy_start_mj) / 1000.0;
-    trial.energy_source = "counter";
-  } else if (totals.power_everywhere) {
-    trial.energy_j = totals.power_integral_j;
-    trial.energy_source = "sampled power";
+  if (window.measurable(end_mono)) {
+    measure_trial(o, sink, energy, window.start(), window.end(end_mono), window.units(), trial);
   }
-  if (trial.energy_j && trial.time_s > 0) trial.avg_power_w = *trial.energy_j / trial.time_s;
-  if (o.work_units) {
-    trial.work_units = *o.work_units;
-  } else if (any_units) {
-    trial.work_units = units;
-  }
-  if (trial.work_units && *trial.work_units > 0 && trial.time_s > 0) {
-    trial.throughput = *trial.work_units / trial.time_s;
-    if (trial.energy_j) trial.energy_per_unit_j = *trial.energy_j / *trial.work_units;
-  }
-  trial.temperature_mean_c = totals.temperature_mean_c;
-  trial.temperature_max_c = totals.temperature_max_c;
-  trial.sm_clock_mean_mhz = totals.sm_clock_mean_mhz;
   return out;
 }
 
