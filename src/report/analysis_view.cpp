@@ -375,8 +375,11 @@ std::string analysis_text(const Analysis& a, View view, const std::vector<Metric
   return out;
 }
 
-nlohmann::json analysis_json(const Analysis& a) {
-  using nlohmann::json;
+namespace {
+
+using nlohmann::json;
+
+json runs_json(const Analysis& a) {
   json runs = json::array();
   for (const auto& r : a.runs) {
     runs.push_back({{"source", r.source},
@@ -390,6 +393,10 @@ nlohmann::json analysis_json(const Analysis& a) {
                     {"scenario", opt(r.scenario)},
                     {"sampling_interval_s", r.sampling_interval_s}});
   }
+  return runs;
+}
+
+json over_both_json(const Analysis& a) {
   json over_both = json::object();
   for (const auto& m : kMetrics) {
     const auto& o = a.over_both[static_cast<std::size_t>(m.id)];
@@ -403,6 +410,10 @@ nlohmann::json analysis_json(const Analysis& a) {
                                               {"median_exact", o->median_exact}}
                                        : json(nullptr);
   }
+  return over_both;
+}
+
+json gpus_json(const Analysis& a) {
   json gpus = json::array();
   for (const auto& g : a.gpus) {
     json over_time = json::object();
@@ -439,6 +450,10 @@ nlohmann::json analysis_json(const Analysis& a) {
          {"throttle_s", throttle},
          {"over_time", over_time}});
   }
+  return gpus;
+}
+
+json over_space_json(const Analysis& a) {
   json over_space = json::object();
   for (const auto& m : kMetrics) {
     const auto& series = a.over_space[static_cast<std::size_t>(m.id)];
@@ -456,6 +471,10 @@ nlohmann::json analysis_json(const Analysis& a) {
     over_space[std::string(m.name)] = {{"t_s", t},  {"mean", mean},      {"min", lo},
                                        {"max", hi}, {"min_gpu", lo_gpu}, {"max_gpu", hi_gpu}};
   }
+  return over_space;
+}
+
+json balance_json(const Analysis& a) {
   json balance = nullptr;
   if (a.balance) {
     json stragglers = json::array();
@@ -470,6 +489,13 @@ nlohmann::json analysis_json(const Analysis& a) {
                {"cv", a.balance->cv},
                {"stragglers", stragglers}};
   }
+  return balance;
+}
+
+}  // namespace
+
+nlohmann::json analysis_json(const Analysis& a) {
+  using nlohmann::json;
   json carbon = nullptr;
   if (a.carbon) {
     carbon = {{"grams", a.carbon->grams},   {"g_per_kwh", a.carbon->g_per_kwh},
@@ -481,7 +507,7 @@ nlohmann::json analysis_json(const Analysis& a) {
   return {
       {"schema", "gpuscope-analysis/1"},
       {"inputs", a.inputs},
-      {"runs", runs},
+      {"runs", runs_json(a)},
       {"duration_s", a.duration_s},
       {"window",
        {{"start_s", a.window.start_s},
@@ -490,15 +516,15 @@ nlohmann::json analysis_json(const Analysis& a) {
         {"trailing_trimmed_s", a.window.trailing_trimmed_s},
         {"mode", a.window.mode}}},
       {"resolution_s", a.resolution_s},
-      {"over_both", over_both},
+      {"over_both", over_both_json(a)},
       {"efficiency_score", a.score ? json{{"mean", a.score->mean},
                                           {"median", a.score->median},
                                           {"min", a.score->min},
                                           {"max", a.score->max}}
                                    : json(nullptr)},
-      {"gpus", gpus},
-      {"over_space", over_space},
-      {"balance", balance},
+      {"gpus", gpus_json(a)},
+      {"over_space", over_space_json(a)},
+      {"balance", balance_json(a)},
       {"energy_j",
        {{"counter", opt(a.energy_counter_j)}, {"integrated", opt(a.energy_integrated_j)}}},
       {"work",

@@ -64,111 +64,123 @@ void bind_spread(Statement& s, int first, const std::optional<sweep::Spread>& sp
   if (full) s.bind(first + 3, has ? std::optional<double>(spread->stddev) : std::nullopt);
 }
 
-void insert_all(Database& db, const sweep::SweepRecord& r) {
-  {
-    Statement s =
-        db.prepare("INSERT INTO sweep VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    s.bind(1, std::string(sweep::knob_name(r.knob)));
-    s.bind(2, std::string(sweep::knob_unit(r.knob)));
-    s.bind(3, json_text(nlohmann::json(r.command)));
-    s.bind(4, json_text(nlohmann::json(r.gpus)));
-    s.bind(5, std::int64_t{r.repeat});
-    s.bind(6, r.warmup_s);
-    s.bind(7, r.max_slowdown);
-    s.bind(8, r.eta);
-    s.bind(9, r.p_max_w);
-    s.bind(10, r.work_source);
-    s.bind(11, r.status);
-    s.bind(12, time_text(r.start_unix_ns));
-    s.bind(13, time_text(r.end_unix_ns));
-    s.bind(14, std::int64_t{r.restored ? 1 : 0});
-    s.bind(15, json_text(nlohmann::json(r.notes)));
-    s.bind(16, r.window_begin.empty() ? std::nullopt : std::optional<std::string>(r.window_begin));
-    s.bind(17, r.window_end.empty() ? std::nullopt : std::optional<std::string>(r.window_end));
+void insert_sweep(Database& db, const sweep::SweepRecord& r) {
+  Statement s =
+      db.prepare("INSERT INTO sweep VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, std::string(sweep::knob_name(r.knob)));
+  s.bind(2, std::string(sweep::knob_unit(r.knob)));
+  s.bind(3, json_text(nlohmann::json(r.command)));
+  s.bind(4, json_text(nlohmann::json(r.gpus)));
+  s.bind(5, std::int64_t{r.repeat});
+  s.bind(6, r.warmup_s);
+  s.bind(7, r.max_slowdown);
+  s.bind(8, r.eta);
+  s.bind(9, r.p_max_w);
+  s.bind(10, r.work_source);
+  s.bind(11, r.status);
+  s.bind(12, time_text(r.start_unix_ns));
+  s.bind(13, time_text(r.end_unix_ns));
+  s.bind(14, std::int64_t{r.restored ? 1 : 0});
+  s.bind(15, json_text(nlohmann::json(r.notes)));
+  s.bind(16, r.window_begin.empty() ? std::nullopt : std::optional<std::string>(r.window_begin));
+  s.bind(17, r.window_end.empty() ? std::nullopt : std::optional<std::string>(r.window_end));
+  s.run();
+}
+
+void insert_plan(Database& db, const sweep::SweepRecord& r) {
+  Statement s = db.prepare("INSERT INTO sweep_plan VALUES (?, ?, ?)");
+  for (std::size_t i = 0; i < r.plan.size(); ++i) {
+    s.bind(1, static_cast<std::int64_t>(i + 1));
+    s.bind(2, r.plan[i].value);
+    s.bind(3, std::int64_t{r.plan[i].baseline ? 1 : 0});
     s.run();
   }
-  {
-    Statement s = db.prepare("INSERT INTO sweep_plan VALUES (?, ?, ?)");
-    for (std::size_t i = 0; i < r.plan.size(); ++i) {
-      s.bind(1, static_cast<std::int64_t>(i + 1));
-      s.bind(2, r.plan[i].value);
-      s.bind(3, std::int64_t{r.plan[i].baseline ? 1 : 0});
-      s.run();
-    }
+}
+
+void insert_trials(Database& db, const sweep::SweepRecord& r) {
+  Statement s = db.prepare(
+      "INSERT INTO sweep_trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const auto& t : r.trials) {
+    s.bind(1, std::int64_t{t.number});
+    s.bind(2, t.run_id);
+    s.bind(3, t.setting);
+    s.bind(4, std::int64_t{t.baseline ? 1 : 0});
+    s.bind(5, std::int64_t{t.repeat});
+    s.bind(6, t.status);
+    s.bind(7, t.exit_code);
+    s.bind(8, t.status == "planned" ? std::nullopt : std::optional<double>(t.time_s));
+    s.bind(9, t.energy_j);
+    s.bind(10,
+           t.energy_source.empty() ? std::nullopt : std::optional<std::string>(t.energy_source));
+    s.bind(11, t.avg_power_w);
+    s.bind(12, t.work_units);
+    s.bind(13, t.throughput);
+    s.bind(14, t.energy_per_unit_j);
+    s.bind(15, t.temperature_mean_c);
+    s.bind(16, t.temperature_max_c);
+    s.bind(17, t.sm_clock_mean_mhz);
+    s.bind(18, std::int64_t{t.outlier ? 1 : 0});
+    s.run();
   }
-  {
-    Statement s = db.prepare(
-        "INSERT INTO sweep_trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const auto& t : r.trials) {
-      s.bind(1, std::int64_t{t.number});
-      s.bind(2, t.run_id);
-      s.bind(3, t.setting);
-      s.bind(4, std::int64_t{t.baseline ? 1 : 0});
-      s.bind(5, std::int64_t{t.repeat});
-      s.bind(6, t.status);
-      s.bind(7, t.exit_code);
-      s.bind(8, t.status == "planned" ? std::nullopt : std::optional<double>(t.time_s));
-      s.bind(9, t.energy_j);
-      s.bind(10,
-             t.energy_source.empty() ? std::nullopt : std::optional<std::string>(t.energy_source));
-      s.bind(11, t.avg_power_w);
-      s.bind(12, t.work_units);
-      s.bind(13, t.throughput);
-      s.bind(14, t.energy_per_unit_j);
-      s.bind(15, t.temperature_mean_c);
-      s.bind(16, t.temperature_max_c);
-      s.bind(17, t.sm_clock_mean_mhz);
-      s.bind(18, std::int64_t{t.outlier ? 1 : 0});
-      s.run();
-    }
+}
+
+void insert_settings(Database& db, const sweep::SweepRecord& r) {
+  Statement s = db.prepare(
+      "INSERT INTO sweep_settings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, ?, ?, ?)");
+  for (const auto& m : r.summaries) {
+    s.bind(1, m.setting);
+    s.bind(2, std::int64_t{m.baseline ? 1 : 0});
+    s.bind(3, std::int64_t{m.trials});
+    s.bind(4, std::int64_t{m.outliers});
+    s.bind(5, std::int64_t{m.energy_j.count});
+    bind_spread(s, 6, m.time_s, true);
+    bind_spread(s, 10, m.energy_j, true);
+    s.bind(14, m.avg_power_w ? std::optional<double>(m.avg_power_w->mean) : std::nullopt);
+    bind_spread(s, 15, m.throughput, false);
+    bind_spread(s, 18, m.energy_per_unit_j, false);
+    s.bind(21, m.temperature_mean_c);
+    s.bind(22, m.sm_clock_mean_mhz);
+    s.run();
   }
-  {
-    Statement s = db.prepare(
-        "INSERT INTO sweep_settings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?)");
-    for (const auto& m : r.summaries) {
-      s.bind(1, m.setting);
-      s.bind(2, std::int64_t{m.baseline ? 1 : 0});
-      s.bind(3, std::int64_t{m.trials});
-      s.bind(4, std::int64_t{m.outliers});
-      s.bind(5, std::int64_t{m.energy_j.count});
-      bind_spread(s, 6, m.time_s, true);
-      bind_spread(s, 10, m.energy_j, true);
-      s.bind(14, m.avg_power_w ? std::optional<double>(m.avg_power_w->mean) : std::nullopt);
-      bind_spread(s, 15, m.throughput, false);
-      bind_spread(s, 18, m.energy_per_unit_j, false);
-      s.bind(21, m.temperature_mean_c);
-      s.bind(22, m.sm_clock_mean_mhz);
-      s.run();
-    }
+}
+
+void insert_recommendations(Database& db, const sweep::SweepRecord& r) {
+  Statement s = db.prepare("INSERT INTO sweep_recommendations VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const auto& c : r.recommendations) {
+    const bool has = c.setting.has_value();
+    s.bind(1, c.selector);
+    s.bind(2, c.title);
+    s.bind(3, c.setting);
+    s.bind(4, has ? std::optional<double>(c.energy_j) : std::nullopt);
+    s.bind(5, has ? std::optional<double>(c.time_s) : std::nullopt);
+    s.bind(6, has ? std::optional<double>(c.energy_saving_pct) : std::nullopt);
+    s.bind(7, has ? std::optional<double>(c.time_change_pct) : std::nullopt);
+    s.bind(8, c.note);
+    s.run();
   }
-  {
-    Statement s = db.prepare("INSERT INTO sweep_recommendations VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const auto& c : r.recommendations) {
-      const bool has = c.setting.has_value();
-      s.bind(1, c.selector);
-      s.bind(2, c.title);
-      s.bind(3, c.setting);
-      s.bind(4, has ? std::optional<double>(c.energy_j) : std::nullopt);
-      s.bind(5, has ? std::optional<double>(c.time_s) : std::nullopt);
-      s.bind(6, has ? std::optional<double>(c.energy_saving_pct) : std::nullopt);
-      s.bind(7, has ? std::optional<double>(c.time_change_pct) : std::nullopt);
-      s.bind(8, c.note);
-      s.run();
-    }
+}
+
+void insert_restore(Database& db, const sweep::SweepRecord& r) {
+  Statement s = db.prepare("INSERT INTO sweep_restore VALUES (?, ?, ?, ?, ?, ?)");
+  for (const auto& g : r.restore.gpus) {
+    s.bind(1, std::int64_t{g.index});
+    s.bind(2, g.uuid);
+    s.bind(3, g.power_limit_mw / 1000.0);
+    s.bind(4, std::int64_t{g.clocks_locked ? 1 : 0});
+    s.bind(5, r.restore.output + ".restore.json");
+    s.bind(6, std::int64_t{r.restored ? 1 : 0});
+    s.run();
   }
-  {
-    Statement s = db.prepare("INSERT INTO sweep_restore VALUES (?, ?, ?, ?, ?, ?)");
-    for (const auto& g : r.restore.gpus) {
-      s.bind(1, std::int64_t{g.index});
-      s.bind(2, g.uuid);
-      s.bind(3, g.power_limit_mw / 1000.0);
-      s.bind(4, std::int64_t{g.clocks_locked ? 1 : 0});
-      s.bind(5, r.restore.output + ".restore.json");
-      s.bind(6, std::int64_t{r.restored ? 1 : 0});
-      s.run();
-    }
-  }
+}
+
+void insert_all(Database& db, const sweep::SweepRecord& r) {
+  insert_sweep(db, r);
+  insert_plan(db, r);
+  insert_trials(db, r);
+  insert_settings(db, r);
+  insert_recommendations(db, r);
+  insert_restore(db, r);
 }
 
 sweep::SweepRecord read_all(Database& db) {
