@@ -313,38 +313,23 @@ void Analyzer::add_device(const DeviceSeries& d) {
   add_prepared(prepare_device(d));
 }
 
-PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
-  const State& s = *state_;
-  const Window& w = s.result.window;
-  PreparedDevice out;
-  GpuReport& report = out.report;
-  report.key = d.key;
+namespace {
+
+// The samples of one GPU inside the analysis window: [first, last] when any.
+struct WindowSpan {
+  bool any = false;
+  std::size_t first = 0, last = 0;
+};
+
+// Over time (this GPU), over both (all GPUs) and over space (grid bins), for every summarised
+// metric. bin_of[i] is sample i's over-space bin (space_count: outside the grid).
+void summarise_metrics(const DeviceSeries& d, const WindowSpan& w,
+                       const std::vector<std::size_t>& bin_of, std::size_t space_count,
+                       PreparedDevice& out, std::vector<double>& sorted) {
   const std::size_t n = d.t_s.size();
-
-  // Samples inside the window.
-  std::size_t first = n;
-  std::size_t last = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (d.t_s[i] >= w.start_s && d.t_s[i] < w.end_s) {
-      first = std::min(first, i);
-      last = i;
-    }
-  }
-  const bool any = first < n;
-  report.samples = any ? last - first + 1 : 0;
-  report.covered_s = any ? d.t_s[last] - d.t_s[first] + d.sampling_interval_s : 0;
-
-  // Each sample's over-space bin, computed once for every metric.
-  thread_local std::vector<std::size_t> bin_of;
-  thread_local std::vector<double> sorted;
-  bin_of.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double b = d.t_s[i] / s.space_bin_s;
-    bin_of[i] = b >= 0 && b < static_cast<double>(s.space_count) ? static_cast<std::size_t>(b)
-                                                                 : s.space_count;
-  }
-
-  // Over time (this GPU), over both (all GPUs) and over space (grid bins).
+  GpuReport& report = out.report;
+  const bool any = w.any;
+  const std::size_t first = w.first, last = w.last;
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     if (!summarised(static_cast<Metric>(m))) continue;
     const auto& v = d.values[m];
@@ -356,7 +341,7 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
       out.overall[m].add_sorted(sorted, sum);
     }
     auto& space = out.space[m];
-    const std::size_t bins = s.space_count;
+    const std::size_t bins = space_count;
     std::size_t bin = std::numeric_limits<std::size_t>::max();
     double sum = 0;
     std::size_t count = 0;
@@ -377,8 +362,14 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
     }
     flush();
   }
+}
 
-  // Activity and the efficiency score inside the window.
+// Activity (SM active, else GPU utilisation) and the efficiency score inside the window.
+void activity_and_score(const DeviceSeries& d, const WindowSpan& w, PreparedDevice& out,
+                        std::vector<double>& sorted) {
+  GpuReport& report = out.report;
+  const bool any = w.any;
+  const std::size_t first = w.first, last = w.last;
   const auto& sm = d.of(Metric::SmActivePct);
   const auto& util = d.of(Metric::GpuUtilPct);
   report.activity_metric =
@@ -409,9 +400,13 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
   double score_sum = 0;
   report.score = summarize(scores, sorted, score_sum);
   out.score.add_sorted(sorted, score_sum);
+}
 
-  // Energy over the whole run: the counter, power integrated as a cross-check, peaks, throttling.
-  GpuEnergy& e = report.energy;
+// Energy over the whole run: the counter, power integrated as a cross-check, peaks, throttling.
+void device_energy(const DeviceSeries& d, const WindowSpan& w, GpuEnergy& e) {
+  const std::size_t n = d.t_s.size();
+  const bool any = w.any;
+  const std::size_t first = w.first, last = w.last;
   const double max_gap = std::max(5 * d.sampling_interval_s, 1.0);
   // The counter and the integration are taken over the same readings: the fast power cadence
   // when it was recorded (it reads the counter too), else the samples. Their difference is then
@@ -439,6 +434,44 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
     std::span<const double> rs(r.data() + first, last - first + 1);
     e.throttle = throttle_time(ts, rs, max_gap);
   }
+}
+
+}  // namespace
+
+PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
+  const State& s = *state_;
+  const Window& w = s.result.window;
+  PreparedDevice out;
+  GpuReport& report = out.report;
+  report.key = d.key;
+  const std::size_t n = d.t_s.size();
+
+  // Samples inside the window.
+  WindowSpan span;
+  span.first = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (d.t_s[i] >= w.start_s && d.t_s[i] < w.end_s) {
+      span.first = std::min(span.first, i);
+      span.last = i;
+    }
+  }
+  span.any = span.first < n;
+  if (!span.any) span.first = 0;
+  report.samples = span.any ? span.last - span.first + 1 : 0;
+  report.covered_s = span.any ? d.t_s[span.last] - d.t_s[span.first] + d.sampling_interval_s : 0;
+
+  // Each sample's over-space bin, computed once for every metric.
+  thread_local std::vector<std::size_t> bin_of;
+  thread_local std::vector<double> sorted;
+  bin_of.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double b = d.t_s[i] / s.space_bin_s;
+    bin_of[i] = b >= 0 && b < static_cast<double>(s.space_count) ? static_cast<std::size_t>(b)
+                                                                 : s.space_count;
+  }
+  summarise_metrics(d, span, bin_of, s.space_count, out, sorted);
+  activity_and_score(d, span, out, sorted);
+  device_energy(d, span, report.energy);
   for (Metric m : s.options.gpu_grid_metrics) {
     report.grid.push_back(
         {m, gpu_grid_means(d.t_s, d.of(m), s.result.gpu_grid_bin_s, s.result.gpu_grid_bins)});
