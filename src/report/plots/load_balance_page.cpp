@@ -20,6 +20,63 @@ std::string activity_name(const std::string& metric) {
   return metric == "sm_active_pct" ? "SM active" : "GPU utilization";
 }
 
+// One point per GPU with activity: position, activity (%), p5–p95 and whether it straggles.
+struct BalancePoints {
+  std::vector<double> x, y, low, high;
+  std::vector<bool> straggler;
+};
+
+BalancePoints balance_points(const analyze::Analysis& a, const std::vector<double>& below,
+                             PageText& page) {
+  BalancePoints p;
+  for (std::size_t i = 0; i < a.gpus.size(); ++i) {
+    const auto& g = a.gpus[i];
+    if (!g.activity) {
+      page.notes.push_back(fmt::format("{}: no activity samples in the window", gpu_label(a, i)));
+      continue;
+    }
+    p.x.push_back(static_cast<double>(i + 1));
+    p.y.push_back(*g.activity * 100);
+    double p5 = p.y.back(), p95 = p.y.back();
+    if (const auto m = metric_by_name(g.activity_metric)) {
+      if (const auto& s = g.over_time[static_cast<std::size_t>(*m)]) {
+        p5 = s->p5;
+        p95 = s->p95;
+      }
+    }
+    p.low.push_back(p5);
+    p.high.push_back(p95);
+    p.straggler.push_back(!std::isnan(below[i]));
+  }
+  return p;
+}
+
+// Names the worst stragglers beside their points (and all of them in the notes).
+void name_stragglers(const analyze::Analysis& a, const PlotStream& stream, double n, double w,
+                     PageText& page) {
+  if (!a.balance) return;
+  text_size(stream, 13);
+  set_colour(Colour::Straggler);
+  std::size_t named = 0;
+  for (const auto& s : a.balance->stragglers) {
+    if (named == kMaxNamedStragglers) break;
+    if (s.index >= a.gpus.size() || !a.gpus[s.index].activity) continue;
+    const double sx = static_cast<double>(s.index + 1);
+    const double sy = *a.gpus[s.index].activity * 100;
+    const bool right_side = sx < n * 0.75;
+    const double dx = (n + 0.2) * 12.0 / w * 1.0;
+    plptex(right_side ? sx + dx : sx - dx, sy, 1, 0, right_side ? 0.0 : 1.0,
+           fmt::format("{} −{:.0f} %", gpu_label(a, s.index), s.below_median * 100).c_str());
+    ++named;
+    page.notes.push_back(fmt::format("straggler {}: {:.0f} % below the median",
+                                     gpu_label(a, s.index), s.below_median * 100));
+  }
+  if (a.balance->stragglers.size() > named) {
+    page.notes.push_back(
+        fmt::format("{} more stragglers not named", a.balance->stragglers.size() - named));
+  }
+}
+
 }  // namespace
 
 PageText draw_load_balance_page(const analyze::Analysis& a, const PlotStream& stream) {
@@ -53,27 +110,8 @@ PageText draw_load_balance_page(const analyze::Analysis& a, const PlotStream& st
   }
   draw_header(a, stream, page.title, subtitle);
 
-  std::vector<double> x, y, low, high;
-  std::vector<bool> straggler;
-  for (std::size_t i = 0; i < a.gpus.size(); ++i) {
-    const auto& g = a.gpus[i];
-    if (!g.activity) {
-      page.notes.push_back(fmt::format("{}: no activity samples in the window", gpu_label(a, i)));
-      continue;
-    }
-    x.push_back(static_cast<double>(i + 1));
-    y.push_back(*g.activity * 100);
-    double p5 = y.back(), p95 = y.back();
-    if (const auto m = metric_by_name(g.activity_metric)) {
-      if (const auto& s = g.over_time[static_cast<std::size_t>(*m)]) {
-        p5 = s->p5;
-        p95 = s->p95;
-      }
-    }
-    low.push_back(p5);
-    high.push_back(p95);
-    straggler.push_back(!std::isnan(below[i]));
-  }
+  const BalancePoints points = balance_points(a, below, page);
+  const auto& [x, y, low, high, straggler] = points;
 
   const bool named_axis = a.gpus.size() <= kMaxAxisLabels;
   const double bottom_px = named_axis ? 190 : 80;
@@ -137,29 +175,7 @@ PageText draw_load_balance_page(const analyze::Analysis& a, const PlotStream& st
   }
   plwidth(1.0);
 
-  // Name the worst stragglers beside their points.
-  if (a.balance) {
-    text_size(stream, 13);
-    set_colour(Colour::Straggler);
-    std::size_t named = 0;
-    for (const auto& s : a.balance->stragglers) {
-      if (named == kMaxNamedStragglers) break;
-      if (s.index >= a.gpus.size() || !a.gpus[s.index].activity) continue;
-      const double sx = static_cast<double>(s.index + 1);
-      const double sy = *a.gpus[s.index].activity * 100;
-      const bool right_side = sx < n * 0.75;
-      const double dx = (n + 0.2) * 12.0 / w * 1.0;
-      plptex(right_side ? sx + dx : sx - dx, sy, 1, 0, right_side ? 0.0 : 1.0,
-             fmt::format("{} −{:.0f} %", gpu_label(a, s.index), s.below_median * 100).c_str());
-      ++named;
-      page.notes.push_back(fmt::format("straggler {}: {:.0f} % below the median",
-                                       gpu_label(a, s.index), s.below_median * 100));
-    }
-    if (a.balance->stragglers.size() > named) {
-      page.notes.push_back(
-          fmt::format("{} more stragglers not named", a.balance->stragglers.size() - named));
-    }
-  }
+  name_stragglers(a, stream, n, w, page);
   set_colour(Colour::Ink);
   return page;
 }
