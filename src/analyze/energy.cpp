@@ -4,34 +4,22 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/clock_events.hpp"
+
 namespace gpuscope::analyze {
 
 namespace {
 
-// NVML's clock-event reason bits (nvmlClocksEventReason*, formerly nvmlClocksThrottleReason*;
-// the same values as src/nvml/abi.hpp, which analyze/ may not include).
-constexpr std::uint64_t kGpuIdle = 0x1;
-constexpr std::uint64_t kApplicationsClocksSetting = 0x2;
-constexpr std::uint64_t kSwPowerCap = 0x4;
-constexpr std::uint64_t kHwSlowdown = 0x8;
-constexpr std::uint64_t kSyncBoost = 0x10;
-constexpr std::uint64_t kSwThermalSlowdown = 0x20;
-constexpr std::uint64_t kHwThermalSlowdown = 0x40;
-constexpr std::uint64_t kHwPowerBrakeSlowdown = 0x80;
-
-// Bits of each reported reason, in the order of kThrottleReasonNames.
+// Bits of each reported reason, in the order of kThrottleReasonNames (core/clock_events.hpp).
 constexpr std::array<std::uint64_t, kThrottleReasonCount> kReasonBits = {
-    kSwPowerCap,
-    kSwThermalSlowdown | kHwThermalSlowdown,
-    kHwPowerBrakeSlowdown,
-    kHwSlowdown,
-    kSyncBoost,
-    kApplicationsClocksSetting,
+    kClockEventSwPowerCap,
+    kClockEventSwThermalSlowdown | kClockEventHwThermalSlowdown,
+    kClockEventHwPowerBrakeSlowdown,
+    kClockEventHwSlowdown,
+    kClockEventSyncBoost,
+    kClockEventApplicationsClocksSetting,
 };
-constexpr std::uint64_t kAnyReason = kSwPowerCap | kSwThermalSlowdown | kHwThermalSlowdown |
-                                     kHwPowerBrakeSlowdown | kHwSlowdown | kSyncBoost |
-                                     kApplicationsClocksSetting;
-static_assert((kAnyReason & kGpuIdle) == 0, "GPU idle is not a throttle");
+constexpr std::uint64_t kAnyReason = kClockEventThrottles;
 
 // The bitmask a stored reading stands for; nullopt for NaN or anything not a mask.
 std::optional<std::uint64_t> as_mask(double value) {

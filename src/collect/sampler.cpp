@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "core/clock.hpp"
+#include "core/clock_events.hpp"
 
 namespace gpuscope::collect {
 namespace {
@@ -41,28 +42,7 @@ std::int64_t next_deadline(std::int64_t start, std::int64_t interval, std::int64
 }  // namespace
 
 std::string describe_clock_events(std::uint64_t reasons) {
-  struct Bit {
-    std::uint64_t mask;
-    const char* words;
-  };
-  static constexpr Bit kBits[] = {
-      {nvml::kClocksEventGpuIdle, "GPU idle"},
-      {nvml::kClocksEventApplicationsClocksSetting, "application clocks setting"},
-      {nvml::kClocksEventSwPowerCap, "SW power cap"},
-      {nvml::kClocksEventHwSlowdown, "HW slowdown"},
-      {nvml::kClocksEventSyncBoost, "sync boost"},
-      {nvml::kClocksEventSwThermalSlowdown, "SW thermal slowdown"},
-      {nvml::kClocksEventHwThermalSlowdown, "HW thermal slowdown"},
-      {nvml::kClocksEventHwPowerBrakeSlowdown, "HW power brake"},
-      {nvml::kClocksEventDisplayClockSetting, "display clock setting"},
-  };
-  std::string text;
-  for (const auto& bit : kBits) {
-    if ((reasons & bit.mask) == 0) continue;
-    if (!text.empty()) text += ", ";
-    text += bit.words;
-  }
-  return text.empty() ? "none" : text;
+  return describe_clock_event_reasons(reasons);
 }
 
 Sampler::Sampler(std::vector<DeviceReader> readers, SamplerOptions options, SampleSink& sink)

@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "core/clock_events.hpp"
 #include "nvml/abi.hpp"
 
 namespace gpuscope::exporter {
@@ -33,28 +34,7 @@ std::string iso_time(std::int64_t wall_ns) {
 }  // namespace
 
 std::string short_clock_reasons(std::uint64_t reasons) {
-  struct Bit {
-    std::uint64_t mask;
-    const char* words;
-  };
-  static constexpr Bit kBits[] = {
-      {nvml::kClocksEventSwPowerCap, "power cap"},
-      {nvml::kClocksEventHwPowerBrakeSlowdown, "power brake"},
-      {nvml::kClocksEventSwThermalSlowdown, "thermal"},
-      {nvml::kClocksEventHwThermalSlowdown, "HW thermal"},
-      {nvml::kClocksEventHwSlowdown, "HW slowdown"},
-      {nvml::kClocksEventSyncBoost, "sync boost"},
-      {nvml::kClocksEventApplicationsClocksSetting, "app clocks"},
-      {nvml::kClocksEventDisplayClockSetting, "display"},
-  };
-  std::string text;
-  for (const Bit& bit : kBits) {
-    if ((reasons & bit.mask) == 0) continue;
-    if (!text.empty()) text += ",";
-    text += bit.words;
-  }
-  if (text.empty()) return (reasons & nvml::kClocksEventGpuIdle) != 0 ? "idle" : "-";
-  return text;
+  return short_clock_event_reasons(reasons);
 }
 
 std::string monitor_table(const Snapshot& snapshot) {

@@ -5,6 +5,24 @@
 #include <array>
 #include <cstring>
 
+#include "core/clock_events.hpp"
+
+// The one list of names (core/clock_events.hpp) must use the ABI's bits.
+static_assert(gpuscope::nvml::kClocksEventGpuIdle == gpuscope::kClockEventGpuIdle);
+static_assert(gpuscope::nvml::kClocksEventApplicationsClocksSetting ==
+              gpuscope::kClockEventApplicationsClocksSetting);
+static_assert(gpuscope::nvml::kClocksEventSwPowerCap == gpuscope::kClockEventSwPowerCap);
+static_assert(gpuscope::nvml::kClocksEventHwSlowdown == gpuscope::kClockEventHwSlowdown);
+static_assert(gpuscope::nvml::kClocksEventSyncBoost == gpuscope::kClockEventSyncBoost);
+static_assert(gpuscope::nvml::kClocksEventSwThermalSlowdown ==
+              gpuscope::kClockEventSwThermalSlowdown);
+static_assert(gpuscope::nvml::kClocksEventHwThermalSlowdown ==
+              gpuscope::kClockEventHwThermalSlowdown);
+static_assert(gpuscope::nvml::kClocksEventHwPowerBrakeSlowdown ==
+              gpuscope::kClockEventHwPowerBrakeSlowdown);
+static_assert(gpuscope::nvml::kClocksEventDisplayClockSetting ==
+              gpuscope::kClockEventDisplayClockSetting);
+
 namespace gpuscope::nvml {
 namespace {
 
