@@ -14,7 +14,9 @@ TEST(ClockEvents, EveryBitOnceAndEveryShortPositionOnce) {
   for (const auto& reason : kClockEventReasons) {
     EXPECT_EQ(seen & reason.bit, 0u) << reason.words;
     seen |= reason.bit;
-    if (!reason.short_words.empty()) EXPECT_TRUE(orders.insert(reason.short_order).second);
+    if (!reason.short_words.empty()) {
+      EXPECT_TRUE(orders.insert(reason.short_order).second);
+    }
   }
   EXPECT_EQ(seen, 0x1FFu);
   EXPECT_EQ(orders.size(), kClockEventReasons.size() - 1);  // idle has no short word
