@@ -60,7 +60,7 @@ std::string text_table(const sweep::SweepRecord& r) {
   out += fmt::format("gpuscope sweep · {} · GPU {} · {} settings × {} repeat{} · {}\n",
                      r.knob == sweep::Knob::PowerLimit ? "power limit" : "locked SM clock",
                      fmt::join(r.gpus, ","), r.plan.size(), r.repeat, r.repeat == 1 ? "" : "s",
-                     r.status);
+                     sweep::status_text(r.status));
   out += fmt::format("{:<12} {:>14} {:>16} {:>8} {:>13} {:>10} {:>7} {:>7} {:>7}\n", "setting",
                      "time s", "energy J", "power W", "throughput/s", "J/unit", "temp °C", "SM MHz",
                      "trials");
@@ -94,9 +94,9 @@ std::string text_table(const sweep::SweepRecord& r) {
                          setting_label(r, *c.setting, false), signed_pct(-c.energy_saving_pct),
                          signed_pct(c.time_change_pct));
     }
-  } else if (r.status != "finished") {
+  } else if (r.status != sweep::SweepStatus::Finished) {
     out += fmt::format("\nno recommendations: the sweep {} before every trial ran\n",
-                       r.status == "failed" ? "failed" : "was interrupted");
+                       r.status == sweep::SweepStatus::Failed ? "failed" : "was interrupted");
   }
   return out;
 }
@@ -110,9 +110,10 @@ std::string csv(const sweep::SweepRecord& r) {
     return v ? fmt::format("{:.6g}", *v) : std::string();
   };
   for (const auto& t : r.trials) {
-    if (t.status == "planned") continue;
+    if (t.status == sweep::TrialStatus::Planned) continue;
     out += fmt::format("{},{:g},{},{},{},{},{},{:.6g},{},{},{},{},{},{},{},{},{},{}\n", t.number,
-                       t.setting, sweep::knob_unit(r.knob), t.baseline ? 1 : 0, t.repeat, t.status,
+                       t.setting, sweep::knob_unit(r.knob), t.baseline ? 1 : 0, t.repeat,
+                       sweep::status_text(t.status),
                        t.exit_code ? std::to_string(*t.exit_code) : "", t.time_s, cell(t.energy_j),
                        t.energy_source, cell(t.avg_power_w), cell(t.work_units), cell(t.throughput),
                        cell(t.energy_per_unit_j), cell(t.temperature_mean_c),
@@ -126,24 +127,25 @@ json to_json(const sweep::SweepRecord& r) {
   for (const auto& p : r.plan) plan.push_back({{"setting", p.value}, {"baseline", p.baseline}});
   json trials = json::array();
   for (const auto& t : r.trials) {
-    trials.push_back({{"trial", t.number},
-                      {"run_id", t.run_id ? json(*t.run_id) : json(nullptr)},
-                      {"setting", t.setting},
-                      {"baseline", t.baseline},
-                      {"repeat", t.repeat},
-                      {"status", t.status},
-                      {"exit_code", t.exit_code ? json(*t.exit_code) : json(nullptr)},
-                      {"time_s", t.status == "planned" ? json(nullptr) : json(t.time_s)},
-                      {"energy_j", opt(t.energy_j)},
-                      {"energy_source", t.energy_source},
-                      {"avg_power_w", opt(t.avg_power_w)},
-                      {"work_units", opt(t.work_units)},
-                      {"throughput", opt(t.throughput)},
-                      {"energy_per_unit_j", opt(t.energy_per_unit_j)},
-                      {"temperature_mean_c", opt(t.temperature_mean_c)},
-                      {"temperature_max_c", opt(t.temperature_max_c)},
-                      {"sm_clock_mean_mhz", opt(t.sm_clock_mean_mhz)},
-                      {"outlier", t.outlier}});
+    trials.push_back(
+        {{"trial", t.number},
+         {"run_id", t.run_id ? json(*t.run_id) : json(nullptr)},
+         {"setting", t.setting},
+         {"baseline", t.baseline},
+         {"repeat", t.repeat},
+         {"status", sweep::status_text(t.status)},
+         {"exit_code", t.exit_code ? json(*t.exit_code) : json(nullptr)},
+         {"time_s", t.status == sweep::TrialStatus::Planned ? json(nullptr) : json(t.time_s)},
+         {"energy_j", opt(t.energy_j)},
+         {"energy_source", t.energy_source},
+         {"avg_power_w", opt(t.avg_power_w)},
+         {"work_units", opt(t.work_units)},
+         {"throughput", opt(t.throughput)},
+         {"energy_per_unit_j", opt(t.energy_per_unit_j)},
+         {"temperature_mean_c", opt(t.temperature_mean_c)},
+         {"temperature_max_c", opt(t.temperature_max_c)},
+         {"sm_clock_mean_mhz", opt(t.sm_clock_mean_mhz)},
+         {"outlier", t.outlier}});
   }
   json settings = json::array();
   for (const auto& s : r.summaries) {
@@ -191,7 +193,7 @@ json to_json(const sweep::SweepRecord& r) {
             {"work_source", r.work_source},
             {"window_begin", r.window_begin},
             {"window_end", r.window_end},
-            {"status", r.status},
+            {"status", sweep::status_text(r.status)},
             {"restored", r.restored},
             {"notes", r.notes}}},
           {"plan", plan},

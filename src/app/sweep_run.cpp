@@ -207,7 +207,7 @@ void write_database(const SweepOptions& o, sweep::SweepRecord& record,
   // merge numbers runs in input order, from 1: the trials that ran, in order.
   std::int64_t run_id = 0;
   for (auto& t : record.trials) {
-    if (t.status != "planned") t.run_id = ++run_id;
+    if (t.status != sweep::TrialStatus::Planned) t.run_id = ++run_id;
   }
   store::write_sweep_tables(output, record);
 }
@@ -297,7 +297,7 @@ TrialSetup make_trial_setup(const SweepOptions& o, const SweepInputs& in,
 
 // How the trials ended: the sweep's status and exit code, and the trials' run databases.
 struct TrialsEnd {
-  std::string status = "finished";
+  sweep::SweepStatus status = sweep::SweepStatus::Finished;
   int exit_code = 0;
   std::vector<fs::path> files;
 };
@@ -323,7 +323,7 @@ TrialsEnd run_trials(const SweepOptions& o, const TrialSetup& setup, const Setti
     }
     const TrialEnd end = run_trial(setup, trial, db);
     out.files.push_back(db);
-    if (!o.quiet && trial.status == "ok") {
+    if (!o.quiet && trial.status == sweep::TrialStatus::Ok) {
       fmt::print(stderr, "gpuscope:   {:.2f} s, {}{}\n", trial.time_s,
                  trial.energy_j ? fmt::format("{:.0f} J, {:.0f} W average", *trial.energy_j,
                                               trial.avg_power_w.value_or(0))
@@ -334,8 +334,8 @@ TrialsEnd run_trials(const SweepOptions& o, const TrialSetup& setup, const Setti
       interrupt = end.interrupt_signal;
       break;
     }
-    if (trial.status != "ok") {
-      out.status = "failed";
+    if (trial.status != sweep::TrialStatus::Ok) {
+      out.status = sweep::SweepStatus::Failed;
       out.exit_code = end.exit_code != 0 ? end.exit_code : 1;
       fmt::print(stderr, "gpuscope: error: trial {} ({}): the job {}; the sweep stops\n",
                  trial.number, setting_text(trial.setting, knob, trial.baseline), end.description);
@@ -343,7 +343,7 @@ TrialsEnd run_trials(const SweepOptions& o, const TrialSetup& setup, const Setti
     }
   }
   if (interrupt) {
-    out.status = "interrupted";
+    out.status = sweep::SweepStatus::Interrupted;
     out.exit_code = 128 + *interrupt;
     fmt::print(stderr, "gpuscope: {} received: the sweep stops\n", launch::signal_name(*interrupt));
   }
@@ -358,7 +358,7 @@ int write_results(const SweepOptions& o, const SweepInputs& in, const SettingLim
   record.end_unix_ns = wall_now_ns();
   sweep::mark_outliers(record.trials);
   record.summaries = sweep::summarize(record.plan, record.trials);
-  if (trials.status == "finished") {
+  if (trials.status == sweep::SweepStatus::Finished) {
     record.recommendations =
         sweep::recommend(record.summaries, {in.max_slowdown, o.eta, limits.p_max_w});
   }

@@ -374,14 +374,14 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   trial.exit_code = result.exit_code;
   const std::string problem = window.problem(end_mono);
   if (interrupt) {
-    trial.status = "interrupted";
+    trial.status = sweep::TrialStatus::Interrupted;
   } else if (result.status != RunStatus::Finished || result.exit_code != 0) {
-    trial.status = "failed";
+    trial.status = sweep::TrialStatus::Failed;
   } else if (!problem.empty()) {
-    trial.status = "failed";
+    trial.status = sweep::TrialStatus::Failed;
     out.description = problem;
   } else {
-    trial.status = "ok";
+    trial.status = sweep::TrialStatus::Ok;
   }
   if (window.measurable(end_mono)) {
     measure_trial(o, sink, energy, window.start(), window.end(end_mono), window.units(), trial);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuscope::sweep {
@@ -29,6 +30,51 @@ struct Setting {
   bool baseline = false;
 };
 
+// How a trial ended, and how the whole sweep did; stored and printed as the words below.
+enum class TrialStatus { Planned, Ok, Failed, Interrupted };
+enum class SweepStatus { Finished, Failed, Interrupted };
+
+// "planned", "ok", "failed", "interrupted".
+inline std::string_view status_text(TrialStatus status) {
+  switch (status) {
+    case TrialStatus::Ok:
+      return "ok";
+    case TrialStatus::Failed:
+      return "failed";
+    case TrialStatus::Interrupted:
+      return "interrupted";
+    case TrialStatus::Planned:
+      break;
+  }
+  return "planned";
+}
+// "finished", "failed", "interrupted".
+inline std::string_view status_text(SweepStatus status) {
+  switch (status) {
+    case SweepStatus::Failed:
+      return "failed";
+    case SweepStatus::Interrupted:
+      return "interrupted";
+    case SweepStatus::Finished:
+      break;
+  }
+  return "finished";
+}
+// The statuses a stored word stands for; nullopt for a word this gpuscope does not know.
+inline std::optional<TrialStatus> parse_trial_status(std::string_view text) {
+  for (auto s :
+       {TrialStatus::Planned, TrialStatus::Ok, TrialStatus::Failed, TrialStatus::Interrupted}) {
+    if (status_text(s) == text) return s;
+  }
+  return std::nullopt;
+}
+inline std::optional<SweepStatus> parse_sweep_status(std::string_view text) {
+  for (auto s : {SweepStatus::Finished, SweepStatus::Failed, SweepStatus::Interrupted}) {
+    if (status_text(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
 // One (setting, repeat) trial: a profiled run of the command.
 struct Trial {
   int number = 0;  // 1-based, in the order run
@@ -36,7 +82,7 @@ struct Trial {
   bool baseline = false;
   int repeat = 1;                      // 1-based
   std::optional<std::int64_t> run_id;  // the trial's run in the sweep database
-  std::string status = "planned";      // "ok", "failed", "interrupted", "planned"
+  TrialStatus status = TrialStatus::Planned;
   std::optional<int> exit_code;
   double time_s = 0;  // the measured window: job start + warmup (or the begin marker) .. job end
                       // (or the end marker)
@@ -116,7 +162,7 @@ struct SweepRecord {
   std::string work_source;     // "regex: ...", "units: N" or ""
   std::string window_begin;    // --window-begin, --window-end ("" when not given)
   std::string window_end;
-  std::string status;  // "finished", "interrupted", "failed"
+  SweepStatus status = SweepStatus::Finished;
   std::int64_t start_unix_ns = 0;
   std::int64_t end_unix_ns = 0;
   std::vector<Setting> plan;

@@ -57,7 +57,7 @@ std::string about(const sweep::SweepRecord& r) {
       "<p class=\"sweep-about\"><code>{}</code> on GPU{} {} · {} setting{} × {} repeat{} · {}",
       html_escape(fmt::format("{}", fmt::join(r.command, " "))), r.gpus.size() == 1 ? "" : "s",
       gpus, r.plan.size(), r.plan.size() == 1 ? "" : "s", r.repeat, r.repeat == 1 ? "" : "s",
-      html_escape(r.status));
+      html_escape(std::string(sweep::status_text(r.status))));
   out += r.restored ? " · GPUs restored" : " · <strong>GPUs not restored</strong>";
   out += "</p>\n<p class=\"muted\">";
   if (!r.window_begin.empty() || !r.window_end.empty()) {
@@ -88,7 +88,7 @@ std::string recommendations(const sweep::SweepRecord& r) {
     return fmt::format(
         "<p class=\"note sweep-no-recommendations\">No recommendations: the sweep {} "
         "before every trial ran.</p>\n",
-        r.status == "failed" ? "failed" : "was interrupted");
+        r.status == sweep::SweepStatus::Failed ? "failed" : "was interrupted");
   }
   std::string out = fmt::format(
       "<h3>Recommendations (against {})</h3>\n<table class=\"sweep-recommendations\"><thead><tr>"
@@ -145,13 +145,14 @@ std::string trials(const sweep::SweepRecord& r) {
       "<th>repeat</th><th>status</th><th>time s</th><th>energy J</th><th>power W</th>"
       "<th>work</th><th>throughput/s</th><th>J/unit</th><th>outlier</th></tr></thead><tbody>\n";
   for (const auto& t : r.trials) {
-    if (t.status == "planned") continue;
+    if (t.status == sweep::TrialStatus::Planned) continue;
     out += fmt::format(
         "<tr data-trial=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         t.number, t.number, html_escape(sweep_setting_label(r, t.setting, t.baseline, true)),
-        t.repeat, html_escape(t.status), t.time_s, num(t.energy_j, 1), num(t.avg_power_w, 1),
-        sig(t.work_units), num(t.throughput, 2), sig(t.energy_per_unit_j), t.outlier ? "yes" : "");
+        t.repeat, html_escape(std::string(sweep::status_text(t.status))), t.time_s,
+        num(t.energy_j, 1), num(t.avg_power_w, 1), sig(t.work_units), num(t.throughput, 2),
+        sig(t.energy_per_unit_j), t.outlier ? "yes" : "");
   }
   out += "</tbody></table>\n";
   return out;

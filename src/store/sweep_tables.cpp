@@ -77,7 +77,7 @@ void insert_sweep(Database& db, const sweep::SweepRecord& r) {
   s.bind(8, r.eta);
   s.bind(9, r.p_max_w);
   s.bind(10, r.work_source);
-  s.bind(11, r.status);
+  s.bind(11, std::string(sweep::status_text(r.status)));
   s.bind(12, time_text(r.start_unix_ns));
   s.bind(13, time_text(r.end_unix_ns));
   s.bind(14, std::int64_t{r.restored ? 1 : 0});
@@ -106,9 +106,10 @@ void insert_trials(Database& db, const sweep::SweepRecord& r) {
     s.bind(3, t.setting);
     s.bind(4, std::int64_t{t.baseline ? 1 : 0});
     s.bind(5, std::int64_t{t.repeat});
-    s.bind(6, t.status);
+    s.bind(6, std::string(sweep::status_text(t.status)));
     s.bind(7, t.exit_code);
-    s.bind(8, t.status == "planned" ? std::nullopt : std::optional<double>(t.time_s));
+    s.bind(8, t.status == sweep::TrialStatus::Planned ? std::nullopt
+                                                      : std::optional<double>(t.time_s));
     s.bind(9, t.energy_j);
     s.bind(10,
            t.energy_source.empty() ? std::nullopt : std::optional<std::string>(t.energy_source));
@@ -183,6 +184,13 @@ void insert_all(Database& db, const sweep::SweepRecord& r) {
   insert_restore(db, r);
 }
 
+// A status word this gpuscope does not know (a newer one wrote the file, or it was edited).
+Error unknown_status(std::string_view table, const std::string& word) {
+  return Error(fmt::format("the {} table holds the status '{}', which this gpuscope does not know",
+                           table, word),
+               {}, "read the file with the gpuscope that wrote it, or a newer one");
+}
+
 sweep::SweepRecord read_all(Database& db) {
   sweep::SweepRecord r;
   {
@@ -199,7 +207,10 @@ sweep::SweepRecord read_all(Database& db) {
     r.eta = s.real(6);
     r.p_max_w = s.opt_real(7).value_or(0);
     r.work_source = s.opt_text(8).value_or("");
-    r.status = s.text(9);
+    const std::string status = s.text(9);
+    const auto known = sweep::parse_sweep_status(status);
+    if (!known) throw unknown_status("sweep", status);
+    r.status = *known;
     r.restored = s.int64(10) != 0;
     r.notes = nlohmann::json::parse(s.text(11)).get<std::vector<std::string>>();
   }
@@ -229,7 +240,10 @@ sweep::SweepRecord read_all(Database& db) {
       t.setting = s.real(2);
       t.baseline = s.int64(3) != 0;
       t.repeat = static_cast<int>(s.int64(4));
-      t.status = s.text(5);
+      const std::string status = s.text(5);
+      const auto known = sweep::parse_trial_status(status);
+      if (!known) throw unknown_status("sweep_trials", status);
+      t.status = *known;
       if (auto code = s.opt_int64(6)) t.exit_code = static_cast<int>(*code);
       t.time_s = s.opt_real(7).value_or(0);
       t.energy_j = s.opt_real(8);

@@ -87,7 +87,8 @@ void mark_outliers(std::vector<Trial>& trials) {
     std::vector<Trial*> ok;
     for (auto& t : trials) {
       t.outlier = t.setting == setting ? false : t.outlier;
-      if (t.setting == setting && t.status == "ok" && t.energy_j) ok.push_back(&t);
+      if (t.setting == setting && t.status == sweep::TrialStatus::Ok && t.energy_j)
+        ok.push_back(&t);
     }
     std::vector<double> times, energies;
     for (const Trial* t : ok) {
@@ -126,10 +127,10 @@ std::vector<SettingSummary> summarize(const std::vector<Setting>& plan,
     s.baseline = setting.baseline;
     std::vector<double> time, energy, power, throughput, per_unit, temperature, clock;
     for (const Trial& t : trials) {
-      if (t.setting != setting.value || t.status == "planned") continue;
+      if (t.setting != setting.value || t.status == sweep::TrialStatus::Planned) continue;
       ++s.trials;
       if (t.outlier) ++s.outliers;
-      if (t.status != "ok" || t.outlier || !t.energy_j) continue;
+      if (t.status != sweep::TrialStatus::Ok || t.outlier || !t.energy_j) continue;
       time.push_back(t.time_s);
       energy.push_back(*t.energy_j);
       if (t.avg_power_w) power.push_back(*t.avg_power_w);

@@ -19,7 +19,7 @@ sweep::Trial trial(int number, double setting, bool baseline, double time_s, dou
   t.number = number;
   t.setting = setting;
   t.baseline = baseline;
-  t.status = "ok";
+  t.status = sweep::TrialStatus::Ok;
   t.time_s = time_s;
   t.energy_j = energy_j;
   t.avg_power_w = energy_j / time_s;
@@ -33,7 +33,7 @@ sweep::SweepRecord record() {
   sweep::SweepRecord r;
   r.command = {"python", "train.py", "--tag", "<b>&"};
   r.gpus = {0, 2};
-  r.status = "finished";
+  r.status = sweep::SweepStatus::Finished;
   r.restored = true;
   r.p_max_w = 1400;
   r.window_begin = "work begins at ([0-9.]+) s";
@@ -89,10 +89,10 @@ TEST(SweepSection, AClockSweepAndASweepThatStoppedEarly) {
   r.plan = {{1980, true}, {1000, false}};
   r.trials[0].setting = 1980;
   r.trials[1].setting = 1000;
-  r.trials[1].status = "interrupted";
+  r.trials[1].status = sweep::TrialStatus::Interrupted;
   r.summaries[0].setting = 1980;
   r.summaries[1].setting = 1000;
-  r.status = "interrupted";
+  r.status = sweep::SweepStatus::Interrupted;
   r.recommendations.clear();
   const std::string html = sweep_section_html(r, {}, "sweep-2");
   EXPECT_EQ(html.rfind("<section id=\"sweep-2\" class=\"sweep\">", 0), 0u);

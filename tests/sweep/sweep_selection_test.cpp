@@ -47,7 +47,7 @@ Trial trial(double setting, int repeat, double time, double energy, bool baselin
   t.setting = setting;
   t.baseline = baseline;
   t.repeat = repeat;
-  t.status = "ok";
+  t.status = sweep::TrialStatus::Ok;
   t.time_s = time;
   t.energy_j = energy;
   t.avg_power_w = energy / time;

@@ -33,7 +33,7 @@ TEST(SweepTables, ReadBackWhatWasWritten) {
   r.p_max_w = 1400;
   r.work_source = "regex: processed ([0-9]+)";
   r.window_begin = "begins at ([0-9.]+)";
-  r.status = "finished";
+  r.status = sweep::SweepStatus::Finished;
   r.restored = true;
   r.notes = {"a note"};
   r.plan = {{1980, true}, {1000, false}};
@@ -42,7 +42,7 @@ TEST(SweepTables, ReadBackWhatWasWritten) {
   t.run_id = 1;
   t.setting = 1000;
   t.repeat = 2;
-  t.status = "ok";
+  t.status = sweep::TrialStatus::Ok;
   t.exit_code = 0;
   t.time_s = 0.86;
   t.energy_j = 123.5;
@@ -67,7 +67,7 @@ TEST(SweepTables, ReadBackWhatWasWritten) {
   EXPECT_EQ(back->work_source, r.work_source);
   EXPECT_EQ(back->window_begin, r.window_begin);
   EXPECT_EQ(back->window_end, "");
-  EXPECT_EQ(back->status, "finished");
+  EXPECT_EQ(back->status, sweep::SweepStatus::Finished);
   EXPECT_TRUE(back->restored);
   EXPECT_EQ(back->notes, r.notes);
   ASSERT_EQ(back->plan.size(), 2u);

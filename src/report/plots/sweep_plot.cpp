@@ -53,7 +53,7 @@ void draw_panel(const sweep::SweepRecord& r, const PlotStream& stream, const Pan
     highs.push_back(spread->max);
   }
   for (const auto& t : r.trials) {
-    if (t.status != "ok") continue;
+    if (t.status != sweep::TrialStatus::Ok) continue;
     const auto v = def.trial(t);
     if (!v) continue;
     (t.outlier ? outlier_x : trial_x).push_back(t.setting);
