@@ -6,6 +6,7 @@
 #include "store/run_rows.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
+#include "store/sqlite_errors.hpp"
 
 namespace gpuscope::store {
 namespace {
@@ -76,8 +77,12 @@ void bind_filter(Statement& stmt, const RowFilter& filter, bool by_device) {
   }
 }
 
-Error read_error(const std::string& path, const SqliteError& e) {
-  return Error("cannot read " + path, e.what(), "check that the file is complete");
+// Runs `read`; a SQLite failure becomes "cannot read PATH (SQLite's words); check that the
+// file is complete": the one translation of the reader's SQLite errors.
+template <typename Read>
+decltype(auto) read_or_explain(const std::filesystem::path& path, Read&& read) {
+  return translate_sqlite_errors("cannot read " + path.string(), "check that the file is complete",
+                                 std::forward<Read>(read));
 }
 
 }  // namespace
@@ -96,11 +101,7 @@ Cursor<Record>& Cursor<Record>::operator=(Cursor&&) noexcept = default;
 
 template <typename Record>
 bool Cursor<Record>::next(Record& out) {
-  try {
-    if (!stmt_->step()) return false;
-  } catch (const SqliteError& e) {
-    throw read_error(path_, e);
-  }
+  if (!read_or_explain(path_, [&] { return stmt_->step(); })) return false;
   decode(*stmt_, out);
   return true;
 }
@@ -118,59 +119,47 @@ RunReader RunReader::open(const std::filesystem::path& path) {
 
 RunReader::RunReader(std::shared_ptr<Database> db, std::filesystem::path path, int schema_version)
     : db_(std::move(db)), path_(std::move(path)), schema_version_(schema_version) {
-  try {
+  read_or_explain(path_, [&] {
     schema_minor_version_ = store::schema_minor_version(*db_);
     has_chunks_ = store::has_sample_chunks(*db_);
-  } catch (const SqliteError& e) {
-    throw read_error(path_.string(), e);
-  }
+  });
 }
 
 SamplePlan RunReader::sample_plan(std::int64_t run_id, unsigned device_index,
                                   bool use_chunks) const {
-  try {
+  return read_or_explain(path_, [&] {
     return plan_samples(*db_, "main", run_id, device_index, use_chunks && has_chunks_);
-  } catch (const SqliteError& e) {
-    throw read_error(path_.string(), e);
-  }
+  });
 }
 
 void RunReader::read_samples(const SamplePlan& plan, std::span<const Metric> metrics,
                              SampleColumns& out) const {
   std::bitset<kMetricCount> wanted;
   for (Metric m : metrics) wanted.set(static_cast<std::size_t>(m));
-  try {
-    store::read_samples(*db_, "main", plan, wanted, out);
-  } catch (const SqliteError& e) {
-    throw read_error(path_.string(), e);
-  }
+  return read_or_explain(path_, [&] { store::read_samples(*db_, "main", plan, wanted, out); });
 }
 
 std::vector<StoredRun> RunReader::runs() const {
-  try {
+  return read_or_explain(path_, [&] {
     Statement stmt = db_->prepare(select_runs_sql() + " ORDER BY run_id");
     std::vector<StoredRun> out;
     while (stmt.step()) out.push_back(read_run(stmt));
     return out;
-  } catch (const SqliteError& e) {
-    throw read_error(path_.string(), e);
-  }
+  });
 }
 
 std::vector<DeviceDescription> RunReader::devices(std::int64_t run_id) const {
-  try {
+  return read_or_explain(path_, [&] {
     Statement stmt = db_->prepare(select_devices_sql() + " WHERE run_id = ? ORDER BY device_index");
     stmt.bind(1, run_id);
     std::vector<DeviceDescription> out;
     while (stmt.step()) out.push_back(read_device(stmt));
     return out;
-  } catch (const SqliteError& e) {
-    throw read_error(path_.string(), e);
-  }
+  });
 }
 
 std::vector<StoredMetric> RunReader::metrics() const {
-  try {
+  return read_or_explain(path_, [&] {
     Statement stmt = db_->prepare(
         "SELECT name, unit, kind, storage, source, description FROM metrics ORDER BY position");
     std::vector<StoredMetric> out;
@@ -179,9 +168,7 @@ std::vector<StoredMetric> RunReader::metrics() const {
           {stmt.text(0), stmt.text(1), stmt.text(2), stmt.text(3), stmt.text(4), stmt.text(5)});
     }
     return out;
-  } catch (const SqliteError& e) {
-    throw read_error(path_.string(), e);
-  }
+  });
 }
 
 template <typename Record>
@@ -191,13 +178,11 @@ Cursor<Record> RunReader::query(std::string_view table, std::span<const Column> 
   const std::string sql = "SELECT run_id, " + column_names(columns) + " FROM " +
                           std::string(table) + where_clause(filter, by_device) + " ORDER BY " +
                           std::string(order);
-  try {
+  return read_or_explain(path_, [&] {
     auto stmt = std::make_unique<Statement>(db_->prepare(sql));
     bind_filter(*stmt, filter, by_device);
     return Cursor<Record>(db_, std::move(stmt), path_.string());
-  } catch (const SqliteError& e) {
-    throw read_error(path_.string(), e);
-  }
+  });
 }
 
 SampleCursor RunReader::samples(const RowFilter& filter) const {
@@ -232,14 +217,12 @@ OutputCursor RunReader::output(const RowFilter& filter) const {
 }
 
 std::int64_t RunReader::count_samples(const RowFilter& filter) const {
-  try {
+  return read_or_explain(path_, [&] {
     Statement stmt = db_->prepare("SELECT count(*) FROM samples" + where_clause(filter, true));
     bind_filter(stmt, filter, true);
     stmt.step();
     return stmt.int64(0);
-  } catch (const SqliteError& e) {
-    throw read_error(path_.string(), e);
-  }
+  });
 }
 
 }  // namespace gpuscope::store
