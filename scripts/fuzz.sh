@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
-targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database)
+targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http)
 
 case $mode in
   smoke | replay) ;;
@@ -52,7 +52,7 @@ built=$(date +%s)
 
 # Seeds, made fresh each time (nothing is written into the source tree).
 seeds=$dir/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{fuzz_scenario,fuzz_sidecar,fuzz_nsys,fuzz_text,fuzz_run_database}
+rm -rf "$seeds" && mkdir -p "$seeds"/{fuzz_scenario,fuzz_sidecar,fuzz_nsys,fuzz_text,fuzz_run_database,fuzz_http}
 cp scenarios/*.json tests/fixtures/scenarios/*.json "$seeds/fuzz_scenario/"
 "$dir/fuzz/fuzz_make_seeds" "$seeds/fuzz_sidecar" "$seeds/fuzz_nsys"
 printf '\x00127.0.0.1:9400' >"$seeds/fuzz_text/listen4"
@@ -64,6 +64,10 @@ printf '\x03^step (\\d+) begin t=([0-9.]+)$' >"$seeds/fuzz_text/marker"
 "$gpuscope" profile --simulate h100x4-straggler -q --capture-output \
   -o "$seeds/fuzz_run_database/straggler.db" -- sh -c 'echo step 1; sleep 0.3; echo done'
 rm -f "$seeds"/fuzz_run_database/*-wal "$seeds"/fuzz_run_database/*-shm
+printf 'GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n' >"$seeds/fuzz_http/get"
+printf 'HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n' >"$seeds/fuzz_http/head"
+printf 'POST /healthz HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello' >"$seeds/fuzz_http/post"
+printf 'GET /metrics?x=%%zz HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab' >"$seeds/fuzz_http/odd"
 
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
@@ -75,6 +79,8 @@ run_target() {  # run_target TARGET LIBFUZZER-ARGS...
     "-artifact_prefix=$artifacts/")
   # The commands print reports and error lines for every input; libFuzzer still reports findings.
   [ "$target" = fuzz_run_database ] && extra+=(-close_fd_mask=3)
+  # libevent's own warnings for each malformed request go to stderr.
+  [ "$target" = fuzz_http ] && extra+=(-close_fd_mask=2)
   [ -f "fuzz/$target.dict" ] && extra+=("-dict=fuzz/$target.dict")
   local log=$dir/$target.log
   if ! "$dir/fuzz/$target" "${extra[@]}" "$@" "$corpus" "$seeds/$target" >"$log" 2>&1; then
@@ -104,6 +110,7 @@ case $mode in
     run_target fuzz_nsys -runs=3000
     run_target fuzz_text -runs=30000
     run_target fuzz_run_database -runs=400
+    run_target fuzz_http -runs=3000
     ;;
   long)
     for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done
