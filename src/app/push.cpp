@@ -9,6 +9,7 @@
 #include "export/curl_transport.hpp"
 #include "export/push_auth.hpp"
 #include "export/push_url.hpp"
+#include "util/environment.hpp"
 
 namespace gpuscope::app {
 
@@ -17,10 +18,7 @@ std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& o,
                                               bool save_undelivered) {
   auto target = exporter::parse_push_url(o.url);
   if (!target) throw target.error();
-  auto auth = exporter::load_push_auth(o.auth_file, [](const std::string& name) {
-    const char* value = std::getenv(name.c_str());
-    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
-  });
+  auto auth = exporter::load_push_auth(o.auth_file, util::process_environment());
   if (!auth) throw auth.error();
   if (o.batch_ms < 10 || o.retry_max_ms < 10) {
     throw Error::usage("--push-batch-ms and --push-retry-max-ms must be at least 10");

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
+#include "util/environment.hpp"
 #include "util/small_file.hpp"
 
 namespace gpuscope::collect {
@@ -16,13 +17,8 @@ namespace {
 
 constexpr const char* kSimLibraryName = "libgpuscope-sim-nvml.so";
 
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 std::filesystem::path simulated_library_path() {
-  if (auto path = env_or_empty("GPUSCOPE_SIM_LIBRARY"); !path.empty()) return path;
+  if (auto path = util::environment_or_empty("GPUSCOPE_SIM_LIBRARY"); !path.empty()) return path;
   return private_library_dir() / kSimLibraryName;
 }
 
@@ -37,7 +33,7 @@ std::string shipped_names() {
 }  // namespace
 
 std::filesystem::path scenario_dir() {
-  if (auto dir = env_or_empty("GPUSCOPE_SCENARIO_PATH"); !dir.empty()) return dir;
+  if (auto dir = util::environment_or_empty("GPUSCOPE_SCENARIO_PATH"); !dir.empty()) return dir;
   return data_dir() / "scenarios";
 }
 
@@ -110,7 +106,7 @@ std::shared_ptr<const nvml::Library> open_backend(const BackendOptions& options)
     return nvml::Library::open({simulated_library_path().string(), /*simulated=*/true});
   }
   std::string path = options.nvml_library;
-  if (path.empty()) path = env_or_empty("GPUSCOPE_NVML_LIBRARY");
+  if (path.empty()) path = util::environment_or_empty("GPUSCOPE_NVML_LIBRARY");
   return nvml::Library::open({path, false});
 }
 

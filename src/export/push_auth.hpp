@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "util/environment.hpp"
 
 namespace gpuscope::exporter {
 
@@ -19,7 +20,7 @@ struct PushAuth {
   std::string describe() const;
 };
 
-using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+using util::EnvLookup;  // util/environment.hpp
 
 // The credentials from, in order: `auth_file` (--push-auth-file) or env GPUSCOPE_PUSH_AUTH_FILE,
 // a file whose first line is `bearer TOKEN` or `basic USER:PASSWORD`; env

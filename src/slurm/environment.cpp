@@ -22,13 +22,6 @@ std::optional<std::string> non_empty(std::optional<std::string> text) {
 
 }  // namespace
 
-EnvLookup process_environment() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    const char* value = std::getenv(name.c_str());
-    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
-  };
-}
-
 SlurmContext read_context(const EnvLookup& env) {
   SlurmContext context;
   context.job_id = non_empty(env("SLURM_JOB_ID"));

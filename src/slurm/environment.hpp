@@ -6,14 +6,13 @@
 #include <string>
 
 #include "core/run.hpp"
+#include "util/environment.hpp"
 
 namespace gpuscope::slurm {
 
-// Looks up an environment variable; std::getenv by default, injectable for tests.
-using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
-
-// The process environment.
-EnvLookup process_environment();
+// The environment as a value (util/environment.hpp), so tests inject their own.
+using util::EnvLookup;
+using util::process_environment;
 
 // The SLURM context of this task (job, step, rank, local rank, node, ...). Empty when
 // SLURM_JOB_ID is unset; malformed numbers are ignored rather than guessed.
