@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_text.hpp"
+#include "util/text_table.hpp"
 
 namespace gpuscope::kernels {
 namespace {
@@ -21,31 +22,14 @@ std::string label(const Summary& s, const OutputOptions& o) {
   return fmt::format("{} report{} summed", s.files.size(), s.files.size() == 1 ? "" : "s");
 }
 
-// Right-aligned columns sized to their widest cell, the last one (the name) left-aligned.
+// Right-aligned columns sized to their widest cell, the last one (the name) left-aligned, a
+// rule under the header.
 std::string table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> widths(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) widths[c] = header[c].size();
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-  }
-  const std::size_t last = header.size() - 1;
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      if (c == last) {
-        out += cells[c];
-      } else {
-        out += fmt::format("{:>{}}  ", cells[c], widths[c]);
-      }
-    }
-    return out + "\n";
-  };
-  std::vector<std::string> rule;
-  for (std::size_t c = 0; c < header.size(); ++c) rule.emplace_back(widths[c], '-');
-  std::string out = line(header) + line(rule);
-  for (const auto& row : rows) out += line(row);
-  return out;
+  std::vector<util::Align> align(header.size(), util::Align::Right);
+  if (!align.empty()) align.back() = util::Align::Left;
+  const auto text = util::render_table(header, rows, {align, true});
+  return text.header + text.body;
 }
 
 std::vector<std::string> stat_cells(const DurationStats& s) {

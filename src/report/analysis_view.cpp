@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "util/text_table.hpp"
 
 namespace gpuscope::report {
 namespace {
@@ -43,36 +44,11 @@ std::string seconds_text(double s) {
   return fmt::format("{:.1f} s", s);
 }
 
-// Display width of UTF-8 text: code points, not bytes, so "µ" and "°" do not skew columns.
-std::size_t display_width(const std::string& text) {
-  std::size_t n = 0;
-  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0U) != 0x80U ? 1 : 0;
-  return n;
-}
-
 // A table with left-aligned first column and right-aligned others, widths fitted to content.
 std::string table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows, const Style& style) {
-  std::vector<std::size_t> width(header.size(), 0);
-  auto measure = [&](const std::vector<std::string>& row) {
-    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) {
-      width[i] = std::max(width[i], display_width(row[i]));
-    }
-  };
-  measure(header);
-  for (const auto& r : rows) measure(r);
-  auto line = [&](const std::vector<std::string>& row) {
-    std::string out;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::size_t n = display_width(row[i]);
-      const std::string pad(width[i] - std::min(width[i], n), ' ');
-      out += i == 0 ? row[i] + pad : "  " + pad + row[i];
-    }
-    return out + "\n";
-  };
-  std::string out = style.bold(line(header));
-  for (const auto& r : rows) out += line(r);
-  return out;
+  const auto text = util::render_table(header, rows, {{util::Align::Left}, false});
+  return style.bold(text.header) + text.body;
 }
 
 // The unit values are shown in (bytes as GiB, rates as GB/s).
