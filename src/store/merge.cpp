@@ -219,9 +219,7 @@ MergeSummary merge(const fs::path& output, const std::vector<fs::path>& inputs, 
       throw Error("cannot finish " + output.string(), *problem);
     db.reset();
     remove_companion_files(target);  // a stale -wal would be replayed into the new file
-    std::error_code ec;
-    fs::rename(partial, target, ec);
-    if (ec) throw_write_error(target, ec);
+    if (const auto ec = util::commit_written_file(partial, target)) throw_write_error(target, ec);
   } catch (...) {
     remove_database_files(partial);
     throw;

@@ -121,15 +121,33 @@ std::error_code AtomicFile::commit() {
   if (::close(fd) != 0) return last_error();
   if (::rename(temporary_.c_str(), target_.c_str()) != 0) return last_error();
   committed_ = true;
+  sync_folder_of(target_);
+  return {};
+}
+
+void sync_folder_of(const fs::path& target) {
   // The rename is durable once the folder is; a folder that cannot be synced (some network
   // file systems) still has the complete file under its name.
-  fs::path folder = target_.parent_path();
+  fs::path folder = target.parent_path();
   if (folder.empty()) folder = ".";
   const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {
     ::fsync(dir);
     ::close(dir);
   }
+}
+
+std::error_code commit_written_file(const fs::path& temporary, const fs::path& target) {
+  const int fd = ::open(temporary.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return last_error();
+  if (::fsync(fd) != 0) {
+    const auto error = last_error();
+    ::close(fd);
+    return error;
+  }
+  ::close(fd);
+  if (::rename(temporary.c_str(), target.c_str()) != 0) return last_error();
+  sync_folder_of(target);
   return {};
 }
 

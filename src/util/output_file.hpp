@@ -75,6 +75,16 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// The end of AtomicFile::commit() for a file another library wrote under its temporary name
+// (PLplot's plots, SQLite's merged database): fsync it, rename it onto `target`, fsync the
+// folder.
+std::error_code commit_written_file(const std::filesystem::path& temporary,
+                                    const std::filesystem::path& target);
+
+// fsyncs the folder that holds `target`, so a rename into it survives a power loss; a folder
+// that cannot be synced is left as it is.
+void sync_folder_of(const std::filesystem::path& target);
+
 // Writes `bytes` to `target` atomically (AtomicFile).
 std::error_code write_file_atomically(const std::filesystem::path& target, std::string_view bytes);
 

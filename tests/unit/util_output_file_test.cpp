@@ -78,6 +78,22 @@ TEST(AtomicFile, ACrashBetweenWriteAndRenameLeavesTheTargetIntact) {
   EXPECT_EQ(files, 2);
 }
 
+TEST(CommitWrittenFile, MovesAFileAnotherLibraryWroteOntoItsTarget) {
+  TempDir dir;
+  const fs::path target = dir.file("plot.png");
+  const fs::path temporary = util::temporary_path(target);
+  std::ofstream(target) << "old";
+  std::ofstream(temporary) << "new plot";
+  EXPECT_FALSE(util::commit_written_file(temporary, target));
+  EXPECT_FALSE(fs::exists(temporary));
+  std::ifstream in(target);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "new plot");
+  // Nothing to commit: an error, the target left as it was.
+  EXPECT_TRUE(util::commit_written_file(temporary, target));
+  EXPECT_TRUE(fs::exists(target));
+}
+
 TEST(AtomicFile, TemporaryNamesFollowOneConvention) {
   const fs::path temporary = util::temporary_path("/data/out/report.html");
   EXPECT_EQ(temporary.parent_path(), "/data/out");

@@ -84,9 +84,9 @@ class PendingFile {
   PendingFile& operator=(const PendingFile&) = delete;
   const fs::path& temporary() const { return temporary_; }
   void commit() {
-    std::error_code error;
-    fs::rename(temporary_, target_, error);
-    if (error) throw_write_error(target_, error);
+    if (const auto error = util::commit_written_file(temporary_, target_)) {
+      throw_write_error(target_, error);
+    }
     committed_ = true;
   }
 

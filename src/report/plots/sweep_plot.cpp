@@ -191,9 +191,7 @@ void write_sweep_plot(const sweep::SweepRecord& r, const fs::path& png, int widt
     for (std::size_t i = 0; i < panels.size(); ++i) draw_panel(r, stream, panels[i], boxes[i]);
     stream.finish();
   }
-  std::error_code error;
-  fs::rename(temporary, png, error);
-  if (error) {
+  if (auto error = util::commit_written_file(temporary, png)) {
     fs::remove(temporary, error);
     throw Error(fmt::format("cannot write plot {}", png.string()), error.message(),
                 "check that the folder is writable");
