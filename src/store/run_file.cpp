@@ -11,6 +11,7 @@
 #include "core/version.hpp"
 #include "store/run_rows.hpp"
 #include "store/schema.hpp"
+#include "store/sqlite_errors.hpp"
 #include "util/output_file.hpp"
 
 namespace gpuscope::store {
@@ -54,20 +55,19 @@ void prepare_output_path(const fs::path& path, bool overwrite) {
 }
 
 std::unique_ptr<Database> create_database(const fs::path& path) {
-  try {
-    auto db = std::make_unique<Database>(
-        path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
-    // WAL: readers see committed rows while we write, and a crash leaves committed
-    // transactions intact. synchronous=NORMAL: durable against process crashes (kill -9);
-    // only a power loss can lose the last transactions, never corrupt the file.
-    db->exec(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; "
-        "PRAGMA temp_store = MEMORY;");
-    create_schema(*db, std::string("gpuscope ") + kVersion);
-    return db;
-  } catch (const SqliteError& e) {
-    throw Error("cannot create " + path.string(), e.what(), "check the disk and the -o path");
-  }
+  return translate_sqlite_errors(
+      "cannot create " + path.string(), "check the disk and the -o path", [&] {
+        auto db = std::make_unique<Database>(
+            path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+        // WAL: readers see committed rows while we write, and a crash leaves committed
+        // transactions intact. synchronous=NORMAL: durable against process crashes (kill -9);
+        // only a power loss can lose the last transactions, never corrupt the file.
+        db->exec(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; "
+            "PRAGMA temp_store = MEMORY;");
+        create_schema(*db, std::string("gpuscope ") + kVersion);
+        return db;
+      });
 }
 
 CreatedRun create_run_file(const fs::path& path, bool overwrite, const RunInfo& run,
@@ -76,7 +76,7 @@ CreatedRun create_run_file(const fs::path& path, bool overwrite, const RunInfo& 
   prepare_output_path(path, overwrite);
   CreatedRun out;
   out.db = create_database(path);
-  try {
+  translate_sqlite_errors("cannot write the run to " + path.string(), "check the disk", [&] {
     out.db->exec("BEGIN");
     out.run_id = insert_run(*out.db, run);
     insert_devices(*out.db, out.run_id, devices);
@@ -84,9 +84,7 @@ CreatedRun create_run_file(const fs::path& path, bool overwrite, const RunInfo& 
     if (max_page_count) {
       out.db->exec("PRAGMA max_page_count = " + std::to_string(*max_page_count));
     }
-  } catch (const SqliteError& e) {
-    throw Error("cannot write the run to " + path.string(), e.what(), "check the disk");
-  }
+  });
   return out;
 }
 
