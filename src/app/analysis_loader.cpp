@@ -19,6 +19,7 @@
 #include "analyze/carbon.hpp"
 #include "analyze/work_units.hpp"
 #include "core/error.hpp"
+#include "core/event_kinds.hpp"
 #include "core/json_text.hpp"
 #include "report/analysis_view.hpp"
 #include "store/run_codec.hpp"
@@ -464,7 +465,7 @@ void feed_events(Analyzer& analyzer, const std::vector<Source>& sources,
     auto cursor = source.reader->events({source.run_id, std::nullopt});
     store::RunEvent e;
     while (cursor.next(e)) {
-      if (e.event.kind != "gpu_lost" || !e.event.device_index) continue;
+      if (e.event.kind != event_kind::kGpuLost || !e.event.device_index) continue;
       const double t = source.clock.at(e.event.mono_ns);
       if (std::isnan(t)) continue;
       analyzer.note_gpu_lost(key_of(source, metas[source.meta], *e.event.device_index), t,

@@ -18,6 +18,7 @@
 #include "collect/sampler.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/event_kinds.hpp"
 #include "core/regex_limits.hpp"
 #include "launch/job.hpp"
 #include "store/run_writer.hpp"
@@ -349,7 +350,8 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   launch::JobCallbacks callbacks;
   callbacks.on_output = [&](const OutputLine& line) { window.on_output(line); };  // once stored
   callbacks.on_event = [&](const Event& event) {  // after `sink` has it
-    if (event.kind == "signal" && !interrupt) interrupt = signal_from_detail(event.detail);
+    if (event.kind == event_kind::kSignal && !interrupt)
+      interrupt = signal_from_detail(event.detail);
   };
   callbacks.on_tick = [&] { energy.read(); };
   callbacks.tick_interval = window.read_interval();

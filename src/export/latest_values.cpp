@@ -1,6 +1,7 @@
 #include "export/latest_values.hpp"
 
 #include "core/clock.hpp"
+#include "core/event_kinds.hpp"
 
 namespace gpuscope::exporter {
 
@@ -63,7 +64,7 @@ void LatestValues::on_power(const PowerRow& row) {
 }
 
 void LatestValues::on_event(const Event& event) {
-  if (event.kind != "gpu_lost" || !event.device_index) return;
+  if (event.kind != event_kind::kGpuLost || !event.device_index) return;
   {
     std::lock_guard lock(mutex_);
     if (GpuReading* gpu = find(*event.device_index)) gpu->lost = true;

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "core/clock.hpp"
+#include "core/event_kinds.hpp"
 #include "launch/job_state.hpp"
 #include "launch/signals.hpp"
 
@@ -144,8 +145,8 @@ JobResult WaitLoop::run() {
     term_at_ns_ = state_.start_mono_ns + to_ns(state_.options.max_runtime);
   }
   next_tick_ns_ = mono_now_ns() + to_ns(callbacks_.tick_interval);
-  emit("job_start", "started " + state_.options.argv.front() + " (pid " +
-                        std::to_string(state_.pid) + ", its own process group)");
+  emit(event_kind::kJobStart, "started " + state_.options.argv.front() + " (pid " +
+                                  std::to_string(state_.pid) + ", its own process group)");
 
   check_child();
   while (!exited_ || output_open()) {
@@ -168,7 +169,7 @@ JobResult WaitLoop::run() {
     while (waitid(P_PID, static_cast<id_t>(state_.pid), &info, WEXITED) != 0 && errno == EINTR) {
     }
   }
-  emit("job_exit", describe_exit(result_));
+  emit(event_kind::kJobExit, describe_exit(result_));
   return result_;
 }
 
@@ -215,9 +216,9 @@ void WaitLoop::forward(int signal_number) {
   // reused by anyone else while we signal it.
   const std::string name = signal_name(signal_number);
   if (signal_job(signal_number)) {
-    emit("signal", name + " forwarded to the job");
+    emit(event_kind::kSignal, name + " forwarded to the job");
   } else {
-    emit("signal", name + " received but not forwarded (" + std::strerror(errno) + ")");
+    emit(event_kind::kSignal, name + " received but not forwarded (" + std::strerror(errno) + ")");
   }
 }
 
@@ -305,14 +306,15 @@ void WaitLoop::enforce_deadlines(std::int64_t now_ns) {
     timed_out_ = true;
     signal_job(SIGTERM);
     signal_job(SIGCONT);  // a stopped job would otherwise never see the SIGTERM
-    emit("max_runtime", "max runtime of " + format_duration(state_.options.max_runtime) +
-                            " reached: SIGTERM sent");
+    emit(event_kind::kMaxRuntime, "max runtime of " + format_duration(state_.options.max_runtime) +
+                                      " reached: SIGTERM sent");
     kill_at_ns_ = now_ns + to_ns(state_.options.kill_grace);
   }
   if (kill_at_ns_ && now_ns >= *kill_at_ns_) {
     signal_job(SIGKILL);
-    emit("max_runtime", "the job was still running " + format_duration(state_.options.kill_grace) +
-                            " after SIGTERM: SIGKILL sent");
+    emit(event_kind::kMaxRuntime, "the job was still running " +
+                                      format_duration(state_.options.kill_grace) +
+                                      " after SIGTERM: SIGKILL sent");
     kill_at_ns_.reset();
   }
 }
