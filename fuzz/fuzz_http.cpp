@@ -1,8 +1,8 @@
 // libFuzzer target: the exporter's request handling (`gpuscope serve`'s /metrics, /healthz and
 // /). One MetricsServer listens on a loopback port for the whole run; each input is sent as raw
-// bytes over a new connection (any method, path, headers, body or garbage), the answer is read
-// until the server closes the connection or a second passes, and the server must then still
-// answer GET /healthz: a request that crashes, hangs or wedges the server is a finding.
+// bytes over a new connection (any method, path, headers, body or garbage) and its sending side
+// closed, the answer read until the server closes too or 100 ms pass, and the server must then
+// still answer GET /healthz: a request that crashes, hangs or wedges the server is a finding.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -103,7 +103,7 @@ struct Server {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static Server* const server = new Server();  // for the whole run, as `serve` is
-  (void)exchange(server->port, reinterpret_cast<const char*>(data), size, 1000);
+  (void)exchange(server->port, reinterpret_cast<const char*>(data), size, 100);
   static const std::string kHealth = "GET /healthz HTTP/1.1\r\nHost: fuzz\r\n\r\n";
   std::string health;
   for (int attempt = 0; attempt < 3 && health.empty(); ++attempt) {
