@@ -42,6 +42,11 @@ struct SweepOptions {
 
 int run_sweep(const SweepOptions& options);
 
+// Throws Error::usage (exit code 2) for options that make no sense, before any GPU is touched.
+void validate(const SweepOptions& options);
+// --max-slowdown: "10%", "10 %", "10" or "0.1" → 0.1; Error::usage for anything else.
+double parse_slowdown(const std::string& text);
+
 // What every trial shares.
 struct TrialSetup {
   const SweepOptions* options = nullptr;

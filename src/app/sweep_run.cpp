@@ -32,12 +32,7 @@
 #include "util/number_text.hpp"
 
 namespace gpuscope::app {
-namespace {
 
-namespace fs = std::filesystem;
-using sweep::Knob;
-
-// "10%", "10 %" or "0.1" → 0.1.
 double parse_slowdown(const std::string& text) {
   std::string t;
   for (char c : text) {
@@ -78,6 +73,11 @@ void validate(const SweepOptions& o) {
                        "let the job print its begin marker once its warmup is over");
   }
 }
+
+namespace {
+
+namespace fs = std::filesystem;
+using sweep::Knob;
 
 // The GPUs a sweep changes: --gpus, else those the job may see, else all.
 std::vector<unsigned> choose_gpus(const SweepOptions& o, const nvml::Session& session,
