@@ -10,6 +10,7 @@
 #include "store/run_file.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
+#include "store/sqlite_errors.hpp"
 
 namespace gpuscope::store {
 namespace {
@@ -216,21 +217,18 @@ struct KernelTraceWriter::Statements {
 std::unique_ptr<KernelTraceWriter> KernelTraceWriter::open(const fs::path& path,
                                                            std::int64_t run_id) {
   const std::string name = path.string();
-  std::unique_ptr<Database> db;
-  try {
-    db = std::make_unique<Database>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
-    sqlite3_busy_timeout(db->handle(), 5000);
-  } catch (const SqliteError& e) {
-    throw Error("cannot open " + name + " to add the kernel trace", e.what(),
-                "check the file and its directory are writable");
-  }
+  auto db = translate_sqlite_errors("cannot open " + name + " to add the kernel trace",
+                                    "check the file and its directory are writable", [&] {
+                                      auto opened = std::make_unique<Database>(
+                                          path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+                                      sqlite3_busy_timeout(opened->handle(), 5000);
+                                      return opened;
+                                    });
   const int version = check_run_database(*db, path);
-  try {
+  return translate_sqlite_errors("cannot add the kernel trace to " + name, "check the disk", [&] {
     migrate(*db, version);  // a 1.1 file gets the trace tables
     return std::unique_ptr<KernelTraceWriter>(new KernelTraceWriter(std::move(db), path, run_id));
-  } catch (const SqliteError& e) {
-    throw Error("cannot add the kernel trace to " + name, e.what(), "check the disk");
-  }
+  });
 }
 
 KernelTraceWriter::KernelTraceWriter(std::unique_ptr<Database> db, fs::path path,
@@ -357,13 +355,12 @@ void KernelTraceWriter::add_run_problems(const std::vector<std::string>& problem
 }
 
 void KernelTraceWriter::commit() {
-  try {
-    statements_.reset();
-    db_->exec("COMMIT");
-    committed_ = true;
-  } catch (const SqliteError& e) {
-    throw Error("cannot add the kernel trace to " + path_.string(), e.what(), "check the disk");
-  }
+  translate_sqlite_errors("cannot add the kernel trace to " + path_.string(), "check the disk",
+                          [&] {
+                            statements_.reset();
+                            db_->exec("COMMIT");
+                            committed_ = true;
+                          });
   if (auto problem = close_run_file(*db_, path_)) {
     throw Error("cannot finish " + path_.string(), *problem);
   }
@@ -462,7 +459,7 @@ void KernelTraceReader::for_each_kernel(std::int64_t run_id, TraceOrder order,
                                          column_names(kKernelColumns), order_sql(order)));
   s.bind(1, run_id);
   TraceKernel k;
-  try {
+  translate_sqlite_errors("cannot read the kernels of " + path_.string(), {}, [&] {
     while (s.step()) {
       int i = read_place(s, k.place, k.times);
       k.name_id = s.int64(i++);
@@ -473,9 +470,7 @@ void KernelTraceReader::for_each_kernel(std::int64_t run_id, TraceOrder order,
       k.dynamic_shared_bytes = static_cast<std::int32_t>(s.int64(i));
       fn(k);
     }
-  } catch (const SqliteError& e) {
-    throw Error("cannot read the kernels of " + path_.string(), e.what());
-  }
+  });
 }
 
 void KernelTraceReader::for_each_memory_op(
@@ -486,7 +481,7 @@ void KernelTraceReader::for_each_memory_op(
                                          column_names(kMemoryOpColumns), order_sql(order)));
   s.bind(1, run_id);
   TraceMemoryOp m;
-  try {
+  translate_sqlite_errors("cannot read the memory operations of " + path_.string(), {}, [&] {
     while (s.step()) {
       int i = read_place(s, m.place, m.times);
       m.memset = s.text(i++) == "memset";
@@ -497,9 +492,7 @@ void KernelTraceReader::for_each_memory_op(
       m.value = s.opt_int64(i).value_or(0);
       fn(m);
     }
-  } catch (const SqliteError& e) {
-    throw Error("cannot read the memory operations of " + path_.string(), e.what());
-  }
+  });
 }
 
 }  // namespace gpuscope::store
