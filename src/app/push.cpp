@@ -17,9 +17,7 @@ std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& o,
                                               const exporter::Exposition& exposition,
                                               bool save_undelivered) {
   auto target = exporter::parse_push_url(o.url);
-  if (!target) throw target.error();
   auto auth = exporter::load_push_auth(o.auth_file, util::process_environment());
-  if (!auth) throw auth.error();
   if (o.batch_ms < 10 || o.retry_max_ms < 10) {
     throw Error::usage("--push-batch-ms and --push-retry-max-ms must be at least 10");
   }
@@ -30,7 +28,7 @@ std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& o,
   options.buffer.spill_dir = o.spill_dir;
   options.save_undelivered = save_undelivered;
   return std::make_unique<exporter::Pusher>(
-      std::make_unique<exporter::CurlTransport>(target->url, *auth), exposition, options,
+      std::make_unique<exporter::CurlTransport>(target.url, auth), exposition, options,
       [](const std::string& line) { fmt::print(stderr, "gpuscope: {}\n", line); });
 }
 

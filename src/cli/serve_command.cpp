@@ -42,7 +42,6 @@ int run_serve(const ServeOptions& o) {
   app::StopSignals stop;  // before any thread
   const auto interval = app::sampling_interval(o.interval_ms, "--interval");
   auto address = exporter::parse_listen_address(o.listen);
-  if (!address) throw address.error();
   const auto naming = exporter::naming_from_text(o.naming);
   if (!naming) {
     throw Error::usage(fmt::format("--naming '{}' is not a naming", o.naming), {},
@@ -60,7 +59,7 @@ int run_serve(const ServeOptions& o) {
   // serve's samples exist nowhere else: what cannot be delivered at the end is saved to a file.
   if (o.push.enabled()) pusher = app::make_pusher(o.push, push_exposition, true);
 
-  exporter::MetricsServer server(*address, cache);
+  exporter::MetricsServer server(address, cache);
   server.start();  // fails here, before sampling, when the port is taken
   std::vector<collect::SampleSink*> sinks{&latest};
   if (pusher) sinks.push_back(pusher.get());
@@ -72,10 +71,10 @@ int run_serve(const ServeOptions& o) {
 
   fmt::print(stderr,
              "gpuscope: serving {} GPU{} at http://{}/metrics ({} names), sampling every {} ms{}\n",
-             count, count == 1 ? "" : "s", address->text(), o.naming, o.interval_ms,
+             count, count == 1 ? "" : "s", address.text(), o.naming, o.interval_ms,
              pusher ? fmt::format(", pushing to {}", o.push.url) : "");
-  if (!address->loopback()) {
-    fmt::print(stderr, "gpuscope: note: {} is reachable from other machines\n", address->text());
+  if (!address.loopback()) {
+    fmt::print(stderr, "gpuscope: note: {} is reachable from other machines\n", address.text());
   }
   while (!stop.wait(std::chrono::seconds(3600))) {
   }

@@ -1,12 +1,11 @@
-// gpuscope's two tiers of failure (see CONTRIBUTING.md):
-//  - expected failures are values: Result<T> (tl::expected) carrying an Error;
-//  - unrecoverable ones throw Error, caught once in main and printed as
-//    "gpuscope: error: <what> (<why>); <what to do>".
+// gpuscope's one convention for failure (CONTRIBUTING.md, "Errors"): what fails throws Error,
+// caught once in cli::run and printed as "gpuscope: error: <what> (<why>); <what to do>";
+// std::optional says "absent" (an unsupported metric, no record), never "failed"; NVML calls
+// return nvml::Expected (no allocation on the sampling path).
 #pragma once
 
 #include <stdexcept>
 #include <string>
-#include <tl/expected.hpp>
 #include <utility>
 
 namespace gpuscope {
@@ -46,12 +45,5 @@ class Error : public std::runtime_error {
   std::string hint_;
   int exit_code_;
 };
-
-template <typename T>
-using Result = tl::expected<T, Error>;
-
-inline tl::unexpected<Error> fail(Error error) {
-  return tl::unexpected<Error>(std::move(error));
-}
 
 }  // namespace gpuscope

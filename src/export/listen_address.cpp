@@ -23,19 +23,19 @@ std::string ListenAddress::text() const {
   return fmt::format("{}:{}", host, port);
 }
 
-Result<ListenAddress> parse_listen_address(std::string_view text) {
+ListenAddress parse_listen_address(std::string_view text) {
   ListenAddress address{"127.0.0.1", 0};
   std::string_view port_text = text;
   if (!text.empty() && text.front() == '[') {
     const auto close = text.find(']');
     if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return fail(malformed(text, "an IPv6 address goes in brackets: [::1]:9400"));
+      throw malformed(text, "an IPv6 address goes in brackets: [::1]:9400");
     }
     address.host = std::string(text.substr(1, close - 1));
     port_text = text.substr(close + 2);
   } else if (const auto colon = text.rfind(':'); colon != std::string_view::npos) {
     if (text.substr(0, colon).find(':') != std::string_view::npos) {
-      return fail(malformed(text, "an IPv6 address goes in brackets: [::1]:9400"));
+      throw malformed(text, "an IPv6 address goes in brackets: [::1]:9400");
     }
     if (colon > 0) address.host = std::string(text.substr(0, colon));
     port_text = text.substr(colon + 1);
@@ -45,10 +45,9 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
       std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
       port < 1 || port > 65535) {
-    return fail(
-        malformed(text, fmt::format("the port '{}' is not a number in 1-65535", port_text)));
+    throw malformed(text, fmt::format("the port '{}' is not a number in 1-65535", port_text));
   }
-  if (address.host.empty()) return fail(malformed(text, "the host is empty"));
+  if (address.host.empty()) throw malformed(text, "the host is empty");
   address.port = port;
   return address;
 }

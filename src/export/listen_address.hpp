@@ -19,6 +19,6 @@ inline constexpr int kDefaultPort = 9400;  // dcgm-exporter's port, where dashbo
 
 // Parses "HOST:PORT", "[V6]:PORT", ":PORT" or "PORT" (host 127.0.0.1). Error::usage when
 // malformed.
-Result<ListenAddress> parse_listen_address(std::string_view text);
+ListenAddress parse_listen_address(std::string_view text);
 
 }  // namespace gpuscope::exporter

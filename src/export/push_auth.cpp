@@ -14,12 +14,12 @@ std::string trim(std::string text) {
   return text.substr(first, last - first + 1);
 }
 
-Result<PushAuth> from_file(const std::string& path) {
+PushAuth from_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    return fail(Error::usage(fmt::format("cannot read the push credentials file {}", path), {},
-                             "check the path given with --push-auth-file or "
-                             "GPUSCOPE_PUSH_AUTH_FILE"));
+    throw Error::usage(fmt::format("cannot read the push credentials file {}", path), {},
+                       "check the path given with --push-auth-file or "
+                       "GPUSCOPE_PUSH_AUTH_FILE");
   }
   // Only the first line, and only so much of it: /dev/zero or /dev/urandom given by mistake
   // must not fill memory. A pipe stays allowed (--push-auth-file <(pass show vm)).
@@ -27,9 +27,9 @@ Result<PushAuth> from_file(const std::string& path) {
   std::string line;
   for (char c = 0; line.size() <= kMaxLine && in.get(c) && c != '\n';) line += c;
   if (line.size() > kMaxLine) {
-    return fail(Error::usage(
+    throw Error::usage(
         fmt::format("the push credentials file {} has no line break in its first 64 KiB", path), {},
-        "its first line must be 'bearer TOKEN' or 'basic USER:PASSWORD'"));
+        "its first line must be 'bearer TOKEN' or 'basic USER:PASSWORD'");
   }
   line = trim(line);
   const auto space = line.find(' ');
@@ -47,9 +47,9 @@ Result<PushAuth> from_file(const std::string& path) {
     auth.secret = rest.substr(rest.find(':') + 1);
     return auth;
   }
-  return fail(Error::usage(fmt::format("the push credentials file {} is not understood", path),
-                           "its first line must be 'bearer TOKEN' or 'basic USER:PASSWORD'",
-                           "fix the file (see docs/exporters.md)"));
+  throw Error::usage(fmt::format("the push credentials file {} is not understood", path),
+                     "its first line must be 'bearer TOKEN' or 'basic USER:PASSWORD'",
+                     "fix the file (see docs/exporters.md)");
 }
 
 }  // namespace
@@ -66,7 +66,7 @@ std::string PushAuth::describe() const {
   return "no credentials";
 }
 
-Result<PushAuth> load_push_auth(const std::string& auth_file, const EnvLookup& env) {
+PushAuth load_push_auth(const std::string& auth_file, const EnvLookup& env) {
   std::string file = auth_file;
   if (file.empty()) file = env("GPUSCOPE_PUSH_AUTH_FILE").value_or("");
   const auto token = env("GPUSCOPE_PUSH_BEARER_TOKEN");
@@ -74,10 +74,10 @@ Result<PushAuth> load_push_auth(const std::string& auth_file, const EnvLookup& e
   const auto password = env("GPUSCOPE_PUSH_PASSWORD");
   const int sources = (file.empty() ? 0 : 1) + (token ? 1 : 0) + (user || password ? 1 : 0);
   if (sources > 1) {
-    return fail(Error::usage("push credentials are given more than once",
-                             "a credentials file, GPUSCOPE_PUSH_BEARER_TOKEN and "
-                             "GPUSCOPE_PUSH_USER/PASSWORD are alternatives",
-                             "keep one of them"));
+    throw Error::usage("push credentials are given more than once",
+                       "a credentials file, GPUSCOPE_PUSH_BEARER_TOKEN and "
+                       "GPUSCOPE_PUSH_USER/PASSWORD are alternatives",
+                       "keep one of them");
   }
   if (!file.empty()) return from_file(file);
   PushAuth auth;
@@ -86,8 +86,8 @@ Result<PushAuth> load_push_auth(const std::string& auth_file, const EnvLookup& e
     auth.secret = *token;
   } else if (user || password) {
     if (!user || !password) {
-      return fail(Error::usage("GPUSCOPE_PUSH_USER and GPUSCOPE_PUSH_PASSWORD go together", {},
-                               "set both, or neither"));
+      throw Error::usage("GPUSCOPE_PUSH_USER and GPUSCOPE_PUSH_PASSWORD go together", {},
+                         "set both, or neither");
     }
     auth.kind = PushAuth::Kind::Basic;
     auth.user = *user;

@@ -26,6 +26,6 @@ using util::EnvLookup;  // util/environment.hpp
 // a file whose first line is `bearer TOKEN` or `basic USER:PASSWORD`; env
 // GPUSCOPE_PUSH_BEARER_TOKEN; env GPUSCOPE_PUSH_USER with GPUSCOPE_PUSH_PASSWORD. Two sources at
 // once, an unreadable or malformed file: Error::usage (which never quotes a secret).
-Result<PushAuth> load_push_auth(const std::string& auth_file, const EnvLookup& env);
+PushAuth load_push_auth(const std::string& auth_file, const EnvLookup& env);
 
 }  // namespace gpuscope::exporter

@@ -29,31 +29,31 @@ Error bad_url(std::string_view text, std::string why) {
 
 }  // namespace
 
-Result<PushTarget> parse_push_url(std::string_view text) {
+PushTarget parse_push_url(std::string_view text) {
   const CurlLibrary& curl = curl_library();
   std::unique_ptr<CURLU, UrlDeleter> url(curl.url());
   const std::string copy(text);
   if (curl.url_set(url.get(), CURLUPART_URL, copy.c_str(), 0) != CURLUE_OK) {
-    return fail(bad_url(text, "it must start with http:// or https:// and name a host"));
+    throw bad_url(text, "it must start with http:// or https:// and name a host");
   }
   const auto scheme = part(url.get(), CURLUPART_SCHEME);
   if (!scheme ||
       (std::string_view(scheme.get()) != "http" && std::string_view(scheme.get()) != "https")) {
-    return fail(bad_url(text, "only http and https are supported"));
+    throw bad_url(text, "only http and https are supported");
   }
   const auto host = part(url.get(), CURLUPART_HOST);
-  if (!host || *host == '\0') return fail(bad_url(text, "it names no host"));
+  if (!host || *host == '\0') throw bad_url(text, "it names no host");
   if (part(url.get(), CURLUPART_USER) || part(url.get(), CURLUPART_PASSWORD)) {
     // Not echoing the URL: it holds a secret.
-    return fail(Error::usage("--push URL holds credentials",
-                             "the command line is visible to every "
-                             "user of the machine (ps) and lands in shell histories",
-                             "remove them from the URL and set GPUSCOPE_PUSH_USER and "
-                             "GPUSCOPE_PUSH_PASSWORD, GPUSCOPE_PUSH_BEARER_TOKEN, or "
-                             "--push-auth-file (docs/exporters.md)"));
+    throw Error::usage("--push URL holds credentials",
+                       "the command line is visible to every "
+                       "user of the machine (ps) and lands in shell histories",
+                       "remove them from the URL and set GPUSCOPE_PUSH_USER and "
+                       "GPUSCOPE_PUSH_PASSWORD, GPUSCOPE_PUSH_BEARER_TOKEN, or "
+                       "--push-auth-file (docs/exporters.md)");
   }
   if (part(url.get(), CURLUPART_QUERY) || part(url.get(), CURLUPART_FRAGMENT)) {
-    return fail(bad_url(text, "a query or fragment has no meaning here"));
+    throw bad_url(text, "a query or fragment has no meaning here");
   }
   std::string path;
   if (const auto p = part(url.get(), CURLUPART_PATH)) path = p.get();
@@ -63,10 +63,10 @@ Result<PushTarget> parse_push_url(std::string_view text) {
     path += kImportPath;
   }
   if (curl.url_set(url.get(), CURLUPART_PATH, path.c_str(), 0) != CURLUE_OK) {
-    return fail(bad_url(text, "its path cannot be extended"));
+    throw bad_url(text, "its path cannot be extended");
   }
   const auto full = part(url.get(), CURLUPART_URL);
-  if (!full) return fail(bad_url(text, "it cannot be assembled"));
+  if (!full) throw bad_url(text, "it cannot be assembled");
   return PushTarget{full.get()};
 }
 

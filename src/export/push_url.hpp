@@ -17,6 +17,6 @@ struct PushTarget {
 // Accepts http(s)://HOST[:PORT][/PREFIX]: a bare server (or a prefix such as vmauth's or a
 // cluster's /insert/0/prometheus) gets kImportPath appended; a URL already ending in it is kept.
 // Error::usage for anything else, and for credentials in the URL (they would show in `ps`).
-Result<PushTarget> parse_push_url(std::string_view text);
+PushTarget parse_push_url(std::string_view text);
 
 }  // namespace gpuscope::exporter

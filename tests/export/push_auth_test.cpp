@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "core/error.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::exporter {
@@ -20,23 +21,20 @@ EnvLookup env_of(std::map<std::string, std::string> vars) {
 
 TEST(PushAuthTest, NoneWhenNothingIsSet) {
   auto auth = load_push_auth("", env_of({}));
-  ASSERT_TRUE(auth);
-  EXPECT_EQ(auth->kind, PushAuth::Kind::None);
+  EXPECT_EQ(auth.kind, PushAuth::Kind::None);
 }
 
 TEST(PushAuthTest, FromEnvironment) {
   auto basic = load_push_auth(
       "", env_of({{"GPUSCOPE_PUSH_USER", "vm"}, {"GPUSCOPE_PUSH_PASSWORD", "pw:with:colons"}}));
-  ASSERT_TRUE(basic);
-  EXPECT_EQ(basic->kind, PushAuth::Kind::Basic);
-  EXPECT_EQ(basic->user, "vm");
-  EXPECT_EQ(basic->secret, "pw:with:colons");
-  EXPECT_EQ(basic->describe().find("pw"), std::string::npos);
+  EXPECT_EQ(basic.kind, PushAuth::Kind::Basic);
+  EXPECT_EQ(basic.user, "vm");
+  EXPECT_EQ(basic.secret, "pw:with:colons");
+  EXPECT_EQ(basic.describe().find("pw"), std::string::npos);
   auto bearer = load_push_auth("", env_of({{"GPUSCOPE_PUSH_BEARER_TOKEN", "tok"}}));
-  ASSERT_TRUE(bearer);
-  EXPECT_EQ(bearer->kind, PushAuth::Kind::Bearer);
-  EXPECT_EQ(bearer->secret, "tok");
-  EXPECT_FALSE(load_push_auth("", env_of({{"GPUSCOPE_PUSH_USER", "vm"}})));
+  EXPECT_EQ(bearer.kind, PushAuth::Kind::Bearer);
+  EXPECT_EQ(bearer.secret, "tok");
+  EXPECT_THROW(load_push_auth("", env_of({{"GPUSCOPE_PUSH_USER", "vm"}})), Error);
 }
 
 TEST(PushAuthTest, FromFile) {
@@ -44,26 +42,27 @@ TEST(PushAuthTest, FromFile) {
   const std::string path = dir.file("auth");
   std::ofstream(path) << "basic alice:s3cret\n";
   auto auth = load_push_auth(path, env_of({}));
-  ASSERT_TRUE(auth);
-  EXPECT_EQ(auth->user, "alice");
-  EXPECT_EQ(auth->secret, "s3cret");
+  EXPECT_EQ(auth.user, "alice");
+  EXPECT_EQ(auth.secret, "s3cret");
   std::ofstream(path) << "bearer  abc.def \n";
   auth = load_push_auth("", env_of({{"GPUSCOPE_PUSH_AUTH_FILE", path}}));
-  ASSERT_TRUE(auth);
-  EXPECT_EQ(auth->kind, PushAuth::Kind::Bearer);
-  EXPECT_EQ(auth->secret, "abc.def");
+  EXPECT_EQ(auth.kind, PushAuth::Kind::Bearer);
+  EXPECT_EQ(auth.secret, "abc.def");
 }
 
 TEST(PushAuthTest, RefusesMalformedFilesWithoutQuotingThem) {
   gpuscope::testing::TempDir dir;
   const std::string path = dir.file("auth");
   std::ofstream(path) << "s3cret-token-without-scheme\n";
-  auto auth = load_push_auth(path, env_of({}));
-  ASSERT_FALSE(auth);
-  EXPECT_EQ(auth.error().exit_code(), 2);
-  EXPECT_EQ(std::string(auth.error().what()).find("s3cret"), std::string::npos);
-  EXPECT_FALSE(load_push_auth(dir.file("missing"), env_of({})));
-  EXPECT_FALSE(load_push_auth(path, env_of({{"GPUSCOPE_PUSH_BEARER_TOKEN", "t"}})));
+  try {
+    load_push_auth(path, env_of({}));
+    ADD_FAILURE() << "a malformed file was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_EQ(std::string(e.what()).find("s3cret"), std::string::npos);
+  }
+  EXPECT_THROW(load_push_auth(dir.file("missing"), env_of({})), Error);
+  EXPECT_THROW(load_push_auth(path, env_of({{"GPUSCOPE_PUSH_BEARER_TOKEN", "t"}})), Error);
 }
 
 }  // namespace
