@@ -7,6 +7,7 @@
 
 #include "report/html_data.hpp"
 #include "report/html_report.hpp"
+#include "util/command_line.hpp"
 
 namespace gpuscope::report {
 namespace {
@@ -55,9 +56,9 @@ std::string about(const sweep::SweepRecord& r) {
   for (unsigned g : r.gpus) gpus += fmt::format("{}{}", gpus.empty() ? "" : ", ", g);
   std::string out = fmt::format(
       "<p class=\"sweep-about\"><code>{}</code> on GPU{} {} · {} setting{} × {} repeat{} · {}",
-      html_escape(fmt::format("{}", fmt::join(r.command, " "))), r.gpus.size() == 1 ? "" : "s",
-      gpus, r.plan.size(), r.plan.size() == 1 ? "" : "s", r.repeat, r.repeat == 1 ? "" : "s",
-      html_escape(std::string(sweep::status_text(r.status))));
+      html_escape(fmt::format("{}", util::shell_command_line(r.command))),
+      r.gpus.size() == 1 ? "" : "s", gpus, r.plan.size(), r.plan.size() == 1 ? "" : "s", r.repeat,
+      r.repeat == 1 ? "" : "s", html_escape(std::string(sweep::status_text(r.status))));
   out += r.restored ? " · GPUs restored" : " · <strong>GPUs not restored</strong>";
   out += "</p>\n<p class=\"muted\">";
   if (!r.window_begin.empty() || !r.window_end.empty()) {
@@ -199,7 +200,7 @@ std::string sweep_page_html(const sweep::SweepRecord& record, std::span<const st
       "td:first-child,th:first-child{text-align:left}th{background:#f0f0f0}</style></head>"
       "<body>\n";
   out += fmt::format("<h1>gpuscope sweep: {}</h1>\n",
-                     html_escape(fmt::format("{}", fmt::join(record.command, " "))));
+                     html_escape(fmt::format("{}", util::shell_command_line(record.command))));
   out += sweep_section_html(record, png, "sweep");
   out += "</body></html>\n";
   return out;

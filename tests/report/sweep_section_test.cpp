@@ -79,7 +79,8 @@ TEST(SweepSection, ShowsTheRecommendationsSettingsPlotAndTrials) {
   EXPECT_NE(html.find("<tr data-trial=\"2\"><td>2</td><td>300 W</td>"), std::string::npos);
   // The job's command is text, never markup.
   EXPECT_EQ(html.find("<b>"), std::string::npos);
-  EXPECT_NE(html.find("--tag &lt;b&gt;&amp;"), std::string::npos);
+  // Shown as a shell would take it (util::shell_command_line), the metacharacters quoted.
+  EXPECT_NE(html.find("--tag &#39;&lt;b&gt;&amp;&#39;"), std::string::npos);
   EXPECT_NE(html.find("line matching <code>work begins at ([0-9.]+) s</code>"), std::string::npos);
 }
 

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "report/plots/draw.hpp"
 #include "report/plots/plot_stream.hpp"
+#include "util/command_line.hpp"
 #include "util/output_file.hpp"
 
 namespace gpuscope::report::plots {
@@ -166,7 +167,7 @@ void write_sweep_plot(const sweep::SweepRecord& r, const fs::path& png, int widt
     page_text(
         0.012, 1.0 - 34.0 / h, 0.0,
         fmt::format("{} sweep: {}", r.knob == sweep::Knob::PowerLimit ? "Power-limit" : "SM-clock",
-                    fmt::join(r.command, " ")));
+                    util::shell_command_line(r.command)));
     set_colour(Colour::Muted);
     text_size(stream, 14);
     const std::string legend =
