@@ -214,7 +214,8 @@ void write_rank(const fs::path& path, unsigned rank, std::int64_t ticks) {
   std::vector<SyntheticGpu> gpus;
   for (unsigned g = 0; g < kGpusPerRank; ++g) gpus.emplace_back(rank, g);
   Rng jitter(rank + 1000);
-  writer->push(Event{run.start_wall_ns, run.start_mono_ns, std::nullopt, "job_start", "started"});
+  writer->push(
+      Event{run.start_wall_ns, run.start_mono_ns, std::nullopt, EventKind::JobStart, "started"});
   SampleRow row;
   for (std::int64_t k = 0; k < ticks; ++k) {
     // The sampler's tick lands up to 0.5 ms late; every GPU of the tick shares it.
@@ -230,7 +231,7 @@ void write_rank(const fs::path& path, unsigned rank, std::int64_t ticks) {
   }
   const std::int64_t end_offset_ns = ticks * kIntervalNs;
   writer->push(Event{run.start_wall_ns + end_offset_ns, run.start_mono_ns + end_offset_ns,
-                     std::nullopt, "job_exit", "exited with status 0"});
+                     std::nullopt, EventKind::JobExit, "exited with status 0"});
   RunEnd end;
   end.status = RunStatus::Finished;
   end.end_wall_ns = run.start_wall_ns + end_offset_ns;

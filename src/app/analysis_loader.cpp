@@ -465,7 +465,7 @@ void feed_events(Analyzer& analyzer, const std::vector<Source>& sources,
     auto cursor = source.reader->events({source.run_id, std::nullopt});
     store::RunEvent e;
     while (cursor.next(e)) {
-      if (e.event.kind != event_kind::kGpuLost || !e.event.device_index) continue;
+      if (e.event.kind != EventKind::GpuLost || !e.event.device_index) continue;
       const double t = source.clock.at(e.event.mono_ns);
       if (std::isnan(t)) continue;
       analyzer.note_gpu_lost(key_of(source, metas[source.meta], *e.event.device_index), t,
@@ -520,7 +520,8 @@ std::vector<analyze::Mark> read_marks(const std::vector<Source>& sources,
       if (e.event.device_index)
         at += fmt::format("{}GPU {}", at.empty() ? "" : " ", *e.event.device_index);
       const double t = source.clock.at(e.event.mono_ns);
-      if (!std::isnan(t)) marks.push_back({t, e.event.kind, e.event.detail, at});
+      if (!std::isnan(t))
+        marks.push_back({t, std::string(e.event.kind.text()), e.event.detail, at});
     }
     auto output = source.reader->output({source.run_id, std::nullopt});
     store::RunOutputLine line;

@@ -34,7 +34,7 @@ void RunSink::on_power(const PowerRow& row) {
 void RunSink::on_event(const Event& event) {
   writer_.push(event);
   // Events worth a person's attention right away; the rest is in the database.
-  if (event.kind == event_kind::kGpuLost || event.kind == event_kind::kGap || verbose_) {
+  if (event.kind == EventKind::GpuLost || event.kind == EventKind::Gap || verbose_) {
     fmt::print(stderr, "gpuscope: {}\n", event.detail);
   }
 }

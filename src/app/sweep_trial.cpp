@@ -350,8 +350,7 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   launch::JobCallbacks callbacks;
   callbacks.on_output = [&](const OutputLine& line) { window.on_output(line); };  // once stored
   callbacks.on_event = [&](const Event& event) {  // after `sink` has it
-    if (event.kind == event_kind::kSignal && !interrupt)
-      interrupt = signal_from_detail(event.detail);
+    if (event.kind == EventKind::Signal && !interrupt) interrupt = signal_from_detail(event.detail);
   };
   callbacks.on_tick = [&] { energy.read(); };
   callbacks.tick_interval = window.read_interval();

@@ -86,7 +86,7 @@ void Sampler::emit(Event event) {
 
 void Sampler::report_lost(std::size_t k) {
   reported_lost_[k] = true;
-  emit({wall_now_ns(), mono_now_ns(), readers_[k].index(), event_kind::kGpuLost,
+  emit({wall_now_ns(), mono_now_ns(), readers_[k].index(), EventKind::GpuLost,
         fmt::format("GPU {} fell off the bus (GPU_IS_LOST); no more samples from it",
                     readers_[k].index())});
 }
@@ -100,7 +100,7 @@ void Sampler::check_clock_events(std::size_t k, const SampleRow& row) {
   auto& last = last_reasons_[k];
   if (last && *last == interesting) return;
   if (last || interesting != 0) {
-    emit({row.wall_ns, row.mono_ns, row.device_index, event_kind::kClockEvents,
+    emit({row.wall_ns, row.mono_ns, row.device_index, EventKind::ClockEvents,
           interesting == 0 ? "clocks no longer held down"
                            : "clocks held down by " + describe_clock_events(interesting)});
   }
@@ -157,7 +157,7 @@ void Sampler::main_loop() {
       stats_.deadlines_missed = missed;
     }
     if (missed - missed_before >= 2) {
-      emit({wall_now_ns(), now, std::nullopt, event_kind::kGap,
+      emit({wall_now_ns(), now, std::nullopt, EventKind::Gap,
             fmt::format("sampling fell {} ticks behind (a slow driver or an overloaded host)",
                         missed - missed_before)});
     }

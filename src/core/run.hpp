@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/device_description.hpp"
+#include "core/event_kinds.hpp"
 #include "core/metrics.hpp"
 
 namespace gpuscope {
@@ -96,8 +97,8 @@ struct Event {
   std::int64_t wall_ns = 0;
   std::int64_t mono_ns = 0;
   std::optional<unsigned> device_index;
-  std::string kind;    // "job_start", "job_exit", "signal", "clock_events", "gpu_lost", "gap", ...
-  std::string detail;  // words for people
+  EventKind kind = EventKind::Other;  // core/event_kinds.hpp
+  std::string detail;                 // words for people
 };
 
 enum class OutputStream { Stdout, Stderr };

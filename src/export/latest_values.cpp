@@ -64,7 +64,7 @@ void LatestValues::on_power(const PowerRow& row) {
 }
 
 void LatestValues::on_event(const Event& event) {
-  if (event.kind != event_kind::kGpuLost || !event.device_index) return;
+  if (event.kind != EventKind::GpuLost || !event.device_index) return;
   {
     std::lock_guard lock(mutex_);
     if (GpuReading* gpu = find(*event.device_index)) gpu->lost = true;

@@ -74,7 +74,7 @@ class WaitLoop {
   JobResult run();
 
  private:
-  void emit(const char* kind, std::string detail);
+  void emit(EventKind kind, std::string detail);
   template <typename Call>
   void guarded(bool& disabled, const char* name, Call&& call);
   void read_signals();
@@ -125,7 +125,7 @@ void WaitLoop::guarded(bool& disabled, const char* name, Call&& call) {
   }
 }
 
-void WaitLoop::emit(const char* kind, std::string detail) {
+void WaitLoop::emit(EventKind kind, std::string detail) {
   if (!callbacks_.on_event) return;
   const Event event{wall_now_ns(), mono_now_ns(), std::nullopt, kind, std::move(detail)};
   guarded(event_callback_failed_, "the event callback", [&] { callbacks_.on_event(event); });
@@ -145,8 +145,8 @@ JobResult WaitLoop::run() {
     term_at_ns_ = state_.start_mono_ns + to_ns(state_.options.max_runtime);
   }
   next_tick_ns_ = mono_now_ns() + to_ns(callbacks_.tick_interval);
-  emit(event_kind::kJobStart, "started " + state_.options.argv.front() + " (pid " +
-                                  std::to_string(state_.pid) + ", its own process group)");
+  emit(EventKind::JobStart, "started " + state_.options.argv.front() + " (pid " +
+                                std::to_string(state_.pid) + ", its own process group)");
 
   check_child();
   while (!exited_ || output_open()) {
@@ -169,7 +169,7 @@ JobResult WaitLoop::run() {
     while (waitid(P_PID, static_cast<id_t>(state_.pid), &info, WEXITED) != 0 && errno == EINTR) {
     }
   }
-  emit(event_kind::kJobExit, describe_exit(result_));
+  emit(EventKind::JobExit, describe_exit(result_));
   return result_;
 }
 
@@ -216,9 +216,9 @@ void WaitLoop::forward(int signal_number) {
   // reused by anyone else while we signal it.
   const std::string name = signal_name(signal_number);
   if (signal_job(signal_number)) {
-    emit(event_kind::kSignal, name + " forwarded to the job");
+    emit(EventKind::Signal, name + " forwarded to the job");
   } else {
-    emit(event_kind::kSignal, name + " received but not forwarded (" + std::strerror(errno) + ")");
+    emit(EventKind::Signal, name + " received but not forwarded (" + std::strerror(errno) + ")");
   }
 }
 
@@ -245,7 +245,7 @@ void WaitLoop::check_child() {
   info = siginfo_t{};
   if (waitid(P_PID, id, &info, WSTOPPED | WCONTINUED | WNOHANG) != 0 || info.si_pid == 0) return;
   if (info.si_code == CLD_CONTINUED) {
-    emit("job_continue", "the job was continued");
+    emit(EventKind::JobContinue, "the job was continued");
   } else {
     on_stopped(info.si_status);
   }
@@ -289,7 +289,7 @@ void WaitLoop::lost_child() {
 }
 
 void WaitLoop::on_stopped(int signal_number) {
-  emit("job_stop", "the job was stopped by " + signal_name(signal_number));
+  emit(EventKind::JobStop, "the job was stopped by " + signal_name(signal_number));
   if (!state_.options.job_control || !state_.terminal.present()) return;
   // Do what the terminal would have done had the job been in gpuscope's process group: stop
   // gpuscope's group too, so the user's shell sees the job stopped and takes the terminal back.
@@ -306,15 +306,15 @@ void WaitLoop::enforce_deadlines(std::int64_t now_ns) {
     timed_out_ = true;
     signal_job(SIGTERM);
     signal_job(SIGCONT);  // a stopped job would otherwise never see the SIGTERM
-    emit(event_kind::kMaxRuntime, "max runtime of " + format_duration(state_.options.max_runtime) +
-                                      " reached: SIGTERM sent");
+    emit(EventKind::MaxRuntime, "max runtime of " + format_duration(state_.options.max_runtime) +
+                                    " reached: SIGTERM sent");
     kill_at_ns_ = now_ns + to_ns(state_.options.kill_grace);
   }
   if (kill_at_ns_ && now_ns >= *kill_at_ns_) {
     signal_job(SIGKILL);
-    emit(event_kind::kMaxRuntime, "the job was still running " +
-                                      format_duration(state_.options.kill_grace) +
-                                      " after SIGTERM: SIGKILL sent");
+    emit(EventKind::MaxRuntime, "the job was still running " +
+                                    format_duration(state_.options.kill_grace) +
+                                    " after SIGTERM: SIGKILL sent");
     kill_at_ns_.reset();
   }
 }

@@ -173,7 +173,7 @@ void RowInserter::write_events(std::int64_t run_id, const WriteBatch& batch) {
     stmt.bind(2, e.wall_ns);
     stmt.bind(3, e.mono_ns);
     stmt.bind(4, e.device_index);
-    stmt.bind(5, e.kind);
+    stmt.bind(5, std::string(e.kind.text()));
     stmt.bind(6, e.detail);
     stmt.run();
   }

@@ -46,7 +46,7 @@ void decode(const Statement& row, RunEvent& out) {
   } else {
     out.event.device_index.reset();
   }
-  out.event.kind = row.text(4);
+  out.event.kind = EventKind::parse(row.text(4));
   out.event.detail = row.text(5);
 }
 

@@ -181,7 +181,7 @@ void RunWriter::record_failure(const std::string& error) {
     // Said once per outage, and stored with the rows so the database tells its own story.
     failing_ = true;
     pending_.events.push_back(
-        {clock_ns(CLOCK_REALTIME), clock_ns(CLOCK_MONOTONIC), std::nullopt, "write_error",
+        {clock_ns(CLOCK_REALTIME), clock_ns(CLOCK_MONOTONIC), std::nullopt, EventKind::WriteError,
          "writing to the run database failed (" + error + "); rows are kept and retried"});
   }
   stats_.dropped += pending_.drop_oldest(options_.max_pending_bytes);

@@ -41,7 +41,7 @@ std::size_t WriteBatch::bulk_bytes() const {
 
 std::size_t WriteBatch::event_bytes() const {
   std::size_t total = 0;
-  for (const auto& e : events) total += sizeof(Event) + e.kind.capacity() + e.detail.capacity();
+  for (const auto& e : events) total += sizeof(Event) + e.detail.capacity();
   return total;
 }
 

@@ -175,7 +175,7 @@ class RunExporter {
     while (cursor.next(e)) {
       nlohmann::json args = {{"detail", e.event.detail}};
       if (e.event.device_index) args["gpu"] = *e.event.device_index;
-      w_.instant(e.event.kind, pid, e.event.wall_ns - t0_, json_text(args));
+      w_.instant(std::string(e.event.kind.text()), pid, e.event.wall_ns - t0_, json_text(args));
     }
   }
 

@@ -36,7 +36,7 @@ class CountingSink : public collect::SampleSink {
   void on_event(const Event& event) override {
     inner_.on_event(event);
     std::lock_guard lock(mutex_);
-    events.push_back(event.kind);
+    events.push_back(std::string(event.kind.text()));
   }
   std::mutex mutex_;
   int samples = 0;

@@ -33,7 +33,7 @@ TEST(LatestValuesTest, IgnoresUnknownGpusAndMarksLostOnes) {
   LatestValues latest({gpu(0), gpu(3)});
   latest.on_sample(row(5, 1, 1));
   EXPECT_EQ(latest.version(), 0);
-  latest.on_event({0, 0, 3u, "gpu_lost", "GPU 3 fell off the bus"});
+  latest.on_event({0, 0, 3u, EventKind::GpuLost, "GPU 3 fell off the bus"});
   const Snapshot s = latest.snapshot();
   EXPECT_FALSE(s.gpus[0].lost);
   EXPECT_TRUE(s.gpus[1].lost);

@@ -131,8 +131,8 @@ TEST_F(JobExit, ReportsStartAndExitEvents) {
   callbacks.on_event = [&](const Event& event) { events.push_back(event); };
   run_job(command({"sh", "-c", "exit 3"}), callbacks);
   ASSERT_GE(events.size(), 2U);
-  EXPECT_EQ(events.front().kind, "job_start");
-  EXPECT_EQ(events.back().kind, "job_exit");
+  EXPECT_EQ(events.front().kind.text(), "job_start");
+  EXPECT_EQ(events.back().kind.text(), "job_exit");
   EXPECT_EQ(events.back().detail, "exited with code 3");
   EXPECT_LE(events.front().mono_ns, events.back().mono_ns);
 }
@@ -158,7 +158,7 @@ TEST_F(JobExit, StoppedJobIsReportedAndWaitedFor) {
   JobCallbacks callbacks;
   callbacks.on_event = [&](const Event& event) {
     events.push_back(event);
-    if (event.kind == "job_stop") ::kill(pid, SIGCONT);
+    if (event.kind == EventKind::JobStop) ::kill(pid, SIGCONT);
   };
   const JobResult result = job->wait(callbacks);
   EXPECT_EQ(result.exit_code, 4);

@@ -77,7 +77,7 @@ class JobTest : public ::testing::Test {
 inline bool has_event(const std::vector<Event>& events, const std::string& kind,
                       const std::string& detail_part) {
   return std::any_of(events.begin(), events.end(), [&](const Event& event) {
-    return event.kind == kind && event.detail.find(detail_part) != std::string::npos;
+    return event.kind.text() == kind && event.detail.find(detail_part) != std::string::npos;
   });
 }
 

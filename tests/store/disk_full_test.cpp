@@ -53,7 +53,7 @@ TEST(DiskFull, RowsAreKeptAndWrittenWhenSpaceReturns) {
   auto events = reader.events();
   RunEvent event;
   ASSERT_TRUE(events.next(event));
-  EXPECT_EQ(event.event.kind, "write_error");
+  EXPECT_EQ(event.event.kind.text(), "write_error");
   const auto run = reader.runs().at(0);
   EXPECT_EQ(run.end.status, RunStatus::Finished);
   EXPECT_EQ(run.end.problems, problems);

@@ -27,7 +27,7 @@ void write_rank(const std::string& path, int rank, int ticks) {
     for (unsigned device = 0; device < 2; ++device) writer->push(make_sample(device, seq));
   }
   writer->push(PowerRow{1, 5, 6, 250.0, 260.0, 1e12});
-  writer->push(Event{1, 2, std::nullopt, "job_start", "rank " + std::to_string(rank)});
+  writer->push(Event{1, 2, std::nullopt, EventKind::JobStart, "rank " + std::to_string(rank)});
   writer->push(OutputLine{3, 4, OutputStream::Stdout, "hello from " + std::to_string(rank)});
   writer->push(OutputLine{5, 6, OutputStream::Stderr, "bye"});
   RunEnd end;

@@ -102,8 +102,8 @@ TEST(RunWriter, StoresPowerSamplesEventsAndOutput) {
   const auto path = dir.file("run.db");
   auto writer = RunWriter::create(path, false, make_run(), make_devices(1));
   writer->push(PowerRow{0, 10, 20, 312.5, std::nullopt, 987'654'321'012.0});
-  writer->push(Event{30, 40, 0U, "clock_events", "power cap"});
-  writer->push(Event{50, 60, std::nullopt, "job_exit", "exit code 0"});
+  writer->push(Event{30, 40, 0U, EventKind::ClockEvents, "power cap"});
+  writer->push(Event{50, 60, std::nullopt, EventKind::JobExit, "exit code 0"});
   writer->push(OutputLine{70, 80, OutputStream::Stderr, "warning: \xce\xbb 'quoted'"});
   writer->push(OutputLine{90, 100, OutputStream::Stdout, ""});
   writer->finish(RunEnd{});
@@ -120,10 +120,10 @@ TEST(RunWriter, StoresPowerSamplesEventsAndOutput) {
   auto events = reader.events();
   RunEvent e;
   ASSERT_TRUE(events.next(e));
-  EXPECT_EQ(e.event.kind, "clock_events");
+  EXPECT_EQ(e.event.kind.text(), "clock_events");
   EXPECT_EQ(e.event.device_index, 0U);
   ASSERT_TRUE(events.next(e));
-  EXPECT_EQ(e.event.kind, "job_exit");
+  EXPECT_EQ(e.event.kind.text(), "job_exit");
   EXPECT_FALSE(e.event.device_index.has_value());
   EXPECT_EQ(e.event.mono_ns, 60);
   EXPECT_FALSE(events.next(e));

@@ -143,7 +143,7 @@ TEST(Sampler, LostGpuRaisesOneEventAndStopsItsRows) {
   unsetenv("GPUSCOPE_SIM_TIME_SCALE");
   std::vector<Event> lost;
   for (const auto& e : run.sink.events) {
-    if (e.kind == "gpu_lost") lost.push_back(e);
+    if (e.kind == EventKind::GpuLost) lost.push_back(e);
   }
   ASSERT_EQ(lost.size(), 1U);
   EXPECT_EQ(lost[0].device_index, 1U);
