@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/analysis_loader.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "launch/signals.hpp"
@@ -133,6 +134,32 @@ TEST(ProfiledRun, AnExistingFileIsKeptWithoutForce) {
   auto forced = f.setup({0});
   forced.force = true;
   EXPECT_NO_THROW(ProfiledRun third(std::move(forced)));
+}
+
+// The analysis loader driven without the command line, over the database ProfiledRun wrote.
+TEST(AnalysisLoader, ReadsWhatAProfiledRunWrote) {
+  Fixture f("h100x4-straggler");
+  {
+    ProfiledRun run(f.setup({0, 2}));
+    launch::LaunchOptions launch;
+    launch.argv = {"/bin/sh", "-c", "sleep 0.4"};
+    const auto result = run.run(launch, run.sink(), {});
+    RunEnd end = run.end(result);
+    run.store_end(end);
+  }
+  AnalyzeOptions options;
+  options.inputs = {f.db};
+  options.trim = "none";
+  const analyze::Analysis analysis = load_analysis(options);
+  ASSERT_EQ(analysis.runs.size(), 1u);
+  EXPECT_EQ(analysis.runs.front().status, "finished");
+  ASSERT_EQ(analysis.gpus.size(), 2u);
+  EXPECT_EQ(analysis.gpus[0].key.device_index, 0u);
+  EXPECT_EQ(analysis.gpus[1].key.device_index, 2u);
+  const auto samples = static_cast<std::size_t>(
+      testing::number(f.db, "SELECT count(*) FROM samples WHERE device_index = 2"));
+  EXPECT_EQ(analysis.gpus[1].samples, samples);
+  EXPECT_TRUE(analysis.over_both[static_cast<std::size_t>(Metric::PowerW)]);
 }
 
 }  // namespace
