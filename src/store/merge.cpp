@@ -12,6 +12,7 @@
 #include "store/kernel_tables.hpp"
 #include "store/run_file.hpp"
 #include "store/schema.hpp"
+#include "store/sqlite_errors.hpp"
 #include "store/time_text.hpp"
 #include "util/output_file.hpp"
 
@@ -209,11 +210,8 @@ MergeSummary merge(const fs::path& output, const std::vector<fs::path>& inputs, 
     auto db = create_database(partial);
     Merger merger(*db);
     for (const auto& input : summary.inputs) {
-      try {
-        merger.add(input, summary);
-      } catch (const SqliteError& e) {
-        throw Error("cannot merge " + input.string(), e.what(), "check the disk and the input");
-      }
+      translate_sqlite_errors("cannot merge " + input.string(), "check the disk and the input",
+                              [&] { merger.add(input, summary); });
     }
     if (auto problem = close_run_file(*db, partial))
       throw Error("cannot finish " + output.string(), *problem);

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "store/sqlite.hpp"
+#include "store/sqlite_errors.hpp"
 #include "store/time_text.hpp"
 
 namespace gpuscope::store {
@@ -313,17 +314,15 @@ std::optional<sweep::SweepRecord> read_sweep_tables(const std::filesystem::path&
 }
 
 void write_sweep_tables(const std::filesystem::path& path, const sweep::SweepRecord& record) {
-  try {
-    Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
-    db.exec("PRAGMA busy_timeout = 5000");
-    db.exec("BEGIN IMMEDIATE");
-    db.exec(kSchema);
-    insert_all(db, record);
-    db.exec("COMMIT");
-  } catch (const SqliteError& e) {
-    throw Error(fmt::format("cannot write the sweep tables into {}", path.string()), e.what(),
-                "the trials' runs are in the file; check the free space");
-  }
+  translate_sqlite_errors(fmt::format("cannot write the sweep tables into {}", path.string()),
+                          "the trials' runs are in the file; check the free space", [&] {
+                            Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+                            db.exec("PRAGMA busy_timeout = 5000");
+                            db.exec("BEGIN IMMEDIATE");
+                            db.exec(kSchema);
+                            insert_all(db, record);
+                            db.exec("COMMIT");
+                          });
 }
 
 }  // namespace gpuscope::store
