@@ -1,7 +1,6 @@
 #include "app/profile_run.hpp"
 
 #include <fmt/format.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,7 +15,6 @@
 #include "app/run_sink.hpp"
 #include "collect/describe.hpp"
 #include "collect/gpu_selection.hpp"
-#include "collect/sampler.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -25,7 +23,6 @@
 #include "slurm/environment.hpp"
 #include "slurm/output_path.hpp"
 #include "store/run_file.hpp"
-#include "store/run_writer.hpp"
 
 namespace gpuscope::app {
 namespace {

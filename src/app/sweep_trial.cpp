@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <signal.h>
 
-#include <atomic>
 #include <chrono>
 #include <mutex>
 
@@ -14,14 +13,12 @@
 #include "app/run_context.hpp"
 #include "app/run_sink.hpp"
 #include "app/sweep_options.hpp"
-#include "collect/device_reader.hpp"
 #include "collect/sampler.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/event_kinds.hpp"
 #include "core/regex_limits.hpp"
 #include "launch/job.hpp"
-#include "store/run_writer.hpp"
 #include "sweep/window.hpp"
 
 namespace gpuscope::app {
