@@ -12,7 +12,8 @@ declare -A allowed=(
   [src/nvml]="nvml core util"
   [src/collect]="collect nvml core util"
   [src/launch]="launch core util"
-  [src/slurm]="slurm core util"
+  [src/ranks]="ranks core util"
+  [src/processes]="processes ranks core util"
   [src/store]="store core util"
   [src/analyze]="analyze core util"
   [src/report]="report analyze core util"
@@ -20,8 +21,8 @@ declare -A allowed=(
   [src/sweep]="sweep core util"
   [src/kernels]="kernels store core util"
   [src/trace]="trace kernels store core util"
-  [src/app]="app collect launch slurm store analyze report export sweep kernels trace nvml core util"
-  [src/cli]="cli app collect launch slurm store analyze report export sweep kernels trace nvml core util"
+  [src/app]="app collect launch ranks processes store analyze report export sweep kernels trace nvml core util"
+  [src/cli]="cli app collect launch ranks processes store analyze report export sweep kernels trace nvml core util"
   [sim]="sim nvml util"
 )
 

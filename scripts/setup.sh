@@ -21,6 +21,10 @@ packages=(
   libplplot-dev plplot-driver-cairo fonts-dejavu-core
   # tests and benchmarks: GoogleTest, Google Benchmark, the sqlite3 shell, a real SLURM cluster
   libgtest-dev libgmock-dev libbenchmark-dev sqlite3 slurm-wlm munge
+  # the launcher tests run a real Open MPI mpirun
+  openmpi-bin
+  # the processes test reads serve's /metrics with the curl command
+  curl
   # the plot tests decode the PNGs they write
   libpng-dev
   # the HTML report's browser test opens it in a real headless Chromium

@@ -1,6 +1,12 @@
 // Identity, memory, thermal, clock and activity entry points.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "sim/api.hpp"
 #include "sim/api_util.hpp"
@@ -31,6 +37,32 @@ MemoryFigures memory_figures(const GpuModel& model) {
   figures.used = std::min(figures.used, figures.total - figures.reserved);
   figures.free = figures.total - figures.reserved - figures.used;
   return figures;
+}
+
+// The processes on a GPU: the scenario's, then those a test names in the file
+// GPUSCOPE_SIM_PROCESSES_FILE, read at every call so a test can point the driver at a process
+// that starts later (a container's). One process per line, "GPU PID [USED_MIB]"; '#' starts a
+// comment; a line that does not parse is ignored, as is a pid listed twice.
+std::vector<ProcessSpec> running_processes(const SimDevice& d) {
+  std::vector<ProcessSpec> out = d.model.config().processes;
+  const char* path = std::getenv("GPUSCOPE_SIM_PROCESSES_FILE");
+  if (path == nullptr || *path == '\0') return out;
+  std::ifstream file(path);
+  std::string line;
+  for (int lines = 0; lines < 4096 && std::getline(file, line); ++lines) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream fields(line);
+    unsigned long gpu = 0;
+    unsigned long pid = 0;
+    unsigned long mib = 0;
+    if (!(fields >> gpu >> pid)) continue;
+    if (!(fields >> mib)) mib = 0;
+    if (gpu != d.handle.index || pid == 0 || pid > 4194304 || mib > (1UL << 24U)) continue;
+    const bool listed =
+        std::any_of(out.begin(), out.end(), [&](const ProcessSpec& p) { return p.pid == pid; });
+    if (!listed) out.push_back({static_cast<unsigned>(pid), static_cast<unsigned>(mib)});
+  }
+  return out;
 }
 
 }  // namespace
@@ -172,7 +204,7 @@ nvmlReturn_t DeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int*
   return on_device(Entry::DeviceGetComputeRunningProcesses, device,
                    [&](SimDevice& d, const CallContext&) {
                      if (count == nullptr) return nvml::kErrorInvalidArgument;
-                     const auto& processes = d.model.config().processes;
+                     const auto processes = running_processes(d);
                      const auto needed = static_cast<unsigned int>(processes.size());
                      if (*count < needed || (needed > 0 && infos == nullptr)) {
                        *count = needed;
@@ -186,6 +218,39 @@ nvmlReturn_t DeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int*
                      }
                      return nvml::kSuccess;
                    });
+}
+
+nvmlReturn_t DeviceGetProcessUtilization(nvmlDevice_t device,
+                                         nvmlProcessUtilizationSample_t* samples,
+                                         unsigned int* count, unsigned long long since_us) {
+  return on_device(
+      Entry::DeviceGetProcessUtilization, device, [&](SimDevice& d, const CallContext& call) {
+        if (count == nullptr) return nvml::kErrorInvalidArgument;
+        const auto processes = running_processes(d);
+        const auto now_us = static_cast<unsigned long long>(call.realtime_ns / 1000);
+        // As the driver: nothing newer than `since_us` is NOT_FOUND.
+        if (processes.empty() || now_us <= since_us) return nvml::kErrorNotFound;
+        const auto needed = static_cast<unsigned int>(processes.size());
+        if (*count < needed || samples == nullptr) {
+          *count = needed;
+          return nvml::kErrorInsufficientSize;
+        }
+        *count = needed;
+        // The GPU's activity shared evenly by the processes on it: the simulated GPU does not
+        // know which of them did the work.
+        const Levels& levels = d.model.bucket().levels;
+        const double share = 1.0 / static_cast<double>(needed);
+        for (unsigned int i = 0; i < needed; ++i) {
+          samples[i] = {};
+          samples[i].pid = processes[i].pid;
+          samples[i].timeStamp = now_us;
+          samples[i].smUtil =
+              static_cast<unsigned int>(std::lround(levels[index_of(Metric::kUtil)] * share));
+          samples[i].memUtil =
+              static_cast<unsigned int>(std::lround(levels[index_of(Metric::kMemUtil)] * share));
+        }
+        return nvml::kSuccess;
+      });
 }
 
 }  // namespace gpuscope::sim

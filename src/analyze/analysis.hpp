@@ -10,6 +10,7 @@
 #include "analyze/balance.hpp"
 #include "analyze/energy.hpp"
 #include "analyze/stats.hpp"
+#include "core/gpu_process.hpp"
 #include "core/metrics.hpp"
 
 namespace gpuscope::analyze {
@@ -31,6 +32,14 @@ struct RunMeta {
   std::string source;  // the database file
   std::string host;
   std::optional<int> rank;
+  // The launcher's rank context (docs/launchers.md); absent outside a parallel job.
+  std::optional<std::string> launcher;
+  std::optional<std::string> job_id;
+  std::optional<int> local_rank;
+  std::optional<int> world_size;
+  std::optional<std::string> node_name;
+  std::optional<std::string> pod_name;
+  std::optional<std::string> pod_namespace;
   std::string label;
   std::string command_line;
   std::int64_t start_wall_ns = 0;
@@ -119,6 +128,19 @@ struct Mark {
   std::string where;  // the run (host, rank) or GPU it concerns; empty for a single run
 };
 
+// One process's use of one GPU of one run (the processes and process_samples tables).
+struct ProcessUse {
+  std::int64_t run_id = 0;
+  unsigned device_index = 0;
+  std::string gpu;  // "GPU 1", or "nid0012 rank 3 GPU 1" in a merged analysis
+  GpuProcess process;
+  double first_s = 0;  // seen first and last, seconds since the analysis' time zero
+  double last_s = 0;
+  std::size_t looks = 0;  // how many looks saw it on this GPU
+  std::optional<std::uint64_t> peak_memory_bytes;
+  std::optional<double> mean_sm_percent;  // where the driver gave per-process utilization
+};
+
 struct LostGpu {
   std::string label;
   double t_s = 0;
@@ -146,6 +168,7 @@ struct Analysis {
   std::optional<double> energy_per_unit_j;
   std::optional<Carbon> carbon;
   std::vector<LostGpu> lost_gpus;
+  std::vector<ProcessUse> processes;  // empty when the runs recorded none (or before 1.3)
   std::vector<Finding> findings;
   std::vector<std::string> notes;  // what could not be computed, and why
 };

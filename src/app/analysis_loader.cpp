@@ -17,6 +17,7 @@
 
 #include "analyze/analyzer.hpp"
 #include "analyze/carbon.hpp"
+#include "analyze/processes.hpp"
 #include "analyze/work_units.hpp"
 #include "core/error.hpp"
 #include "core/event_kinds.hpp"
@@ -227,7 +228,7 @@ struct RunIdentity {
 void refuse_duplicate_run(std::vector<RunIdentity>& seen, const store::StoredRun& run,
                           const fs::path& path) {
   RunIdentity identity{path.string(),          run.info.host,       run.info.slurm.job_id,
-                       run.info.slurm.step_id, run.info.slurm.rank, run.info.start_wall_ns};
+                       run.info.slurm.step_id, run.info.ranks.rank, run.info.start_wall_ns};
   for (const RunIdentity& other : seen) {
     if (other.host == identity.host && other.job_id == identity.job_id &&
         other.step_id == identity.step_id && other.rank == identity.rank &&
@@ -503,6 +504,28 @@ std::optional<double> work_from_output(const std::vector<Source>& sources,
   return total;
 }
 
+// Which processes used each GPU (schema 1.3), and the diagnosis of those outside the job.
+void read_processes(analyze::Analysis& analysis, const std::vector<Source>& sources,
+                    const std::vector<RunMeta>& metas) {
+  const bool several = metas.size() > 1;
+  for (const auto& source : sources) {
+    analyze::RunProcesses run;
+    run.run_id = metas[source.meta].run_id;
+    run.samples = source.reader->process_samples(source.run_id);
+    if (run.samples.empty()) continue;
+    run.processes = source.reader->processes(source.run_id);
+    const RunMeta& meta = metas[source.meta];
+    if (several) run.where = meta.host + (meta.rank ? fmt::format(" rank {} ", *meta.rank) : " ");
+    const RunClock& clock = source.clock;
+    auto uses = analyze::summarise_processes(
+        run, [&clock](std::int64_t mono_ns) { return clock.at(mono_ns); });
+    for (auto& use : uses) analysis.processes.push_back(std::move(use));
+  }
+  for (auto& finding : analyze::process_findings(analysis.processes)) {
+    analysis.findings.push_back(std::move(finding));
+  }
+}
+
 // Job events and captured output lines, for the report's timeline; output is capped.
 std::vector<analyze::Mark> read_marks(const std::vector<Source>& sources,
                                       const std::vector<RunMeta>& metas, const LoadExtras& extras) {
@@ -622,7 +645,14 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
       meta.run_id = run.run_id;
       meta.source = path.string();
       meta.host = run.info.host;
-      meta.rank = run.info.slurm.rank;
+      meta.rank = run.info.ranks.rank;
+      meta.launcher = run.info.ranks.launcher;
+      meta.job_id = run.info.ranks.job_id;
+      meta.local_rank = run.info.ranks.local_rank;
+      meta.world_size = run.info.ranks.world_size;
+      meta.node_name = run.info.ranks.node_name;
+      meta.pod_name = run.info.ranks.pod_name;
+      meta.pod_namespace = run.info.ranks.pod_namespace;
       meta.label = run.info.label;
       meta.command_line = util::shell_command_line(run.info.command);
       meta.start_wall_ns = run.info.start_wall_ns;
@@ -678,6 +708,7 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   analyze::Analysis analysis = analyzer.finish();
   analysis.inputs = input_names;
   if (extras.marks) analysis.marks = read_marks(sources, metas, extras);
+  read_processes(analysis, sources, metas);
   return analysis;
 }
 

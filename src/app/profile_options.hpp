@@ -25,9 +25,10 @@ struct ProfileOptions {
   std::string gpus;  // --gpus LIST; empty: what the job may see
   bool capture_output = false;
   bool per_node = false;
-  double flush_ms = 1000;  // writer commit interval (hidden; tests)
-  bool live = false;       // --live: the monitor table on stderr
-  PushOptions push;        // --push URL ...
+  double flush_ms = 1000;             // writer commit interval (hidden; tests)
+  double process_sampling_ms = 1000;  // which processes use each GPU; 0: never
+  bool live = false;                  // --live: the monitor table on stderr
+  PushOptions push;                   // --push URL ...
   bool trace_kernels =
       false;  // --trace-kernels: CUPTI kernel/memcpy/memset trace (docs/kernels.md)
 };

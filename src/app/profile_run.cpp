@@ -20,8 +20,8 @@
 #include "core/version.hpp"
 #include "launch/job.hpp"
 #include "launch/signals.hpp"
-#include "slurm/environment.hpp"
-#include "slurm/output_path.hpp"
+#include "ranks/output_path.hpp"
+#include "ranks/rank_context.hpp"
 #include "store/run_file.hpp"
 
 namespace gpuscope::app {
@@ -50,7 +50,7 @@ launch::LaunchOptions launch_options(const ProfileOptions& o) {
 }
 
 RunInfo run_info(const ProfileOptions& o, const launch::LaunchOptions& l,
-                 const slurm::EnvLookup& env) {
+                 const ranks::EnvLookup& env) {
   RunInfo info;
   info.command = l.argv;
   info.label = o.label;
@@ -63,32 +63,63 @@ RunInfo run_info(const ProfileOptions& o, const launch::LaunchOptions& l,
   info.power_sampling_interval_ns = static_cast<std::int64_t>(o.power_sampling_ms * 1e6);
   if (!o.backend.simulate.empty()) info.scenario = o.backend.simulate;
   info.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
-  info.slurm = slurm::read_context(env);
+  info.slurm = ranks::read_slurm_context(env);
+  info.ranks = ranks::read_rank_context(env);
   // Under SLURM the node's name is what people know it by (and what differs between the
   // emulated nodes of a test cluster on one machine).
   if (info.slurm.node_name) info.host = *info.slurm.node_name;
   return info;
 }
 
+// Under a launcher that starts one rank per GPU (mpirun, torchrun: as many ranks on the node as
+// GPUs it may see, each rank picking the GPU of its local rank, CUDA's convention), each rank
+// samples only its own GPU, so the ranks' files do not hold N copies of every GPU. SLURM binds
+// GPUs itself (SLURM_STEP_GPUS, CUDA_VISIBLE_DEVICES), so its ranks are left as they are.
+collect::GpuSelection one_gpu_per_rank(collect::GpuSelection selection, const RankContext& ranks) {
+  if (!ranks.active() || ranks.launcher == "slurm" || !ranks.local_rank ||
+      !ranks.local_world_size || *ranks.local_world_size < 2) {
+    return selection;
+  }
+  const auto gpus = selection.indices.size();
+  const auto local_ranks = static_cast<std::size_t>(*ranks.local_world_size);
+  const auto local_rank = static_cast<std::size_t>(*ranks.local_rank);
+  if (gpus == local_ranks && local_rank < gpus) {
+    if (local_rank == 0) {
+      selection.notes.push_back(fmt::format(
+          "{} ranks on this node and {} GPUs: each rank samples the GPU of its local rank; "
+          "--per-node samples them all from one rank, --gpus chooses",
+          local_ranks, gpus));
+    }
+    selection.indices = {selection.indices[local_rank]};
+  } else if (local_rank == 0 && gpus > 1) {
+    selection.notes.push_back(fmt::format(
+        "{} ranks on this node each sample all {} GPUs; --per-node samples them once, from one "
+        "rank",
+        local_ranks, gpus));
+  }
+  return selection;
+}
+
 // The GPUs to sample and what the user should know about the choice.
 collect::GpuSelection choose_gpus(const ProfileOptions& o, const nvml::Session& session,
                                   const std::vector<DeviceDescription>& devices,
-                                  const slurm::EnvLookup& env) {
+                                  const RunInfo& info, const ranks::EnvLookup& env) {
   collect::MigResolver mig = [&session](const std::string& uuid) -> std::optional<unsigned> {
     auto parent = session.parent_of_mig(uuid);
     return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
   };
   if (!o.gpus.empty()) return collect::select_gpus(o.gpus, devices, mig);
   if (o.per_node) return collect::select_gpus("all", devices, mig);  // the whole node
-  if (auto visible = slurm::visible_gpus(env)) {
-    return collect::select_visible_gpus(visible->list, visible->source, devices, mig);
+  if (auto visible = ranks::visible_gpus(env)) {
+    return one_gpu_per_rank(
+        collect::select_visible_gpus(visible->list, visible->source, devices, mig), info.ranks);
   }
-  return collect::select_gpus("all", devices, mig);
+  return one_gpu_per_rank(collect::select_gpus("all", devices, mig), info.ranks);
 }
 
 std::filesystem::path output_path(const ProfileOptions& o, const RunInfo& info) {
-  slurm::OutputNaming naming{info.host, local_timestamp(), info.slurm, o.per_node};
-  auto path = slurm::expand_output_path(o.output, naming);
+  ranks::OutputNaming naming{info.host, local_timestamp(), info.slurm, info.ranks, o.per_node};
+  auto path = ranks::expand_output_path(o.output, naming);
   // Before the job starts: a path that cannot be a run database (a device, a FIFO, a name too
   // long, an existing file without -f) is refused with nothing run.
   (void)store::check_output_path(path, o.force);
@@ -112,16 +143,22 @@ int run_profile(const ProfileOptions& o) {
   launch::SignalGuard signal_guard;
   validate(o);
   if (o.trace_kernels) require_cupti_library();  // before any GPU is opened
-  const auto env = slurm::process_environment();
+  const auto env = ranks::process_environment();
   const launch::LaunchOptions launch_opts = launch_options(o);
   RunInfo info = run_info(o, launch_opts, env);
-  if (o.per_node && info.slurm.local_rank.value_or(0) != 0) return run_unsampled(launch_opts);
+  if (o.per_node && info.ranks.local_rank.value_or(0) != 0) return run_unsampled(launch_opts);
+  if (o.per_node && info.ranks.active() && !info.ranks.local_rank) {
+    fmt::print(stderr,
+               "gpuscope: --per-node: {} gives no local rank, so every rank samples the whole "
+               "node; give each node one gpuscope instead, or -o with %h and %r\n",
+               *info.ranks.launcher);
+  }
 
   auto library = collect::open_backend(o.backend);
   nvml::Session session(library);
   const SystemDescription system = collect::describe_system(session);
   info.driver_version = system.driver_version;
-  const collect::GpuSelection selection = choose_gpus(o, session, system.devices, env);
+  const collect::GpuSelection selection = choose_gpus(o, session, system.devices, info, env);
   const auto path = output_path(o, info);
   std::optional<KernelTracing> tracing;  // --trace-kernels
   if (o.trace_kernels) tracing = prepare_kernel_tracing(path, o.force);
@@ -144,6 +181,7 @@ int run_profile(const ProfileOptions& o) {
       duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
       duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms))};
   setup.verbose = o.verbose;
+  setup.process_interval = milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
   std::unique_ptr<ProfiledRun> run;
   try {
     run = std::make_unique<ProfiledRun>(std::move(setup));

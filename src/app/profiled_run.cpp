@@ -1,7 +1,9 @@
 #include "app/profiled_run.hpp"
 
+#include <optional>
 #include <utility>
 
+#include "app/process_watch.hpp"
 #include "app/run_context.hpp"
 
 namespace gpuscope::app {
@@ -38,7 +40,23 @@ launch::JobResult ProfiledRun::run(const launch::LaunchOptions& launch, collect:
   launch::JobResult result;
   if (auto job = launch::Job::start(launch)) {
     if (on_job_started) on_job_started(job->start_mono_ns());
+    std::optional<ProcessWatch> watch;
+    if (setup_.process_interval.count() > 0) {
+      std::vector<nvml::Device> devices;
+      for (unsigned index : setup_.indices) {
+        if (auto device = setup_.session->try_device(index)) devices.push_back(*device);
+      }
+      ProcessWatchOptions options;
+      options.interval = setup_.process_interval;
+      watch.emplace(
+          std::move(devices), options,
+          [this](const GpuProcess& process) { writer_->push(process); },
+          [this](const ProcessSample& sample) { writer_->push(sample); });
+      watch->set_job({job->pid(), setup_.info.slurm.job_id, setup_.info.ranks.job_id});
+      watch->start();
+    }
     result = job->wait(callbacks);
+    if (watch) watch->stop();
   } else {
     result = launch::not_started(job.error());
   }

@@ -5,6 +5,7 @@
 // and energy readings) plugs in through the sink and the job callbacks.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -33,6 +34,8 @@ struct ProfiledRunSetup {
   store::WriterOptions writer;
   collect::SamplerOptions sampler;
   bool verbose = false;  // -v: every sample on stderr
+  // How often the processes on the GPUs are looked at (app/process_watch.hpp); 0: never.
+  std::chrono::milliseconds process_interval{1000};
 };
 
 class ProfiledRun {

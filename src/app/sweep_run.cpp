@@ -20,7 +20,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "launch/signals.hpp"
-#include "slurm/environment.hpp"
+#include "ranks/rank_context.hpp"
 #include "store/merge.hpp"
 #include "store/run_file.hpp"
 #include "store/sweep_tables.hpp"
@@ -89,7 +89,7 @@ std::vector<unsigned> choose_gpus(const SweepOptions& o, const nvml::Session& se
   collect::GpuSelection selection;
   if (!o.gpus.empty()) {
     selection = collect::select_gpus(o.gpus, devices, mig);
-  } else if (auto visible = slurm::visible_gpus(slurm::process_environment())) {
+  } else if (auto visible = ranks::visible_gpus(ranks::process_environment())) {
     selection = collect::select_visible_gpus(visible->list, visible->source, devices, mig);
   } else {
     selection = collect::select_gpus("all", devices, mig);

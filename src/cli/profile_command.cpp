@@ -19,6 +19,7 @@ constexpr NumberRange kPowerSamplingMs{10, 3'600'000, "ms"};
 constexpr NumberRange kMaxRuntimeS = NumberRange(0, 31'536'000, "s").with_hint("0 means no limit");
 constexpr NumberRange kKillGraceS{0, 3600, "s"};
 constexpr NumberRange kFlushMs{10, 60'000, "ms"};
+constexpr NumberRange kProcessSamplingMs{0, 3'600'000, "ms"};
 
 }  // namespace
 
@@ -35,8 +36,9 @@ Command add_profile_command(CLI::App& parent) {
   add_backend_options(*app, o->backend);
   app->add_option("-o,--output", o->output,
                   "Run database: a file, a directory (one file per rank), or a pattern with "
-                  "%j job, %s step, %r rank, %h host, %t time (default under srun: "
-                  "gpuscope-<job>.<step>/<host>.rank<r>.db)")
+                  "%j job, %s step, %r rank, %l local rank, %h host, %t time, %p pid (default "
+                  "under srun: gpuscope-<job>.<step>/<host>.rank<r>.db; under mpirun or "
+                  "torchrun: gpuscope-<launcher>-<job>/<host>.rank<r>.db)")
       ->type_name("PATH");
   app->add_flag("-f,--force-overwrite", o->force, "Replace an existing output file");
   app->add_option("-w,--wrap", o->wrap,
@@ -64,7 +66,12 @@ Command add_profile_command(CLI::App& parent) {
   app->add_flag("--capture-output", o->capture_output,
                 "Store the job's stdout/stderr lines with timestamps (still shown as usual)");
   app->add_flag("--per-node", o->per_node,
-                "Under srun: only local rank 0 samples, covering all GPUs of its node");
+                "Under srun, mpirun, torchrun or any launcher: only local rank 0 samples, "
+                "covering all GPUs of its node (the processes table says which rank used which)");
+  add_number_option(*app, "--process-sampling-ms", o->process_sampling_ms, kProcessSamplingMs,
+                    "How often to record which processes use each GPU, with their container, "
+                    "pod, SLURM job and rank (default 1000; 0: never)")
+      ->type_name("MS");
   app->add_flag("-v,--verbose", o->verbose, "Print every sample and event on stderr");
   app->add_flag("-q,--quiet", o->quiet, "No progress line");
   app->add_flag("--live", o->live,

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "app/live_gpus.hpp"
+#include "app/process_watch.hpp"
 #include "app/run_context.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
@@ -15,10 +16,12 @@
 #include "export/latest_values.hpp"
 #include "export/metrics_server.hpp"
 #include "export/tee_sink.hpp"
-#include "slurm/environment.hpp"
+#include "ranks/rank_context.hpp"
 
 namespace gpuscope::cli {
 namespace {
+
+constexpr NumberRange kProcessSamplingMs{0, 3'600'000, "ms"};
 
 struct ServeOptions {
   collect::BackendOptions backend;
@@ -27,13 +30,15 @@ struct ServeOptions {
   std::string gpus;
   std::string naming = "gpuscope";
   app::PushOptions push;
+  double process_sampling_ms = 1000;  // 0: no process series
+  std::size_t max_processes_per_gpu = 8;
 };
 
 exporter::ExportLabels labels_for(const app::LiveGpus& gpus) {
   exporter::ExportLabels labels;
   labels.hostname = app::short_host_name();
   labels.driver_version = gpus.system.driver_version.value_or("");
-  const SlurmContext slurm = slurm::read_context(slurm::process_environment());
+  const SlurmContext slurm = ranks::read_slurm_context(ranks::process_environment());
   if (slurm.node_name) labels.hostname = *slurm.node_name;
   return labels;
 }
@@ -51,7 +56,23 @@ int run_serve(const ServeOptions& o) {
   const exporter::ExportLabels labels = labels_for(gpus);
 
   exporter::LatestValues latest(gpus.identities);
-  exporter::ExpositionCache cache(latest, exporter::Exposition(*naming, labels, gpus.identities));
+  // Which processes use each GPU: per-process series and the GPUs' workload labels.
+  std::unique_ptr<app::ProcessWatch> processes;
+  std::optional<exporter::ProcessSource> process_source;
+  if (o.process_sampling_ms > 0) {
+    std::vector<nvml::Device> devices;
+    for (const auto& identity : gpus.identities) {
+      if (auto device = gpus.session->try_device(identity.index)) devices.push_back(*device);
+    }
+    app::ProcessWatchOptions options;
+    options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
+    processes = std::make_unique<app::ProcessWatch>(std::move(devices), options);
+    process_source = exporter::ProcessSource{[&processes] { return processes->latest(); },
+                                             [&processes] { return processes->looks(); },
+                                             o.max_processes_per_gpu};
+  }
+  exporter::ExpositionCache cache(latest, exporter::Exposition(*naming, labels, gpus.identities),
+                                  process_source);
   // Pushed series always carry gpuscope's names: they are stored, and dashboards for stored
   // gpuscope data use them.
   const exporter::Exposition push_exposition(exporter::Naming::Gpuscope, labels, gpus.identities);
@@ -67,6 +88,7 @@ int run_serve(const ServeOptions& o) {
   const std::size_t count = gpus.readers.size();
   collect::Sampler sampler(std::move(gpus.readers), {interval, {}}, sink);
   sampler.start();
+  if (processes) processes->start();
   if (pusher) pusher->start();
 
   fmt::print(stderr,
@@ -80,6 +102,7 @@ int run_serve(const ServeOptions& o) {
   }
   fmt::print(stderr, "gpuscope: stopping\n");
   server.stop();
+  if (processes) processes->stop();
   sampler.stop();
   if (pusher) app::report_push(pusher->finish(std::chrono::seconds(5)), o.push);
   return 0;
@@ -106,6 +129,16 @@ Command add_serve_command(CLI::App& parent) {
                   "Metric names: gpuscope (gpuscope_power_watts, ...; default) or dcgm "
                   "(dcgm-exporter's DCGM_FI_DEV_POWER_USAGE, ..., for its Grafana dashboards)")
       ->type_name("gpuscope|dcgm");
+  add_number_option(*app, "--process-sampling-ms", o->process_sampling_ms, kProcessSamplingMs,
+                    "How often to look at which processes use each GPU: per-process series and "
+                    "the GPUs' pod/namespace/container/slurm_job_id labels (default 1000; 0: "
+                    "never)")
+      ->type_name("MS");
+  app->add_option("--max-processes-per-gpu", o->max_processes_per_gpu,
+                  "Per-process series for at most this many processes per GPU, those holding the "
+                  "most memory (default 8)")
+      ->check(CLI::Range(1, 1024))
+      ->type_name("N");
   add_push_options(*app, o->push);
   app->footer("Runs until SIGINT or SIGTERM. Metric names and labels: docs/exporters.md.");
   return {app, [o] { return run_serve(*o); }};

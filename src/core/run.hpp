@@ -27,6 +27,25 @@ struct SlurmContext {
   bool active() const { return job_id.has_value(); }
 };
 
+// Which rank of which parallel job this process is, whatever started it: srun, mpirun (Open MPI,
+// MPICH, Intel MPI, MVAPICH2), a PMIx launcher, torchrun, or a Kubernetes Indexed Job
+// (ranks/rank_context.hpp reads it; docs/launchers.md says what each launcher gives). Fields a
+// launcher does not give, or gives malformed, are absent.
+struct RankContext {
+  std::optional<std::string> launcher;       // "slurm", "openmpi", "mvapich", "pmi", "pmix",
+                                             // "torchrun", "torch", "kubernetes"; absent: none
+  std::optional<std::string> job_id;         // the launcher's name for the job (SLURM_JOB_ID,
+                                             // PMIX_NAMESPACE, TORCHELASTIC_RUN_ID, ...)
+  std::optional<int> rank;                   // 0 .. world_size-1
+  std::optional<int> local_rank;             // rank among this node's tasks
+  std::optional<int> world_size;             // tasks in the job
+  std::optional<int> local_world_size;       // tasks of the job on this node
+  std::optional<std::string> node_name;      // SLURMD_NODENAME, or the pod's NODE_NAME
+  std::optional<std::string> pod_name;       // Kubernetes: POD_NAME, else HOSTNAME in a pod
+  std::optional<std::string> pod_namespace;  // Kubernetes: POD_NAMESPACE
+  bool active() const { return launcher.has_value(); }
+};
+
 // How the run ended.
 enum class RunStatus {
   Running,     // still going, or gpuscope died before recording the end (kill -9, crash)
@@ -50,6 +69,7 @@ struct RunInfo {
   std::optional<std::string> driver_version;
   std::optional<std::string> cuda_visible_devices;
   SlurmContext slurm;
+  RankContext ranks;
 };
 
 struct RunEnd {

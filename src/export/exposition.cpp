@@ -67,6 +67,7 @@ Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<Gpu
       add_label(info, "name", gpu.name);
       add_label(info, "pci_bus_id", gpu.pci_bus_id);
     }
+    base_labels_.push_back(series);
     series += '}';
     info += '}';
     indices_.push_back(gpu.index);
@@ -76,6 +77,24 @@ Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<Gpu
   for (const auto& m : kMetrics) {
     metrics_[static_cast<std::size_t>(m.id)] = exported_metric(m.id, naming_);
   }
+}
+
+void Exposition::set_workload(
+    const std::map<unsigned, std::vector<std::pair<std::string, std::string>>>& labels) {
+  for (std::size_t k = 0; k < indices_.size(); ++k) {
+    std::string series = base_labels_[k];
+    if (auto it = labels.find(indices_[k]); it != labels.end()) {
+      for (const auto& [name, value] : it->second) add_label(series, name, value);
+    }
+    gpu_labels_[k] = series + '}';
+  }
+}
+
+std::string Exposition::label_body(unsigned device_index) const {
+  for (std::size_t k = 0; k < indices_.size(); ++k) {
+    if (indices_[k] == device_index) return base_labels_[k].substr(1);
+  }
+  return {};
 }
 
 const std::string* Exposition::labels_of(unsigned device_index) const {

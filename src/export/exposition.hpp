@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "export/gpu_identity.hpp"
@@ -27,6 +29,14 @@ class Exposition {
 
   Naming naming() const { return naming_; }
 
+  // Adds, per GPU, the labels of the workload now using it (export/process_exposition.hpp) to
+  // every series of that GPU; GPUs not in `labels` go back to their own labels.
+  void set_workload(
+      const std::map<unsigned, std::vector<std::pair<std::string, std::string>>>& labels);
+  // A GPU's own labels without the braces (`gpu="0",uuid="…",hostname="…"`); empty when it is
+  // not exported.
+  std::string label_body(unsigned device_index) const;
+
  private:
   const std::string* labels_of(unsigned device_index) const;
   void append_value(std::string& out, const std::string& name, const std::string& labels,
@@ -35,7 +45,8 @@ class Exposition {
   Naming naming_;
   ExportLabels common_;
   std::vector<unsigned> indices_;
-  std::vector<std::string> gpu_labels_;  // `{gpu="0",uuid="...",hostname="..."}` per GPU
+  std::vector<std::string> gpu_labels_;   // `{gpu="0",uuid="...",hostname="..."}` per GPU
+  std::vector<std::string> base_labels_;  // the same without the workload and the closing brace
   std::vector<std::string> info_labels_;
   std::array<std::optional<ExportedMetric>, kMetricCount> metrics_;
 };

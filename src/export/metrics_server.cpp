@@ -144,15 +144,30 @@ void reply(evhttp_request* request, std::string_view body, const char* type,
 
 }  // namespace
 
-ExpositionCache::ExpositionCache(const LatestValues& values, Exposition exposition)
-    : values_(values), exposition_(std::move(exposition)) {}
+ExpositionCache::ExpositionCache(const LatestValues& values, Exposition exposition,
+                                 std::optional<ProcessSource> processes)
+    : values_(values), exposition_(std::move(exposition)), processes_(std::move(processes)) {}
 
 std::shared_ptr<const std::string> ExpositionCache::page() {
   std::lock_guard lock(mutex_);
-  if (const std::int64_t version = values_.version(); version != version_ || !page_) {
+  const std::uint64_t looks = processes_ ? processes_->looks() : 0;
+  if (const std::int64_t version = values_.version();
+      version != version_ || looks != looks_ || !page_) {
     Snapshot snapshot = values_.snapshot();
-    page_ = std::make_shared<const std::string>(exposition_.render(snapshot));
+    std::string text;
+    if (processes_) {
+      const ProcessesNow now = processes_->latest();
+      exposition_.set_workload(workload_labels(now, exposition_.naming()));
+      text = exposition_.render(snapshot);
+      text += render_processes(
+          now, [this](unsigned device) { return exposition_.label_body(device); },
+          processes_->max_per_gpu);
+    } else {
+      text = exposition_.render(snapshot);
+    }
+    page_ = std::make_shared<const std::string>(std::move(text));
     version_ = snapshot.version;
+    looks_ = looks;
   }
   return page_;
 }

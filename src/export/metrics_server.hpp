@@ -2,14 +2,18 @@
 // re-rendered only when a new sample arrived; a scrape never waits on NVML.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "export/exposition.hpp"
 #include "export/latest_values.hpp"
 #include "export/listen_address.hpp"
+#include "export/process_exposition.hpp"
 
 struct event;
 struct event_base;
@@ -20,14 +24,25 @@ struct evhttp_request;
 namespace gpuscope::exporter {
 
 // The /metrics page for the latest values, cached per LatestValues version.
+// Where serve's page gets the processes on the GPUs (app/process_watch.hpp): the latest look,
+// and a count that changes with every look.
+struct ProcessSource {
+  std::function<ProcessesNow()> latest;
+  std::function<std::uint64_t()> looks;
+  std::size_t max_per_gpu = 8;
+};
+
 class ExpositionCache {
  public:
-  ExpositionCache(const LatestValues& values, Exposition exposition);
+  ExpositionCache(const LatestValues& values, Exposition exposition,
+                  std::optional<ProcessSource> processes = std::nullopt);
   std::shared_ptr<const std::string> page();
 
  private:
   const LatestValues& values_;
   Exposition exposition_;
+  std::optional<ProcessSource> processes_;
+  std::uint64_t looks_ = 0;
   std::mutex mutex_;
   std::int64_t version_ = -1;
   std::shared_ptr<const std::string> page_;

@@ -43,7 +43,7 @@ std::vector<NsysExport> read_run_database(const fs::path& file, NameColumn names
     report.file = file;
     if (stored.size() > 1) {
       std::string who = run.info.host;
-      if (run.info.slurm.rank) who += fmt::format(" rank {}", *run.info.slurm.rank);
+      if (run.info.ranks.rank) who += fmt::format(" rank {}", *run.info.ranks.rank);
       report.file = fmt::format("{} ({})", file.string(), who.empty() ? "run" : who);
       if (who.empty()) report.file = fmt::format("{} (run {})", file.string(), run.run_id);
     }

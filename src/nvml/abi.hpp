@@ -55,6 +55,17 @@ struct nvmlProcessInfo_t {
   unsigned int computeInstanceId;
 };
 
+// Layout used by nvmlDeviceGetProcessUtilization: one process's utilization over the driver's
+// last sample period, percent.
+struct nvmlProcessUtilizationSample_t {
+  unsigned int pid;
+  unsigned long long timeStamp;  // CPU timestamp in microseconds
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+};
+
 union nvmlValue_t {
   double dVal;
   unsigned int uiVal;
@@ -224,6 +235,8 @@ static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(sizeof(nvmlMemory_t) == 24);
 static_assert(sizeof(nvmlMemory_v2_t) == 40);
 static_assert(sizeof(nvmlProcessInfo_t) == 24);
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
 static_assert(sizeof(nvmlValue_t) == 8);
 static_assert(sizeof(nvmlFieldValue_t) == 40);
 static_assert(sizeof(nvmlGpmMetric_t) == 40);

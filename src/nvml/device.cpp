@@ -193,9 +193,39 @@ Expected<std::vector<ProcessInfo>> Device::compute_processes() const {
     if (status) {
       std::vector<ProcessInfo> processes;
       processes.reserve(count);
-      for (unsigned i = 0; i < count; ++i) processes.push_back({raw[i].pid, raw[i].usedGpuMemory});
+      for (unsigned i = 0; i < count; ++i) {
+        // NVML_VALUE_NOT_AVAILABLE (all ones): the driver may not tell (Windows WDDM, some
+        // containers).
+        const auto bytes = raw[i].usedGpuMemory;
+        processes.push_back(
+            {raw[i].pid, bytes == ~0ULL ? std::nullopt : std::optional<std::uint64_t>(bytes)});
+      }
       return processes;
     }
+  }
+  return tl::unexpected(status.error());
+}
+
+Expected<std::vector<ProcessUtilization>> Device::process_utilization(
+    std::uint64_t since_us) const {
+  unsigned count = 0;
+  auto status = library_->call(&FunctionTable::DeviceGetProcessUtilization, handle_, nullptr,
+                               &count, static_cast<unsigned long long>(since_us));
+  // NOT_FOUND: no process ran since `since_us`.
+  if (status || status.error().code == kErrorNotFound) return std::vector<ProcessUtilization>{};
+  for (int attempt = 0; attempt < 4 && status.error().code == kErrorInsufficientSize; ++attempt) {
+    std::vector<nvmlProcessUtilizationSample_t> raw(count + 8);
+    count = static_cast<unsigned>(raw.size());
+    status = library_->call(&FunctionTable::DeviceGetProcessUtilization, handle_, raw.data(),
+                            &count, static_cast<unsigned long long>(since_us));
+    if (status) {
+      std::vector<ProcessUtilization> out;
+      for (unsigned i = 0; i < count && i < raw.size(); ++i) {
+        out.push_back({raw[i].pid, raw[i].timeStamp, raw[i].smUtil, raw[i].memUtil});
+      }
+      return out;
+    }
+    if (status.error().code == kErrorNotFound) return std::vector<ProcessUtilization>{};
   }
   return tl::unexpected(status.error());
 }

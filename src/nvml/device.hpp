@@ -39,7 +39,15 @@ struct ComputeCapability {
 
 struct ProcessInfo {
   unsigned pid = 0;
-  std::uint64_t used_memory_bytes = 0;
+  std::optional<std::uint64_t> used_memory_bytes;  // absent: the driver would not say
+};
+
+// One process's utilization over the driver's last sample period, percent.
+struct ProcessUtilization {
+  unsigned pid = 0;
+  std::uint64_t timestamp_us = 0;
+  unsigned sm_percent = 0;
+  unsigned memory_percent = 0;
 };
 
 enum class ClockType : unsigned { Graphics = kClockGraphics, Sm = kClockSm, Memory = kClockMem };
@@ -82,6 +90,9 @@ class Device {
   // Fills `values` (fieldId and scopeId set by the caller); per-field results are in nvmlReturn.
   Status field_values(std::span<nvmlFieldValue_t> values) const;
   Expected<std::vector<ProcessInfo>> compute_processes() const;
+  // The per-process utilization samples newer than `since_us` (0: all the driver keeps).
+  // Empty, not an error, when no process ran since then.
+  Expected<std::vector<ProcessUtilization>> process_utilization(std::uint64_t since_us) const;
 
   Expected<bool> gpm_supported() const;
 

@@ -92,6 +92,9 @@
   X2(DeviceGetComputeRunningProcesses, Optional,                                                       \
      (nvmlDevice_t device, unsigned int* count, nvmlProcessInfo_t* infos), (device, count, infos),     \
      nvmlDeviceGetComputeRunningProcesses_v3, nvmlDeviceGetComputeRunningProcesses_v2)                 \
+  X1(DeviceGetProcessUtilization, Optional, (nvmlDevice_t device,                                      \
+     nvmlProcessUtilizationSample_t* samples, unsigned int* count, unsigned long long since_us),        \
+     (device, samples, count, since_us), nvmlDeviceGetProcessUtilization)                              \
   /* GPM (Hopper and newer) */                                                                         \
   X1(GpmQueryDeviceSupport, Optional, (nvmlDevice_t device, nvmlGpmSupport_t* support),                \
      (device, support), nvmlGpmQueryDeviceSupport)                                                     \

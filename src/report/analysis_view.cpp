@@ -116,15 +116,31 @@ std::vector<Metric> parse_metrics(const std::vector<std::string>& names) {
 
 namespace {
 
+// " rank 3/8 (openmpi, local 1)", " rank 3", or "" outside a parallel job; " · pod ns/name".
+std::string rank_text(const analyze::RunMeta& r) {
+  std::string out;
+  if (r.rank) {
+    out += fmt::format(" rank {}", *r.rank);
+    if (r.world_size) out += fmt::format("/{}", *r.world_size);
+    std::string detail = r.launcher.value_or("");
+    if (r.local_rank)
+      detail += fmt::format("{}local {}", detail.empty() ? "" : ", ", *r.local_rank);
+    if (!detail.empty()) out += " (" + detail + ")";
+  }
+  if (r.pod_name) {
+    out += fmt::format(" · pod {}{}", r.pod_namespace ? *r.pod_namespace + "/" : "", *r.pod_name);
+  }
+  return out;
+}
+
 std::string header_text(const Analysis& a, const Style& style) {
   std::string out = style.bold(fmt::format(
       "gpuscope analysis · {} run{} · {} GPU{} · {}", a.runs.size(), a.runs.size() == 1 ? "" : "s",
       a.gpus.size(), a.gpus.size() == 1 ? "" : "s", seconds_text(a.duration_s)));
   out += "\n";
   for (const auto& r : a.runs) {
-    std::string line =
-        fmt::format("  {}{}: {} · {}", r.host, r.rank ? fmt::format(" rank {}", *r.rank) : "",
-                    r.command_line.empty() ? "-" : r.command_line, r.status);
+    std::string line = fmt::format("  {}{}: {} · {}", r.host, rank_text(r),
+                                   r.command_line.empty() ? "-" : r.command_line, r.status);
     if (r.exit_code) line += fmt::format(" (exit {})", *r.exit_code);
     if (!r.label.empty()) line += " · " + r.label;
     if (r.scenario) line += " · simulated: " + *r.scenario;
@@ -259,6 +275,59 @@ std::string energy_text(const Analysis& a, const Style& style) {
   return out;
 }
 
+// Who a process was, in one cell: its container, pod, SLURM job or rank.
+std::string process_where(const GpuProcess& p) {
+  std::vector<std::string> parts;
+  if (p.container_id) {
+    parts.push_back(fmt::format("{} {}", p.container_runtime.value_or("container"),
+                                p.container_id->substr(0, 12)));
+  }
+  if (p.pod_name || p.pod_uid) {
+    parts.push_back(fmt::format("pod {}{}", p.pod_namespace ? *p.pod_namespace + "/" : "",
+                                p.pod_name ? *p.pod_name : p.pod_uid->substr(0, 8)));
+  }
+  if (p.slurm_job_id) {
+    parts.push_back(fmt::format("job {}{}", *p.slurm_job_id,
+                                p.slurm_step ? "." + *p.slurm_step : std::string()));
+  }
+  if (p.rank) parts.push_back(fmt::format("rank {}", *p.rank));
+  std::string out;
+  for (const auto& part : parts) out += (out.empty() ? "" : ", ") + part;
+  return out.empty() ? "-" : out;
+}
+
+std::string memory_text(std::optional<std::uint64_t> bytes) {
+  if (!bytes) return "-";
+  const double mib = static_cast<double>(*bytes) / (1024.0 * 1024.0);
+  return mib >= 1024 ? fmt::format("{:.1f} GiB", mib / 1024) : fmt::format("{:.0f} MiB", mib);
+}
+
+// Which processes used each GPU (nothing when the runs recorded none).
+std::string processes_text(const Analysis& a, const Style& style) {
+  if (a.processes.empty()) return "";
+  std::vector<std::vector<std::string>> rows;
+  constexpr std::size_t kShown = 40;
+  for (std::size_t i = 0; i < a.processes.size() && i < kShown; ++i) {
+    const auto& u = a.processes[i];
+    const auto& p = u.process;
+    const std::string job = !p.in_job ? "-" : (*p.in_job ? "yes" : style.warn("no"));
+    rows.push_back({u.gpu, std::to_string(p.pid), p.command.value_or("?"), p.user.value_or("-"),
+                    process_where(p), job, memory_text(u.peak_memory_bytes),
+                    u.mean_sm_percent ? fmt::format("{:.0f} %", *u.mean_sm_percent) : "-",
+                    seconds_text(u.last_s - u.first_s)});
+  }
+  std::string out = "\n" + style.bold("Processes on the GPUs") + "\n";
+  out += table({"GPU", "pid", "command", "user", "container / pod / job", "in job", "peak mem",
+                "SM", "seen"},
+               rows, style);
+  if (a.processes.size() > kShown) {
+    out += style.dim(
+               fmt::format("… and {} more (--json lists them all)", a.processes.size() - kShown)) +
+           "\n";
+  }
+  return out;
+}
+
 std::string findings_text(const Analysis& a, const Style& style) {
   std::string out = "\n" + style.bold("Diagnosis") + "\n";
   if (a.findings.empty()) out += "  nothing stands out\n";
@@ -343,7 +412,8 @@ std::string analysis_text(const Analysis& a, View view, const std::vector<Metric
   const Style style{color};
   std::string out = header_text(a, style);
   if (view == View::Summary || view == View::All) {
-    out += summary_text(a, style) + gpus_text(a, style) + energy_text(a, style);
+    out += summary_text(a, style) + gpus_text(a, style) + energy_text(a, style) +
+           processes_text(a, style);
   }
   if (view == View::Time || view == View::All) out += time_text(a, metrics, style);
   if (view == View::Space || view == View::All) out += space_text(a, metrics, style);
@@ -362,6 +432,13 @@ json runs_json(const Analysis& a) {
                     {"run_id", r.run_id},
                     {"host", r.host},
                     {"rank", opt(r.rank)},
+                    {"launcher", opt(r.launcher)},
+                    {"job_id", opt(r.job_id)},
+                    {"local_rank", opt(r.local_rank)},
+                    {"world_size", opt(r.world_size)},
+                    {"node_name", opt(r.node_name)},
+                    {"pod_name", opt(r.pod_name)},
+                    {"pod_namespace", opt(r.pod_namespace)},
                     {"label", r.label},
                     {"command", r.command_line},
                     {"status", r.status},
@@ -370,6 +447,38 @@ json runs_json(const Analysis& a) {
                     {"sampling_interval_s", r.sampling_interval_s}});
   }
   return runs;
+}
+
+json processes_json(const Analysis& a) {
+  json out = json::array();
+  for (const auto& u : a.processes) {
+    const auto& p = u.process;
+    out.push_back({{"run_id", u.run_id},
+                   {"device_index", u.device_index},
+                   {"gpu", u.gpu},
+                   {"pid", p.pid},
+                   {"command", opt(p.command)},
+                   {"command_line", opt(p.command_line)},
+                   {"user", opt(p.user)},
+                   {"uid", opt(p.uid)},
+                   {"container_id", opt(p.container_id)},
+                   {"container_runtime", opt(p.container_runtime)},
+                   {"pod_uid", opt(p.pod_uid)},
+                   {"pod_name", opt(p.pod_name)},
+                   {"pod_namespace", opt(p.pod_namespace)},
+                   {"slurm_job_id", opt(p.slurm_job_id)},
+                   {"slurm_step", opt(p.slurm_step)},
+                   {"launcher", opt(p.launcher)},
+                   {"rank", opt(p.rank)},
+                   {"local_rank", opt(p.local_rank)},
+                   {"in_job", opt(p.in_job)},
+                   {"first_s", u.first_s},
+                   {"last_s", u.last_s},
+                   {"looks", u.looks},
+                   {"peak_memory_bytes", opt(u.peak_memory_bytes)},
+                   {"mean_sm_percent", opt(u.mean_sm_percent)}});
+  }
+  return out;
 }
 
 json over_both_json(const Analysis& a) {
@@ -508,6 +617,7 @@ nlohmann::json analysis_json(const Analysis& a) {
         {"name", a.work_name},
         {"energy_per_unit_j", opt(a.energy_per_unit_j)}}},
       {"carbon", carbon},
+      {"processes", processes_json(a)},
       {"findings", findings},
       {"notes", a.notes},
   };

@@ -82,6 +82,7 @@ class Merger {
  private:
   void copy_runs(const fs::path& input, MergeSummary& summary) {
     const bool chunks = has_sample_chunks(db_, "src");
+    const bool processes = has_table(db_, "processes", "src");
     Statement runs = db_.prepare(
         "SELECT run_id, host, slurm_job_id, slurm_step_id, slurm_rank, start_wall_ns "
         "FROM src.runs ORDER BY run_id");
@@ -97,6 +98,10 @@ class Merger {
       summary.rows.events += copy_rows("events", event_columns(), old_id, new_id);
       summary.rows.output_lines += copy_rows("output", output_columns(), old_id, new_id);
       copy_kernel_trace(db_, old_id, new_id);  // schema 1.2: the kernel trace, when there is one
+      if (processes) {                         // schema 1.3: the processes seen on the GPUs
+        copy_rows("processes", process_columns(), old_id, new_id);
+        copy_rows("process_samples", process_sample_columns(), old_id, new_id);
+      }
       ++summary.runs;
     }
   }
@@ -120,7 +125,9 @@ class Merger {
 
   std::int64_t copy_run_row(std::int64_t old_id) {
     const std::string names = column_names(run_columns());
-    Statement copy = db_.prepare("INSERT INTO main.runs (" + names + ") SELECT " + names +
+    // An input from before schema 1.3 lacks the rank columns: they are copied as NULL.
+    Statement copy = db_.prepare("INSERT INTO main.runs (" + names + ") SELECT " +
+                                 select_list(db_, "runs", run_columns(), "src") +
                                  " FROM src.runs WHERE run_id = ?");
     copy.bind(1, old_id);
     copy.run();

@@ -69,6 +69,8 @@ RowInserter::RowInserter(Database& db)
       insert_power_(db.prepare(insert_sql("power_samples", power_columns()))),
       insert_event_(db.prepare(insert_sql("events", event_columns()))),
       insert_output_(db.prepare(insert_sql("output", output_columns()))),
+      insert_process_(db.prepare(insert_sql("processes", process_columns()))),
+      insert_process_sample_(db.prepare(insert_sql("process_samples", process_sample_columns()))),
       insert_chunk_(db) {
   if (sample_columns().size() + 1 != kSampleParameters) {
     throw std::logic_error("samples columns and RowInserter::kSampleParameters disagree");
@@ -83,6 +85,7 @@ void RowInserter::write(std::int64_t run_id, const WriteBatch& batch) {
     write_power(run_id, batch);
     write_events(run_id, batch);
     write_output(run_id, batch);
+    write_processes(run_id, batch);
     for (const auto& chunk : chunks_.ready()) insert_chunk_.insert(run_id, chunk);
     commit_.run();
   } catch (const SqliteError&) {
@@ -187,6 +190,48 @@ void RowInserter::write_output(std::int64_t run_id, const WriteBatch& batch) {
     stmt.bind(3, o.mono_ns);
     stmt.bind_static(4, stream_text(o.stream));
     stmt.bind(5, o.text);
+    stmt.run();
+  }
+}
+
+void RowInserter::write_processes(std::int64_t run_id, const WriteBatch& batch) {
+  for (const auto& p : batch.processes) {
+    Statement& stmt = insert_process_;
+    int i = 0;
+    stmt.bind(++i, run_id);
+    stmt.bind(++i, std::int64_t{p.pid});
+    stmt.bind(++i, p.start_ticks);
+    stmt.bind(++i, p.first_wall_ns);
+    stmt.bind(++i, p.first_mono_ns);
+    stmt.bind(++i, p.command);
+    stmt.bind(++i, p.command_line);
+    stmt.bind(++i, p.uid);
+    stmt.bind(++i, p.user);
+    stmt.bind(++i, p.ppid);
+    stmt.bind(++i, p.cgroup);
+    stmt.bind(++i, p.container_id);
+    stmt.bind(++i, p.container_runtime);
+    stmt.bind(++i, p.pod_uid);
+    stmt.bind(++i, p.pod_name);
+    stmt.bind(++i, p.pod_namespace);
+    stmt.bind(++i, p.slurm_job_id);
+    stmt.bind(++i, p.slurm_step);
+    stmt.bind(++i, p.launcher);
+    stmt.bind(++i, p.rank);
+    stmt.bind(++i, p.local_rank);
+    stmt.bind(++i, p.in_job ? std::optional<int>(*p.in_job ? 1 : 0) : std::nullopt);
+    stmt.run();
+  }
+  for (const auto& s : batch.process_samples) {
+    Statement& stmt = insert_process_sample_;
+    stmt.bind(1, run_id);
+    stmt.bind(2, std::int64_t{s.device_index});
+    stmt.bind(3, s.wall_ns);
+    stmt.bind(4, s.mono_ns);
+    stmt.bind(5, std::int64_t{s.pid});
+    stmt.bind(6, s.used_memory_bytes);
+    stmt.bind(7, s.sm_percent);
+    stmt.bind(8, s.memory_percent);
     stmt.run();
   }
 }

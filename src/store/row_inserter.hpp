@@ -38,6 +38,7 @@ class RowInserter {
   void write_power(std::int64_t run_id, const WriteBatch& batch);
   void write_events(std::int64_t run_id, const WriteBatch& batch);
   void write_output(std::int64_t run_id, const WriteBatch& batch);
+  void write_processes(std::int64_t run_id, const WriteBatch& batch);
 
   Database& db_;
   Statement begin_;
@@ -47,6 +48,8 @@ class RowInserter {
   Statement insert_power_;
   Statement insert_event_;
   Statement insert_output_;
+  Statement insert_process_;
+  Statement insert_process_sample_;
   ChunkInserter insert_chunk_;
   ChunkBuilder chunks_;
 };

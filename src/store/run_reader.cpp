@@ -141,7 +141,7 @@ void RunReader::read_samples(const SamplePlan& plan, std::span<const Metric> met
 
 std::vector<StoredRun> RunReader::runs() const {
   return read_or_explain(path_, [&] {
-    Statement stmt = db_->prepare(select_runs_sql() + " ORDER BY run_id");
+    Statement stmt = db_->prepare(select_runs_sql(*db_) + " ORDER BY run_id");
     std::vector<StoredRun> out;
     while (stmt.step()) out.push_back(read_run(stmt));
     return out;
@@ -154,6 +154,76 @@ std::vector<DeviceDescription> RunReader::devices(std::int64_t run_id) const {
     stmt.bind(1, run_id);
     std::vector<DeviceDescription> out;
     while (stmt.step()) out.push_back(read_device(stmt));
+    return out;
+  });
+}
+
+std::vector<GpuProcess> RunReader::processes(std::int64_t run_id) const {
+  return read_or_explain(path_, [&] {
+    std::vector<GpuProcess> out;
+    if (!has_table(*db_, "processes")) return out;
+    Statement stmt = db_->prepare("SELECT " + column_names(process_columns()) +
+                                  " FROM processes WHERE run_id = ? ORDER BY first_mono_ns, rowid");
+    stmt.bind(1, run_id);
+    auto opt_unsigned = [&](int i) -> std::optional<unsigned> {
+      auto v = stmt.opt_int64(i);
+      return v && *v >= 0 ? std::optional<unsigned>(static_cast<unsigned>(*v)) : std::nullopt;
+    };
+    auto opt_int = [&](int i) -> std::optional<int> {
+      auto v = stmt.opt_int64(i);
+      return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+    };
+    while (stmt.step()) {
+      GpuProcess p;
+      int i = 0;
+      p.pid = opt_unsigned(i++).value_or(0);
+      if (auto ticks = stmt.opt_int64(i++)) p.start_ticks = static_cast<std::uint64_t>(*ticks);
+      p.first_wall_ns = stmt.int64(i++);
+      p.first_mono_ns = stmt.int64(i++);
+      p.command = stmt.opt_text(i++);
+      p.command_line = stmt.opt_text(i++);
+      p.uid = opt_unsigned(i++);
+      p.user = stmt.opt_text(i++);
+      p.ppid = opt_unsigned(i++);
+      p.cgroup = stmt.opt_text(i++);
+      p.container_id = stmt.opt_text(i++);
+      p.container_runtime = stmt.opt_text(i++);
+      p.pod_uid = stmt.opt_text(i++);
+      p.pod_name = stmt.opt_text(i++);
+      p.pod_namespace = stmt.opt_text(i++);
+      p.slurm_job_id = stmt.opt_text(i++);
+      p.slurm_step = stmt.opt_text(i++);
+      p.launcher = stmt.opt_text(i++);
+      p.rank = opt_int(i++);
+      p.local_rank = opt_int(i++);
+      if (auto in_job = stmt.opt_int64(i++)) p.in_job = *in_job != 0;
+      out.push_back(std::move(p));
+    }
+    return out;
+  });
+}
+
+std::vector<ProcessSample> RunReader::process_samples(std::int64_t run_id) const {
+  return read_or_explain(path_, [&] {
+    std::vector<ProcessSample> out;
+    if (!has_table(*db_, "process_samples")) return out;
+    Statement stmt = db_->prepare("SELECT " + column_names(process_sample_columns()) +
+                                  " FROM process_samples WHERE run_id = ? ORDER BY device_index, "
+                                  "mono_ns, rowid");
+    stmt.bind(1, run_id);
+    while (stmt.step()) {
+      ProcessSample s;
+      s.device_index = static_cast<unsigned>(stmt.int64(0));
+      s.wall_ns = stmt.int64(1);
+      s.mono_ns = stmt.int64(2);
+      s.pid = static_cast<unsigned>(stmt.int64(3));
+      if (auto bytes = stmt.opt_int64(4); bytes && *bytes >= 0) {
+        s.used_memory_bytes = static_cast<std::uint64_t>(*bytes);
+      }
+      s.sm_percent = stmt.opt_real(5);
+      s.memory_percent = stmt.opt_real(6);
+      out.push_back(s);
+    }
     return out;
   });
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/device_description.hpp"
+#include "core/gpu_process.hpp"
 #include "core/metrics.hpp"
 #include "store/chunk_io.hpp"
 #include "store/records.hpp"
@@ -75,6 +76,10 @@ class RunReader {
   std::vector<DeviceDescription> devices(std::int64_t run_id) const;
   // The metric catalog as stored in the file.
   std::vector<StoredMetric> metrics() const;
+  // The processes seen on the GPUs of `run_id` (schema 1.3; empty for an older file), in the
+  // order they were first seen, and what each held on each GPU at each look, by device and time.
+  std::vector<GpuProcess> processes(std::int64_t run_id) const;
+  std::vector<ProcessSample> process_samples(std::int64_t run_id) const;
 
   SampleCursor samples(const RowFilter& filter = {}) const;
   // Like samples(), reading only the metrics in `only` (the others come back absent): a first

@@ -102,6 +102,15 @@ std::int64_t insert_run(Database& db, const RunInfo& run) {
   bind(stmt, "samples_taken", std::optional<std::int64_t>());
   bind(stmt, "deadlines_missed", std::optional<std::int64_t>());
   bind(stmt, "problems", std::string("[]"));
+  bind(stmt, "launcher", run.ranks.launcher);
+  bind(stmt, "launcher_job_id", run.ranks.job_id);
+  bind(stmt, "rank", run.ranks.rank);
+  bind(stmt, "local_rank", run.ranks.local_rank);
+  bind(stmt, "world_size", run.ranks.world_size);
+  bind(stmt, "local_world_size", run.ranks.local_world_size);
+  bind(stmt, "node_name", run.ranks.node_name);
+  bind(stmt, "pod_name", run.ranks.pod_name);
+  bind(stmt, "pod_namespace", run.ranks.pod_namespace);
   stmt.run();
   return db.last_insert_rowid();
 }
@@ -154,8 +163,8 @@ void update_run_end(Database& db, std::int64_t run_id, const RunEnd& end) {
   stmt.run();
 }
 
-std::string select_runs_sql() {
-  return "SELECT run_id, " + column_names(run_columns()) + " FROM runs";
+std::string select_runs_sql(Database& db) {
+  return "SELECT run_id, " + select_list(db, "runs", run_columns()) + " FROM runs";
 }
 
 StoredRun read_run(const Statement& row) {
@@ -184,6 +193,24 @@ StoredRun read_run(const Statement& row) {
   info.slurm.node_name = row.opt_text(at("slurm_node_name"));
   info.slurm.ntasks = opt_int(row, at("slurm_ntasks"));
   info.slurm.step_gpus = row.opt_text(at("slurm_step_gpus"));
+  info.ranks.launcher = row.opt_text(at("launcher"));
+  info.ranks.job_id = row.opt_text(at("launcher_job_id"));
+  info.ranks.rank = opt_int(row, at("rank"));
+  info.ranks.local_rank = opt_int(row, at("local_rank"));
+  info.ranks.world_size = opt_int(row, at("world_size"));
+  info.ranks.local_world_size = opt_int(row, at("local_world_size"));
+  info.ranks.node_name = row.opt_text(at("node_name"));
+  info.ranks.pod_name = row.opt_text(at("pod_name"));
+  info.ranks.pod_namespace = row.opt_text(at("pod_namespace"));
+  if (!info.ranks.active() && info.slurm.active()) {
+    // A file from before schema 1.3 knew only SLURM's ranks.
+    info.ranks.launcher = "slurm";
+    info.ranks.job_id = info.slurm.job_id;
+    info.ranks.rank = info.slurm.rank;
+    info.ranks.local_rank = info.slurm.local_rank;
+    info.ranks.world_size = info.slurm.ntasks;
+    info.ranks.node_name = info.slurm.node_name;
+  }
 
   RunEnd& end = out.end;
   end.status = parse_status(row.text(at("status"))).value_or(RunStatus::Running);

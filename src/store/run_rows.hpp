@@ -23,7 +23,7 @@ void insert_devices(Database& db, std::int64_t run_id,
 void update_run_end(Database& db, std::int64_t run_id, const RunEnd& end);
 
 // "SELECT run_id, <every runs column> FROM runs" (the caller appends WHERE/ORDER BY).
-std::string select_runs_sql();
+std::string select_runs_sql(Database& db);
 StoredRun read_run(const Statement& row);
 
 // "SELECT run_id, <every devices column> FROM devices".

@@ -34,6 +34,9 @@ std::string describe_rows(const RowCounts& rows) {
   if (rows.output_lines > 0) {
     parts.push_back(plural(rows.output_lines, "output line", "output lines"));
   }
+  if (rows.process_rows > 0) {
+    parts.push_back(plural(rows.process_rows, "process row", "process rows"));
+  }
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i > 0) out += i + 1 == parts.size() ? " and " : ", ";
@@ -100,6 +103,24 @@ void RunWriter::push(OutputLine line) {
     front_.output.push_back(std::move(line));
   } else {
     ++dropped_after_stop_.output_lines;
+  }
+}
+
+void RunWriter::push(GpuProcess process) {
+  std::lock_guard lock(mutex_);
+  if (accepting()) {
+    front_.processes.push_back(std::move(process));
+  } else {
+    ++dropped_after_stop_.process_rows;
+  }
+}
+
+void RunWriter::push(const ProcessSample& sample) {
+  std::lock_guard lock(mutex_);
+  if (accepting()) {
+    front_.process_samples.push_back(sample);
+  } else {
+    ++dropped_after_stop_.process_rows;
   }
 }
 

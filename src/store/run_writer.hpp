@@ -67,6 +67,8 @@ class RunWriter {
   void push(const PowerRow& row);
   void push(Event event);
   void push(OutputLine line);
+  void push(GpuProcess process);
+  void push(const ProcessSample& sample);
 
   // Writes everything pushed so far now and waits for the attempt (it may fail: see stats()).
   void flush();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/metrics.hpp"
@@ -46,6 +47,54 @@ constexpr std::array kRunColumns = std::to_array<Column>({
     {"samples_taken", "INTEGER"},
     {"deadlines_missed", "INTEGER"},
     {"problems", "TEXT NOT NULL DEFAULT '[]'"},  // JSON array of sentences
+    // 1.3: the rank context under any launcher (ranks/rank_context.hpp). Added at the end so
+    // a file upgraded with ALTER TABLE has the columns in the same order as a new one.
+    {"launcher", "TEXT"},
+    {"launcher_job_id", "TEXT"},
+    {"rank", "INTEGER"},
+    {"local_rank", "INTEGER"},
+    {"world_size", "INTEGER"},
+    {"local_world_size", "INTEGER"},
+    {"node_name", "TEXT"},
+    {"pod_name", "TEXT"},
+    {"pod_namespace", "TEXT"},
+});
+
+// The run columns schema 1.3 added (migrate() adds them to an older file).
+constexpr std::size_t kRunColumnsBefore13 = 31;
+
+constexpr std::array kProcessColumns = std::to_array<Column>({
+    {"pid", "INTEGER NOT NULL"},
+    {"start_ticks", "INTEGER"},
+    {"first_wall_ns", "INTEGER NOT NULL"},
+    {"first_mono_ns", "INTEGER NOT NULL"},
+    {"command", "TEXT"},
+    {"command_line", "TEXT"},
+    {"uid", "INTEGER"},
+    {"user", "TEXT"},
+    {"ppid", "INTEGER"},
+    {"cgroup", "TEXT"},
+    {"container_id", "TEXT"},
+    {"container_runtime", "TEXT"},
+    {"pod_uid", "TEXT"},
+    {"pod_name", "TEXT"},
+    {"pod_namespace", "TEXT"},
+    {"slurm_job_id", "TEXT"},
+    {"slurm_step", "TEXT"},
+    {"launcher", "TEXT"},
+    {"rank", "INTEGER"},
+    {"local_rank", "INTEGER"},
+    {"in_job", "INTEGER"},  // 1, 0, or NULL where there is no job
+});
+
+constexpr std::array kProcessSampleColumns = std::to_array<Column>({
+    {"device_index", "INTEGER NOT NULL"},
+    {"wall_ns", "INTEGER NOT NULL"},
+    {"mono_ns", "INTEGER NOT NULL"},
+    {"pid", "INTEGER NOT NULL"},
+    {"used_memory_bytes", "INTEGER"},
+    {"sm_percent", "REAL"},
+    {"memory_percent", "REAL"},
 });
 
 constexpr std::array kDeviceColumns = std::to_array<Column>({
@@ -148,6 +197,45 @@ std::span<const Column> event_columns() {
 std::span<const Column> output_columns() {
   return kOutputColumns;
 }
+std::span<const Column> process_columns() {
+  return kProcessColumns;
+}
+std::span<const Column> process_sample_columns() {
+  return kProcessSampleColumns;
+}
+
+std::string create_process_tables_sql() {
+  constexpr std::string_view kRunRef = "run_id INTEGER NOT NULL REFERENCES runs (run_id)";
+  return create_table("processes", kProcessColumns, kRunRef) +
+         create_table("process_samples", kProcessSampleColumns, kRunRef) +
+         "CREATE INDEX processes_by_pid ON processes (run_id, pid);\n"
+         "CREATE INDEX process_samples_by_device ON process_samples (run_id, device_index, "
+         "mono_ns);\n";
+}
+
+bool has_table(Database& db, std::string_view table, std::string_view schema) {
+  Statement stmt = db.prepare(
+      fmt::format("SELECT 1 FROM {}.sqlite_schema WHERE type = 'table' AND name = ?", schema));
+  stmt.bind(1, std::string(table));
+  return stmt.step();
+}
+
+std::string select_list(Database& db, std::string_view table, std::span<const Column> columns,
+                        std::string_view schema) {
+  std::set<std::string> present;
+  Statement info = db.prepare(fmt::format("PRAGMA {}.table_info({})", schema, table));
+  while (info.step()) present.insert(info.text(1));
+  std::string out;
+  for (const auto& c : columns) {
+    if (!out.empty()) out += ", ";
+    if (present.count(std::string(c.name)) != 0) {
+      out += c.name;
+    } else {
+      out += fmt::format("NULL AS {}", c.name);
+    }
+  }
+  return out;
+}
 
 const std::vector<Column>& sample_columns() {
   static const std::vector<Column> columns = [] {
@@ -228,6 +316,7 @@ void create_schema(Database& db, std::string_view created_by) {
   sql += create_table("output", kOutputColumns, kRunRef);
   sql += create_chunks_sql();
   sql += create_kernel_tables_sql();
+  sql += create_process_tables_sql();
   // The reader's order (run, device, time) and every per-GPU query walk this index.
   sql += "CREATE INDEX samples_by_device ON samples (run_id, device_index, mono_ns);\n";
   sql += "CREATE INDEX power_samples_by_device ON power_samples (run_id, device_index, mono_ns);\n";
@@ -295,6 +384,17 @@ void migrate(Database& db, int from_version) {
   db.exec("BEGIN IMMEDIATE");
   if (minor < 1 && !has_sample_chunks(db)) db.exec(create_chunks_sql());
   if (minor < 2 && !has_kernel_tables(db)) db.exec(create_kernel_tables_sql());
+  if (minor < 3) {
+    std::set<std::string> present;
+    Statement info = db.prepare("PRAGMA main.table_info(runs)");
+    while (info.step()) present.insert(info.text(1));
+    for (const auto& c : std::span(kRunColumns).subspan(kRunColumnsBefore13)) {
+      if (present.count(std::string(c.name)) == 0) {
+        db.exec(fmt::format("ALTER TABLE runs ADD COLUMN {} {}", c.name, c.declaration));
+      }
+    }
+    if (!has_table(db, "processes", "main")) db.exec(create_process_tables_sql());
+  }
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",
                   kSchemaMinorVersion));

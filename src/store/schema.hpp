@@ -25,8 +25,9 @@ inline constexpr int kOldestReadableSchema = 1;
 // The minor version (meta row 'schema_minor_version', absent: 0). A minor version only adds what
 // older readers of the same major version can ignore, so they keep reading newer files:
 // 1.1 added sample_chunks, the columnar copy of samples; 1.2 the kernel trace tables
-// (store/kernel_tables.hpp).
-inline constexpr int kSchemaMinorVersion = 2;
+// (store/kernel_tables.hpp); 1.3 the launcher's rank context in runs and the processes and
+// process_samples tables.
+inline constexpr int kSchemaMinorVersion = 3;
 
 struct Column {
   std::string_view name;
@@ -39,6 +40,16 @@ std::span<const Column> device_columns();
 std::span<const Column> power_columns();
 std::span<const Column> event_columns();
 std::span<const Column> output_columns();
+// 1.3: the processes seen on the GPUs (one row per process) and what each held at each look.
+std::span<const Column> process_columns();
+std::span<const Column> process_sample_columns();
+std::string create_process_tables_sql();
+// Whether `table` exists in the database (or an attached one, `schema`).
+bool has_table(Database& db, std::string_view table, std::string_view schema = "main");
+// The columns as a SELECT list for `table` of `schema`, with "NULL AS name" for each column the
+// file's table lacks (a file written by an older gpuscope, read without upgrading it).
+std::string select_list(Database& db, std::string_view table, std::span<const Column> columns,
+                        std::string_view schema = "main");
 // samples: device_index, wall_ns, mono_ns, then one column per metric of kMetrics.
 const std::vector<Column>& sample_columns();
 // sample_chunks (1.1): device_index, first_mono_ns, last_mono_ns, row_count, wall_ns, mono_ns,
@@ -67,7 +78,8 @@ int check_run_database(Database& db, const std::filesystem::path& path);
 
 // Upgrades a writable database from `from_version` to kSchemaVersion, one step per version, then
 // to kSchemaMinorVersion (1.0 → 1.1 adds an empty sample_chunks: readers use rows for all of it;
-// 1.1 → 1.2 adds the empty kernel trace tables).
+// 1.1 → 1.2 adds the empty kernel trace tables; 1.2 → 1.3 the rank columns of runs, NULL in the
+// runs already there, and the empty process tables).
 // Steps only add tables or columns, never drop data.
 void migrate(Database& db, int from_version);
 

@@ -26,7 +26,8 @@ std::int64_t drop_front(std::vector<T>& rows, double share) {
 RowCounts WriteBatch::counts() const {
   return {static_cast<std::int64_t>(samples.size()),
           static_cast<std::int64_t>(power_samples.size()), static_cast<std::int64_t>(events.size()),
-          static_cast<std::int64_t>(output.size())};
+          static_cast<std::int64_t>(output.size()),
+          static_cast<std::int64_t>(processes.size() + process_samples.size())};
 }
 
 std::size_t WriteBatch::bytes() const {
@@ -36,12 +37,17 @@ std::size_t WriteBatch::bytes() const {
 std::size_t WriteBatch::bulk_bytes() const {
   std::size_t total = samples.size() * sizeof(SampleRow) + power_samples.size() * sizeof(PowerRow);
   for (const auto& o : output) total += sizeof(OutputLine) + o.text.capacity();
+  total += process_samples.size() * sizeof(ProcessSample);
   return total;
 }
 
 std::size_t WriteBatch::event_bytes() const {
   std::size_t total = 0;
   for (const auto& e : events) total += sizeof(Event) + e.detail.capacity();
+  for (const auto& p : processes) {
+    total += sizeof(GpuProcess) + p.command_line.value_or("").capacity() +
+             p.cgroup.value_or("").capacity();
+  }
   return total;
 }
 
@@ -50,6 +56,8 @@ void WriteBatch::clear() {
   power_samples.clear();
   events.clear();
   output.clear();
+  processes.clear();
+  process_samples.clear();
 }
 
 void WriteBatch::append(WriteBatch& newer) {
@@ -57,6 +65,8 @@ void WriteBatch::append(WriteBatch& newer) {
   move_append(power_samples, newer.power_samples);
   move_append(events, newer.events);
   move_append(output, newer.output);
+  move_append(processes, newer.processes);
+  move_append(process_samples, newer.process_samples);
 }
 
 RowCounts WriteBatch::drop_oldest(std::size_t max_bytes) {
@@ -72,10 +82,15 @@ RowCounts WriteBatch::drop_oldest(std::size_t max_bytes) {
     dropped.samples = drop_front(samples, share);
     dropped.power_samples = drop_front(power_samples, share);
     dropped.output_lines = drop_front(output, share);
+    dropped.process_rows = drop_front(process_samples, share);
   }
   while (!events.empty() && bytes() > max_bytes) {
     events.erase(events.begin());
     ++dropped.events;
+  }
+  while (!processes.empty() && bytes() > max_bytes) {
+    processes.erase(processes.begin());
+    ++dropped.process_rows;
   }
   return dropped;
 }

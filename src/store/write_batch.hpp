@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/gpu_process.hpp"
 #include "core/run.hpp"
 
 namespace gpuscope::store {
@@ -16,13 +17,17 @@ struct RowCounts {
   std::int64_t power_samples = 0;
   std::int64_t events = 0;
   std::int64_t output_lines = 0;
+  std::int64_t process_rows = 0;  // processes and process_samples
 
-  std::int64_t total() const { return samples + power_samples + events + output_lines; }
+  std::int64_t total() const {
+    return samples + power_samples + events + output_lines + process_rows;
+  }
   RowCounts& operator+=(const RowCounts& other) {
     samples += other.samples;
     power_samples += other.power_samples;
     events += other.events;
     output_lines += other.output_lines;
+    process_rows += other.process_rows;
     return *this;
   }
 };
@@ -32,9 +37,12 @@ struct WriteBatch {
   std::vector<PowerRow> power_samples;
   std::vector<Event> events;
   std::vector<OutputLine> output;
+  std::vector<GpuProcess> processes;
+  std::vector<ProcessSample> process_samples;
 
   bool empty() const {
-    return samples.empty() && power_samples.empty() && events.empty() && output.empty();
+    return samples.empty() && power_samples.empty() && events.empty() && output.empty() &&
+           processes.empty() && process_samples.empty();
   }
   RowCounts counts() const;
   // Approximate memory the rows hold, strings included.
@@ -43,13 +51,14 @@ struct WriteBatch {
   void clear();
   // Moves `newer`'s rows after this batch's (each table stays in time order); empties `newer`.
   void append(WriteBatch& newer);
-  // Drops the oldest samples, power samples and output lines, in proportion, until
-  // bytes() <= max_bytes (events only when that is not enough); returns how many were dropped.
+  // Drops the oldest samples, power samples, output lines and process samples, in proportion,
+  // until bytes() <= max_bytes (events and processes only when that is not enough); returns how
+  // many were dropped.
   RowCounts drop_oldest(std::size_t max_bytes);
 
  private:
-  std::size_t bulk_bytes() const;   // samples, power samples, output
-  std::size_t event_bytes() const;  // events
+  std::size_t bulk_bytes() const;   // samples, power samples, output, process samples
+  std::size_t event_bytes() const;  // events and processes
 };
 
 }  // namespace gpuscope::store

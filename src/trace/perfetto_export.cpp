@@ -93,7 +93,7 @@ struct Input {
 
 std::string process_name(const store::StoredRun& run, bool several_files, const fs::path& file) {
   std::string name = run.info.host.empty() ? "run" : run.info.host;
-  if (run.info.slurm.rank) name += fmt::format(" rank {}", *run.info.slurm.rank);
+  if (run.info.ranks.rank) name += fmt::format(" rank {}", *run.info.ranks.rank);
   if (!run.info.label.empty()) name += " · " + run.info.label;
   if (several_files) name += " (" + file.filename().string() + ")";
   return name;

@@ -130,7 +130,7 @@ TEST(TraceCli, ProfileTracesEveryCudaProcessOfTheJob) {
                    "SELECT count(*) FROM kernels k JOIN runs r USING (run_id) WHERE "
                    "k.start_mono_ns >= r.start_mono_ns AND k.end_mono_ns <= r.end_mono_ns"),
             9);
-  EXPECT_EQ(scalar(db, "SELECT value FROM meta WHERE key = 'schema_minor_version'"), "2");
+  EXPECT_EQ(scalar(db, "SELECT value FROM meta WHERE key = 'schema_minor_version'"), "3");
 
   // The same summary as an nsys export's: 3 processes × (gemm 400 µs ×2, relu 100 µs ×1).
   const ProcessResult k = run_gpuscope({"kernels", db, "--json"});

@@ -1,0 +1,38 @@
+// The processes on the GPUs as Prometheus series (docs/exporters.md, "Processes"): memory and
+// utilization per process, and the workload labels (pod, namespace, container, SLURM job) that
+// `serve` puts on each GPU's series, as dcgm-exporter's pod mapping and Princeton jobstats' SLURM
+// mapping do, read from /proc and the cgroups instead of the kubelet or slurmctld.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/gpu_process.hpp"
+#include "export/metric_names.hpp"
+
+namespace gpuscope::exporter {
+
+// The latest look at the GPUs' processes: each process on each GPU, with who it is.
+using ProcessesNow = std::vector<std::pair<ProcessSample, GpuProcess>>;
+using LabelList = std::vector<std::pair<std::string, std::string>>;
+
+// Per GPU, the labels of the workload using it: that of the process holding the most memory
+// among those with a known workload (pod, namespace, container; slurm_job_id, or
+// dcgm-exporter's hpc_job with dcgm naming). A GPU without such a process has none.
+std::map<unsigned, LabelList> workload_labels(const ProcessesNow& processes, Naming naming);
+
+// The per-process series: gpuscope_process_memory_used_bytes and
+// gpuscope_process_sm_utilization_ratio / _memory_utilization_ratio, labelled with the GPU's
+// labels (`gpu_labels` gives them for a device index, without braces; empty: not served) plus
+// pid, command, user, container, pod, namespace and slurm_job_id. At most `max_per_gpu`
+// processes per GPU (those holding the most memory), so a fork storm cannot explode the label
+// set; the number left out is a series of its own.
+std::string render_processes(const ProcessesNow& processes,
+                             const std::function<std::string(unsigned)>& gpu_labels,
+                             std::size_t max_per_gpu);
+
+}  // namespace gpuscope::exporter
