@@ -1,5 +1,7 @@
 #include "app/process_watch.hpp"
 
+#include <iterator>
+
 #include "core/clock.hpp"
 #include "processes/process_identity.hpp"
 
@@ -69,6 +71,12 @@ const GpuProcess& ProcessWatch::resolve(unsigned pid, std::int64_t wall_ns, std:
       processes::resolve_process(pid, options_.proc_root).start_ticks.value_or(0);
   auto key = std::make_pair(pid, ticks);
   if (auto it = known_.find(key); it != known_.end()) return it->second;
+  if (ticks == 0) {
+    // Gone from /proc (it ended since the driver listed it, as a job's process does at the
+    // end): the process already known by that pid, if any, the most recently started.
+    auto it = known_.lower_bound({pid + 1, 0});
+    if (it != known_.begin() && std::prev(it)->first.first == pid) return std::prev(it)->second;
+  }
   GpuProcess process;
   if (known_.size() < options_.max_processes) {
     process = describe_process(pid, job_, options_.proc_root);

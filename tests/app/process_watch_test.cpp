@@ -116,6 +116,19 @@ TEST(ProcessWatch, ResolvesEachProcessOnceAndAReusedPidAgain) {
   EXPECT_EQ(f.seen[300].start_ticks, 9999U);
 }
 
+TEST(ProcessWatch, AProcessThatEndsIsNotANewOne) {
+  // The job's last process still listed by the driver after it left /proc (the look after the
+  // job ends): the same process, not a second row without identity.
+  Fixture f;
+  ProcessWatch watch = f.watch();
+  watch.look();
+  fs::remove_all(f.proc / "101");
+  watch.look();
+  EXPECT_EQ(watch.processes_seen(), 4U);
+  EXPECT_EQ(f.samples[101], 2);
+  EXPECT_EQ(f.seen[101].command, "python");
+}
+
 TEST(ProcessWatch, WithoutAJobNothingIsJudged) {
   Fixture f;
   ProcessWatch watch = f.watch();

@@ -3,10 +3,10 @@
 // (not blank), the straggler highlighted. Writes a screenshot and prints the time from
 // navigation start to window.gpuscopeReady.
 // Usage (from web/, where playwright-core is installed):
-//   node report_browser_test.mjs REPORT.html SCREENSHOT.png EXPECTED_GPUS
+//   node report_browser_test.mjs REPORT.html SCREENSHOT.png EXPECTED_GPUS [EXPECTED_OUTSIDERS]
 import { finish, withReport } from "./browser.mjs";
 
-const [report, screenshot, expectedGpus] = process.argv.slice(2);
+const [report, screenshot, expectedGpus, expectedOutsiders] = process.argv.slice(2);
 const failures = [];
 const check = (ok, what) => { if (!ok) failures.push(what); };
 
@@ -47,6 +47,9 @@ await withReport(report, async (page, errors) => {
       title: document.title,
       marks: window.gs.data.marks.length,
       meanRows: document.querySelectorAll("#gpu-means tbody tr").length,
+      processRows: document.querySelectorAll("#processes tbody tr").length,
+      outsiderRows: document.querySelectorAll("#processes tbody tr.straggler").length,
+      foreignFindings: document.querySelectorAll("#diagnosis li.foreign_process").length,
     };
   });
   console.log(JSON.stringify({ readyMs: Math.round(readyMs), ...result }));
@@ -62,6 +65,12 @@ await withReport(report, async (page, errors) => {
   check(result.gpus === Number(expectedGpus), "expected " + expectedGpus + " GPUs, got " + result.gpus);
   check(result.findings >= 1, "no diagnosis");
   check(result.meanRows === result.gpus, "per-GPU means table: " + result.meanRows + " rows");
+  if (expectedOutsiders !== undefined) {
+    // The job's own process and the outsiders, the outsiders in red and diagnosed.
+    check(result.processRows === Number(expectedOutsiders) + 1, "process rows: " + result.processRows);
+    check(result.outsiderRows === Number(expectedOutsiders), "outsider rows: " + result.outsiderRows);
+    check(result.foreignFindings >= 1, "no diagnosis of the processes outside the job");
+  }
 
   // Per-GPU lines on demand: choose GPU 3, expect an extra series in the power chart.
   await page.selectOption("#gpu-select", [String(result.gpus - 1)]);

@@ -14,15 +14,25 @@ sweep_workload=${4:-}
 . "$source_dir/tests/integration/browser_env.sh"
 export GPUSCOPE_SIM_TIME_SCALE=4
 
-# One run: 4 scenario seconds per wall second, 3 s of wall time, output lines as marks.
+# One run: 4 scenario seconds per wall second, 3 s of wall time, output lines as marks. The job
+# names its own process to the simulated driver (on GPU 0) and a process outside the job uses
+# GPU 2: the processes section lists both, the outsider in red and diagnosed.
+sleep 30 &
+outsider=$!
+trap 'kill $outsider 2>/dev/null || true; rm -rf "$work"' EXIT
+export GPUSCOPE_SIM_PROCESSES_FILE=$work/processes.txt
+echo "2 $outsider 2048" >"$GPUSCOPE_SIM_PROCESSES_FILE"
 "$gpuscope" profile --simulate h100x4-straggler -q -s 50 -o "$work/run.db" --capture-output \
-  --wrap 'echo "epoch 1 starts"; sleep 1.5; echo "epoch 1 </script> done"; sleep 1.5'
+  --process-sampling-ms 250 \
+  --wrap 'echo "0 $$ 1024" >>"$GPUSCOPE_SIM_PROCESSES_FILE"; echo "epoch 1 starts"; sleep 1.5; echo "epoch 1 </script> done"; sleep 1.5'
 "$gpuscope" report "$work/run.db" -o "$work/report.html" --title 'Straggler </script> test' --region DE
 # Refuses to overwrite without -f.
 if "$gpuscope" report "$work/run.db" -o "$work/report.html" 2>/dev/null; then
   echo "FAIL: report overwrote an existing file without -f"
   exit 1
 fi
+
+unset GPUSCOPE_SIM_PROCESSES_FILE
 
 # Two ranks merged into one database, run at the same time on one scenario timeline (one
 # GPUSCOPE_SIM_EPOCH_NS), as the ranks of a real job are: 8 scenario seconds each (idle, warm-up,
@@ -52,7 +62,7 @@ fi
 
 cd "$source_dir/web"
 GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_browser_test.mjs" \
-  "$work/report.html" "$output_dir/report.png" 4
+  "$work/report.html" "$output_dir/report.png" 4 1
 GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_browser_test.mjs" \
   "$work/merged.html" "$output_dir/report-merged.png" 8
 if [ -n "$sweep_workload" ]; then

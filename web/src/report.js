@@ -127,7 +127,14 @@ async function gpuscopeDataText() {
 
   function metadata() {
     const s = section("metadata", "Run");
-    const runs = d.runs.map((r) => [r.host + (r.rank != null ? " rank " + r.rank : ""),
+    const rankText = (r) => {
+      if (r.rank == null) return "";
+      const detail = [r.launcher, r.local_rank != null ? "local " + r.local_rank : null].filter((x) => x);
+      return " rank " + r.rank + (r.world_size != null ? "/" + r.world_size : "") +
+        (detail.length ? " (" + detail.join(", ") + ")" : "");
+    };
+    const podText = (r) => (r.pod_name ? " · pod " + (r.pod_namespace ? r.pod_namespace + "/" : "") + r.pod_name : "");
+    const runs = d.runs.map((r) => [r.host + rankText(r) + podText(r),
       { html: esc(r.command), cls: "wrap" }, r.status + (r.exit_code != null ? " (" + r.exit_code + ")" : ""),
       new Date((d.t0_unix_s + (r.start_offset_s || 0)) * 1000).toISOString().replace(".000Z", "Z"),
       r.end_offset_s != null ? gs.fmtTime(r.end_offset_s - r.start_offset_s) : "interrupted",
@@ -353,6 +360,25 @@ async function gpuscopeDataText() {
     s.appendChild(det);
   }
 
+  // Which processes used each GPU (profile's processes table): one row per process and GPU.
+  function processes() {
+    const list = d.processes || [];
+    if (!list.length) return;
+    const s = section("processes", "Processes on the GPUs");
+    const mib = (b) => (b == null ? "n/a" : b >= 1 << 30 ? gs.num(b / (1 << 30), 1) + " GiB" : gs.num(b / (1 << 20), 0) + " MiB");
+    const where = (p) => [p.container_id ? (p.container_runtime || "container") + " " + p.container_id.slice(0, 12) : null,
+      p.pod_name || p.pod_uid ? "pod " + (p.pod_namespace ? p.pod_namespace + "/" : "") + (p.pod_name || p.pod_uid.slice(0, 8)) : null,
+      p.slurm_job_id ? "job " + p.slurm_job_id + (p.slurm_step ? "." + p.slurm_step : "") : null,
+      p.rank != null ? "rank " + p.rank : null].filter((x) => x).join(", ");
+    const rows = list.map((p) => [p.gpu, String(p.pid), p.command || "?", p.user || "", where(p) || "",
+      p.in_job == null ? "" : p.in_job ? "yes" : "no", mib(p.peak_memory_bytes),
+      p.mean_sm_percent != null ? gs.num(p.mean_sm_percent, 0) + " %" : "n/a",
+      gs.fmtTime(p.first_s) + " – " + gs.fmtTime(p.last_s), { html: esc(p.command_line || ""), cls: "wrap" }]);
+    s.appendChild(div("scroll", table(["GPU", "pid", "command", "user", "container / pod / job", "in job",
+      "peak memory", "SM", "seen", "command line"], rows, (i) => (list[i].in_job === false ? "straggler" : ""))));
+    s.appendChild(gs.el("p", "muted", "Rows in red: processes outside the profiled job on its GPUs."));
+  }
+
   function events() {
     const s = section("events", "Events and output");
     if (!d.marks.length) { s.appendChild(gs.el("p", "note", "no events or output lines recorded")); return; }
@@ -367,7 +393,7 @@ async function gpuscopeDataText() {
     // Each section's drawing time in ms (window.gs.timings), for the benchmark.
     gs.timings = { parse: parseMs, data_at: Math.round(parseStart + parseMs) };
     for (const part of [metadata, summary, diagnosis, timelines, heatmap, balance, energyCarbon, statistics,
-      gpuTables, events]) {
+      gpuTables, processes, events]) {
       const start = performance.now();
       part();
       gs.timings[part.name] = Math.round(performance.now() - start);
