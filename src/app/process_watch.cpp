@@ -67,8 +67,7 @@ void ProcessWatch::set_job(JobIdentity job) {
 
 const GpuProcess& ProcessWatch::resolve(unsigned pid, std::int64_t wall_ns, std::int64_t mono_ns) {
   // The start time tells a reused pid apart; reading it is one small file.
-  const std::uint64_t ticks =
-      processes::resolve_process(pid, options_.proc_root).start_ticks.value_or(0);
+  const std::uint64_t ticks = processes::start_ticks(pid, options_.proc_root).value_or(0);
   auto key = std::make_pair(pid, ticks);
   if (auto it = known_.find(key); it != known_.end()) return it->second;
   if (ticks == 0) {

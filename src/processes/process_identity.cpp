@@ -150,6 +150,12 @@ std::optional<unsigned> parent_of(unsigned pid, const std::filesystem::path& pro
 
 }  // namespace
 
+std::optional<std::uint64_t> start_ticks(unsigned pid, const std::filesystem::path& proc_root) {
+  const auto stat = read_proc_file(proc_root / std::to_string(pid), "stat");
+  if (!stat) return std::nullopt;
+  return parse_stat(*stat).start_ticks;
+}
+
 util::EnvLookup environment_from_block(std::string block) {
   auto variables = std::make_shared<std::map<std::string, std::string, std::less<>>>();
   std::string_view rest = block;

@@ -38,6 +38,11 @@ struct ProcessIdentity {
 // most 1 MiB of it; a larger one (a huge environment) is unread and its fields absent.
 ProcessIdentity resolve_process(unsigned pid, const std::filesystem::path& proc_root = "/proc");
 
+// Only the start time of `pid` (field 22 of /proc/PID/stat): the cheap check of whether a pid is
+// still the process it was. Absent when the pid is gone.
+std::optional<std::uint64_t> start_ticks(unsigned pid,
+                                         const std::filesystem::path& proc_root = "/proc");
+
 // Whether `pid` is `ancestor` or one of its descendants, walking ppid links (at most 256 of
 // them; false when the chain breaks, loops or reaches pid 0 first).
 bool descends_from(unsigned pid, unsigned ancestor,
