@@ -18,6 +18,15 @@ exporter::ExportLabels labels_of(const RunInfo& info) {
   if (s.job_id) labels.extra.emplace_back("slurm_job_id", *s.job_id);
   if (s.step_id) labels.extra.emplace_back("slurm_step_id", *s.step_id);
   if (s.rank) labels.extra.emplace_back("slurm_rank", std::to_string(*s.rank));
+  // Under another launcher (mpirun, torchrun, ...), its rank and job (docs/launchers.md).
+  const RankContext& r = info.ranks;
+  if (r.active() && r.launcher != "slurm") {
+    labels.extra.emplace_back("launcher", *r.launcher);
+    if (r.job_id) labels.extra.emplace_back("launcher_job_id", *r.job_id);
+    if (r.rank) labels.extra.emplace_back("rank", std::to_string(*r.rank));
+  }
+  if (r.pod_name) labels.extra.emplace_back("pod", *r.pod_name);
+  if (r.pod_namespace) labels.extra.emplace_back("namespace", *r.pod_namespace);
   if (!info.label.empty()) labels.extra.emplace_back("label", info.label);
   return labels;
 }
