@@ -5,6 +5,7 @@
 #  - the default output name is gpuscope-<job>.<step>/<node>.rank<r>.db;
 #  - --per-node leaves one database per node;
 #  - gpuscope merge combines the per-rank files;
+#  - each task's process is attributed to its SLURM job and rank (processes table);
 #  - slurm-cluster.sh stop leaves no daemon running (munged included, when start began it).
 # Usage: slurm_test.sh GPUSCOPE_BINARY REPO_ROOT. Exit 77 (skip) when SLURM is not installed.
 set -euo pipefail
@@ -76,14 +77,28 @@ srun -N 2 -n 4 --chdir "$work" "$gpuscope" profile --simulate h100x4-straggler -
   -o "$work/pernode/%h.db" -- true
 check "per-node files" "n1.db n2.db " "$(cd "$work/pernode" && ls | sort | tr '\n' ' ')"
 
-# 5. The job's exit status comes back through srun.
+# 5. Which process used the GPU: each task names its own process to the simulated driver; the
+#    processes table has it with SLURM's job id (from its environment) and the launcher's rank,
+#    in the job; one task's database also sees the other task's process, of the same job.
+export GPUSCOPE_SIM_PROCESSES_FILE=$work/processes.txt
+: >"$GPUSCOPE_SIM_PROCESSES_FILE"
+srun -N 1 -n 2 --chdir "$work" "$gpuscope" profile --simulate h100 -q -s 50 --process-sampling-ms 200 \
+  -o "$work/procs/%r.db" -- sh -c 'echo "0 $$ 100" >>"$GPUSCOPE_SIM_PROCESSES_FILE"; sleep 1.5'
+unset GPUSCOPE_SIM_PROCESSES_FILE
+procs_job=$(sql "$work/procs/0.db" "SELECT slurm_job_id FROM runs")
+check "both tasks' processes seen by rank 0" "2" "$(sql "$work/procs/0.db" "SELECT count(*) FROM processes WHERE command = 'sh'")"
+check "their SLURM job, rank and in_job" "$procs_job|0|1 $procs_job|1|1 " \
+  "$(sql "$work/procs/0.db" "SELECT slurm_job_id, rank, in_job FROM processes WHERE command = 'sh' ORDER BY rank" | tr '\n' ' ')"
+check "their launcher" "slurm" "$(sql "$work/procs/1.db" "SELECT DISTINCT launcher FROM processes WHERE command = 'sh'")"
+
+# 6. The job's exit status comes back through srun.
 set +e
 srun -N 1 -n 1 "$gpuscope" profile --simulate h100 -q -o "$work/fail.db" -- sh -c 'exit 5'
 status=$?
 set -e
 check "exit status through srun" "5" "$status"
 
-# 6. stop ends every daemon that start began, munged included (it used to be left running).
+# 7. stop ends every daemon that start began, munged included (it used to be left running).
 daemons=$(cat "$cluster"/*.pid | tr '\n' ' ')
 "$root/scripts/slurm-cluster.sh" stop "$cluster"
 alive=""
