@@ -25,6 +25,9 @@ packages=(
   openmpi-bin
   # the processes test reads serve's /metrics with the curl command
   curl
+  # the container tests run real podman containers (runc, catatonit for --init) of a busybox
+  # image imported from a tarball
+  podman runc catatonit busybox-static
   # the plot tests decode the PNGs they write
   libpng-dev
   # the HTML report's browser test opens it in a real headless Chromium

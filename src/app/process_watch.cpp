@@ -1,6 +1,10 @@
 #include "app/process_watch.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <fstream>
 #include <iterator>
+#include <string_view>
 
 #include "core/clock.hpp"
 #include "processes/process_identity.hpp"
@@ -44,9 +48,32 @@ GpuProcess describe_process(unsigned pid, const std::optional<JobIdentity>& job,
     if (!in_job && job->launcher_job_id && who.ranks.job_id == job->launcher_job_id) {
       in_job = true;
     }
+    if (!in_job && out.container_id && job->job_pid > 0) {
+      const auto job_pid = static_cast<unsigned>(job->job_pid);
+      const auto job_start = processes::start_ticks(job_pid, proc_root);
+      in_job = job_start && who.start_ticks && *who.start_ticks >= *job_start &&
+               runs_container_client(job_pid, proc_root);
+    }
     out.in_job = in_job;
   }
   return out;
+}
+
+bool runs_container_client(unsigned ancestor, const std::filesystem::path& proc_root) {
+  static constexpr std::string_view kClients[] = {"podman", "docker", "nerdctl", "ctr", "crictl"};
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(proc_root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream comm_file(entry.path() / "comm");
+    std::string comm;
+    if (!std::getline(comm_file, comm)) continue;
+    if (std::find(std::begin(kClients), std::end(kClients), comm) == std::end(kClients)) continue;
+    unsigned pid = 0;
+    if (std::from_chars(name.data(), name.data() + name.size(), pid).ec != std::errc()) continue;
+    if (processes::descends_from(pid, ancestor, proc_root)) return true;
+  }
+  return false;
 }
 
 ProcessWatch::ProcessWatch(std::vector<nvml::Device> devices, ProcessWatchOptions options,

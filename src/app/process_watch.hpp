@@ -29,11 +29,18 @@ namespace gpuscope::app {
 // What makes a process the profiled job's: being the job or a descendant of it, or carrying the
 // same SLURM job id or launcher job id as gpuscope itself (the other ranks of an mpirun, whose
 // parent is mpirun's daemon, not this gpuscope).
+// A container's processes are children of the runtime's monitor (conmon, containerd-shim), not
+// of the `podman run` / `docker run` client the job ran: a process in a container that started
+// after the job did, while the job runs a container client, is the job's too.
 struct JobIdentity {
   pid_t job_pid = -1;
   std::optional<std::string> slurm_job_id;
   std::optional<std::string> launcher_job_id;
 };
+
+// Whether one of `ancestor`'s descendants (or itself) is a container client: podman, docker,
+// nerdctl, ctr, crictl. Reads /proc/*/comm and stat; never throws.
+bool runs_container_client(unsigned ancestor, const std::filesystem::path& proc_root = "/proc");
 
 struct ProcessWatchOptions {
   std::chrono::milliseconds interval{1000};

@@ -129,6 +129,25 @@ TEST(ProcessWatch, AProcessThatEndsIsNotANewOne) {
   EXPECT_EQ(f.seen[101].command, "python");
 }
 
+TEST(ProcessWatch, AContainerTheJobStartedIsTheJobs) {
+  // podman run's container is a child of conmon, not of the job: it is the job's when it started
+  // after the job while the job runs a container client; an older container is not.
+  Fixture f;
+  const std::string podman_cgroup = "0::/machine.slice/libpod-" + std::string(64, 'a') + ".scope\n";
+  add_process(f.proc, 102, 100, "podman", 1001);
+  add_process(f.proc, 500, 1, "python", 1500, {}, podman_cgroup);  // started after the job
+  add_process(f.proc, 600, 1, "python", 500, {}, podman_cgroup);   // running before it
+  f.list("0 500 10\n0 600 10\n");
+  ProcessWatch watch = f.watch();
+  watch.set_job({100, std::nullopt, std::nullopt});
+  watch.look();
+  EXPECT_EQ(f.seen[500].container_runtime, "podman");
+  EXPECT_EQ(f.seen[500].in_job, true);
+  EXPECT_EQ(f.seen[600].in_job, false);
+  EXPECT_TRUE(runs_container_client(100, f.proc));
+  EXPECT_FALSE(runs_container_client(300, f.proc));
+}
+
 TEST(ProcessWatch, WithoutAJobNothingIsJudged) {
   Fixture f;
   ProcessWatch watch = f.watch();
