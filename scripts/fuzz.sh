@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
-targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http)
+targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc)
 
 case $mode in
   smoke | replay) ;;
@@ -52,7 +52,7 @@ built=$(date +%s)
 
 # Seeds, made fresh each time (nothing is written into the source tree).
 seeds=$dir/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{fuzz_scenario,fuzz_sidecar,fuzz_nsys,fuzz_text,fuzz_run_database,fuzz_http}
+rm -rf "$seeds" && mkdir -p "$seeds"/{fuzz_scenario,fuzz_sidecar,fuzz_nsys,fuzz_text,fuzz_run_database,fuzz_http,fuzz_proc}
 cp scenarios/*.json tests/fixtures/scenarios/*.json "$seeds/fuzz_scenario/"
 "$dir/fuzz/fuzz_make_seeds" "$seeds/fuzz_sidecar" "$seeds/fuzz_nsys"
 printf '\x00127.0.0.1:9400' >"$seeds/fuzz_text/listen4"
@@ -68,6 +68,11 @@ printf 'GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n' >"$seeds/fuzz_http/get"
 printf 'HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n' >"$seeds/fuzz_http/head"
 printf 'POST /healthz HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello' >"$seeds/fuzz_http/post"
 printf 'GET /metrics?x=%%zz HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab' >"$seeds/fuzz_http/odd"
+printf '\x0012:memory:/kubepods/burstable/pod1b2c3d4e-0000-4000-8000-00000000abcd/%s\n0::/\n' \
+  "$(printf 'ab%.0s' {1..32})" >"$seeds/fuzz_proc/kubepods"
+printf '\x000::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n' >"$seeds/fuzz_proc/slurm"
+printf '\x01OMPI_COMM_WORLD_RANK=3\0OMPI_COMM_WORLD_SIZE=4\0PMIX_NAMESPACE=a/../b\0' >"$seeds/fuzz_proc/ompi"
+printf '\x01RANK=1\0WORLD_SIZE=2\0TORCHELASTIC_RUN_ID=..\0' >"$seeds/fuzz_proc/torch"
 
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
@@ -111,6 +116,7 @@ case $mode in
     run_target fuzz_text -runs=30000
     run_target fuzz_run_database -runs=400
     run_target fuzz_http -runs=3000
+    run_target fuzz_proc -runs=30000
     ;;
   long)
     for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done

@@ -12,7 +12,8 @@ std::string rank_text(const RankContext& ranks) {
   return ranks.rank ? std::to_string(*ranks.rank) : "0";
 }
 
-// A launcher's job id as one safe file-name part (PMIx namespaces may hold '/' or ':').
+// A job id or step from the environment as one safe file-name part (PMIx namespaces may hold '/'
+// or ':'; no environment variable may move the file out of its directory).
 std::string name_part(const std::string& text) {
   std::string out;
   for (char c : text.substr(0, 64)) {
@@ -25,8 +26,8 @@ std::string name_part(const std::string& text) {
 
 std::string per_rank_file(const OutputNaming& naming) {
   if (naming.ranks.active())
-    return fmt::format("{}.rank{}.db", naming.host, rank_text(naming.ranks));
-  return fmt::format("gpuscope-{}-{}.db", naming.host, naming.timestamp);
+    return fmt::format("{}.rank{}.db", name_part(naming.host), rank_text(naming.ranks));
+  return fmt::format("gpuscope-{}-{}.db", name_part(naming.host), naming.timestamp);
 }
 
 std::string expand_pattern(const std::string& pattern, const OutputNaming& naming) {
@@ -45,7 +46,7 @@ std::string expand_pattern(const std::string& pattern, const OutputNaming& namin
         out += name_part(naming.ranks.job_id.value_or(naming.slurm.job_id.value_or("nojob")));
         break;
       case 's':
-        out += naming.slurm.step_id.value_or("nostep");
+        out += name_part(naming.slurm.step_id.value_or("nostep"));
         break;
       case 'r':
         out += rank_text(naming.ranks);
@@ -54,7 +55,7 @@ std::string expand_pattern(const std::string& pattern, const OutputNaming& namin
         out += naming.ranks.local_rank ? std::to_string(*naming.ranks.local_rank) : "0";
         break;
       case 'h':
-        out += naming.host;
+        out += name_part(naming.host);
         break;
       case 't':
         out += naming.timestamp;
@@ -82,8 +83,8 @@ std::filesystem::path expand_output_path(const std::string& argument, const Outp
   const RankContext& ranks = naming.ranks;
   if (argument.empty()) {
     if (slurm.active()) {
-      return std::filesystem::path(
-                 fmt::format("gpuscope-{}.{}", *slurm.job_id, slurm.step_id.value_or("0"))) /
+      return std::filesystem::path(fmt::format("gpuscope-{}.{}", name_part(*slurm.job_id),
+                                               name_part(slurm.step_id.value_or("0")))) /
              per_rank_file(naming);
     }
     if (ranks.active() && ranks.job_id) {
@@ -92,7 +93,7 @@ std::filesystem::path expand_output_path(const std::string& argument, const Outp
              per_rank_file(naming);
     }
     if (ranks.active()) {
-      return fmt::format("gpuscope-{}-{}.rank{}.db", naming.host, naming.timestamp,
+      return fmt::format("gpuscope-{}-{}.rank{}.db", name_part(naming.host), naming.timestamp,
                          rank_text(ranks));
     }
     return per_rank_file(naming);

@@ -280,6 +280,13 @@ TEST(OutputPath, JobIdsBecomeSafeFileNames) {
             "gpuscope-pmix-a_b_c/vm.rank1.db");
 }
 
+TEST(OutputPath, NoEnvironmentMovesTheDefaultFileOutOfItsDirectory) {
+  auto n = under({{"SLURM_JOB_ID", "../../etc"}, {"SLURM_STEP_ID", "/x"}, {"SLURM_PROCID", "0"}});
+  n.host = "../evil";
+  EXPECT_EQ(expand_output_path("", n), "gpuscope-.._.._etc._x/.._evil.rank0.db");
+  EXPECT_EQ(expand_output_path("run-%j-%s-%h.db", n), "run-.._.._etc-_x-.._evil.db");
+}
+
 TEST(OutputPath, PatternsWithEveryLauncher) {
   auto torch = under(
       {{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"TORCHELASTIC_RUN_ID", "r9"}});
