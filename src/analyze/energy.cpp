@@ -57,6 +57,44 @@ std::optional<CounterEnergy> counter_energy(std::span<const double> t_s,
   return energy;
 }
 
+std::vector<double> counter_energy_in(std::span<const double> t_s,
+                                      std::span<const double> counter_mj,
+                                      std::span<const double> edges_s) {
+  if (edges_s.size() < 2) return {};
+  // The cumulative energy (mJ) at each valid reading.
+  std::vector<double> times, cumulative;
+  const std::size_t n = std::min(t_s.size(), counter_mj.size());
+  double last_counter = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isnan(t_s[i]) || std::isnan(counter_mj[i])) continue;
+    if (!times.empty() && t_s[i] < times.back()) continue;  // out of order: not a reading to trust
+    const double before = cumulative.empty() ? 0 : cumulative.back();
+    const bool increase = !cumulative.empty() && counter_mj[i] >= last_counter;
+    times.push_back(t_s[i]);
+    cumulative.push_back(increase ? before + (counter_mj[i] - last_counter) : before);
+    last_counter = counter_mj[i];
+  }
+  std::vector<double> out(edges_s.size() - 1, 0.0);
+  if (times.size() < 2) return out;
+  // The cumulative energy at time x, interpolated; clamped outside the readings.
+  std::size_t k = 0;  // edges are increasing: the search only moves forward
+  auto at = [&](double x) {
+    if (!(x > times.front())) return cumulative.front();
+    if (!(x < times.back())) return cumulative.back();
+    while (k + 1 < times.size() && times[k + 1] <= x) ++k;
+    const double span = times[k + 1] - times[k];
+    const double share = span > 0 ? (x - times[k]) / span : 1.0;
+    return cumulative[k] + share * (cumulative[k + 1] - cumulative[k]);
+  };
+  double previous = at(edges_s[0]);
+  for (std::size_t i = 0; i + 1 < edges_s.size(); ++i) {
+    const double next = at(edges_s[i + 1]);
+    out[i] = std::max(0.0, next - previous) / 1000;
+    previous = next;
+  }
+  return out;
+}
+
 double integrate_power(std::span<const double> t_s, std::span<const double> power_w,
                        double max_gap_s) {
   const std::size_t n = std::min(t_s.size(), power_w.size());

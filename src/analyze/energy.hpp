@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace gpuscope::analyze {
 
@@ -23,6 +24,17 @@ struct CounterEnergy {
 // nullopt with fewer than two valid readings.
 std::optional<CounterEnergy> counter_energy(std::span<const double> t_s,
                                             std::span<const double> counter_mj);
+
+// The counter's energy in each interval [edges[i], edges[i+1]) (seconds, increasing), in J: the
+// cumulative energy (the counter's increases, a reset's interval left out as counter_energy
+// does) interpolated linearly at each edge between the readings around it, so an interval edge
+// between two readings splits their energy in proportion to time. Edges before the first or
+// after the last valid reading are clamped to it: energy outside the readings is unknown, never
+// extrapolated. The values sum to counter_energy's joules when the edges cover the readings.
+// edges.size() - 1 values; none with fewer than two edges; zeros with fewer than two readings.
+std::vector<double> counter_energy_in(std::span<const double> t_s,
+                                      std::span<const double> counter_mj,
+                                      std::span<const double> edges_s);
 
 // Trapezoid integral of power (W) over time (s), in J, between consecutive valid readings.
 // Pairs further apart than `max_gap_s` (a sampling gap or a lost GPU) are not bridged; pass

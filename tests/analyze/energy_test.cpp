@@ -118,3 +118,57 @@ TEST(ThrottleTime, GapsAndMissingReadingsUnobserved) {
 
 }  // namespace
 }  // namespace gpuscope::analyze
+
+namespace gpuscope::analyze {
+namespace {
+
+// The interval join of issue 15: the counter's energy split at interval edges, by hand.
+TEST(CounterEnergyIn, SplitsAtEdgesInProportionToTime) {
+  const std::vector<double> t{0, 10, 20};
+  const std::vector<double> mj{0, 1000, 3000};  // 100 mW, then 200 mW
+  // [5, 15): half of the first reading interval (0.5 J) and half of the second (1 J).
+  const auto e = counter_energy_in(t, mj, std::vector<double>{0, 5, 15, 20});
+  ASSERT_EQ(e.size(), 3U);
+  EXPECT_DOUBLE_EQ(e[0], 0.5);
+  EXPECT_DOUBLE_EQ(e[1], 1.5);
+  EXPECT_DOUBLE_EQ(e[2], 1.0);
+}
+
+TEST(CounterEnergyIn, SumsToTheCounterEnergyAndNeverExtrapolates) {
+  const std::vector<double> t{1, 2, 3, 4};
+  const std::vector<double> mj{100, 400, 900, 1000};
+  const auto e = counter_energy_in(t, mj, std::vector<double>{-100, 2.5, 1e9});
+  ASSERT_EQ(e.size(), 2U);
+  EXPECT_DOUBLE_EQ(e[0], 0.3 + 0.25);  // all of [1, 2) and half of [2, 3)
+  EXPECT_DOUBLE_EQ(e[1], 0.25 + 0.1);
+  EXPECT_DOUBLE_EQ(e[0] + e[1], counter_energy(t, mj)->joules);
+  // Wholly before or after the readings: nothing is known, so nothing is counted.
+  const auto outside = counter_energy_in(t, mj, std::vector<double>{-10, -5, 0, 1});
+  EXPECT_EQ(outside, (std::vector<double>{0, 0, 0}));
+}
+
+TEST(CounterEnergyIn, AResetsIntervalIsLeftOutAsCounterEnergyDoes) {
+  const std::vector<double> t{0, 1, 2, 3};
+  const std::vector<double> mj{0, 1000, 200, 1200};  // the driver reloaded between 1 and 2
+  const auto e = counter_energy_in(t, mj, std::vector<double>{0, 1.5, 3});
+  ASSERT_EQ(e.size(), 2U);
+  EXPECT_DOUBLE_EQ(e[0], 1.0);
+  EXPECT_DOUBLE_EQ(e[1], 1.0);
+  EXPECT_DOUBLE_EQ(e[0] + e[1], counter_energy(t, mj)->joules);
+}
+
+TEST(CounterEnergyIn, NaNReadingsAreSkippedAndTooFewGiveZeros) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto e = counter_energy_in(std::vector<double>{0, 1, 2}, std::vector<double>{0, nan, 2000},
+                                   std::vector<double>{0, 1, 2});
+  EXPECT_EQ(e, (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(
+      counter_energy_in(std::vector<double>{0}, std::vector<double>{5}, std::vector<double>{0, 1}),
+      std::vector<double>{0});
+  EXPECT_TRUE(counter_energy_in(std::vector<double>{0, 1}, std::vector<double>{0, 1},
+                                std::vector<double>{0})
+                  .empty());
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
