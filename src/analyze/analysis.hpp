@@ -11,6 +11,7 @@
 #include "analyze/energy.hpp"
 #include "analyze/stats.hpp"
 #include "core/gpu_process.hpp"
+#include "core/grid_intensity.hpp"
 #include "core/metrics.hpp"
 
 namespace gpuscope::analyze {
@@ -60,7 +61,10 @@ struct Window {
 };
 
 struct GpuEnergy {
-  std::optional<double> counter_j;     // from the hardware counter (preferred)
+  std::optional<double> counter_j;  // from the hardware counter (preferred)
+  // With a grid intensity series: the counter's energy in each of the analyzer's carbon slots
+  // (the series' periods and the gaps around them), J; empty without a series or a counter.
+  std::vector<double> slot_j;
   std::optional<double> integrated_j;  // from integrating power, the cross-check
   std::optional<double> average_power_w;
   std::optional<double> peak_power_w;
@@ -105,13 +109,30 @@ struct SpacePoint {
   std::size_t gpus = 0;                  // how many GPUs reported in the bin
 };
 
-struct Carbon {
+// One period of a grid intensity series with the job's energy in it (all GPUs).
+struct CarbonInterval {
+  std::int64_t start_wall_ns = 0;
+  std::int64_t end_wall_ns = 0;
   double g_per_kwh = 0;
-  std::string source;  // "user (--carbon-intensity)" or the table's source and year
+  std::string kind;     // "actual", "forecast", "given"
+  double energy_j = 0;  // the hardware counter's, split at the period's edges
+  double grams = 0;     // energy × intensity × PUE
+};
+
+struct Carbon {
+  double g_per_kwh = 0;  // the intensity applied: with a series, the energy-weighted mean
+  std::string source;    // "user (--carbon-intensity)", the table's source and year, the series'
   std::string region;
   double pue = 1;
   double grams = 0;
   std::optional<double> grams_per_unit;
+  // With a grid intensity series (--carbon-series, or a grid API): the job's energy in each of
+  // its periods, the share of the energy the periods covered (the rest counted at the yearly
+  // average named in `fallback_source`), and the yearly-average figure for comparison.
+  std::vector<CarbonInterval> intervals;
+  std::optional<double> coverage;
+  std::optional<double> yearly_grams;
+  std::string fallback_source;
 };
 
 struct Finding {

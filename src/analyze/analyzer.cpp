@@ -152,6 +152,10 @@ struct Analyzer::State {
   std::size_t space_count = 0;
   std::array<OverallPart, kMetricCount> overall;
   OverallPart score;
+  // With a grid series: the carbon slots on the analysis' time axis (seconds since t0), each
+  // the index of its period in options.grid_series, or -1 for a gap (before, between, after).
+  std::vector<double> slot_edges_s;  // slots + 1 edges
+  std::vector<std::ptrdiff_t> slot_period;
 };
 
 namespace {
@@ -208,6 +212,27 @@ Analyzer::Analyzer(AnalysisOptions options, std::vector<RunMeta> runs)
     interval = std::max(interval, run.sampling_interval_s);
   }
   s.result.t0_wall_ns = s.result.runs.empty() ? 0 : t0;
+  if (s.options.grid_series && !s.options.grid_series->periods.empty()) {
+    // Slots: a gap before the first period, each period, a gap wherever the next one does not
+    // start where this one ends, a gap after the last. ±1e18 s stand for "unbounded" (the
+    // counter's readings clamp them).
+    const auto& periods = s.options.grid_series->periods;
+    auto seconds = [&s](std::int64_t wall_ns) {
+      return static_cast<double>(wall_ns - s.result.t0_wall_ns) / 1e9;
+    };
+    s.slot_edges_s.push_back(-1e18);
+    for (std::size_t i = 0; i < periods.size(); ++i) {
+      const double start = seconds(periods[i].start_wall_ns);
+      if (start > s.slot_edges_s.back()) {
+        s.slot_period.push_back(-1);
+        s.slot_edges_s.push_back(start);
+      }
+      s.slot_period.push_back(static_cast<std::ptrdiff_t>(i));
+      s.slot_edges_s.push_back(seconds(periods[i].end_wall_ns));
+    }
+    s.slot_period.push_back(-1);
+    s.slot_edges_s.push_back(1e18);
+  }
   // The trimming grid: the sampling interval, at least 50 ms (a 24 h run stays < 2 M bins).
   s.base_bin_s = std::max(interval, 0.05);
   s.activity.width = s.base_bin_s;
@@ -403,7 +428,8 @@ void activity_and_score(const DeviceSeries& d, const WindowSpan& w, PreparedDevi
 }
 
 // Energy over the whole run: the counter, power integrated as a cross-check, peaks, throttling.
-void device_energy(const DeviceSeries& d, const WindowSpan& w, GpuEnergy& e) {
+void device_energy(const DeviceSeries& d, const WindowSpan& w, std::span<const double> slot_edges_s,
+                   GpuEnergy& e) {
   const std::size_t n = d.t_s.size();
   const bool any = w.any;
   const std::size_t first = w.first, last = w.last;
@@ -415,6 +441,11 @@ void device_energy(const DeviceSeries& d, const WindowSpan& w, GpuEnergy& e) {
   auto counter = fast ? counter_energy(d.power_t_s, d.power_energy_mj) : std::nullopt;
   if (!counter) counter = counter_energy(d.t_s, d.of(Metric::EnergyMj));
   if (counter) e.counter_j = counter->joules;
+  if (counter && !slot_edges_s.empty()) {
+    e.slot_j = fast && counter_energy(d.power_t_s, d.power_energy_mj)
+                   ? counter_energy_in(d.power_t_s, d.power_energy_mj, slot_edges_s)
+                   : counter_energy_in(d.t_s, d.of(Metric::EnergyMj), slot_edges_s);
+  }
   const double integrated = fast ? integrate_power(d.power_t_s, d.power_w, max_gap)
                                  : integrate_power(d.t_s, d.of(Metric::PowerW), max_gap);
   if (integrated > 0) e.integrated_j = integrated;
@@ -471,7 +502,7 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
   }
   summarise_metrics(d, span, bin_of, s.space_count, out, sorted);
   activity_and_score(d, span, out, sorted);
-  device_energy(d, span, report.energy);
+  device_energy(d, span, s.slot_edges_s, report.energy);
   for (Metric m : s.options.gpu_grid_metrics) {
     report.grid.push_back(
         {m, gpu_grid_means(d.t_s, d.of(m), s.result.gpu_grid_bin_s, s.result.gpu_grid_bins)});
@@ -495,6 +526,59 @@ void Analyzer::add_prepared(PreparedDevice&& d) {
 void Analyzer::note_gpu_lost(const GpuKey& key, double t_s, bool with_host) {
   state_->result.lost_gpus.push_back({key.label(with_host), t_s});
 }
+
+namespace {
+
+// Carbon from the grid series: each period's energy (all GPUs' counters split at its edges) times
+// its intensity; energy in the gaps, and that of GPUs without a counter, at `c`'s flat figure
+// (the user's --carbon-intensity or the yearly average), which also gives the comparison.
+void series_carbon(const IntensitySeries& series, std::span<const std::ptrdiff_t> slot_period,
+                   Analysis& a, double energy_j, Carbon& c) {
+  std::vector<double> slot_j(slot_period.size(), 0.0);
+  double split_j = 0;
+  for (const auto& g : a.gpus) {
+    if (g.energy.slot_j.size() != slot_j.size()) continue;
+    for (std::size_t k = 0; k < slot_j.size(); ++k) {
+      slot_j[k] += g.energy.slot_j[k];
+      split_j += g.energy.slot_j[k];
+    }
+  }
+  const double flat_g_per_kwh = c.g_per_kwh;
+  c.yearly_grams = c.grams;
+  c.fallback_source = c.source;
+  double in_periods_j = 0, grams = 0;
+  for (std::size_t k = 0; k < slot_j.size(); ++k) {
+    const std::ptrdiff_t p = slot_period[k];
+    if (p < 0) continue;
+    const IntensityPeriod& period = series.periods[static_cast<std::size_t>(p)];
+    CarbonInterval interval{
+        period.start_wall_ns, period.end_wall_ns, period.g_per_kwh,
+        period.kind,          slot_j[k],          carbon_grams(slot_j[k], period.g_per_kwh, c.pue)};
+    in_periods_j += slot_j[k];
+    grams += interval.grams;
+    if (slot_j[k] > 0) c.intervals.push_back(std::move(interval));
+  }
+  // What the periods did not cover: the gaps, and GPUs whose counter could not be split.
+  const double outside_j = std::max(0.0, energy_j - in_periods_j);
+  grams += carbon_grams(outside_j, flat_g_per_kwh, c.pue);
+  c.grams = grams;
+  c.coverage = energy_j > 0 ? in_periods_j / energy_j : 0.0;
+  c.g_per_kwh = energy_j > 0 ? grams / c.pue / (energy_j / 3.6e6) : flat_g_per_kwh;
+  c.source = series.source;
+  c.region = series.region;
+  if (outside_j > 0.005 * energy_j) {
+    a.notes.push_back(fmt::format(
+        "{:.0f} % of the energy fell outside the periods of {} and was counted at {:.0f} gCO2e/kWh "
+        "({})",
+        100 * outside_j / energy_j, series.source, flat_g_per_kwh, c.fallback_source));
+  }
+  if (split_j <= 0) {
+    a.notes.push_back("no GPU's energy counter could be split at the periods of " + series.source +
+                      ": carbon counted at the flat figure");
+  }
+}
+
+}  // namespace
 
 Analysis Analyzer::finish() {
   State& s = *state_;
@@ -546,22 +630,26 @@ Analysis Analyzer::finish() {
   a.work_units = s.options.work_units;
   if (energy && a.work_units && *a.work_units > 0) a.energy_per_unit_j = *energy / *a.work_units;
 
-  // Carbon: the user's intensity, a region's yearly average, else the world average.
+  // Carbon: a grid series joined with each period's energy; else the user's intensity, a
+  // region's yearly average, else the world average.
   if (energy) {
     Carbon c;
     c.pue = s.options.pue;
+    const auto region = find_region(s.options.region.value_or("WORLD"));
+    const GridRegion r = region ? *region : *find_region("WORLD");
+    const std::string yearly_source =
+        fmt::format("{} yearly average {} ({})", r.name, r.year, r.source);
     if (s.options.carbon_g_per_kwh) {
       c.g_per_kwh = *s.options.carbon_g_per_kwh;
       c.source = "given with --carbon-intensity";
     } else {
-      const auto region = find_region(s.options.region.value_or("WORLD"));
-      const GridRegion r = region ? *region : *find_region("WORLD");
       c.g_per_kwh = r.g_per_kwh;
       c.region = std::string(r.code);
-      c.source = fmt::format("{} yearly average {} ({})", r.name, r.year, r.source);
+      c.source = yearly_source;
       if (!s.options.region) c.source += "; pass --region or --carbon-intensity for your grid";
     }
     c.grams = carbon_grams(*energy, c.g_per_kwh, c.pue);
+    if (!s.slot_period.empty()) series_carbon(*s.options.grid_series, s.slot_period, a, *energy, c);
     if (a.work_units && *a.work_units > 0) c.grams_per_unit = c.grams / *a.work_units;
     a.carbon = c;
   }

@@ -21,6 +21,9 @@ struct AnalysisOptions {
   double straggler_threshold = 0.15;
   std::optional<double> carbon_g_per_kwh;  // --carbon-intensity
   std::optional<std::string> region;       // --region
+  // A grid intensity series (--carbon-series, a grid API): carbon is then the energy of each of
+  // its periods times that period's intensity; energy outside them counts at the yearly average.
+  std::optional<IntensitySeries> grid_series;
   double pue = 1.0;
   std::optional<double> work_units;  // --work-units, or the sum of --work-regex matches
   std::string work_name = "units";

@@ -19,6 +19,7 @@
 #include "analyze/carbon.hpp"
 #include "analyze/processes.hpp"
 #include "analyze/work_units.hpp"
+#include "carbon/series_file.hpp"
 #include "core/error.hpp"
 #include "core/event_kinds.hpp"
 #include "core/json_text.hpp"
@@ -625,6 +626,10 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   options.straggler_threshold = o.straggler_threshold;
   options.carbon_g_per_kwh = o.carbon_intensity;
   options.region = o.region;
+  if (o.carbon_series) {
+    options.grid_series = carbon::read_series_file(*o.carbon_series);
+    if (o.region) options.grid_series->region = *o.region;
+  }
   options.pue = o.pue;
   options.work_units = o.work_units;
   options.work_name = o.work_name;

@@ -22,6 +22,7 @@ struct AnalyzeOptions {
   bool csv = false;
   std::optional<double> carbon_intensity;
   std::optional<std::string> region;
+  std::optional<std::string> carbon_series;  // --carbon-series FILE: the grid's intensity over time
   double pue = 1.0;
   std::string work_regex;
   std::optional<double> work_units;

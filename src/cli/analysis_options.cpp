@@ -31,6 +31,11 @@ void add_analysis_options(CLI::App& app, app::AnalyzeOptions& o) {
                  "Grid region for the carbon intensity (FR, US, DE, GB, ...; see "
                  "docs/analysis.md)")
       ->type_name("CODE");
+  app.add_option("--carbon-series", o.carbon_series,
+                 "The grid's carbon intensity over time, as your provider or facility publishes "
+                 "it: a CSV or JSON file of (start, end or timestamp, gCO2e/kWh); carbon is then "
+                 "each period's energy times its intensity (docs/analysis.md)")
+      ->type_name("FILE");
   // PUE is facility energy over IT energy: never below 1; real data centres are 1.05 to 3.
   add_number_option(app, "--pue", o.pue, {1, 5},
                     "Facility power usage effectiveness (default 1: GPUs only)")

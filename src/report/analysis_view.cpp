@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <ctime>
 
 #include "core/error.hpp"
 #include "util/text_table.hpp"
@@ -219,6 +220,16 @@ std::string gpus_text(const Analysis& a, const Style& style) {
   return out;
 }
 
+// "2026-11-25 13:30" (UTC), for a period's edge.
+std::string utc_minute(std::int64_t wall_ns) {
+  const std::time_t t = static_cast<std::time_t>(wall_ns / 1'000'000'000);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M", &utc);
+  return buffer;
+}
+
 std::string energy_text(const Analysis& a, const Style& style) {
   std::string out = "\n" + style.bold("Energy and carbon") + "\n";
   if (a.energy_counter_j) {
@@ -270,7 +281,33 @@ std::string energy_text(const Analysis& a, const Style& style) {
     if (c.grams_per_unit)
       out +=
           fmt::format("  carbon per {}            {:.3g} gCO2e\n", a.work_name, *c.grams_per_unit);
-    out += style.dim("  intensity: " + c.source) + "\n";
+    out += style.dim("  intensity: " + c.source +
+                     (c.region.empty() || c.intervals.empty() ? "" : " (" + c.region + ")")) +
+           "\n";
+    if (c.coverage) {
+      // A grid series: the comparison with the flat figure, then each period.
+      out += fmt::format("  periods                     {} with energy, covering {:.0f} % of it\n",
+                         c.intervals.size(), 100 * *c.coverage);
+      if (c.yearly_grams && *c.yearly_grams > 0) {
+        out +=
+            fmt::format("  at the flat figure          {:.1f} gCO2e ({:+.0f} %): {}\n",
+                        *c.yearly_grams, 100 * (c.grams / *c.yearly_grams - 1), c.fallback_source);
+      }
+      constexpr std::size_t kShown = 12;
+      std::vector<std::vector<std::string>> rows;
+      for (std::size_t i = 0; i < c.intervals.size() && i < kShown; ++i) {
+        const auto& p = c.intervals[i];
+        rows.push_back({utc_minute(p.start_wall_ns), utc_minute(p.end_wall_ns), p.kind,
+                        fmt::format("{:.0f}", p.g_per_kwh), format_energy(p.energy_j),
+                        fmt::format("{:.2f} g", p.grams)});
+      }
+      out += table({"from (UTC)", "to", "kind", "gCO2e/kWh", "energy", "carbon"}, rows, style);
+      if (c.intervals.size() > kShown) {
+        out += style.dim(fmt::format("  … and {} more periods (--json lists them all)",
+                                     c.intervals.size() - kShown)) +
+               "\n";
+      }
+    }
   }
   return out;
 }
@@ -583,9 +620,26 @@ nlohmann::json analysis_json(const Analysis& a) {
   using nlohmann::json;
   json carbon = nullptr;
   if (a.carbon) {
-    carbon = {{"grams", a.carbon->grams},   {"g_per_kwh", a.carbon->g_per_kwh},
-              {"source", a.carbon->source}, {"region", a.carbon->region},
-              {"pue", a.carbon->pue},       {"grams_per_unit", opt(a.carbon->grams_per_unit)}};
+    const auto& c = *a.carbon;
+    json intervals = json::array();
+    for (const auto& p : c.intervals) {
+      intervals.push_back({{"start_wall_ns", p.start_wall_ns},
+                           {"end_wall_ns", p.end_wall_ns},
+                           {"g_per_kwh", p.g_per_kwh},
+                           {"kind", p.kind},
+                           {"energy_j", p.energy_j},
+                           {"grams", p.grams}});
+    }
+    carbon = {{"grams", c.grams},
+              {"g_per_kwh", c.g_per_kwh},
+              {"source", c.source},
+              {"region", c.region},
+              {"pue", c.pue},
+              {"grams_per_unit", opt(c.grams_per_unit)},
+              {"intervals", intervals},
+              {"coverage", opt(c.coverage)},
+              {"flat_grams", opt(c.yearly_grams)},
+              {"flat_source", c.fallback_source.empty() ? json(nullptr) : json(c.fallback_source)}};
   }
   json findings = json::array();
   for (const auto& f : a.findings) findings.push_back({{"kind", f.kind}, {"text", f.text}});

@@ -144,6 +144,44 @@ TEST(Analyzer, CarbonFromTheRegionOrTheUser) {
   EXPECT_NEAR(*b.carbon->grams_per_unit, b.carbon->grams / 1000, 1e-12);
 }
 
+// The grid series joined with the counter, by hand: run start t0 = 1000 s (wall), two GPUs
+// at 100 W idle for 10 s then 400 W, counter read every second for 100 s (0..99).
+TEST(Analyzer, CarbonFromAGridSeriesPeriodByPeriod) {
+  constexpr std::int64_t kS = 1'000'000'000;
+  const std::int64_t t0 = 1'000'000'000'000;
+  AnalysisOptions o;
+  o.region = "FR";  // 56 g/kWh: the flat figure for what the periods miss
+  o.pue = 1.2;
+  IntensitySeries series;
+  series.source = "file grid.csv";
+  // [5 s, 20 s) at 100 g/kWh, a gap [20, 30), [30, 200) at 300 g/kWh (actual).
+  series.periods = {{t0 + 5 * kS, t0 + 20 * kS, 100, "given"},
+                    {t0 + 30 * kS, t0 + 200 * kS, 300, "actual"}};
+  o.grid_series = series;
+  const Analysis a = analyse({gpu(0, 100, 10, 80), gpu(1, 100, 10, 80)}, o);
+  ASSERT_TRUE(a.carbon);
+  const Carbon& c = *a.carbon;
+  // Per GPU: [0, 5) 500 J (before the series), [5, 20) 5×100 + 10×400 = 4500 J, [20, 30)
+  // 4000 J (the gap), [30, 99] 69×400 = 27600 J (readings end at 99 s: never extrapolated).
+  ASSERT_EQ(c.intervals.size(), 2U);
+  EXPECT_NEAR(c.intervals[0].energy_j, 2 * 4500.0, 1e-6);
+  EXPECT_NEAR(c.intervals[1].energy_j, 2 * 27600.0, 1e-6);
+  EXPECT_EQ(c.intervals[1].kind, "actual");
+  EXPECT_NEAR(c.intervals[0].grams, 2 * 4500.0 / 3.6e6 * 100 * 1.2, 1e-9);
+  const double outside_j = 2 * (500.0 + 4000.0);
+  const double expected = (2 * 4500.0 * 100 + 2 * 27600.0 * 300 + outside_j * 56) / 3.6e6 * 1.2;
+  EXPECT_NEAR(c.grams, expected, 1e-9);
+  EXPECT_NEAR(*c.coverage, (2 * 4500.0 + 2 * 27600.0) / *a.energy_counter_j, 1e-12);
+  EXPECT_NEAR(*c.yearly_grams, *a.energy_counter_j / 3.6e6 * 56 * 1.2, 1e-9);
+  EXPECT_EQ(c.source, "file grid.csv");
+  EXPECT_NEAR(c.g_per_kwh, c.grams / 1.2 / (*a.energy_counter_j / 3.6e6), 1e-9);
+  // What fell outside is said, with the figure it was counted at.
+  bool noted = false;
+  for (const auto& n : a.notes)
+    noted = noted || n.find("fell outside the periods") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 TEST(Analyzer, MissingMetricsStayMissing) {
   DeviceSeries d = gpu(0, 30, 0, 80);
   d.values[static_cast<std::size_t>(Metric::SmActivePct)].assign(30, kNaN);  // no GPM

@@ -3,7 +3,9 @@
 # tarball: no registry):
 #  - the container's exit status passes through, and --capture-output stores its stdout and
 #    stderr lines;
-#  - SIGTERM and SIGINT to gpuscope stop the container (nothing left in `podman ps -a`) at once;
+#  - SIGTERM and SIGINT to gpuscope, and Ctrl-C at a terminal, stop the container (nothing left in
+#    `podman ps -a`) at once; the run is 'finished' with podman's 143/130 (podman exits, it is not
+#    killed);
 #  - the container's process, named to the simulated driver, is resolved to its container id and
 #    runtime from its cgroup, and counted as the job's (it was started by the job's podman);
 #  - analyze reads the result.
@@ -43,40 +45,76 @@ check "its stdout line" "1" "$(sql "$work/exit.db" "SELECT count(*) FROM output 
 check "its stderr line" "1" "$(sql "$work/exit.db" "SELECT count(*) FROM output WHERE stream = 'stderr' AND line = 'a warning'")"
 
 # 2. A signal to gpuscope stops the container. The container's process is named to the driver.
+#    How: gpuscope forwards SIGTERM/SIGINT to the job's process group, i.e. to the podman client;
+#    podman (--sig-proxy, on by default) passes it to the container through the runtime (runc
+#    kill), catatonit (--init) to `sleep`, which dies of it; conmon records 128 + S, the client
+#    exits with that code and --rm removes the container. So podman *exits* with 143/130, it is
+#    not killed: the run is 'finished' with exit code 128 + S and no term_signal, not 'signaled'.
+#    Ctrl-C at a terminal is different: gpuscope hands the terminal to the job's process group, so
+#    the terminal's SIGINT goes to podman directly and gpuscope sees no signal at all; `tty-INT`
+#    runs gpuscope in the foreground of a pseudo-terminal (script(1)) and types ^C into it.
 export GPUSCOPE_SIM_PROCESSES_FILE=$work/processes.txt
-stop_with() {  # stop_with SIGNAL NAME
-  local signal=$1 name=$2 pid="" started
+stop_with() {  # stop_with TERM|INT|tty-INT NAME
+  local how=$1 name=$2 pid="" started signal=${1#tty-}
+  local code=$((128 + $(kill -l "$signal")))
+  local command=("$gpuscope" profile --simulate h100 -q -s 50 --process-sampling-ms 200
+    -o "$work/$name.db" -- podman run --rm --name "$name" "${podman_run_args[@]}"
+    "$podman_image_name" sleep 60)
   names+=("$name")
   : >"$GPUSCOPE_SIM_PROCESSES_FILE"
-  "$gpuscope" profile --simulate h100 -q -s 50 --process-sampling-ms 200 -o "$work/$name.db" -- \
-    podman run --rm --name "$name" "${podman_run_args[@]}" "$podman_image_name" sleep 60 &
-  local gpuscope_pid=$!
+  if [ "$how" = tty-INT ]; then
+    rm -f "$work/tty-input"
+    mkfifo "$work/tty-input"
+    # script -e: its status is the command's; exec: gpuscope leads the terminal's session.
+    script -qefc "exec $(printf '%q ' "${command[@]}")" /dev/null <"$work/tty-input" >"$work/$name.tty" 2>&1 &
+    exec 3>"$work/tty-input"
+  else
+    "${command[@]}" &
+  fi
+  local job=$!
   for _ in $(seq 100); do
     pid=$(container_pid "$name")
     [ -n "$pid" ] && break
     sleep 0.1
   done
-  [ -n "$pid" ] || { echo "FAIL: $name never ran"; failures=$((failures + 1)); return; }
+  if [ -z "$pid" ]; then
+    echo "FAIL: $how: $name never ran"
+    failures=$((failures + 1))
+    kill "$job" 2>/dev/null || true
+    [ "$how" = tty-INT ] && exec 3>&-
+    return
+  fi
   echo "0 $pid 512" >"$GPUSCOPE_SIM_PROCESSES_FILE"
   sleep 1  # a few looks at the processes
   started=$(date +%s%N)
-  kill -"$signal" "$gpuscope_pid"
+  if [ "$how" = tty-INT ]; then printf '\003' >&3; else kill -"$signal" "$job"; fi
   set +e
-  wait "$gpuscope_pid"
+  wait "$job"
   status=$?
   set -e
+  [ "$how" = tty-INT ] && exec 3>&-
   local took_ms=$((($(date +%s%N) - started) / 1000000))
-  check "$signal: podman's status comes back" "$((128 + $(kill -l "$signal")))" "$status"
-  [ "$took_ms" -lt 10000 ] && echo "ok: $signal stopped it in $took_ms ms" || { echo "FAIL: $signal took $took_ms ms"; failures=$((failures + 1)); }
-  check "$signal: no container left" "" "$(podman ps -a --filter "name=^$name\$" --format '{{.Names}}')"
+  check "$how: podman's status comes back" "$code" "$status"
+  [ "$took_ms" -lt 10000 ] && echo "ok: $how stopped it in $took_ms ms" || { echo "FAIL: $how took $took_ms ms"; failures=$((failures + 1)); }
+  check "$how: no container left" "" "$(podman ps -a --filter "name=^$name\$" --format '{{.Names}}')"
+  check "$how: the run (podman exited, it was not killed)" "finished|$code|" \
+    "$(sql "$work/$name.db" "SELECT status, exit_code, term_signal FROM runs")"
+  if [ "$how" = tty-INT ]; then
+    check "$how: the terminal's SIGINT went to the job, not to gpuscope" "0" \
+      "$(sql "$work/$name.db" "SELECT count(*) FROM events WHERE kind = 'signal'")"
+  else
+    check "$how: forwarded by gpuscope" "SIG$signal forwarded to the job" \
+      "$(sql "$work/$name.db" "SELECT detail FROM events WHERE kind = 'signal'")"
+  fi
   local id
   id=$(sql "$work/$name.db" "SELECT container_id FROM processes WHERE pid = $pid")
-  check "$signal: the container's process has its id" "64" "${#id}"
-  check "$signal: and its runtime, and is the job's" "podman|1" \
+  check "$how: the container's process has its id" "64" "${#id}"
+  check "$how: and its runtime, and is the job's" "podman|1" \
     "$(sql "$work/$name.db" "SELECT container_runtime, in_job FROM processes WHERE pid = $pid")"
 }
 stop_with TERM "gpuscope-test-term-$$"
 stop_with INT "gpuscope-test-int-$$"
+stop_with tty-INT "gpuscope-test-tty-$$"
 unset GPUSCOPE_SIM_PROCESSES_FILE
 
 # 3. analyze reads it, with the container in the processes section and no outsider diagnosed.
