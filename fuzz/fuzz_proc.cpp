@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto identity = processes::parse_proc_cgroup(text);
     if (identity.container_id) {
       require(identity.container_id->size() >= 12);
-      require(identity.container_id->find_first_not_of("0123456789abcdefABCDEF") == std::string::npos);
+      require(identity.container_id->find_first_not_of("0123456789abcdefABCDEF") ==
+              std::string::npos);
     }
     return 0;
   }

@@ -26,7 +26,8 @@ packages=(
   # the processes test reads serve's /metrics with the curl command
   curl
   # the container tests run real podman containers (runc, catatonit for --init) of a busybox
-  # image imported from a tarball
+  # image imported from a tarball; as root they need nothing more (no uidmap, slirp4netns or
+  # fuse-overlayfs: no subuids, --network none, the kernel's overlayfs)
   podman runc catatonit busybox-static
   # the plot tests decode the PNGs they write
   libpng-dev
