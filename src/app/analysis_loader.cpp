@@ -9,7 +9,9 @@
 #include <exception>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <string>
@@ -19,14 +21,19 @@
 #include "analyze/carbon.hpp"
 #include "analyze/processes.hpp"
 #include "analyze/work_units.hpp"
+#include "carbon/http_get.hpp"
 #include "carbon/series_file.hpp"
+#include "carbon/uk_grid.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/event_kinds.hpp"
 #include "core/json_text.hpp"
 #include "report/analysis_view.hpp"
+#include "store/grid_tables.hpp"
 #include "store/run_codec.hpp"
 #include "store/run_reader.hpp"
 #include "util/command_line.hpp"
+#include "util/environment.hpp"
 #include "util/ordered_parallel.hpp"
 #include "util/output_file.hpp"
 
@@ -505,6 +512,95 @@ std::optional<double> work_from_output(const std::vector<Source>& sources,
   return total;
 }
 
+std::string carbon_url(const AnalyzeOptions& o) {
+  if (o.carbon_url) return *o.carbon_url;
+  const std::string env = util::environment_or_empty("GPUSCOPE_CARBON_URL");
+  return env.empty() ? std::string(carbon::kUkApiUrl) : env;
+}
+
+// The grid's intensity over the runs' span from --carbon-source: as the first input stored it
+// when it covers the span (reproducible, offline), else fetched and stored there. A source that
+// cannot answer is a note and the yearly average, named as such: never a silent zero.
+std::optional<IntensitySeries> grid_series_for_runs(const AnalyzeOptions& o,
+                                                    const std::vector<RunMeta>& metas,
+                                                    const std::vector<std::string>& inputs,
+                                                    std::vector<std::string>& notes) {
+  if (*o.carbon_source != "uk") {
+    throw Error::usage(fmt::format("unknown --carbon-source '{}'", *o.carbon_source), {},
+                       "use uk (the UK Carbon Intensity API), or --carbon-series FILE for your "
+                       "own figures");
+  }
+  if (o.carbon_series) {
+    throw Error::usage("--carbon-source and --carbon-series cannot be combined", {},
+                       "give one of them");
+  }
+  if (o.carbon_intensity) {
+    throw Error::usage("--carbon-source and --carbon-intensity cannot be combined", {},
+                       "--carbon-intensity is one flat figure; give one of them");
+  }
+  const carbon::UkArea area = carbon::parse_uk_area(o.carbon_region);
+  std::int64_t start = std::numeric_limits<std::int64_t>::max(), end = 0;
+  for (const auto& m : metas) {
+    start = std::min(start, m.start_wall_ns);
+    end = std::max(end, m.end_wall_ns > 0 ? m.end_wall_ns : wall_now_ns());
+  }
+  if (metas.empty() || inputs.empty()) return std::nullopt;
+  const std::string request = "uk:" + area.name;
+  const std::filesystem::path store_in = inputs.front();
+  auto covers = [&](const IntensitySeries& s) {
+    return !s.periods.empty() && s.periods.front().start_wall_ns <= start &&
+           s.periods.back().end_wall_ns >= end;
+  };
+  if (!o.carbon_refetch) {
+    if (auto stored = store::load_grid_series(store_in, request); stored && covers(*stored)) {
+      notes.push_back(
+          fmt::format("grid intensity for {} as stored in {} (--carbon-refetch to "
+                      "ask again)",
+                      area.name, store_in.string()));
+      return stored;
+    }
+  }
+  carbon::FetchOptions fetch;
+  fetch.base_url = carbon_url(o);
+  IntensitySeries series;
+  try {
+    series = carbon::fetch_uk(area, start, end, fetch);
+  } catch (const Error& e) {
+    if (e.exit_code() == 2) throw;
+    const std::string what = e.reason().empty() ? e.summary() : e.summary() + ": " + e.reason();
+    fmt::print(stderr, "gpuscope: warning: {}; carbon is counted at the yearly average\n", what);
+    notes.push_back(
+        fmt::format("the grid intensity could not be fetched ({}); carbon is "
+                    "counted at the yearly average named below",
+                    what));
+    return std::nullopt;
+  }
+  if (series.periods.empty()) {
+    notes.push_back(
+        fmt::format("the UK Carbon Intensity API had no figures for {} over the run; "
+                    "carbon is counted at the yearly average named below",
+                    area.name));
+    return std::nullopt;
+  }
+  const bool forecast_only =
+      std::all_of(series.periods.begin(), series.periods.end(),
+                  [](const IntensityPeriod& p) { return p.kind == "forecast"; });
+  if (forecast_only) {
+    notes.push_back(fmt::format("{}: the API gives forecasts only{}, no measured figures",
+                                series.region,
+                                area.region_id || area.postcode ? " for regions" : " so far"));
+  }
+  try {
+    store::save_grid_series(store_in, request, series, wall_now_ns());
+  } catch (const Error& e) {
+    notes.push_back(
+        fmt::format("the fetched grid intensity could not be stored in {} ({}); a "
+                    "later analysis will fetch it again",
+                    store_in.string(), e.reason().empty() ? e.summary() : e.reason()));
+  }
+  return series;
+}
+
 // Which processes used each GPU (schema 1.3), and the diagnosis of those outside the job.
 void read_processes(analyze::Analysis& analysis, const std::vector<Source>& sources,
                     const std::vector<RunMeta>& metas) {
@@ -693,6 +789,10 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   }
 
   bool several = metas.size() > 1;
+  std::vector<std::string> carbon_notes;
+  if (o.carbon_source) {
+    options.grid_series = grid_series_for_runs(o, metas, input_names, carbon_notes);
+  }
   Analyzer analyzer(options, metas);
   for (auto& source : sources) source.clock.offset_s = analyzer.t0_offset_s(metas[source.meta]);
   std::vector<TimeCheck> checks(sources.size());
@@ -714,7 +814,36 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   analysis.inputs = input_names;
   if (extras.marks) analysis.marks = read_marks(sources, metas, extras);
   read_processes(analysis, sources, metas);
+  analysis.notes.insert(analysis.notes.end(), carbon_notes.begin(), carbon_notes.end());
   return analysis;
+}
+
+void print_carbon_regions(const AnalyzeOptions& o) {
+  // The regions, with the API's current forecast for each when it answers.
+  std::map<int, double> forecast;
+  std::string when;
+  try {
+    const auto r = carbon::http_get(carbon_url(o) + "/regional", {"Accept: application/json"},
+                                    std::chrono::milliseconds(5000));
+    const auto doc = nlohmann::json::parse(r.body);
+    const auto& entry = doc.at("data").at(0);
+    when = entry.value("from", "");
+    for (const auto& region : entry.at("regions")) {
+      forecast[region.at("regionid").get<int>()] =
+          region.at("intensity").at("forecast").get<double>();
+    }
+  } catch (const std::exception&) {
+    when.clear();  // offline: the names alone
+  }
+  fmt::print(
+      "UK Carbon Intensity API regions (--carbon-source uk --carbon-region ID|NAME|POSTCODE"
+      "; GB for Great Britain){}\n",
+      when.empty() ? "" : ", forecast for " + when);
+  for (const auto& region : carbon::uk_regions()) {
+    auto it = forecast.find(region.id);
+    fmt::print("  {:>2}  {:<26}{}\n", region.id, region.name,
+               it == forecast.end() ? "" : fmt::format("{:>5.0f} gCO2e/kWh", it->second));
+  }
 }
 
 void print_analysis(const analyze::Analysis& analysis, const AnalyzeOptions& o) {

@@ -23,6 +23,10 @@ struct AnalyzeOptions {
   std::optional<double> carbon_intensity;
   std::optional<std::string> region;
   std::optional<std::string> carbon_series;  // --carbon-series FILE: the grid's intensity over time
+  std::optional<std::string> carbon_source;  // --carbon-source uk: a grid API
+  std::string carbon_region;                 // --carbon-region: the source's region ("" national)
+  std::optional<std::string> carbon_url;     // --carbon-url, else GPUSCOPE_CARBON_URL
+  bool carbon_refetch = false;               // --carbon-refetch: ignore what the run holds
   double pue = 1.0;
   std::string work_regex;
   std::optional<double> work_units;
@@ -30,6 +34,10 @@ struct AnalyzeOptions {
   double straggler_threshold = 0.15;
   bool no_color = false;
 };
+
+// --carbon-region list: the UK regions on stdout (with the API's current forecast when it
+// answers), for choosing one.
+void print_carbon_regions(const AnalyzeOptions& options);
 
 // What the HTML report needs beyond analyze's figures.
 struct LoadExtras {

@@ -36,6 +36,20 @@ void add_analysis_options(CLI::App& app, app::AnalyzeOptions& o) {
                  "it: a CSV or JSON file of (start, end or timestamp, gCO2e/kWh); carbon is then "
                  "each period's energy times its intensity (docs/analysis.md)")
       ->type_name("FILE");
+  app.add_option("--carbon-source", o.carbon_source,
+                 "Ask a grid API for the intensity of each half hour of the run: uk (the UK "
+                 "Carbon Intensity API, no key); what it answers is stored in the run database")
+      ->type_name("SOURCE");
+  app.add_option("--carbon-region", o.carbon_region,
+                 "The source's region: for uk GB (default), a region id or name (\"South "
+                 "England\") or an outward postcode (RG10); list: the regions")
+      ->type_name("REGION");
+  app.add_option("--carbon-url", o.carbon_url,
+                 "The grid API's base URL, for a mirror or proxy (default: the API's own; also "
+                 "GPUSCOPE_CARBON_URL)")
+      ->type_name("URL");
+  app.add_flag("--carbon-refetch", o.carbon_refetch,
+               "Ask the grid API again rather than use the figures the run database holds");
   // PUE is facility energy over IT energy: never below 1; real data centres are 1.05 to 3.
   add_number_option(app, "--pue", o.pue, {1, 5},
                     "Facility power usage effectiveness (default 1: GPUs only)")

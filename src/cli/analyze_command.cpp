@@ -40,6 +40,10 @@ int run_analyze_command(AnalyzeCommandOptions& o) {
     throw Error::usage("--plot-prefix without a plot", {},
                        "add --plot-time-series (-pts) and/or --plot-load-balancing (-plb)");
   }
+  if (a.carbon_region == "list") {
+    app::print_carbon_regions(a);
+    return 0;
+  }
   const analyze::Analysis analysis = app::load_analysis(a);
   app::print_analysis(analysis, a);
   if (plotting) app::write_requested_plots(analysis, o.plots);

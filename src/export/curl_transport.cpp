@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "export/curl_library.hpp"
+#include "core/curl_library.hpp"
 
 namespace gpuscope::exporter {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "export/curl_library.hpp"
+#include "core/curl_library.hpp"
 
 namespace gpuscope::exporter {
 namespace {

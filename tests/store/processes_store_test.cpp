@@ -78,7 +78,7 @@ TEST(ProcessesStore, RankContextAndProcessesRoundTrip) {
   EXPECT_TRUE(writer->finish({}).empty());
 
   const auto reader = RunReader::open(path);
-  EXPECT_EQ(reader.schema_minor_version(), 3);
+  EXPECT_EQ(reader.schema_minor_version(), kSchemaMinorVersion);
   const auto runs = reader.runs();
   ASSERT_EQ(runs.size(), 1U);
   const RankContext& r = runs[0].info.ranks;
@@ -133,7 +133,7 @@ TEST(ProcessesStore, RankContextAndProcessesRoundTrip) {
 // A file as gpuscope wrote it before 1.3: no rank columns, no process tables, minor version 2.
 void make_schema_1_2(const std::string& path) {
   Database db(path, SQLITE_OPEN_READWRITE);
-  std::string sql = "DROP TABLE processes; DROP TABLE process_samples;";
+  std::string sql = "DROP TABLE processes; DROP TABLE process_samples; DROP TABLE grid_intensity;";
   for (const char* column : {"launcher", "launcher_job_id", "rank", "local_rank", "world_size",
                              "local_world_size", "node_name", "pod_name", "pod_namespace"}) {
     sql += std::string("ALTER TABLE runs DROP COLUMN ") + column + ";";

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "store/schema.hpp"
 #include "support/process.hpp"
 #include "support/sql.hpp"
 #include "trace/sidecar_fixture.hpp"
@@ -130,7 +131,8 @@ TEST(TraceCli, ProfileTracesEveryCudaProcessOfTheJob) {
                    "SELECT count(*) FROM kernels k JOIN runs r USING (run_id) WHERE "
                    "k.start_mono_ns >= r.start_mono_ns AND k.end_mono_ns <= r.end_mono_ns"),
             9);
-  EXPECT_EQ(scalar(db, "SELECT value FROM meta WHERE key = 'schema_minor_version'"), "3");
+  EXPECT_EQ(scalar(db, "SELECT value FROM meta WHERE key = 'schema_minor_version'"),
+            std::to_string(store::kSchemaMinorVersion));
 
   // The same summary as an nsys export's: 3 processes × (gemm 400 µs ×2, relu 100 µs ×1).
   const ProcessResult k = run_gpuscope({"kernels", db, "--json"});

@@ -1,11 +1,11 @@
-#include "export/curl_library.hpp"
+#include "core/curl_library.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 
-namespace gpuscope::exporter {
+namespace gpuscope {
 namespace {
 
 template <typename F>
@@ -50,4 +50,4 @@ const CurlLibrary& curl_library() {
   return api;
 }
 
-}  // namespace gpuscope::exporter
+}  // namespace gpuscope

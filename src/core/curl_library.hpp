@@ -1,12 +1,13 @@
-// libcurl, loaded when a push is asked for rather than linked: with Debian's libcurl4 come
-// OpenSSL, GnuTLS, Kerberos and LDAP, about 7 MB of resident memory that `gpuscope serve` without
+// libcurl, loaded when a push or a grid intensity API is asked for rather than linked: with
+// Debian's libcurl4 come OpenSSL, GnuTLS, Kerberos and LDAP, about 7 MB of resident memory that
+// `gpuscope serve` without
 // --push, and every other command, should not carry (docs/exporters.md). curl's header gives the
 // types and constants; the functions come from the library found at run time.
 #pragma once
 
 #include <curl/curl.h>
 
-namespace gpuscope::exporter {
+namespace gpuscope {
 
 struct CurlLibrary {
   CURLcode (*global_init)(long);
@@ -29,4 +30,4 @@ struct CurlLibrary {
 // Throws Error saying what to install when it is missing or too old (7.62 for the URL API).
 const CurlLibrary& curl_library();
 
-}  // namespace gpuscope::exporter
+}  // namespace gpuscope
