@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "core/error.hpp"
 #include "core/curl_library.hpp"
+#include "core/error.hpp"
 
 namespace gpuscope::exporter {
 namespace {
