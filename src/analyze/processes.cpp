@@ -24,20 +24,29 @@ std::string duration_text(double s) {
 
 }  // namespace
 
+std::vector<std::string> workload_parts(const GpuProcess& p) {
+  std::vector<std::string> parts;
+  if (p.container_id) {
+    parts.push_back(fmt::format("{} {}", p.container_runtime.value_or("container"),
+                                p.container_id->substr(0, 12)));
+  }
+  if (p.pod_name || p.pod_uid) {
+    parts.push_back(fmt::format("pod {}{}", p.pod_namespace ? *p.pod_namespace + "/" : "",
+                                p.pod_name ? *p.pod_name : p.pod_uid->substr(0, 8)));
+  }
+  if (p.slurm_job_id) {
+    parts.push_back(fmt::format("SLURM job {}{}", *p.slurm_job_id,
+                                p.slurm_step ? "." + *p.slurm_step : std::string()));
+  }
+  if (p.rank) parts.push_back(fmt::format("rank {}", *p.rank));
+  return parts;
+}
+
 std::string describe(const GpuProcess& p) {
   std::vector<std::string> details;
   details.push_back(fmt::format("pid {}", p.pid));
   if (p.user) details.push_back("user " + *p.user);
-  if (p.container_id) {
-    details.push_back(fmt::format("{} {}", p.container_runtime.value_or("container"),
-                                  p.container_id->substr(0, 12)));
-  }
-  if (p.pod_name || p.pod_uid) {
-    details.push_back(fmt::format("pod {}{}", p.pod_namespace ? *p.pod_namespace + "/" : "",
-                                  p.pod_name ? *p.pod_name : p.pod_uid->substr(0, 8)));
-  }
-  if (p.slurm_job_id) details.push_back("SLURM job " + *p.slurm_job_id);
-  if (p.rank) details.push_back(fmt::format("rank {}", *p.rank));
+  for (auto& part : workload_parts(p)) details.push_back(std::move(part));
   std::string text = p.command.value_or("process");
   text += " (";
   for (std::size_t i = 0; i < details.size(); ++i) text += (i ? ", " : "") + details[i];

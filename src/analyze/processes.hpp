@@ -35,4 +35,8 @@ std::vector<Finding> process_findings(const std::vector<ProcessUse>& uses);
 // "python (pid 4242, user bob, podman 1a2b3c4d5e6f)": who a process was, for people.
 std::string describe(const GpuProcess& process);
 
+// Its workload in words: "podman 1a2b3c4d5e6f", "pod ml/train-0", "SLURM job 42.0", "rank 3",
+// those known, in that order; empty when none is.
+std::vector<std::string> workload_parts(const GpuProcess& process);
+
 }  // namespace gpuscope::analyze

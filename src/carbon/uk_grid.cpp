@@ -12,6 +12,7 @@
 #include "carbon/http_get.hpp"
 #include "carbon/series_file.hpp"
 #include "core/error.hpp"
+#include "util/utc_time.hpp"
 
 namespace gpuscope::carbon {
 namespace {
@@ -52,12 +53,7 @@ std::string regions_text() {
 
 // "2026-11-25T13:30Z", as the API's URLs take it.
 std::string api_time(std::int64_t wall_ns) {
-  const std::time_t t = static_cast<std::time_t>(wall_ns / 1'000'000'000);
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%MZ", &utc);
-  return buffer;
+  return util::utc_text(wall_ns, "%Y-%m-%dT%H:%MZ");
 }
 
 const nlohmann::json& field(const nlohmann::json& object, const char* name, std::string_view url,

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <ctime>
 
+#include "analyze/processes.hpp"
 #include "core/error.hpp"
 #include "util/text_table.hpp"
+#include "util/utc_time.hpp"
 
 namespace gpuscope::report {
 namespace {
@@ -220,14 +222,10 @@ std::string gpus_text(const Analysis& a, const Style& style) {
   return out;
 }
 
-// "2026-11-25 13:30" (UTC), for a period's edge.
+// "2026-11-25 13:30" (UTC), for a period's edge; with seconds when it has them.
 std::string utc_minute(std::int64_t wall_ns) {
-  const std::time_t t = static_cast<std::time_t>(wall_ns / 1'000'000'000);
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M", &utc);
-  return buffer;
+  const bool whole_minute = wall_ns % 60'000'000'000 == 0;
+  return util::utc_text(wall_ns, whole_minute ? "%Y-%m-%d %H:%M" : "%Y-%m-%d %H:%M:%S");
 }
 
 std::string energy_text(const Analysis& a, const Style& style) {
@@ -314,22 +312,8 @@ std::string energy_text(const Analysis& a, const Style& style) {
 
 // Who a process was, in one cell: its container, pod, SLURM job or rank.
 std::string process_where(const GpuProcess& p) {
-  std::vector<std::string> parts;
-  if (p.container_id) {
-    parts.push_back(fmt::format("{} {}", p.container_runtime.value_or("container"),
-                                p.container_id->substr(0, 12)));
-  }
-  if (p.pod_name || p.pod_uid) {
-    parts.push_back(fmt::format("pod {}{}", p.pod_namespace ? *p.pod_namespace + "/" : "",
-                                p.pod_name ? *p.pod_name : p.pod_uid->substr(0, 8)));
-  }
-  if (p.slurm_job_id) {
-    parts.push_back(fmt::format("job {}{}", *p.slurm_job_id,
-                                p.slurm_step ? "." + *p.slurm_step : std::string()));
-  }
-  if (p.rank) parts.push_back(fmt::format("rank {}", *p.rank));
   std::string out;
-  for (const auto& part : parts) out += (out.empty() ? "" : ", ") + part;
+  for (const auto& part : analyze::workload_parts(p)) out += (out.empty() ? "" : ", ") + part;
   return out.empty() ? "-" : out;
 }
 
