@@ -9,7 +9,10 @@
 // work to do). The database is cached under ${TMPDIR:-/tmp} and regenerated when missing or of
 // another shape.
 //
-// Usage: bench_analyze [--ticks N] [--repeat N] [--regenerate] [--binary PATH]
+// With --carbon-series, a grid intensity series of one-minute periods over the run is written and
+// passed to analyze (`--carbon-series`), so the interval join's cost shows against the plain run.
+//
+// Usage: bench_analyze [--ticks N] [--repeat N] [--regenerate] [--binary PATH] [--carbon-series]
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -53,6 +56,7 @@ struct Options {
   std::int64_t ticks = 46'000;
   int repeat = 3;
   bool regenerate = false;
+  bool carbon_series = false;  // also join a one-minute grid series (--carbon-series)
   std::string binary = GPUSCOPE_BENCH_GPUSCOPE;
 };
 
@@ -325,15 +329,21 @@ double seconds(const timeval& t) {
 }
 
 // Runs `binary analyze --json db > json_path` and measures it.
-Measurement run_analyze(const std::string& binary, const fs::path& db, const fs::path& json_path) {
+Measurement run_analyze(const std::string& binary, const fs::path& db, const fs::path& json_path,
+                        const fs::path& series) {
   std::fflush(stdout);  // the child must not print our buffered lines again
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     if (std::freopen(json_path.c_str(), "w", stdout) == nullptr) _exit(126);
-    execl(binary.c_str(), binary.c_str(), "analyze", "--json", db.c_str(),
-          static_cast<char*>(nullptr));
+    if (series.empty()) {
+      execl(binary.c_str(), binary.c_str(), "analyze", "--json", db.c_str(),
+            static_cast<char*>(nullptr));
+    } else {
+      execl(binary.c_str(), binary.c_str(), "analyze", "--json", db.c_str(), "--carbon-series",
+            series.c_str(), static_cast<char*>(nullptr));
+    }
     _exit(127);
   }
   int status = 0;
@@ -363,9 +373,12 @@ Options parse(int argc, char** argv) {
       o.regenerate = true;
     } else if (arg == "--binary") {
       o.binary = value();
+    } else if (arg == "--carbon-series") {
+      o.carbon_series = true;
     } else {
-      throw std::runtime_error("unknown argument " + arg +
-                               " (use --ticks N, --repeat N, --regenerate, --binary PATH)");
+      throw std::runtime_error(
+          "unknown argument " + arg +
+          " (use --ticks N, --repeat N, --regenerate, --binary PATH, --carbon-series)");
     }
   }
   if (o.ticks < 1 || o.repeat < 1) throw std::runtime_error("--ticks and --repeat must be ≥ 1");
@@ -397,13 +410,33 @@ int main(int argc, char** argv) {
         "     samples table and index {:.0f} MB, sample_chunks and index {:.0f} MB "
         "(+{:.0f} % over the rows)\n",
         rows_mb, chunks_mb, 100 * chunks_mb / rows_mb);
+    fs::path series;
+    if (o.carbon_series) {
+      // One-minute periods from a minute before the first run's start to well after the end.
+      series = dir / fmt::format("gpuscope-bench-analyze-{}-grid.csv", o.ticks);
+      const auto runs = store::RunReader::open(db).runs();
+      std::int64_t start_s = runs.front().info.start_wall_ns / 1'000'000'000 - 60;
+      for (const auto& r : runs)
+        start_s = std::min(start_s, r.info.start_wall_ns / 1'000'000'000 - 60);
+      std::FILE* f = std::fopen(series.c_str(), "w");
+      if (f == nullptr) throw std::runtime_error("cannot write " + series.string());
+      std::fprintf(f, "start,end,g_per_kwh\n");
+      const std::int64_t minutes = o.ticks / 600 + 3;
+      for (std::int64_t m = 0; m < minutes; ++m) {
+        std::fprintf(f, "%lld,%lld,%d\n", static_cast<long long>(start_s + 60 * m),
+                     static_cast<long long>(start_s + 60 * (m + 1)),
+                     100 + static_cast<int>(m % 200));
+      }
+      std::fclose(f);
+      fmt::print("carbon series: {} one-minute periods ({})\n", minutes, series.string());
+    }
     fmt::print("binary: {}\n\n", o.binary);
 
     fmt::print("{:>4}  {:>8}  {:>8}  {:>8}  {:>12}  {:>16}\n", "run", "wall s", "user s", "sys s",
                "peak RSS MB", "M values/s");
     std::vector<Measurement> all;
     for (int i = 0; i < o.repeat; ++i) {
-      const Measurement m = run_analyze(o.binary, db, json);
+      const Measurement m = run_analyze(o.binary, db, json, series);
       all.push_back(m);
       fmt::print("{:>4}  {:>8.2f}  {:>8.2f}  {:>8.2f}  {:>12.1f}  {:>16.1f}\n", i + 1, m.wall_s,
                  m.user_s, m.system_s, m.peak_rss_mb,
