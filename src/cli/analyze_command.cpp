@@ -59,9 +59,11 @@ Command add_analyze_command(CLI::App& parent) {
       "Summarise runs: aggregations, idle trimming, efficiency score, load balance, "
       "energy, carbon and a diagnosis");
   add_analysis_options(*app, o->analyze);
-  app->add_option("-a,--aggregate", o->analyze.aggregate,
-                  "What to show: summary (default: over both GPUs and time, per-GPU activity, "
-                  "energy, diagnosis), time (per GPU), space (time series across GPUs), all")
+  app->add_option(
+         "-a,--aggregate", o->analyze.aggregate,
+         "What to show: summary (default: over both GPUs and time, per-GPU activity, "
+         "energy, diagnosis), time (per GPU), space (time series across GPUs), all, carbon "
+         "(per grid intensity period, with --carbon-series or --carbon-source)")
       ->type_name("VIEW");
   app->add_option("--metric", o->analyze.metrics,
                   "Metrics for the time and space views (default: a useful few; 'all' for every "

@@ -85,9 +85,10 @@ View parse_view(const std::string& text) {
   if (text == "time") return View::Time;
   if (text == "space") return View::Space;
   if (text == "all") return View::All;
+  if (text == "carbon") return View::Carbon;
   throw Error::usage(fmt::format("unknown --aggregate '{}'", text), {},
                      "use summary (over both GPUs and time), time (per GPU), space (across GPUs "
-                     "over time) or all");
+                     "over time), all, or carbon (per grid intensity period)");
 }
 
 std::vector<Metric> parse_metrics(const std::vector<std::string>& names) {
@@ -436,6 +437,7 @@ std::string analysis_text(const Analysis& a, View view, const std::vector<Metric
     out += summary_text(a, style) + gpus_text(a, style) + energy_text(a, style) +
            processes_text(a, style);
   }
+  if (view == View::Carbon) out += energy_text(a, style);
   if (view == View::Time || view == View::All) out += time_text(a, metrics, style);
   if (view == View::Space || view == View::All) out += space_text(a, metrics, style);
   out += findings_text(a, style);
@@ -664,6 +666,18 @@ nlohmann::json analysis_json(const Analysis& a) {
 std::string analysis_csv(const Analysis& a, View view, const std::vector<Metric>& metrics) {
   std::string out;
   auto num = [](double v) { return fmt::format("{}", v); };
+  if (view == View::Carbon) {
+    // One row per grid period with energy (none without a series: the header alone).
+    out = "start,end,kind,g_per_kwh,energy_j,grams\n";
+    if (!a.carbon) return out;
+    for (const auto& p : a.carbon->intervals) {
+      out +=
+          fmt::format("{},{},{},{},{},{}\n", util::utc_text(p.start_wall_ns, "%Y-%m-%dT%H:%M:%SZ"),
+                      util::utc_text(p.end_wall_ns, "%Y-%m-%dT%H:%M:%SZ"), p.kind, num(p.g_per_kwh),
+                      num(p.energy_j), num(p.grams));
+    }
+    return out;
+  }
   if (view == View::Time) {
     out = "run,host,rank,gpu,uuid,metric,unit,count,mean,median,p5,p95,min,max\n";
     for (const auto& g : a.gpus) {

@@ -10,9 +10,10 @@
 
 namespace gpuscope::report {
 
-enum class View { Summary, Time, Space, All };
+enum class View { Summary, Time, Space, All, Carbon };
 
-// "summary", "time", "space", "all" (and "both" for summary); throws Error::usage otherwise.
+// "summary", "time", "space", "all" (and "both" for summary), "carbon" (the grid series' periods
+// with the job's energy and carbon in each); throws Error::usage otherwise.
 View parse_view(const std::string& text);
 // Metric names for the time and space views; empty → a useful default set, "all" → every
 // summarised metric. Throws Error::usage naming an unknown metric.

@@ -232,6 +232,13 @@ TEST(UkGridCommand, FetchedJoinedStoredAndReusedOffline) {
     url = api.url();
   }
   EXPECT_GE(std::stoi(testing::scalar(db, "SELECT count(*) FROM grid_intensity").value_or("0")), 1);
+  // --aggregate carbon --csv: the periods with their energy and carbon, from what was stored.
+  const auto csv = run_gpuscope({"analyze", db, "--csv", "--aggregate", "carbon", "--carbon-source",
+                                 "uk", "--carbon-url", url},
+                                env);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("start,end,kind,g_per_kwh,energy_j,grams\n", 0), 0U) << csv.out;
+  EXPECT_NE(csv.out.find(",actual,"), std::string::npos) << csv.out;
   // The server is gone: the stored figures answer, and say so.
   const auto offline =
       run_gpuscope({"analyze", db, "--json", "--carbon-source", "uk", "--carbon-url", url}, env);
