@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyze/balance.hpp"
+#include "analyze/carbon.hpp"
 #include "analyze/energy.hpp"
 #include "analyze/stats.hpp"
 #include "core/gpu_process.hpp"
@@ -133,6 +134,9 @@ struct Carbon {
   std::optional<double> coverage;
   std::optional<double> yearly_grams;
   std::string fallback_source;
+  // Where the series reaches past the job: the same energy profile started at the best later
+  // period within 24 h (an estimate; analyze/carbon.hpp greener_start).
+  std::optional<GreenerStart> greener;
 };
 
 struct Finding {

@@ -10,6 +10,7 @@
 #include "analyze/findings.hpp"
 #include "analyze/gpu_grid.hpp"
 #include "analyze/score.hpp"
+#include "util/utc_time.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -547,9 +548,11 @@ void series_carbon(const IntensitySeries& series, std::span<const std::ptrdiff_t
   c.yearly_grams = c.grams;
   c.fallback_source = c.source;
   double in_periods_j = 0, grams = 0;
+  std::vector<double> period_j(series.periods.size(), 0.0);
   for (std::size_t k = 0; k < slot_j.size(); ++k) {
     const std::ptrdiff_t p = slot_period[k];
     if (p < 0) continue;
+    period_j[static_cast<std::size_t>(p)] = slot_j[k];
     const IntensityPeriod& period = series.periods[static_cast<std::size_t>(p)];
     CarbonInterval interval{
         period.start_wall_ns, period.end_wall_ns, period.g_per_kwh,
@@ -575,6 +578,20 @@ void series_carbon(const IntensitySeries& series, std::span<const std::ptrdiff_t
   if (split_j <= 0) {
     a.notes.push_back("no GPU's energy counter could be split at the periods of " + series.source +
                       ": carbon counted at the flat figure");
+  }
+  constexpr std::int64_t kDayNs = 24LL * 3600 * 1'000'000'000;
+  c.greener = greener_start(series.periods, period_j, c.pue, kDayNs);
+  if (c.greener) {
+    const auto& g = *c.greener;
+    const auto later_min = g.later_ns / 60'000'000'000;
+    a.findings.push_back(
+        {"greener_start",
+         fmt::format("starting {} h {:02} min later (in the period from {} UTC) would have emitted "
+                     "{:.0f} % less: {:.3g} instead of {:.3g} gCO2e (an estimate: the same energy "
+                     "profile, the grid's {} figures)",
+                     later_min / 60, later_min % 60,
+                     util::utc_text(g.start_wall_ns, "%Y-%m-%d %H:%M"), 100 * g.saving, g.grams,
+                     g.baseline_grams, g.kind)});
   }
 }
 
@@ -654,8 +671,11 @@ Analysis Analyzer::finish() {
     a.carbon = c;
   }
 
+  // The carbon findings (a greener start) come after the data's and the diagnosis'.
+  std::vector<Finding> carbon_findings = std::move(a.findings);
   a.findings = std::move(s.data_findings);
   for (auto& f : diagnose(a)) a.findings.push_back(std::move(f));
+  for (auto& f : carbon_findings) a.findings.push_back(std::move(f));
   return std::move(a);
 }
 

@@ -113,4 +113,55 @@ double carbon_grams(std::span<const EnergyInterval> energy,
   return kwh_grams * pue;
 }
 
+std::optional<GreenerStart> greener_start(std::span<const IntensityPeriod> periods,
+                                          std::span<const double> energy_j, double pue,
+                                          std::int64_t horizon_ns) {
+  const std::size_t n = std::min(periods.size(), energy_j.size());
+  std::size_t first = n, last = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (energy_j[k] > 0) {
+      first = std::min(first, k);
+      last = k;
+    }
+  }
+  if (first == n) return std::nullopt;
+  // contiguous_from[k]: periods k..k+m follow each other without a gap while k+m < this.
+  std::vector<std::size_t> run_end(n);
+  for (std::size_t k = n; k-- > 0;) {
+    run_end[k] = k + 1 < n && periods[k].end_wall_ns == periods[k + 1].start_wall_ns
+                     ? run_end[k + 1]
+                     : k + 1;
+  }
+  auto grams_at = [&](std::size_t shift) {
+    double grams = 0;
+    for (std::size_t k = first; k <= last; ++k) {
+      grams += carbon_grams(energy_j[k], periods[k + shift].g_per_kwh, pue);
+    }
+    return grams;
+  };
+  GreenerStart best;
+  best.baseline_grams = grams_at(0);
+  best.grams = best.baseline_grams;
+  for (std::size_t shift = 1; last + shift < n; ++shift) {
+    const std::int64_t later = periods[first + shift].start_wall_ns - periods[first].start_wall_ns;
+    if (later > horizon_ns) break;
+    if (run_end[first + shift] <= last + shift) continue;  // a gap under the moved profile
+    const double grams = grams_at(shift);
+    if (grams < best.grams) {
+      best.grams = grams;
+      best.shift = shift;
+      best.later_ns = later;
+      best.start_wall_ns = periods[first + shift].start_wall_ns;
+    }
+  }
+  if (best.shift == 0 || !(best.baseline_grams > 0)) return std::nullopt;
+  best.saving = 1 - best.grams / best.baseline_grams;
+  if (best.saving < 0.01) return std::nullopt;
+  best.kind = "actual";
+  for (std::size_t k = first + best.shift; k <= last + best.shift; ++k) {
+    if (periods[k].kind == "forecast") best.kind = "forecast";
+  }
+  return best;
+}
+
 }  // namespace gpuscope::analyze

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/grid_intensity.hpp"
+
 namespace gpuscope::analyze {
 
 struct GridRegion {
@@ -54,5 +56,23 @@ double carbon_grams(double joules, double g_per_kwh, double pue);
 // `intensity` is empty or the PUE is below 1; 0 when `energy` is empty.
 double carbon_grams(std::span<const EnergyInterval> energy,
                     std::span<const IntensityInterval> intensity, double pue);
+
+// The job's energy profile moved to a later start, whole periods at a time, within `horizon_ns`
+// of where it began: the shift with the least carbon, when it saves at least 1 %. `energy_j[p]`
+// is the job's energy in periods[p] (zero outside the job). A shift counts only where the
+// periods it lands on follow each other without a gap. An estimate: the same energy in the same
+// order, the grid's figures (often forecasts) as they are.
+struct GreenerStart {
+  std::size_t shift = 0;           // periods later
+  std::int64_t start_wall_ns = 0;  // the start of the period the job's first period moves to
+  std::int64_t later_ns = 0;       // how much later
+  double grams = 0;                // the job's in-period carbon started then
+  double baseline_grams = 0;       // the same, as it ran
+  double saving = 0;               // 1 - grams / baseline_grams
+  std::string kind;                // "forecast" when any period used is one, else "actual"
+};
+std::optional<GreenerStart> greener_start(std::span<const IntensityPeriod> periods,
+                                          std::span<const double> energy_j, double pue,
+                                          std::int64_t horizon_ns);
 
 }  // namespace gpuscope::analyze

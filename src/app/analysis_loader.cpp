@@ -547,6 +547,10 @@ std::optional<IntensitySeries> grid_series_for_runs(const AnalyzeOptions& o,
   if (metas.empty() || inputs.empty()) return std::nullopt;
   const std::string request = "uk:" + area.name;
   const std::filesystem::path store_in = inputs.front();
+  // The day after the run too, where the API has it (forecasts 48 h ahead): the greener-start
+  // estimate moves the job's energy profile over it.
+  constexpr std::int64_t kDayNs = 24LL * 3600 * 1'000'000'000;
+  const std::int64_t fetch_end = std::min(end + kDayNs, wall_now_ns() + 2 * kDayNs);
   auto covers = [&](const IntensitySeries& s) {
     return !s.periods.empty() && s.periods.front().start_wall_ns <= start &&
            s.periods.back().end_wall_ns >= end;
@@ -564,7 +568,7 @@ std::optional<IntensitySeries> grid_series_for_runs(const AnalyzeOptions& o,
   fetch.base_url = carbon_url(o);
   IntensitySeries series;
   try {
-    series = carbon::fetch_uk(area, start, end, fetch);
+    series = carbon::fetch_uk(area, start, std::max(end, fetch_end), fetch);
   } catch (const Error& e) {
     if (e.exit_code() == 2) throw;
     const std::string what = e.reason().empty() ? e.summary() : e.summary() + ": " + e.reason();

@@ -625,7 +625,16 @@ nlohmann::json analysis_json(const Analysis& a) {
               {"intervals", intervals},
               {"coverage", opt(c.coverage)},
               {"flat_grams", opt(c.yearly_grams)},
-              {"flat_source", c.fallback_source.empty() ? json(nullptr) : json(c.fallback_source)}};
+              {"flat_source", c.fallback_source.empty() ? json(nullptr) : json(c.fallback_source)},
+              {"greener_start",
+               c.greener ? json{{"start_wall_ns", c.greener->start_wall_ns},
+                                {"later_s", static_cast<double>(c.greener->later_ns) / 1e9},
+                                {"grams", c.greener->grams},
+                                {"baseline_grams", c.greener->baseline_grams},
+                                {"saving", c.greener->saving},
+                                {"kind", c.greener->kind},
+                                {"estimate", true}}
+                         : json(nullptr)}};
   }
   json findings = json::array();
   for (const auto& f : a.findings) findings.push_back({{"kind", f.kind}, {"text", f.text}});

@@ -106,3 +106,62 @@ TEST(CarbonGrams, EmptyInputs) {
 
 }  // namespace
 }  // namespace gpuscope::analyze
+
+namespace gpuscope::analyze {
+namespace {
+
+// The greener start, by hand: half-hour periods, the job's energy in the first two.
+std::vector<IntensityPeriod> half_hours(const std::vector<double>& g, const std::string& kind) {
+  constexpr std::int64_t kHalfHour = 1800LL * 1'000'000'000;
+  std::vector<IntensityPeriod> out;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    out.push_back({static_cast<std::int64_t>(i) * kHalfHour,
+                   static_cast<std::int64_t>(i + 1) * kHalfHour, g[i], kind});
+  }
+  return out;
+}
+
+TEST(GreenerStart, MovesTheProfileToTheCleanestPeriods) {
+  const auto periods = half_hours({300, 200, 400, 100, 50, 250}, "forecast");
+  const std::vector<double> energy{3.6e6, 7.2e6, 0, 0, 0, 0};  // 1 kWh, then 2 kWh
+  const auto g = greener_start(periods, energy, 1.0, 24LL * 3600 * 1'000'000'000);
+  ASSERT_TRUE(g);
+  // As it ran: 1·300 + 2·200 = 700 g. Shifted by 3: 1·100 + 2·50 = 200 g, the least.
+  EXPECT_EQ(g->shift, 3U);
+  EXPECT_DOUBLE_EQ(g->baseline_grams, 700);
+  EXPECT_DOUBLE_EQ(g->grams, 200);
+  EXPECT_NEAR(g->saving, 1 - 200.0 / 700, 1e-12);
+  EXPECT_EQ(g->start_wall_ns, periods[3].start_wall_ns);
+  EXPECT_EQ(g->later_ns, 3 * 1800LL * 1'000'000'000);
+  EXPECT_EQ(g->kind, "forecast");
+}
+
+TEST(GreenerStart, StaysWithinTheHorizonAndNeverSpansAGap) {
+  auto periods = half_hours({300, 200, 400, 100, 50, 250}, "actual");
+  const std::vector<double> energy{3.6e6, 7.2e6, 0, 0, 0, 0};
+  // An hour's horizon allows shifts 1 and 2: shift 1 is 1·200 + 2·400 = 1000 g, shift 2 is
+  // 1·400 + 2·100 = 600 g.
+  const auto hour = greener_start(periods, energy, 1.0, 3600LL * 1'000'000'000);
+  ASSERT_TRUE(hour);
+  EXPECT_EQ(hour->shift, 2U);
+  EXPECT_DOUBLE_EQ(hour->grams, 600);
+  EXPECT_EQ(hour->kind, "actual");
+  // A gap before period 4: shift 3 (200 g) would lay the profile over it, so the best is
+  // shift 4, over periods 4 and 5: 1·50 + 2·250 = 550 g.
+  periods[4].start_wall_ns += 60LL * 1'000'000'000;
+  const auto gap = greener_start(periods, energy, 1.0, 24LL * 3600 * 1'000'000'000);
+  ASSERT_TRUE(gap);
+  EXPECT_EQ(gap->shift, 4U);
+  EXPECT_DOUBLE_EQ(gap->grams, 550);
+}
+
+TEST(GreenerStart, NothingWhenNoLaterStartIsCleaner) {
+  const auto periods = half_hours({100, 200, 300}, "forecast");
+  EXPECT_FALSE(
+      greener_start(periods, std::vector<double>{3.6e6, 0, 0}, 1.0, 24LL * 3600 * 1'000'000'000));
+  EXPECT_FALSE(
+      greener_start(periods, std::vector<double>{0, 0, 0}, 1.0, 24LL * 3600 * 1'000'000'000));
+}
+
+}  // namespace
+}  // namespace gpuscope::analyze
