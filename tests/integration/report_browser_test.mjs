@@ -50,6 +50,8 @@ await withReport(report, async (page, errors) => {
       processRows: document.querySelectorAll("#processes tbody tr").length,
       outsiderRows: document.querySelectorAll("#processes tbody tr.straggler").length,
       foreignFindings: document.querySelectorAll("#diagnosis li.foreign_process").length,
+      periodRows: document.querySelectorAll("#carbon-periods tbody tr").length,
+      intensityChart: Array.from(document.querySelectorAll("#intensity-chart canvas")).some((c) => !blank(c)),
     };
   });
   console.log(JSON.stringify({ readyMs: Math.round(readyMs), ...result }));
@@ -70,6 +72,9 @@ await withReport(report, async (page, errors) => {
     check(result.processRows === Number(expectedOutsiders) + 1, "process rows: " + result.processRows);
     check(result.outsiderRows === Number(expectedOutsiders), "outsider rows: " + result.outsiderRows);
     check(result.foreignFindings >= 1, "no diagnosis of the processes outside the job");
+    // The report made with --carbon-series: the periods' table and the intensity chart.
+    check(result.periodRows >= 3, "carbon periods: " + result.periodRows + " rows");
+    check(result.intensityChart, "the grid intensity chart is blank");
   }
 
   // Per-GPU lines on demand: choose GPU 3, expect an extra series in the power chart.

@@ -25,7 +25,14 @@ echo "2 $outsider 2048" >"$GPUSCOPE_SIM_PROCESSES_FILE"
 "$gpuscope" profile --simulate h100x4-straggler -q -s 50 -o "$work/run.db" --capture-output \
   --process-sampling-ms 250 \
   --wrap 'echo "0 $$ 1024" >>"$GPUSCOPE_SIM_PROCESSES_FILE"; echo "epoch 1 starts"; sleep 1.5; echo "epoch 1 </script> done"; sleep 1.5'
-"$gpuscope" report "$work/run.db" -o "$work/report.html" --title 'Straggler </script> test' --region DE
+# The grid as it was: one-second periods over the run (the report draws them beside power).
+start_s=$(sqlite3 "$work/run.db" "SELECT start_wall_ns / 1000000000 FROM runs")
+{
+  echo "start,g_per_kwh"
+  for i in $(seq 0 5); do echo "$((start_s + i)),$((100 + 50 * i))"; done
+} >"$work/grid.csv"
+"$gpuscope" report "$work/run.db" -o "$work/report.html" --title 'Straggler </script> test' --region DE \
+  --carbon-series "$work/grid.csv"
 # Refuses to overwrite without -f.
 if "$gpuscope" report "$work/run.db" -o "$work/report.html" 2>/dev/null; then
   echo "FAIL: report overwrote an existing file without -f"

@@ -162,6 +162,53 @@ gs.timeline = function (parent, metric, gpuIndices, width) {
   return u;
 };
 
+// Power (mean over GPUs) with the grid's carbon intensity as a step line on its own axis, from
+// the analysis' carbon periods; shares the timelines' zoom.
+gs.intensityTimeline = function (parent, width) {
+  const d = gs.data, os = d.over_space.power_w, periods = d.carbon.intervals;
+  const box = gs.el("div", "chart");
+  box.id = "intensity-chart";
+  box.appendChild(gs.el("div", "chart-title", "power (W, mean over GPUs) and grid intensity (gCO2e/kWh)"));
+  parent.appendChild(box);
+  const at = (ns) => ns / 1e9 - d.t0_unix_s;
+  // The intensity as steps: each period's value at its start, and once more at its end.
+  const it = [], iv = [];
+  for (const p of periods) {
+    it.push(at(p.start_wall_ns), at(p.end_wall_ns));
+    iv.push(p.g_per_kwh, p.g_per_kwh);
+  }
+  const tables = [[it, iv]];
+  if (os) tables.unshift([os.t_s, os.mean]);
+  const data = tables.length > 1 ? uPlot.join(tables) : tables[0];
+  const series = [{ label: "time", value: (u, v) => gs.fmtTime(v) }];
+  if (os) series.push({ label: "power W", stroke: gs.colors.accent, width: 1.5, spanGaps: true, scale: "W" });
+  series.push({ label: "gCO2e/kWh", stroke: "#2a9d4b", width: 2, spanGaps: true, scale: "g",
+                paths: uPlot.paths.stepped({ align: 1 }) });
+  const u = new uPlot({
+    width: width, height: 180,
+    scales: { x: { time: false }, W: {}, g: {} },
+    series: series,
+    axes: [
+      { values: (u, splits) => splits.map(gs.fmtTime), size: 30 },
+      { scale: "W", label: "W", size: 60, labelSize: 16 },
+      { scale: "g", label: "gCO2e/kWh", side: 1, size: 60, labelSize: 16, grid: { show: false } },
+    ],
+    cursor: { sync: { key: "gpuscope" }, drag: { x: true, y: false, setScale: false } },
+    legend: { live: true },
+    hooks: { setSelect: [(u) => {
+      if (u.select.width < 2) return;
+      const min = u.posToVal(u.select.left, "x"), max = u.posToVal(u.select.left + u.select.width, "x");
+      u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+      gs.setView(min, max);
+    }] },
+  }, data, box);
+  wheelZoom(u);
+  u.over.addEventListener("dblclick", () => gs.setView(gs.view.full[0], gs.view.full[1]));
+  if (gs.view.min != null) u.setScale("x", { min: gs.view.min, max: gs.view.max });
+  gs.view.charts.push(u);
+  return u;
+};
+
 // A 256-colour ramp (viridis-like) for the heatmap.
 gs.ramp = (function () {
   const stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];

@@ -320,8 +320,29 @@ async function gpuscopeDataText() {
         ["intensity", gs.num(d.carbon.g_per_kwh, 1) + " g/kWh, PUE " + gs.num(d.carbon.pue, 2)],
         ["source", { html: esc(d.carbon.source), cls: "wrap" }]);
       if (d.carbon.grams_per_unit != null) rows.push(["carbon per unit", gs.num(d.carbon.grams_per_unit, 4) + " g"]);
+      if (d.carbon.flat_grams != null) {
+        rows.push(["at the flat figure", gs.num(d.carbon.flat_grams, 2) + " gCO2e (" +
+          gs.num(100 * (d.carbon.grams / d.carbon.flat_grams - 1), 0) + " %)"],
+          ["flat figure", { html: esc(d.carbon.flat_source || ""), cls: "wrap" }],
+          ["periods' coverage", pct(d.carbon.coverage)]);
+      }
+      if (d.carbon.greener_start) {
+        const g = d.carbon.greener_start;
+        rows.push(["greener start (estimate)", gs.fmtTime(g.later_s) + " later: " + gs.num(100 * g.saving, 0) +
+          " % less (" + gs.num(g.grams, 2) + " instead of " + gs.num(g.baseline_grams, 2) + " gCO2e, " + g.kind + ")"]);
+      }
     }
     s.appendChild(div("", table(["", ""], rows)));
+    const periods = d.carbon && d.carbon.intervals ? d.carbon.intervals : [];
+    if (!periods.length) return;
+    // The grid as it was: intensity over the run beside power, and each period's carbon.
+    gs.intensityTimeline(s, Math.max(400, Math.min(1100, main.clientWidth - 40)));
+    const iso = (ns) => new Date(ns / 1e6).toISOString().replace(":00.000Z", "Z").replace("T", " ");
+    const t = div("scroll", table(["from (UTC)", "to", "kind", "gCO2e/kWh", "energy", "carbon"],
+      periods.map((p) => [iso(p.start_wall_ns), iso(p.end_wall_ns), p.kind, gs.num(p.g_per_kwh, 0),
+        energy(p.energy_j), gs.num(p.grams, 3) + " g"])));
+    t.id = "carbon-periods";
+    s.appendChild(t);
   }
 
   function gpuTables() {
