@@ -21,6 +21,7 @@
 #include "analyze/carbon.hpp"
 #include "analyze/processes.hpp"
 #include "analyze/work_units.hpp"
+#include "carbon/electricity_maps.hpp"
 #include "carbon/http_get.hpp"
 #include "carbon/series_file.hpp"
 #include "carbon/uk_grid.hpp"
@@ -512,10 +513,10 @@ std::optional<double> work_from_output(const std::vector<Source>& sources,
   return total;
 }
 
+// --carbon-url, else GPUSCOPE_CARBON_URL, else "" (the source's own).
 std::string carbon_url(const AnalyzeOptions& o) {
   if (o.carbon_url) return *o.carbon_url;
-  const std::string env = util::environment_or_empty("GPUSCOPE_CARBON_URL");
-  return env.empty() ? std::string(carbon::kUkApiUrl) : env;
+  return util::environment_or_empty("GPUSCOPE_CARBON_URL");
 }
 
 // The grid's intensity over the runs' span from --carbon-source: as the first input stored it
@@ -525,10 +526,11 @@ std::optional<IntensitySeries> grid_series_for_runs(const AnalyzeOptions& o,
                                                     const std::vector<RunMeta>& metas,
                                                     const std::vector<std::string>& inputs,
                                                     std::vector<std::string>& notes) {
-  if (*o.carbon_source != "uk") {
+  const bool uk = *o.carbon_source == "uk";
+  if (!uk && *o.carbon_source != "electricitymaps") {
     throw Error::usage(fmt::format("unknown --carbon-source '{}'", *o.carbon_source), {},
-                       "use uk (the UK Carbon Intensity API), or --carbon-series FILE for your "
-                       "own figures");
+                       "use uk (the UK Carbon Intensity API), electricitymaps (with a token), or "
+                       "--carbon-series FILE for your own figures");
   }
   if (o.carbon_series) {
     throw Error::usage("--carbon-source and --carbon-series cannot be combined", {},
@@ -538,14 +540,29 @@ std::optional<IntensitySeries> grid_series_for_runs(const AnalyzeOptions& o,
     throw Error::usage("--carbon-source and --carbon-intensity cannot be combined", {},
                        "--carbon-intensity is one flat figure; give one of them");
   }
-  const carbon::UkArea area = carbon::parse_uk_area(o.carbon_region);
+  // The UK area, or the Electricity Maps zone and its token (checked before anything is read).
+  carbon::UkArea area;
+  std::string token;
+  if (uk) {
+    area = carbon::parse_uk_area(o.carbon_region);
+  } else {
+    if (o.carbon_region.empty()) {
+      throw Error::usage("--carbon-source electricitymaps needs --carbon-region ZONE", {},
+                         "give the zone, e.g. DE, FR, GB, US-CAL-CISO");
+    }
+    area.name = o.carbon_region;
+    std::optional<std::filesystem::path> token_file;
+    if (o.carbon_token_file) token_file = *o.carbon_token_file;
+    token = carbon::electricity_maps_token(token_file,
+                                           util::environment_or_empty("ELECTRICITYMAPS_TOKEN"));
+  }
   std::int64_t start = std::numeric_limits<std::int64_t>::max(), end = 0;
   for (const auto& m : metas) {
     start = std::min(start, m.start_wall_ns);
     end = std::max(end, m.end_wall_ns > 0 ? m.end_wall_ns : wall_now_ns());
   }
   if (metas.empty() || inputs.empty()) return std::nullopt;
-  const std::string request = "uk:" + area.name;
+  const std::string request = std::string(uk ? "uk:" : "electricitymaps:") + area.name;
   const std::filesystem::path store_in = inputs.front();
   // The day after the run too, where the API has it (forecasts 48 h ahead): the greener-start
   // estimate moves the job's energy profile over it.
@@ -568,7 +585,8 @@ std::optional<IntensitySeries> grid_series_for_runs(const AnalyzeOptions& o,
   fetch.base_url = carbon_url(o);
   IntensitySeries series;
   try {
-    series = carbon::fetch_uk(area, start, std::max(end, fetch_end), fetch);
+    series = uk ? carbon::fetch_uk(area, start, std::max(end, fetch_end), fetch)
+                : carbon::fetch_electricity_maps(area.name, token, start, end, fetch);
   } catch (const Error& e) {
     if (e.exit_code() == 2) throw;
     const std::string what = e.reason().empty() ? e.summary() : e.summary() + ": " + e.reason();
@@ -827,8 +845,10 @@ void print_carbon_regions(const AnalyzeOptions& o) {
   std::map<int, double> forecast;
   std::string when;
   try {
-    const auto r = carbon::http_get(carbon_url(o) + "/regional", {"Accept: application/json"},
-                                    std::chrono::milliseconds(5000));
+    const std::string base = carbon_url(o);
+    const auto r =
+        carbon::http_get((base.empty() ? std::string(carbon::kUkApiUrl) : base) + "/regional",
+                         {"Accept: application/json"}, std::chrono::milliseconds(5000));
     const auto doc = nlohmann::json::parse(r.body);
     const auto& entry = doc.at("data").at(0);
     when = entry.value("from", "");

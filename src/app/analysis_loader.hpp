@@ -23,10 +23,11 @@ struct AnalyzeOptions {
   std::optional<double> carbon_intensity;
   std::optional<std::string> region;
   std::optional<std::string> carbon_series;  // --carbon-series FILE: the grid's intensity over time
-  std::optional<std::string> carbon_source;  // --carbon-source uk: a grid API
+  std::optional<std::string> carbon_source;  // --carbon-source uk|electricitymaps: a grid API
   std::string carbon_region;                 // --carbon-region: the source's region ("" national)
   std::optional<std::string> carbon_url;     // --carbon-url, else GPUSCOPE_CARBON_URL
   bool carbon_refetch = false;               // --carbon-refetch: ignore what the run holds
+  std::optional<std::string> carbon_token_file;  // --carbon-token-file (Electricity Maps)
   double pue = 1.0;
   std::string work_regex;
   std::optional<double> work_units;

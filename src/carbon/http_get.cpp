@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <thread>
 
 #include "core/curl_library.hpp"
 #include "core/error.hpp"
@@ -94,6 +95,25 @@ HttpResponse http_get(const std::string& url, const std::vector<std::string>& he
   }
   c.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &response.status);
   return response;
+}
+
+HttpResponse get_with_retries(const std::string& url, const std::vector<std::string>& headers,
+                              const FetchOptions& options) {
+  for (int attempt = 1;; ++attempt) {
+    HttpResponse r = http_get(url, headers, options.timeout);
+    const bool retry = r.status == 429 || r.status >= 500;
+    if (!retry || attempt >= options.max_attempts) return r;
+    const double wait =
+        std::min(r.retry_after_s.value_or(1.0 * attempt), options.max_retry_after_s);
+    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+  }
+}
+
+std::string body_excerpt(const std::string& body) {
+  std::string said = body.substr(0, 200);
+  std::replace(said.begin(), said.end(), '\n', ' ');
+  std::replace(said.begin(), said.end(), '\r', ' ');
+  return said;
 }
 
 }  // namespace gpuscope::carbon

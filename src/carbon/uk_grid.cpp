@@ -7,7 +7,6 @@
 #include <cctype>
 #include <ctime>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "carbon/http_get.hpp"
 #include "carbon/series_file.hpp"
@@ -160,37 +159,26 @@ IntensitySeries fetch_uk(const UkArea& area, std::int64_t start_wall_ns, std::in
   const std::int64_t from = start_wall_ns - start_wall_ns % kHalfHourNs;
   std::int64_t to = end_wall_ns + (kHalfHourNs - end_wall_ns % kHalfHourNs) % kHalfHourNs;
   if (to <= from) to = from + kHalfHourNs;
-  std::string base = options.base_url;
+  std::string base = options.base_url.empty() ? std::string(kUkApiUrl) : options.base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   const bool regional = area.region_id || area.postcode;
   std::string url = fmt::format("{}/{}intensity/{}/{}", base, regional ? "regional/" : "",
                                 api_time(from), api_time(to));
   if (area.region_id) url += fmt::format("/regionid/{}", *area.region_id);
   if (area.postcode) url += "/postcode/" + *area.postcode;
-  for (int attempt = 1;; ++attempt) {
-    const HttpResponse r = http_get(url, {"Accept: application/json"}, options.timeout);
-    if (r.status == 200) {
-      IntensitySeries series = parse_uk_answer(r.body, regional, url);
-      if (series.region.empty()) series.region = area.name;
-      return series;
-    }
-    const bool retry = r.status == 429 || r.status >= 500;
-    if (retry && attempt < options.max_attempts) {
-      const double wait =
-          std::min(r.retry_after_s.value_or(1.0 * attempt), options.max_retry_after_s);
-      std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-      continue;
-    }
-    std::string said = r.body.substr(0, 200);
-    said.erase(std::remove(said.begin(), said.end(), '\n'), said.end());
-    const std::string hint = r.status == 400 && regional
-                                 ? "check --carbon-region (" + area.name + ")"
-                             : r.status == 429 ? "the API is rate-limiting: try again later"
-                                               : "try again later, or use --carbon-series FILE";
-    throw Error(
-        fmt::format("the UK Carbon Intensity API answered HTTP {} for {}", r.status, area.name),
-        said.empty() ? fmt::format("GET {}", url) : said, hint);
+  const HttpResponse r = get_with_retries(url, {"Accept: application/json"}, options);
+  if (r.status == 200) {
+    IntensitySeries series = parse_uk_answer(r.body, regional, url);
+    if (series.region.empty()) series.region = area.name;
+    return series;
   }
+  const std::string said = body_excerpt(r.body);
+  const std::string hint = r.status == 400 && regional ? "check --carbon-region (" + area.name + ")"
+                           : r.status == 429           ? "the API is rate-limiting: try again later"
+                                             : "try again later, or use --carbon-series FILE";
+  throw Error(
+      fmt::format("the UK Carbon Intensity API answered HTTP {} for {}", r.status, area.name),
+      said.empty() ? fmt::format("GET {}", url) : said, hint);
 }
 
 }  // namespace gpuscope::carbon

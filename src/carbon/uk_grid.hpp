@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "carbon/http_get.hpp"
 #include "core/grid_intensity.hpp"
 
 namespace gpuscope::carbon {
@@ -35,14 +36,8 @@ struct UkArea {
 // Throws Error::usage for anything else, listing the regions.
 UkArea parse_uk_area(std::string_view text);
 
-struct FetchOptions {
-  std::string base_url = std::string(kUkApiUrl);  // --carbon-url, GPUSCOPE_CARBON_URL
-  std::chrono::milliseconds timeout{5000};
-  int max_attempts = 3;           // on 429 and 5xx
-  double max_retry_after_s = 10;  // a longer Retry-After is not waited for
-};
-
-// The intensity over [start, end) (wall clock ns) for `area`, widened to whole half hours.
+// The intensity over [start, end) (wall clock ns) for `area`, widened to whole half hours, from
+// options.base_url (empty: kUkApiUrl).
 // Throws Error (exit 1) naming the host and what it answered when it cannot: no network, an
 // HTTP error after the retries, an answer that is not the API's shape, an unknown region.
 IntensitySeries fetch_uk(const UkArea& area, std::int64_t start_wall_ns, std::int64_t end_wall_ns,

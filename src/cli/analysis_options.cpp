@@ -37,17 +37,23 @@ void add_analysis_options(CLI::App& app, app::AnalyzeOptions& o) {
                  "each period's energy times its intensity (docs/analysis.md)")
       ->type_name("FILE");
   app.add_option("--carbon-source", o.carbon_source,
-                 "Ask a grid API for the intensity of each half hour of the run: uk (the UK "
-                 "Carbon Intensity API, no key); what it answers is stored in the run database")
+                 "Ask a grid API for the intensity of each period of the run: uk (the UK Carbon "
+                 "Intensity API, no key) or electricitymaps (a token in ELECTRICITYMAPS_TOKEN or "
+                 "--carbon-token-file); what it answers is stored in the run database")
       ->type_name("SOURCE");
   app.add_option("--carbon-region", o.carbon_region,
                  "The source's region: for uk GB (default), a region id or name (\"South "
-                 "England\") or an outward postcode (RG10); list: the regions")
+                 "England\") or an outward postcode (RG10), list: the regions; for "
+                 "electricitymaps the zone (DE, FR, US-CAL-CISO, ...)")
       ->type_name("REGION");
   app.add_option("--carbon-url", o.carbon_url,
                  "The grid API's base URL, for a mirror or proxy (default: the API's own; also "
                  "GPUSCOPE_CARBON_URL)")
       ->type_name("URL");
+  app.add_option("--carbon-token-file", o.carbon_token_file,
+                 "A file whose first line is the Electricity Maps token (else "
+                 "ELECTRICITYMAPS_TOKEN); never give the token itself on the command line")
+      ->type_name("FILE");
   app.add_flag("--carbon-refetch", o.carbon_refetch,
                "Ask the grid API again rather than use the figures the run database holds");
   // PUE is facility energy over IT energy: never below 1; real data centres are 1.05 to 3.
