@@ -63,6 +63,9 @@ struct Window {
 
 struct GpuEnergy {
   std::optional<double> counter_j;  // from the hardware counter (preferred)
+  // This GPU's carbon, gCO2e (its energy at the analysis' intensity, or period by period with a
+  // grid series), PUE included; absent without energy.
+  std::optional<double> carbon_g;
   // With a grid intensity series: the counter's energy in each of the analyzer's carbon slots
   // (the series' periods and the gaps around them), J; empty without a series or a counter.
   std::vector<double> slot_j;

@@ -579,6 +579,23 @@ void series_carbon(const IntensitySeries& series, std::span<const std::ptrdiff_t
     a.notes.push_back("no GPU's energy counter could be split at the periods of " + series.source +
                       ": carbon counted at the flat figure");
   }
+  // Each GPU's own carbon: its periods' energy at their intensity, the rest at the flat figure.
+  for (auto& g : a.gpus) {
+    const std::optional<double> gpu_j =
+        g.energy.counter_j ? g.energy.counter_j : g.energy.integrated_j;
+    if (!gpu_j) continue;
+    double gpu_in_j = 0, gpu_g = 0;
+    if (g.energy.slot_j.size() == slot_period.size()) {
+      for (std::size_t k = 0; k < slot_period.size(); ++k) {
+        if (slot_period[k] < 0) continue;
+        const auto& period = series.periods[static_cast<std::size_t>(slot_period[k])];
+        gpu_in_j += g.energy.slot_j[k];
+        gpu_g += carbon_grams(g.energy.slot_j[k], period.g_per_kwh, c.pue);
+      }
+    }
+    g.energy.carbon_g =
+        gpu_g + carbon_grams(std::max(0.0, *gpu_j - gpu_in_j), flat_g_per_kwh, c.pue);
+  }
   constexpr std::int64_t kDayNs = 24LL * 3600 * 1'000'000'000;
   c.greener = greener_start(series.periods, period_j, c.pue, kDayNs);
   if (c.greener) {
@@ -666,6 +683,11 @@ Analysis Analyzer::finish() {
       if (!s.options.region) c.source += "; pass --region or --carbon-intensity for your grid";
     }
     c.grams = carbon_grams(*energy, c.g_per_kwh, c.pue);
+    for (auto& g : a.gpus) {
+      const std::optional<double> gpu_j =
+          g.energy.counter_j ? g.energy.counter_j : g.energy.integrated_j;
+      if (gpu_j) g.energy.carbon_g = carbon_grams(*gpu_j, c.g_per_kwh, c.pue);
+    }
     if (!s.slot_period.empty()) series_carbon(*s.options.grid_series, s.slot_period, a, *energy, c);
     if (a.work_units && *a.work_units > 0) c.grams_per_unit = c.grams / *a.work_units;
     a.carbon = c;

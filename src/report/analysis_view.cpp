@@ -553,6 +553,7 @@ json gpus_json(const Analysis& a) {
          {"energy_j",
           {{"counter", opt(g.energy.counter_j)}, {"integrated", opt(g.energy.integrated_j)}}},
          {"average_power_w", opt(g.energy.average_power_w)},
+         {"carbon_g", opt(g.energy.carbon_g)},
          {"peak_power_w", opt(g.energy.peak_power_w)},
          {"power_limit_w", opt(g.energy.power_limit_w)},
          {"throttle_s", throttle},

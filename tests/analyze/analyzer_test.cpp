@@ -175,6 +175,10 @@ TEST(Analyzer, CarbonFromAGridSeriesPeriodByPeriod) {
   EXPECT_NEAR(*c.yearly_grams, *a.energy_counter_j / 3.6e6 * 56 * 1.2, 1e-9);
   EXPECT_EQ(c.source, "file grid.csv");
   EXPECT_NEAR(c.g_per_kwh, c.grams / 1.2 / (*a.energy_counter_j / 3.6e6), 1e-9);
+  // Each GPU's own carbon: half the total here (two equal GPUs), periods and flat part alike.
+  ASSERT_TRUE(a.gpus[0].energy.carbon_g);
+  EXPECT_NEAR(*a.gpus[0].energy.carbon_g + *a.gpus[1].energy.carbon_g, c.grams, 1e-9);
+  EXPECT_NEAR(*a.gpus[0].energy.carbon_g, c.grams / 2, 1e-9);
   // What fell outside is said, with the figure it was counted at.
   bool noted = false;
   for (const auto& n : a.notes)

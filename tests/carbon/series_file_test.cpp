@@ -57,6 +57,22 @@ TEST(SeriesFile, PointReadingsHoldUntilTheNext) {
   EXPECT_EQ(alone.periods.at(0).end_wall_ns, kT0 + 3600 * kS);  // an hour when alone
 }
 
+TEST(SeriesFile, LocalTimesAcrossTheDaylightSavingChange) {
+  // Europe/London on 2026-10-25: 01:30 BST (+01:00) is 00:30Z; the clocks go back and the next
+  // local 01:00 is GMT (+00:00), 01:00Z. Local readings with their offsets are in order in UTC.
+  const auto s = parse_series(
+      "timestamp,g_per_kwh\n2026-10-25T01:00:00+01:00,150\n2026-10-25T01:30:00+01:00,140\n"
+      "2026-10-25T01:00:00+00:00,130\n2026-10-25T01:30:00+00:00,120\n",
+      "dst.csv");
+  ASSERT_EQ(s.periods.size(), 4U);
+  const std::int64_t first = *parse_time("2026-10-25T00:00Z");
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.periods[i].start_wall_ns, first + static_cast<std::int64_t>(i) * 1800 * kS);
+    EXPECT_EQ(s.periods[i].end_wall_ns - s.periods[i].start_wall_ns, 1800 * kS);
+  }
+  EXPECT_EQ(s.periods[2].g_per_kwh, 130);
+}
+
 TEST(SeriesFile, Json) {
   const auto a = parse_series(
       R"([{"from": "2026-11-25T13:00Z", "to": "2026-11-25T13:30Z", "intensity": 210},

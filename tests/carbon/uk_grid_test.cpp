@@ -83,6 +83,16 @@ class FakeApi {
                   const auto first = *parse_time(req.matches[1].str()) / kS;
                   res.set_content(national(first, 1, 1), "application/json");
                 });
+    server_.Get(R"(/patient/intensity/([^/]+)/([^/]+))",
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  if (patient_calls_++ == 0) {
+                    res.status = 429;
+                    res.set_header("Retry-After", "3600");  // an hour: not waited for
+                    return;
+                  }
+                  const auto first = *parse_time(req.matches[1].str()) / kS;
+                  res.set_content(national(first, 1, 1), "application/json");
+                });
     server_.Get(R"(/down/.*)", [](const httplib::Request&, httplib::Response& res) {
       res.status = 500;
       res.set_content("upstream exploded", "text/plain");
@@ -116,6 +126,7 @@ class FakeApi {
   std::thread thread_;
   std::vector<std::string> paths_;
   std::atomic<int> busy_calls_{0};
+  std::atomic<int> patient_calls_{0};
 };
 
 FetchOptions at(const std::string& url) {
@@ -184,6 +195,12 @@ TEST(UkGrid, RateLimitIsRetriedAfterRetryAfter) {
   FakeApi api;
   const IntensitySeries s = fetch_uk(parse_uk_area("GB"), kStart, kEnd, at(api.url("/busy")));
   EXPECT_EQ(s.periods.size(), 1U);
+  // A Retry-After of an hour is waited for only up to the limit.
+  FetchOptions patient = at(api.url("/patient"));
+  patient.max_retry_after_s = 0.2;
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(fetch_uk(parse_uk_area("GB"), kStart, kEnd, patient).periods.size(), 1U);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
 }
 
 void expect_failure(const std::string& url, const std::string& words) {
