@@ -2,8 +2,8 @@
 # Runs the tests under sanitizers, each in its own build folder (docs/reliability.md):
 #   scripts/sanitize.sh asan   ASan + UBSan, the whole test suite          (build-asan)
 #   scripts/sanitize.sh tsan   TSan over the threaded code: the sampler, the writer, the exporter
-#                              and pusher, the launcher, and the black-box profile/monitor/serve
-#                              tests that run them together                (build-tsan)
+#                              and pusher, the launcher, the process watch, and the black-box
+#                              profile/monitor/serve tests that run them together (build-tsan)
 # Any finding fails the test that hit it (halt_on_error, no UB recovery). Run after
 # scripts/setup.sh (it installs the compilers and libraries). Takes 30-40 min each on 2 cores.
 set -euo pipefail
@@ -29,7 +29,7 @@ case $mode in
   tsan)
     dir=build-tsan sanitize=thread
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
-    tests=(-R '^(Sampler|RunWriter|CrashSafety|DiskFull|SampleChunks|Exporter|ExpositionTest|Pusher|PushBuffer|LatestValues|Prometheus|Monitor|ProfileLive|Profile|Job|Driver|LaunchDriver|ForwardedSignals|Terminal|LineSplitter|Faults|Sweep)')
+    tests=(-R '^(Sampler|RunWriter|CrashSafety|DiskFull|SampleChunks|Exporter|ExpositionTest|Pusher|PushBuffer|LatestValues|Prometheus|Monitor|ProfileLive|Profile|Job|Driver|LaunchDriver|ForwardedSignals|Terminal|LineSplitter|Faults|Sweep|ProcessWatch|ProcessExposition|processes)')
     ;;
   *)
     echo "sanitize: unknown mode '$mode' (asan or tsan)" >&2
