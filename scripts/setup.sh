@@ -29,6 +29,8 @@ packages=(
   # image imported from a tarball; as root they need nothing more (no uidmap, slirp4netns or
   # fuse-overlayfs: no subuids, --network none, the kernel's overlayfs)
   podman runc catatonit busybox-static
+  # the image test makes the image's Debian 12 base with mmdebstrap (deploy/image)
+  mmdebstrap
   # the plot tests decode the PNGs they write
   libpng-dev
   # the HTML report's browser test opens it in a real headless Chromium
