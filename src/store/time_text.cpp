@@ -3,24 +3,18 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <ctime>
+
+#include "util/utc_time.hpp"
 
 namespace gpuscope::store {
 
 std::string iso8601(std::int64_t wall_ns) {
   constexpr std::int64_t kNsPerS = 1'000'000'000;
-  // Floor division so times before 1970 still print a non-negative fraction.
-  std::int64_t seconds = wall_ns / kNsPerS;
+  // Floor division so times before 1970 still print a non-negative fraction (utc_text floors
+  // the seconds the same way).
   std::int64_t fraction = wall_ns % kNsPerS;
-  if (fraction < 0) {
-    fraction += kNsPerS;
-    --seconds;
-  }
-  const auto t = static_cast<std::time_t>(seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, fraction);
+  if (fraction < 0) fraction += kNsPerS;
+  return util::utc_text(wall_ns, "%Y-%m-%dT%H:%M:%S") + fmt::format(".{:09}Z", fraction);
 }
 
 std::string iso8601_now() {
