@@ -221,8 +221,22 @@ Analyzer::Analyzer(AnalysisOptions options, std::vector<RunMeta> runs)
     auto seconds = [&s](std::int64_t wall_ns) {
       return static_cast<double>(wall_ns - s.result.t0_wall_ns) / 1e9;
     };
+    // Only the periods the runs could have used: each GPU keeps one energy per slot, so a series
+    // of years (a 64 MiB file) must not cost runs × GPUs × its length. The day after the runs
+    // stays, for the greener-start estimate; a run still going (no end) bounds nothing.
+    std::int64_t last_end = 0;
+    for (const auto& run : s.result.runs) {
+      last_end = run.end_wall_ns > 0 ? std::max(last_end, run.end_wall_ns)
+                                     : std::numeric_limits<std::int64_t>::max();
+    }
+    constexpr std::int64_t kDayNs = 24LL * 3600 * 1'000'000'000;
+    const std::int64_t keep_until =
+        last_end > std::numeric_limits<std::int64_t>::max() - kDayNs ? last_end : last_end + kDayNs;
     s.slot_edges_s.push_back(-1e18);
     for (std::size_t i = 0; i < periods.size(); ++i) {
+      if (periods[i].end_wall_ns <= s.result.t0_wall_ns || periods[i].start_wall_ns >= keep_until) {
+        continue;
+      }
       const double start = seconds(periods[i].start_wall_ns);
       if (start > s.slot_edges_s.back()) {
         s.slot_period.push_back(-1);
@@ -439,13 +453,18 @@ void device_energy(const DeviceSeries& d, const WindowSpan& w, std::span<const d
   // when it was recorded (it reads the counter too), else the samples. Their difference is then
   // what sampled power missed, not a difference of spans.
   const bool fast = !d.power_w.empty();
-  auto counter = fast ? counter_energy(d.power_t_s, d.power_energy_mj) : std::nullopt;
-  if (!counter) counter = counter_energy(d.t_s, d.of(Metric::EnergyMj));
+  // The readings the counter's energy came from: the fast cadence's when it read the counter.
+  std::span<const double> counter_t = d.power_t_s, counter_mj = d.power_energy_mj;
+  auto counter = fast ? counter_energy(counter_t, counter_mj) : std::nullopt;
+  if (!counter) {
+    counter_t = d.t_s;
+    counter_mj = d.of(Metric::EnergyMj);
+    counter = counter_energy(counter_t, counter_mj);
+  }
   if (counter) e.counter_j = counter->joules;
+  // With a grid series: the same readings split at its periods' edges.
   if (counter && !slot_edges_s.empty()) {
-    e.slot_j = fast && counter_energy(d.power_t_s, d.power_energy_mj)
-                   ? counter_energy_in(d.power_t_s, d.power_energy_mj, slot_edges_s)
-                   : counter_energy_in(d.t_s, d.of(Metric::EnergyMj), slot_edges_s);
+    e.slot_j = counter_energy_in(counter_t, counter_mj, slot_edges_s);
   }
   const double integrated = fast ? integrate_power(d.power_t_s, d.power_w, max_gap)
                                  : integrate_power(d.t_s, d.of(Metric::PowerW), max_gap);
