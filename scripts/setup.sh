@@ -31,6 +31,8 @@ packages=(
   podman runc catatonit busybox-static
   # the image test makes the image's Debian 12 base with mmdebstrap (deploy/image)
   mmdebstrap
+  # the Kubernetes manifests are validated against the official schemas (tests/kubernetes)
+  python3-jsonschema python3-yaml
   # the plot tests decode the PNGs they write
   libpng-dev
   # the HTML report's browser test opens it in a real headless Chromium

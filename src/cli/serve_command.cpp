@@ -38,8 +38,11 @@ exporter::ExportLabels labels_for(const app::LiveGpus& gpus) {
   exporter::ExportLabels labels;
   labels.hostname = app::short_host_name();
   labels.driver_version = gpus.system.driver_version.value_or("");
-  const SlurmContext slurm = ranks::read_slurm_context(ranks::process_environment());
-  if (slurm.node_name) labels.hostname = *slurm.node_name;
+  // The node's name as the scheduler knows it: SLURMD_NODENAME under SLURM, NODE_NAME (the
+  // downward API's spec.nodeName, as the DaemonSet sets it) in a Kubernetes pod, whose own host
+  // name is the pod's.
+  const RankContext context = ranks::read_rank_context(ranks::process_environment());
+  if (context.node_name) labels.hostname = *context.node_name;
   return labels;
 }
 

@@ -475,6 +475,32 @@ TEST(ExporterErrorsTest, PortInUseIsSaid) {
             std::string::npos);
 }
 
+// In a Kubernetes pod the host name is the pod's: the hostname label is the node's, from the
+// downward API's NODE_NAME (deploy/kubernetes/exporter/daemonset.yaml); outside a pod NODE_NAME
+// is just a variable and the host's own name stays.
+TEST(ExporterLabelsTest, TheNodeNameOfAPodIsTheHostnameLabel) {
+  TempDir dir;
+  for (const bool in_pod : {true, false}) {
+    const int port = free_port();
+    auto env = sim_env(dir);
+    env["NODE_NAME"] = "gpu-node-17";
+    env["HOSTNAME"] = "gpuscope-exporter-x2k4p";
+    if (in_pod) env["KUBERNETES_SERVICE_HOST"] = "10.96.0.1";
+    auto serve = start_gpuscope(
+        {"serve", "--simulate", kSteady, "--listen", "127.0.0.1:" + std::to_string(port)}, env,
+        dir.file("serve.out"), dir.file("serve.err"));
+    std::optional<std::string> page;
+    ASSERT_TRUE(eventually([&] { return (page = http_get(port, "/metrics")).has_value(); }))
+        << read_file(dir.file("serve.err"));
+    const bool labelled = page->find("hostname=\"gpu-node-17\"") != std::string::npos;
+    EXPECT_EQ(labelled, in_pod) << (in_pod ? "in a pod" : "outside a pod") << "\n"
+                                << page->substr(0, 2000);
+    EXPECT_EQ(page->find("gpuscope-exporter-x2k4p"), std::string::npos);
+    serve->signal(SIGTERM);
+    EXPECT_EQ(serve->wait(), 0);
+  }
+}
+
 // The shared libraries a running process has mapped, by file name (from /proc/PID/maps).
 std::set<std::string> mapped_libraries(int pid) {
   std::set<std::string> names;

@@ -300,5 +300,19 @@ TEST(CgroupPath, PodAndSlurmTogether) {
   EXPECT_EQ(identity.slurm_step, "batch");
 }
 
+TEST(CgroupPath, SeenFromAnotherCgroupNamespace) {
+  // The exporter's DaemonSet pod (hostPID, its own cgroup namespace on cgroup v2) reads a training
+  // pod's /proc/PID/cgroup relative to its own root: the path climbs out with "..", and the pod
+  // and the container are still the training pod's.
+  const std::string seen =
+      "/../../.." + k8s_systemd("burstable", "cri-containerd-" + kContainerdId + ".scope");
+  const CgroupIdentity identity = parse_proc_cgroup(v2_file(seen));
+  EXPECT_EQ(identity.path, seen);
+  EXPECT_EQ(identity.pod_uid, kPodUid);
+  EXPECT_EQ(identity.pod_qos, "burstable");
+  EXPECT_EQ(identity.container_id, kContainerdId);
+  EXPECT_EQ(identity.container_runtime, "containerd");
+}
+
 }  // namespace
 }  // namespace gpuscope::processes
