@@ -75,4 +75,4 @@ podman build --quiet --runtime runc --network none --ulimit nofile=1024:1024 \
   -f "$work/context/source/deploy/image/Containerfile" \
   -t "$image:$version" -t "$image:latest" "$work/context" >/dev/null
 size=$(podman image inspect --format '{{.Size}}' "$image:latest")
-echo "image: $image:$version ($((size / 1000000)) MB)"
+echo "image: $image:$version ($(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1e6 }') MB)"
