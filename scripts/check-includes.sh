@@ -14,6 +14,7 @@ declare -A allowed=(
   [src/launch]="launch core util"
   [src/ranks]="ranks core util"
   [src/processes]="processes ranks core util"
+  [src/phases]="phases core util"
   [src/carbon]="carbon core util"
   [src/store]="store core util"
   [src/analyze]="analyze core util"
@@ -22,8 +23,8 @@ declare -A allowed=(
   [src/sweep]="sweep core util"
   [src/kernels]="kernels store core util"
   [src/trace]="trace kernels store core util"
-  [src/app]="app collect launch ranks processes carbon store analyze report export sweep kernels trace nvml core util"
-  [src/cli]="cli app collect launch ranks processes carbon store analyze report export sweep kernels trace nvml core util"
+  [src/app]="app collect launch ranks processes phases carbon store analyze report export sweep kernels trace nvml core util"
+  [src/cli]="cli app collect launch ranks processes phases carbon store analyze report export sweep kernels trace nvml core util"
   [sim]="sim nvml util"
 )
 

@@ -31,6 +31,11 @@ struct ProfileOptions {
   PushOptions push;                   // --push URL ...
   bool trace_kernels =
       false;  // --trace-kernels: CUPTI kernel/memcpy/memset trace (docs/kernels.md)
+  // Phases (docs/phases.md): --phase NAME=REGEX and --phase-end NAME=REGEX over the job's output
+  // lines; --no-marks: no socket for `gpuscope mark` (GPUSCOPE_MARK_SOCKET unset in the job).
+  std::vector<std::string> phases;
+  std::vector<std::string> phase_ends;
+  bool marks = true;
 };
 
 // Smallest main sampling interval: NVML answers a full sample of an 8-GPU node in a few ms.

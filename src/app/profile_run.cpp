@@ -20,6 +20,7 @@
 #include "core/version.hpp"
 #include "launch/job.hpp"
 #include "launch/signals.hpp"
+#include "phases/output_phases.hpp"
 #include "ranks/output_path.hpp"
 #include "ranks/rank_context.hpp"
 #include "store/run_file.hpp"
@@ -43,7 +44,8 @@ std::string local_timestamp() {
 launch::LaunchOptions launch_options(const ProfileOptions& o) {
   launch::LaunchOptions l;
   l.argv = o.wrap.empty() ? o.command : launch::wrap_command(o.wrap);
-  l.capture_output = o.capture_output;
+  // Output-defined phases are read from the output lines, which are then stored too.
+  l.capture_output = o.capture_output || !o.phases.empty();
   l.max_runtime = milliseconds(static_cast<std::int64_t>(o.max_runtime_s * 1000));
   l.kill_grace = milliseconds(static_cast<std::int64_t>(o.kill_grace_s * 1000));
   return l;
@@ -142,6 +144,9 @@ int run_profile(const ProfileOptions& o) {
   // the launcher forwards to the job.
   launch::SignalGuard signal_guard;
   validate(o);
+  // Bad patterns are bad input: said before anything starts.
+  std::vector<phases::OutputPhasePattern> output_phases =
+      phases::parse_output_phases(o.phases, o.phase_ends);
   if (o.trace_kernels) require_cupti_library();  // before any GPU is opened
   const auto env = ranks::process_environment();
   const launch::LaunchOptions launch_opts = launch_options(o);
@@ -182,6 +187,8 @@ int run_profile(const ProfileOptions& o) {
       duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms))};
   setup.verbose = o.verbose;
   setup.process_interval = milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
+  setup.marks = o.marks;
+  setup.output_phases = output_phases;
   std::unique_ptr<ProfiledRun> run;
   try {
     run = std::make_unique<ProfiledRun>(std::move(setup));

@@ -20,6 +20,7 @@
 #include "core/run.hpp"
 #include "launch/job.hpp"
 #include "nvml/session.hpp"
+#include "phases/output_phases.hpp"
 #include "store/run_writer.hpp"
 
 namespace gpuscope::app {
@@ -36,6 +37,10 @@ struct ProfiledRunSetup {
   bool verbose = false;  // -v: every sample on stderr
   // How often the processes on the GPUs are looked at (app/process_watch.hpp); 0: never.
   std::chrono::milliseconds process_interval{1000};
+  // Phases (docs/phases.md): marks received on a socket the job finds in GPUSCOPE_MARK_SOCKET,
+  // and the job's output lines matched against these patterns (which need the output captured).
+  bool marks = true;
+  std::vector<phases::OutputPhasePattern> output_phases;
 };
 
 class ProfiledRun {
@@ -62,8 +67,11 @@ class ProfiledRun {
                         launch::JobCallbacks callbacks,
                         const std::function<void(std::int64_t)>& on_job_started = {});
 
-  // How the run ended, from the job's result and the sampler's statistics (after run()).
+  // How the run ended, from the job's result and the sampler's statistics (after run()), with
+  // what did not pair up among the phases in its problems.
   RunEnd end(const launch::JobResult& result) const;
+  // The phases stored (after run()).
+  std::int64_t phases() const { return phases_; }
   // Stores `end` and closes the database; the storage problems are added to end.problems and
   // returned.
   std::vector<std::string> store_end(RunEnd& end);
@@ -75,6 +83,8 @@ class ProfiledRun {
   std::unique_ptr<store::RunWriter> writer_;
   std::unique_ptr<RunSink> sink_;
   collect::SamplerStats stats_;
+  std::vector<std::string> phase_problems_;
+  std::int64_t phases_ = 0;
   bool ran_ = false;
 };
 

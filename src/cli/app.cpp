@@ -70,6 +70,7 @@ int run(int argc, char** argv) {
   commands.push_back(add_sweep_command(app));
   commands.push_back(add_kernels_command(app));
   commands.push_back(add_export_command(app));
+  commands.push_back(add_mark_command(app));
 
   // CLI11 would call an unknown command a stray argument; name it for what it is.
   if (argc > 1 && argv[1][0] != '-') {

@@ -29,5 +29,6 @@ Command add_serve_command(CLI::App& parent);
 Command add_sweep_command(CLI::App& parent);
 Command add_kernels_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
+Command add_mark_command(CLI::App& parent);
 
 }  // namespace gpuscope::cli

@@ -80,6 +80,18 @@ Command add_profile_command(CLI::App& parent) {
   app->add_flag("--trace-kernels", o->trace_kernels,
                 "Also record the job's CUDA kernels, memcpy and memset (CUPTI, through "
                 "CUDA_INJECTION64_PATH) into the run database (docs/kernels.md)");
+  app->add_option("--phase", o->phases,
+                  "A phase begun by each output line matching REGEX (group 1: which one, e.g. the "
+                  "epoch), ended by the next or by --phase-end; NAME=REGEX names it (implies "
+                  "--capture-output; docs/phases.md)")
+      ->type_name("[NAME=]REGEX")
+      ->allow_extra_args(false);
+  app->add_option("--phase-end", o->phase_ends,
+                  "The output line that ends phase NAME (given by --phase)")
+      ->type_name("NAME=REGEX")
+      ->allow_extra_args(false);
+  app->add_flag("!--no-marks", o->marks,
+                "Do not listen for 'gpuscope mark' (GPUSCOPE_MARK_SOCKET is not set in the job)");
   add_number_option(*app, "--flush-ms", o->flush_ms, kFlushMs,
                     "How often samples are committed to disk (ms)")
       ->group("");  // for tests of crash safety; 1000 ms is right for everyone else

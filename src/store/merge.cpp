@@ -10,6 +10,7 @@
 #include "core/output_file.hpp"
 #include "store/chunk_io.hpp"
 #include "store/kernel_tables.hpp"
+#include "store/phase_tables.hpp"
 #include "store/run_file.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_errors.hpp"
@@ -83,6 +84,7 @@ class Merger {
   void copy_runs(const fs::path& input, MergeSummary& summary) {
     const bool chunks = has_sample_chunks(db_, "src");
     const bool processes = has_table(db_, "processes", "src");
+    const bool phases = has_table(db_, "phases", "src");
     Statement runs = db_.prepare(
         "SELECT run_id, host, slurm_job_id, slurm_step_id, slurm_rank, start_wall_ns "
         "FROM src.runs ORDER BY run_id");
@@ -102,6 +104,7 @@ class Merger {
         copy_rows("processes", process_columns(), old_id, new_id);
         copy_rows("process_samples", process_sample_columns(), old_id, new_id);
       }
+      if (phases) copy_rows("phases", phase_columns(), old_id, new_id);  // schema 1.5
       ++summary.runs;
     }
   }

@@ -6,6 +6,7 @@
 
 #include "core/metrics.hpp"
 #include "store/chunk_io.hpp"
+#include "store/phase_tables.hpp"
 #include "store/run_codec.hpp"
 #include "store/schema.hpp"
 
@@ -71,6 +72,7 @@ RowInserter::RowInserter(Database& db)
       insert_output_(db.prepare(insert_sql("output", output_columns()))),
       insert_process_(db.prepare(insert_sql("processes", process_columns()))),
       insert_process_sample_(db.prepare(insert_sql("process_samples", process_sample_columns()))),
+      insert_phase_(db.prepare(insert_phase_sql())),
       insert_chunk_(db) {
   if (sample_columns().size() + 1 != kSampleParameters) {
     throw std::logic_error("samples columns and RowInserter::kSampleParameters disagree");
@@ -86,6 +88,7 @@ void RowInserter::write(std::int64_t run_id, const WriteBatch& batch) {
     write_events(run_id, batch);
     write_output(run_id, batch);
     write_processes(run_id, batch);
+    write_phases(run_id, batch);
     for (const auto& chunk : chunks_.ready()) insert_chunk_.insert(run_id, chunk);
     commit_.run();
   } catch (const SqliteError&) {
@@ -233,6 +236,13 @@ void RowInserter::write_processes(std::int64_t run_id, const WriteBatch& batch) 
     stmt.bind(7, s.sm_percent);
     stmt.bind(8, s.memory_percent);
     stmt.run();
+  }
+}
+
+void RowInserter::write_phases(std::int64_t run_id, const WriteBatch& batch) {
+  for (const auto& phase : batch.phases) {
+    bind_phase(insert_phase_, run_id, phase);
+    insert_phase_.run();
   }
 }
 

@@ -39,6 +39,7 @@ class RowInserter {
   void write_events(std::int64_t run_id, const WriteBatch& batch);
   void write_output(std::int64_t run_id, const WriteBatch& batch);
   void write_processes(std::int64_t run_id, const WriteBatch& batch);
+  void write_phases(std::int64_t run_id, const WriteBatch& batch);
 
   Database& db_;
   Statement begin_;
@@ -50,6 +51,7 @@ class RowInserter {
   Statement insert_output_;
   Statement insert_process_;
   Statement insert_process_sample_;
+  Statement insert_phase_;
   ChunkInserter insert_chunk_;
   ChunkBuilder chunks_;
 };

@@ -37,6 +37,7 @@ std::string describe_rows(const RowCounts& rows) {
   if (rows.process_rows > 0) {
     parts.push_back(plural(rows.process_rows, "process row", "process rows"));
   }
+  if (rows.phases > 0) parts.push_back(plural(rows.phases, "phase", "phases"));
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i > 0) out += i + 1 == parts.size() ? " and " : ", ";
@@ -121,6 +122,15 @@ void RunWriter::push(const ProcessSample& sample) {
     front_.process_samples.push_back(sample);
   } else {
     ++dropped_after_stop_.process_rows;
+  }
+}
+
+void RunWriter::push(Phase phase) {
+  std::lock_guard lock(mutex_);
+  if (accepting()) {
+    front_.phases.push_back(std::move(phase));
+  } else {
+    ++dropped_after_stop_.phases;
   }
 }
 

@@ -69,6 +69,7 @@ class RunWriter {
   void push(OutputLine line);
   void push(GpuProcess process);
   void push(const ProcessSample& sample);
+  void push(Phase phase);
 
   // Writes everything pushed so far now and waits for the attempt (it may fail: see stats()).
   void flush();

@@ -9,6 +9,7 @@
 #include "core/metrics.hpp"
 #include "store/grid_tables.hpp"
 #include "store/kernel_tables.hpp"
+#include "store/phase_tables.hpp"
 #include "store/time_text.hpp"
 
 namespace gpuscope::store {
@@ -319,6 +320,7 @@ void create_schema(Database& db, std::string_view created_by) {
   sql += create_kernel_tables_sql();
   sql += create_process_tables_sql();
   sql += create_grid_tables_sql();
+  sql += create_phase_tables_sql();
   // The reader's order (run, device, time) and every per-GPU query walk this index.
   sql += "CREATE INDEX samples_by_device ON samples (run_id, device_index, mono_ns);\n";
   sql += "CREATE INDEX power_samples_by_device ON power_samples (run_id, device_index, mono_ns);\n";
@@ -398,6 +400,7 @@ void migrate(Database& db, int from_version) {
     if (!has_table(db, "processes", "main")) db.exec(create_process_tables_sql());
   }
   if (minor < 4 && !has_table(db, "grid_intensity", "main")) db.exec(create_grid_tables_sql());
+  if (minor < 5 && !has_table(db, "phases", "main")) db.exec(create_phase_tables_sql());
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",
                   kSchemaMinorVersion));

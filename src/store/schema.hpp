@@ -26,8 +26,9 @@ inline constexpr int kOldestReadableSchema = 1;
 // older readers of the same major version can ignore, so they keep reading newer files:
 // 1.1 added sample_chunks, the columnar copy of samples; 1.2 the kernel trace tables
 // (store/kernel_tables.hpp); 1.3 the launcher's rank context in runs and the processes and
-// process_samples tables; 1.4 grid_intensity (store/grid_tables.hpp).
-inline constexpr int kSchemaMinorVersion = 4;
+// process_samples tables; 1.4 grid_intensity (store/grid_tables.hpp); 1.5 phases
+// (store/phase_tables.hpp).
+inline constexpr int kSchemaMinorVersion = 5;
 
 struct Column {
   std::string_view name;
@@ -79,7 +80,8 @@ int check_run_database(Database& db, const std::filesystem::path& path);
 // Upgrades a writable database from `from_version` to kSchemaVersion, one step per version, then
 // to kSchemaMinorVersion (1.0 → 1.1 adds an empty sample_chunks: readers use rows for all of it;
 // 1.1 → 1.2 adds the empty kernel trace tables; 1.2 → 1.3 the rank columns of runs, NULL in the
-// runs already there, and the empty process tables; 1.3 → 1.4 the empty grid_intensity).
+// runs already there, and the empty process tables; 1.3 → 1.4 the empty grid_intensity; 1.4 → 1.5
+// the empty phases).
 // Steps only add tables or columns, never drop data.
 void migrate(Database& db, int from_version);
 

@@ -25,9 +25,11 @@ std::int64_t drop_front(std::vector<T>& rows, double share) {
 
 RowCounts WriteBatch::counts() const {
   return {static_cast<std::int64_t>(samples.size()),
-          static_cast<std::int64_t>(power_samples.size()), static_cast<std::int64_t>(events.size()),
+          static_cast<std::int64_t>(power_samples.size()),
+          static_cast<std::int64_t>(events.size()),
           static_cast<std::int64_t>(output.size()),
-          static_cast<std::int64_t>(processes.size() + process_samples.size())};
+          static_cast<std::int64_t>(processes.size() + process_samples.size()),
+          static_cast<std::int64_t>(phases.size())};
 }
 
 std::size_t WriteBatch::bytes() const {
@@ -48,6 +50,9 @@ std::size_t WriteBatch::event_bytes() const {
     total += sizeof(GpuProcess) + p.command_line.value_or("").capacity() +
              p.cgroup.value_or("").capacity();
   }
+  for (const auto& p : phases) {
+    total += sizeof(Phase) + p.name.capacity() + p.instance.capacity() + p.domain.capacity();
+  }
   return total;
 }
 
@@ -58,6 +63,7 @@ void WriteBatch::clear() {
   output.clear();
   processes.clear();
   process_samples.clear();
+  phases.clear();
 }
 
 void WriteBatch::append(WriteBatch& newer) {
@@ -67,6 +73,7 @@ void WriteBatch::append(WriteBatch& newer) {
   move_append(output, newer.output);
   move_append(processes, newer.processes);
   move_append(process_samples, newer.process_samples);
+  move_append(phases, newer.phases);
 }
 
 RowCounts WriteBatch::drop_oldest(std::size_t max_bytes) {
@@ -91,6 +98,15 @@ RowCounts WriteBatch::drop_oldest(std::size_t max_bytes) {
   while (!processes.empty() && bytes() > max_bytes) {
     processes.erase(processes.begin());
     ++dropped.process_rows;
+  }
+  if (!phases.empty() && bytes() > max_bytes) {
+    const std::size_t before = phases.size();
+    while (!phases.empty() && bytes() > max_bytes) {
+      // Half of what is left at a time: bytes() walks every row.
+      const std::size_t n = std::max<std::size_t>(1, phases.size() / 2);
+      phases.erase(phases.begin(), phases.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    dropped.phases = static_cast<std::int64_t>(before - phases.size());
   }
   return dropped;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/gpu_process.hpp"
+#include "core/phase.hpp"
 #include "core/run.hpp"
 
 namespace gpuscope::store {
@@ -18,9 +19,10 @@ struct RowCounts {
   std::int64_t events = 0;
   std::int64_t output_lines = 0;
   std::int64_t process_rows = 0;  // processes and process_samples
+  std::int64_t phases = 0;
 
   std::int64_t total() const {
-    return samples + power_samples + events + output_lines + process_rows;
+    return samples + power_samples + events + output_lines + process_rows + phases;
   }
   RowCounts& operator+=(const RowCounts& other) {
     samples += other.samples;
@@ -28,6 +30,7 @@ struct RowCounts {
     events += other.events;
     output_lines += other.output_lines;
     process_rows += other.process_rows;
+    phases += other.phases;
     return *this;
   }
 };
@@ -39,10 +42,11 @@ struct WriteBatch {
   std::vector<OutputLine> output;
   std::vector<GpuProcess> processes;
   std::vector<ProcessSample> process_samples;
+  std::vector<Phase> phases;
 
   bool empty() const {
     return samples.empty() && power_samples.empty() && events.empty() && output.empty() &&
-           processes.empty() && process_samples.empty();
+           processes.empty() && process_samples.empty() && phases.empty();
   }
   RowCounts counts() const;
   // Approximate memory the rows hold, strings included.
@@ -52,13 +56,13 @@ struct WriteBatch {
   // Moves `newer`'s rows after this batch's (each table stays in time order); empties `newer`.
   void append(WriteBatch& newer);
   // Drops the oldest samples, power samples, output lines and process samples, in proportion,
-  // until bytes() <= max_bytes (events and processes only when that is not enough); returns how
-  // many were dropped.
+  // until bytes() <= max_bytes (events, processes and phases only when that is not enough);
+  // returns how many were dropped.
   RowCounts drop_oldest(std::size_t max_bytes);
 
  private:
   std::size_t bulk_bytes() const;   // samples, power samples, output, process samples
-  std::size_t event_bytes() const;  // events and processes
+  std::size_t event_bytes() const;  // events, processes and phases
 };
 
 }  // namespace gpuscope::store

@@ -1,0 +1,138 @@
+#include "store/phase_tables.hpp"
+
+#include <array>
+
+#include "store/sqlite.hpp"
+#include "store/sqlite_errors.hpp"
+
+namespace gpuscope::store {
+namespace {
+
+constexpr std::array kPhaseColumns = std::to_array<Column>({
+    {"source", "TEXT NOT NULL CHECK (source IN ('nvtx', 'mark', 'output'))"},
+    {"name", "TEXT NOT NULL"},
+    {"instance", "TEXT"},
+    {"domain", "TEXT"},
+    {"category", "INTEGER"},
+    {"pid", "INTEGER"},
+    {"tid", "INTEGER"},
+    {"start_mono_ns", "INTEGER NOT NULL"},
+    {"end_mono_ns", "INTEGER NOT NULL"},
+    {"kind", "TEXT NOT NULL CHECK (kind IN ('range', 'point'))"},
+    {"closed", "INTEGER NOT NULL"},
+    {"device_index", "INTEGER"},
+});
+
+std::optional<std::string> non_empty(const std::string& text) {
+  return text.empty() ? std::nullopt : std::optional<std::string>(text);
+}
+
+}  // namespace
+
+std::span<const Column> phase_columns() {
+  return kPhaseColumns;
+}
+
+std::string create_phase_tables_sql() {
+  std::string sql = "CREATE TABLE phases (\n  run_id INTEGER NOT NULL REFERENCES runs (run_id)";
+  for (const auto& c : kPhaseColumns) {
+    sql += ",\n  ";
+    sql += c.name;
+    sql += ' ';
+    sql += c.declaration;
+  }
+  sql += "\n);\nCREATE INDEX phases_by_time ON phases (run_id, start_mono_ns);\n";
+  return sql;
+}
+
+std::string insert_phase_sql() {
+  return "INSERT INTO phases (run_id, " + column_names(kPhaseColumns) + ") VALUES (" +
+         placeholders(kPhaseColumns.size() + 1) + ")";
+}
+
+void bind_phase(Statement& insert, std::int64_t run_id, const Phase& p) {
+  int i = 0;
+  insert.bind(++i, run_id);
+  insert.bind_static(++i, to_text(p.source));
+  insert.bind(++i, p.name);
+  insert.bind(++i, non_empty(p.instance));
+  insert.bind(++i, non_empty(p.domain));
+  insert.bind(++i, p.category ? std::optional<std::int64_t>(*p.category) : std::nullopt);
+  insert.bind(++i, p.pid);
+  insert.bind(++i, p.tid);
+  insert.bind(++i, p.start_mono_ns);
+  insert.bind(++i, p.end_mono_ns);
+  insert.bind_static(++i, p.point ? "point" : "range");
+  insert.bind(++i, std::int64_t{p.closed ? 1 : 0});
+  insert.bind(++i, p.device_index ? std::optional<std::int64_t>(*p.device_index) : std::nullopt);
+}
+
+std::vector<Phase> read_phases(Database& db, std::int64_t run_id) {
+  std::vector<Phase> out;
+  if (!has_table(db, "phases")) return out;
+  Statement stmt =
+      db.prepare("SELECT " + column_names(kPhaseColumns) +
+                 " FROM phases WHERE run_id = ? ORDER BY start_mono_ns, end_mono_ns DESC, rowid");
+  stmt.bind(1, run_id);
+  while (stmt.step()) {
+    Phase p;
+    int i = 0;
+    // The CHECK constraint holds the source to the three names; a file edited by hand that
+    // breaks it is read as marks rather than refused.
+    p.source = phase_source_from_text(stmt.text(i++)).value_or(PhaseSource::Mark);
+    p.name = stmt.text(i++);
+    p.instance = stmt.opt_text(i++).value_or("");
+    p.domain = stmt.opt_text(i++).value_or("");
+    if (auto category = stmt.opt_int64(i++)) p.category = static_cast<std::uint32_t>(*category);
+    p.pid = stmt.opt_int64(i++);
+    p.tid = stmt.opt_int64(i++);
+    p.start_mono_ns = stmt.int64(i++);
+    p.end_mono_ns = stmt.int64(i++);
+    p.point = stmt.text(i++) == "point";
+    p.closed = stmt.int64(i++) != 0;
+    if (auto device = stmt.opt_int64(i++); device && *device >= 0) {
+      p.device_index = static_cast<unsigned>(*device);
+    }
+    if (p.end_mono_ns < p.start_mono_ns) p.end_mono_ns = p.start_mono_ns;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<Phase> read_phases(const std::filesystem::path& path, std::int64_t run_id) {
+  Database db(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  return read_phases(db, run_id);
+}
+
+std::int64_t count_phases(Database& db, std::int64_t run_id) {
+  if (!has_table(db, "phases")) return 0;
+  Statement stmt = db.prepare("SELECT count(*) FROM phases WHERE run_id = ?");
+  stmt.bind(1, run_id);
+  return stmt.step() ? stmt.int64(0) : 0;
+}
+
+void append_phases(const std::filesystem::path& path, std::int64_t run_id,
+                   std::span<const Phase> phases) {
+  const std::string name = path.string();
+  translate_sqlite_errors("cannot store the phases in " + name, "check the file is writable", [&] {
+    Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+    sqlite3_busy_timeout(db.handle(), 5000);
+    migrate(db, check_run_database(db, path));
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      Statement insert = db.prepare(insert_phase_sql());
+      for (const auto& phase : phases) {
+        bind_phase(insert, run_id, phase);
+        insert.run();
+      }
+      db.exec("COMMIT");
+    } catch (...) {
+      if (sqlite3_get_autocommit(db.handle()) == 0) db.exec("ROLLBACK");
+      throw;
+    }
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    return 0;
+  });
+}
+
+}  // namespace gpuscope::store
