@@ -10,6 +10,7 @@
 #include "analyze/balance.hpp"
 #include "analyze/carbon.hpp"
 #include "analyze/energy.hpp"
+#include "analyze/phases.hpp"
 #include "analyze/stats.hpp"
 #include "core/gpu_process.hpp"
 #include "core/grid_intensity.hpp"
@@ -197,6 +198,7 @@ struct Analysis {
   std::optional<Carbon> carbon;
   std::vector<LostGpu> lost_gpus;
   std::vector<ProcessUse> processes;  // empty when the runs recorded none (or before 1.3)
+  std::optional<PhaseReport> phases;  // when the runs hold phases (schema 1.5)
   std::vector<Finding> findings;
   std::vector<std::string> notes;  // what could not be computed, and why
 };

@@ -157,6 +157,7 @@ struct Analyzer::State {
   // the index of its period in options.grid_series, or -1 for a gap (before, between, after).
   std::vector<double> slot_edges_s;  // slots + 1 edges
   std::vector<std::ptrdiff_t> slot_period;
+  std::optional<PhaseAnalysis> phases;
 };
 
 namespace {
@@ -527,7 +528,17 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
     report.grid.push_back(
         {m, gpu_grid_means(d.t_s, d.of(m), s.result.gpu_grid_bin_s, s.result.gpu_grid_bins)});
   }
+  if (s.phases)
+    out.phases = s.phases->measure(d, static_cast<std::size_t>(d.key.run_id), d.key.device_index);
   return out;
+}
+
+void Analyzer::set_phases(std::vector<std::string> names, std::vector<PhaseSpan> spans) {
+  if (spans.empty()) {
+    state_->phases.reset();
+    return;
+  }
+  state_->phases.emplace(std::move(names), std::move(spans));
 }
 
 void Analyzer::add_prepared(PreparedDevice&& d) {
@@ -540,6 +551,10 @@ void Analyzer::add_prepared(PreparedDevice&& d) {
     for (const auto& [bin, mean] : d.space[m]) s.space[m].add(bin, mean, gpu);
   }
   s.score.merge(d.score);
+  if (s.phases) {
+    d.phases.gpu = gpu;
+    s.phases->add(d.phases);
+  }
   s.result.gpus.push_back(std::move(d.report));
 }
 
@@ -710,6 +725,10 @@ Analysis Analyzer::finish() {
     if (!s.slot_period.empty()) series_carbon(*s.options.grid_series, s.slot_period, a, *energy, c);
     if (a.work_units && *a.work_units > 0) c.grams_per_unit = c.grams / *a.work_units;
     a.carbon = c;
+  }
+
+  if (s.phases) {
+    a.phases = s.phases->finish(energy, a.work_units, a.gpus.size(), s.options.max_phase_instances);
   }
 
   // The carbon findings (a greener start) come after the data's and the diagnosis'.

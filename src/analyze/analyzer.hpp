@@ -31,6 +31,7 @@ struct AnalysisOptions {
   // across the run; none by default, so analyze's memory does not grow with the GPU count.
   std::vector<Metric> gpu_grid_metrics;
   std::size_t gpu_grid_bins = 300;
+  std::size_t max_phase_instances = 10000;  // phase instances listed one by one
 };
 
 // One GPU's samples in time order: t_s in seconds since the analysis' t0 (the earliest run
@@ -74,6 +75,7 @@ struct PreparedDevice {
   OverallPart score;
   // Per summarised metric: (over-space bin, the GPU's mean in it), in time order.
   std::array<std::vector<std::pair<std::size_t, double>>, kMetricCount> space;
+  PhaseGpuPart phases;  // what this GPU measured of the phases
 };
 
 class Analyzer {
@@ -84,6 +86,10 @@ class Analyzer {
 
   double t0_offset_s(const RunMeta& run) const;  // where `run` starts on the analysis axis
   std::int64_t t0_wall_ns() const;
+
+  // The runs' phases (docs/phases.md): their names, and the spans on the analysis' time axis
+  // (seconds since t0; span.run is GpuKey::run_id). Before pass 2.
+  void set_phases(std::vector<std::string> names, std::vector<PhaseSpan> spans);
 
   // Pass 1: one GPU's activity (0..1, NaN unknown) at times t_s.
   void add_activity(std::span<const double> t_s, std::span<const double> activity);

@@ -16,6 +16,8 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <unordered_map>
 
 #include "analyze/analyzer.hpp"
 #include "analyze/carbon.hpp"
@@ -623,6 +625,39 @@ std::optional<IntensitySeries> grid_series_for_runs(const AnalyzeOptions& o,
   return series;
 }
 
+// The runs' phases (schema 1.5) on the analysis' time axis: names shared across runs, a track
+// per source, run, process and thread (phases nest only within one).
+void feed_phases(Analyzer& analyzer, const std::vector<Source>& sources) {
+  std::vector<std::string> names;
+  std::unordered_map<std::string, std::uint32_t> name_ids;
+  std::vector<analyze::PhaseSpan> spans;
+  std::map<std::tuple<std::size_t, int, std::int64_t, std::int64_t>, std::uint64_t> tracks;
+  for (const auto& source : sources) {
+    for (const Phase& phase : source.reader->phases(source.run_id)) {
+      const double start = source.clock.at(phase.start_mono_ns);
+      const double end = source.clock.at(phase.end_mono_ns);
+      if (std::isnan(start) || std::isnan(end)) continue;  // not of this run's clock
+      analyze::PhaseSpan span;
+      auto [it, added] = name_ids.try_emplace(phase.name, static_cast<std::uint32_t>(names.size()));
+      if (added) names.push_back(phase.name);
+      span.name = it->second;
+      span.instance = phase.instance;
+      span.source = std::string(to_text(phase.source));
+      span.run = source.meta;
+      span.device_index = phase.device_index;
+      const auto key = std::make_tuple(source.meta, static_cast<int>(phase.source),
+                                       phase.pid.value_or(-1), phase.tid.value_or(-1));
+      span.track = tracks.try_emplace(key, tracks.size()).first->second;
+      span.start_s = start;
+      span.end_s = std::max(end, start);
+      span.point = phase.point;
+      span.closed = phase.closed;
+      spans.push_back(std::move(span));
+    }
+  }
+  analyzer.set_phases(std::move(names), std::move(spans));
+}
+
 // Which processes used each GPU (schema 1.3), and the diagnosis of those outside the job.
 void read_processes(analyze::Analysis& analysis, const std::vector<Source>& sources,
                     const std::vector<RunMeta>& metas) {
@@ -826,6 +861,7 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   }
   report_time_checks(analyzer, sources, metas, checks);
   analyzer.finish_activity();
+  feed_phases(analyzer, sources);
   if (jobs) {
     feed_devices(analyzer, *jobs, metas);
   } else {

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/metrics.hpp"
+#include "store/phase_tables.hpp"
 #include "store/run_file.hpp"
 #include "store/run_rows.hpp"
 #include "store/schema.hpp"
@@ -156,6 +157,10 @@ std::vector<DeviceDescription> RunReader::devices(std::int64_t run_id) const {
     while (stmt.step()) out.push_back(read_device(stmt));
     return out;
   });
+}
+
+std::vector<Phase> RunReader::phases(std::int64_t run_id) const {
+  return read_or_explain(path_, [&] { return read_phases(*db_, run_id); });
 }
 
 std::vector<GpuProcess> RunReader::processes(std::int64_t run_id) const {

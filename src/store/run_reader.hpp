@@ -15,6 +15,7 @@
 #include "core/device_description.hpp"
 #include "core/gpu_process.hpp"
 #include "core/metrics.hpp"
+#include "core/phase.hpp"
 #include "store/chunk_io.hpp"
 #include "store/records.hpp"
 #include "store/sample_chunks.hpp"
@@ -80,6 +81,8 @@ class RunReader {
   // order they were first seen, and what each held on each GPU at each look, by device and time.
   std::vector<GpuProcess> processes(std::int64_t run_id) const;
   std::vector<ProcessSample> process_samples(std::int64_t run_id) const;
+  // The phases of `run_id` (schema 1.5; empty for an older file), in start order.
+  std::vector<Phase> phases(std::int64_t run_id) const;
 
   SampleCursor samples(const RowFilter& filter = {}) const;
   // Like samples(), reading only the metrics in `only` (the others come back absent): a first

@@ -1,0 +1,418 @@
+#include "analyze/phases.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "analyze/analyzer.hpp"
+#include "analyze/energy.hpp"
+
+namespace gpuscope::analyze {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Linear interpolation of cumulative values `cum` at times `t` (increasing), clamped to the ends.
+double interpolate(const std::vector<double>& t, const std::vector<double>& cum, double x) {
+  if (t.empty()) return 0;
+  if (x <= t.front()) return cum.front();
+  if (x >= t.back()) return cum.back();
+  const auto after = std::upper_bound(t.begin(), t.end(), x);
+  const auto i = static_cast<std::size_t>(after - t.begin());
+  const double t0 = t[i - 1], t1 = t[i];
+  if (t1 <= t0) return cum[i];
+  return cum[i - 1] + (cum[i] - cum[i - 1]) * (x - t0) / (t1 - t0);
+}
+
+}  // namespace
+
+PhaseLayout layout_phases(std::span<const PhaseSpan> spans) {
+  const std::size_t n = spans.size();
+  PhaseLayout out;
+  out.parent.assign(n, -1);
+  out.depth.assign(n, 0);
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!spans[i].point) order.push_back(i);
+  }
+  // By track, then start, the longest first: an enclosing span comes before what it encloses.
+  std::sort(order.begin(), order.end(), [&spans](std::size_t a, std::size_t b) {
+    const PhaseSpan& x = spans[a];
+    const PhaseSpan& y = spans[b];
+    if (x.track != y.track) return x.track < y.track;
+    if (x.start_s != y.start_s) return x.start_s < y.start_s;
+    if (x.end_s != y.end_s) return x.end_s > y.end_s;
+    return a < b;
+  });
+  std::vector<std::size_t> stack;
+  std::uint64_t track = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t i = order[k];
+    if (k == 0 || spans[i].track != track) {
+      stack.clear();
+      track = spans[i].track;
+    }
+    while (!stack.empty()) {
+      const PhaseSpan& top = spans[stack.back()];
+      if (top.start_s <= spans[i].start_s && spans[i].end_s <= top.end_s) break;
+      stack.pop_back();
+    }
+    out.parent[i] = stack.empty() ? -1 : static_cast<std::int64_t>(stack.back());
+    out.depth[i] = static_cast<int>(stack.size());
+    stack.push_back(i);
+  }
+  // The children of each span, grouped (counting sort), then merged into disjoint intervals.
+  std::vector<std::size_t> count(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out.parent[i] >= 0) ++count[static_cast<std::size_t>(out.parent[i]) + 1];
+  }
+  std::partial_sum(count.begin(), count.end(), count.begin());
+  std::vector<std::pair<double, double>> children(count[n]);
+  std::vector<std::size_t> fill(count.begin(), count.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out.parent[i] < 0) continue;
+    children[fill[static_cast<std::size_t>(out.parent[i])]++] = {spans[i].start_s, spans[i].end_s};
+  }
+  out.cover_begin.assign(n + 1, 0);
+  out.cover.reserve(children.size());
+  for (std::size_t p = 0; p < n; ++p) {
+    out.cover_begin[p] = out.cover.size();
+    auto first = children.begin() + static_cast<std::ptrdiff_t>(count[p]);
+    auto last = children.begin() + static_cast<std::ptrdiff_t>(count[p + 1]);
+    std::sort(first, last);
+    for (auto it = first; it != last; ++it) {
+      if (!out.cover.empty() && out.cover.size() > out.cover_begin[p] &&
+          it->first <= out.cover.back().second) {
+        out.cover.back().second = std::max(out.cover.back().second, it->second);
+      } else {
+        out.cover.push_back(*it);
+      }
+    }
+  }
+  out.cover_begin[n] = out.cover.size();
+  return out;
+}
+
+IntervalMeter::IntervalMeter(const DeviceSeries& d)
+    : max_gap_s_(std::max(5 * d.sampling_interval_s, 1.0)),
+      last_hold_s_(std::min(d.sampling_interval_s, std::max(5 * d.sampling_interval_s, 1.0))) {
+  // Energy: the counter's increases, at the fast power cadence when it read the counter.
+  const auto cumulate_counter = [this](const std::vector<double>& t,
+                                       const std::vector<double>& mj) {
+    energy_t_.clear();
+    energy_cum_j_.clear();
+    double last = kNaN;
+    double total = 0;
+    const std::size_t n = std::min(t.size(), mj.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::isnan(mj[i]) || std::isnan(t[i])) continue;
+      if (!energy_t_.empty() && t[i] < energy_t_.back()) continue;
+      if (!std::isnan(last) && mj[i] >= last) total += (mj[i] - last) / 1000.0;
+      last = mj[i];
+      energy_t_.push_back(t[i]);
+      energy_cum_j_.push_back(total);
+    }
+    if (energy_t_.size() < 2) {
+      energy_t_.clear();
+      energy_cum_j_.clear();
+    }
+  };
+  if (!d.power_t_s.empty()) cumulate_counter(d.power_t_s, d.power_energy_mj);
+  if (energy_t_.empty()) cumulate_counter(d.t_s, d.of(Metric::EnergyMj));
+  if (energy_t_.empty()) {
+    // No counter: power integrated (trapezoids), gaps longer than max_gap not bridged.
+    const bool fast = !d.power_w.empty();
+    const std::vector<double>& t = fast ? d.power_t_s : d.t_s;
+    const std::vector<double>& w = fast ? d.power_w : d.of(Metric::PowerW);
+    double total = 0;
+    std::optional<std::pair<double, double>> previous;
+    for (std::size_t i = 0; i < std::min(t.size(), w.size()); ++i) {
+      if (std::isnan(w[i]) || std::isnan(t[i])) continue;
+      if (previous && t[i] >= previous->first) {
+        const double dt = t[i] - previous->first;
+        if (dt <= max_gap_s_) total += dt * (w[i] + previous->second) / 2;
+      } else if (previous) {
+        continue;
+      }
+      previous = {t[i], w[i]};
+      energy_t_.push_back(t[i]);
+      energy_cum_j_.push_back(total);
+    }
+    if (energy_t_.size() < 2) {
+      energy_t_.clear();
+      energy_cum_j_.clear();
+    }
+  }
+  // Metrics: each sample holds until the next, at most max_gap (as throttle_time does).
+  metric_t_ = d.t_s;
+  const std::size_t n = metric_t_.size();
+  for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
+    const auto& v = d.of(kPhaseMetrics[m]);
+    auto& value = value_[m];
+    value.assign(n, kNaN);
+    for (std::size_t i = 0; i < std::min(n, v.size()); ++i) value[i] = v[i];
+    auto& integral = integral_[m];
+    auto& covered = covered_[m];
+    integral.assign(n, 0);
+    covered.assign(n, 0);
+    for (std::size_t i = 1; i < n; ++i) {
+      const double hold = std::clamp(metric_t_[i] - metric_t_[i - 1], 0.0, max_gap_s_);
+      const bool known = !std::isnan(value[i - 1]);
+      integral[i] = integral[i - 1] + (known ? value[i - 1] * hold : 0);
+      covered[i] = covered[i - 1] + (known ? hold : 0);
+    }
+  }
+}
+
+std::optional<double> IntervalMeter::energy_j(double a, double b) const {
+  if (energy_t_.empty()) return std::nullopt;
+  if (b <= a) return 0.0;
+  return interpolate(energy_t_, energy_cum_j_, b) - interpolate(energy_t_, energy_cum_j_, a);
+}
+
+std::pair<double, double> IntervalMeter::metric(std::size_t m, double a, double b) const {
+  const std::size_t n = metric_t_.size();
+  if (n == 0 || b <= a) return {0, 0};
+  const auto& integral = integral_[m];
+  const auto& covered = covered_[m];
+  const auto& value = value_[m];
+  // The integral and the covered time from the first sample to x.
+  const auto at = [&](double x) -> std::pair<double, double> {
+    if (x <= metric_t_.front()) return {0, 0};
+    const auto after = std::upper_bound(metric_t_.begin(), metric_t_.end(), x);
+    const auto i = static_cast<std::size_t>(after - metric_t_.begin()) - 1;  // t[i] <= x
+    const double limit =
+        i + 1 < n ? std::clamp(metric_t_[i + 1] - metric_t_[i], 0.0, max_gap_s_) : last_hold_s_;
+    const double held = std::min(x - metric_t_[i], limit);
+    const bool known = !std::isnan(value[i]);
+    return {integral[i] + (known ? value[i] * held : 0), covered[i] + (known ? held : 0)};
+  };
+  const auto [ia, ca] = at(a);
+  const auto [ib, cb] = at(b);
+  return {ib - ia, cb - ca};
+}
+
+PhaseAnalysis::PhaseAnalysis(std::vector<std::string> names, std::vector<PhaseSpan> spans)
+    : names_(std::move(names)), spans_(std::move(spans)) {
+  layout_ = layout_phases(spans_);
+  const std::size_t n = spans_.size();
+  energy_j_.assign(n, 0);
+  exclusive_energy_j_.assign(n, 0);
+  energy_known_.assign(n, 0);
+  integral_.assign(n, {});
+  covered_.assign(n, {});
+  name_gpu_energy_.assign(names_.size(), {});
+  for (std::size_t i = 0; i < n; ++i) {
+    if (spans_[i].point) continue;
+    if (spans_[i].run >= by_run_.size()) by_run_.resize(spans_[i].run + 1);
+    by_run_[spans_[i].run].push_back(static_cast<std::uint32_t>(i));
+  }
+}
+
+PhaseGpuPart PhaseAnalysis::measure(const DeviceSeries& series, std::size_t run,
+                                    unsigned device_index) const {
+  PhaseGpuPart part;
+  if (run >= by_run_.size() || by_run_[run].empty()) return part;
+  const IntervalMeter meter(series);
+  for (const std::uint32_t i : by_run_[run]) {
+    const PhaseSpan& s = spans_[i];
+    if (s.device_index && *s.device_index != device_index) continue;
+    part.spans.push_back(i);
+    const auto energy = meter.energy_j(s.start_s, s.end_s);
+    double exclusive = energy.value_or(kNaN);
+    if (energy) {
+      for (std::size_t c = layout_.cover_begin[i]; c < layout_.cover_begin[i + 1]; ++c) {
+        exclusive -= meter.energy_j(layout_.cover[c].first, layout_.cover[c].second).value_or(0);
+      }
+    }
+    part.energy_j.push_back(energy.value_or(kNaN));
+    part.exclusive_energy_j.push_back(energy ? std::max(exclusive, 0.0) : kNaN);
+    std::array<double, kPhaseMetrics.size()> integral{}, covered{};
+    for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
+      std::tie(integral[m], covered[m]) = meter.metric(m, s.start_s, s.end_s);
+    }
+    part.integral.push_back(integral);
+    part.covered.push_back(covered);
+  }
+  return part;
+}
+
+void PhaseAnalysis::add(const PhaseGpuPart& part) {
+  for (std::size_t k = 0; k < part.spans.size(); ++k) {
+    const std::size_t i = part.spans[k];
+    if (!std::isnan(part.energy_j[k])) {
+      energy_j_[i] += part.energy_j[k];
+      exclusive_energy_j_[i] += part.exclusive_energy_j[k];
+      energy_known_[i] = 1;
+      auto& per_gpu = name_gpu_energy_[spans_[i].name];
+      if (per_gpu.size() <= part.gpu) per_gpu.resize(part.gpu + 1, kNaN);
+      per_gpu[part.gpu] =
+          (std::isnan(per_gpu[part.gpu]) ? 0 : per_gpu[part.gpu]) + part.energy_j[k];
+    }
+    for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
+      integral_[i][m] += part.integral[k][m];
+      covered_[i][m] += part.covered[k][m];
+    }
+  }
+}
+
+PhaseReport PhaseAnalysis::finish(std::optional<double> job_energy_j,
+                                  std::optional<double> work_units, std::size_t gpu_count,
+                                  std::size_t max_instances) const {
+  PhaseReport report;
+  const std::size_t n = spans_.size();
+  const bool shares = job_energy_j && *job_energy_j > 0;
+  const auto figures_of = [&](std::size_t i) {
+    const PhaseSpan& s = spans_[i];
+    PhaseFigures f;
+    f.time_s = std::max(s.end_s - s.start_s, 0.0);
+    double children = 0;
+    for (std::size_t c = layout_.cover_begin[i]; c < layout_.cover_begin[i + 1]; ++c) {
+      children += layout_.cover[c].second - layout_.cover[c].first;
+    }
+    f.exclusive_time_s = std::max(f.time_s - children, 0.0);
+    if (energy_known_[i] != 0) {
+      f.energy_j = energy_j_[i];
+      f.exclusive_energy_j = exclusive_energy_j_[i];
+      if (f.time_s > 0) f.mean_power_w = energy_j_[i] / f.time_s;
+      if (shares) f.energy_share = energy_j_[i] / *job_energy_j;
+    }
+    for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
+      if (covered_[i][m] > 0) f.metrics[m] = integral_[i][m] / covered_[i][m];
+    }
+    return f;
+  };
+
+  // Instances in start order.
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+    return spans_[a].start_s < spans_[b].start_s;
+  });
+  struct NameAcc {
+    std::vector<double> times;
+    std::size_t points = 0, unclosed = 0;
+    double time = 0, exclusive_time = 0, energy = 0, exclusive_energy = 0;
+    bool energy_known = false;
+    std::array<double, kPhaseMetrics.size()> integral{}, covered{};
+    std::string source;
+  };
+  std::vector<NameAcc> acc(names_.size());
+  std::vector<std::pair<double, double>> ranges;
+  for (const std::size_t i : order) {
+    const PhaseSpan& s = spans_[i];
+    NameAcc& a = acc[s.name];
+    if (a.source.empty()) {
+      a.source = s.source;
+    } else if (a.source != s.source && a.source.find(s.source) == std::string::npos) {
+      a.source += "+" + s.source;
+    }
+    if (s.point) {
+      ++a.points;
+      ++report.point_count;
+      continue;
+    }
+    ++report.instance_count;
+    const PhaseFigures f = figures_of(i);
+    if (!s.closed) ++a.unclosed;
+    a.times.push_back(f.time_s);
+    a.time += f.time_s;
+    a.exclusive_time += f.exclusive_time_s;
+    if (f.energy_j) {
+      a.energy_known = true;
+      a.energy += *f.energy_j;
+      a.exclusive_energy += f.exclusive_energy_j.value_or(0);
+    }
+    for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
+      a.integral[m] += integral_[i][m];
+      a.covered[m] += covered_[i][m];
+    }
+    ranges.emplace_back(s.start_s, s.end_s);
+    if (report.instances.size() < max_instances) {
+      PhaseInstance instance;
+      instance.span = i;
+      instance.name = names_[s.name];
+      instance.instance = s.instance;
+      instance.source = s.source;
+      instance.run = s.run;
+      instance.start_s = s.start_s;
+      instance.end_s = s.end_s;
+      instance.closed = s.closed;
+      instance.depth = layout_.depth[i];
+      instance.figures = f;
+      report.instances.push_back(std::move(instance));
+    }
+  }
+  // Time inside at least one phase.
+  std::sort(ranges.begin(), ranges.end());
+  double covered = 0, open_start = 0, open_end = -std::numeric_limits<double>::infinity();
+  for (const auto& [a, b] : ranges) {
+    if (a > open_end) {
+      if (open_end > open_start) covered += open_end - open_start;
+      open_start = a;
+      open_end = b;
+    } else {
+      open_end = std::max(open_end, b);
+    }
+  }
+  if (open_end > open_start) covered += open_end - open_start;
+  report.covered_time_s = covered;
+
+  for (std::size_t k = 0; k < names_.size(); ++k) {
+    NameAcc& a = acc[k];
+    if (a.times.empty() && a.points == 0) continue;
+    PhaseName name;
+    name.name = names_[k];
+    name.source = a.source;
+    name.count = a.times.size();
+    name.points = a.points;
+    name.unclosed = a.unclosed;
+    if (!a.times.empty()) {
+      const double count = static_cast<double>(a.times.size());
+      name.mean_time_s = a.time / count;
+      name.min_time_s = *std::min_element(a.times.begin(), a.times.end());
+      name.max_time_s = *std::max_element(a.times.begin(), a.times.end());
+      double squares = 0;
+      for (const double t : a.times) squares += (t - name.mean_time_s) * (t - name.mean_time_s);
+      name.time_cv = name.mean_time_s > 0 ? std::sqrt(squares / count) / name.mean_time_s : 0;
+      auto middle = a.times.begin() + static_cast<std::ptrdiff_t>(a.times.size() / 2);
+      std::nth_element(a.times.begin(), middle, a.times.end());
+      name.median_time_s = *middle;
+      if (a.times.size() % 2 == 0) {
+        const double below = *std::max_element(a.times.begin(), middle);
+        name.median_time_s = (name.median_time_s + below) / 2;
+      }
+    }
+    name.total.time_s = a.time;
+    name.total.exclusive_time_s = a.exclusive_time;
+    if (a.energy_known) {
+      name.total.energy_j = a.energy;
+      name.total.exclusive_energy_j = a.exclusive_energy;
+      if (a.time > 0) name.total.mean_power_w = a.energy / a.time;
+      if (shares) name.total.energy_share = a.energy / *job_energy_j;
+      if (name.count > 0) name.mean_energy_j = a.energy / static_cast<double>(name.count);
+      if (work_units && *work_units > 0) name.energy_per_unit_j = a.energy / *work_units;
+    }
+    for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
+      if (a.covered[m] > 0) name.total.metrics[m] = a.integral[m] / a.covered[m];
+    }
+    name.gpu_energy_j.assign(gpu_count, std::nullopt);
+    const auto& per_gpu = name_gpu_energy_[k];
+    for (std::size_t g = 0; g < std::min(gpu_count, per_gpu.size()); ++g) {
+      if (!std::isnan(per_gpu[g])) name.gpu_energy_j[g] = per_gpu[g];
+    }
+    report.names.push_back(std::move(name));
+  }
+  std::stable_sort(report.names.begin(), report.names.end(),
+                   [](const PhaseName& a, const PhaseName& b) {
+                     const double ea = a.total.energy_j.value_or(-1);
+                     const double eb = b.total.energy_j.value_or(-1);
+                     if (ea != eb) return ea > eb;
+                     return a.total.time_s > b.total.time_s;
+                   });
+  return report;
+}
+
+}  // namespace gpuscope::analyze
