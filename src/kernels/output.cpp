@@ -44,16 +44,6 @@ json stats_json(const DurationStats& s) {
           {"min_ns", s.min_ns},     {"max_ns", s.max_ns}, {"stddev_ns", s.stddev_ns}};
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::string text_view(const std::vector<Summary>& summaries, const OutputOptions& o) {
@@ -143,9 +133,10 @@ std::string csv_view(const std::vector<Summary>& summaries, const OutputOptions&
     const std::string file = o.per_rank && s.files.size() == 1 ? s.files.front() : "all";
     auto line = [&](const char* kind, const std::string& name, double percent,
                     const DurationStats& st, const std::string& bytes) {
-      out += fmt::format("{},{},{},{:.4f},{},{},{:.4f},{:.4f},{},{},{:.4f},{}\n", csv_field(file),
-                         kind, csv_field(name), percent, st.total_ns, st.count, st.avg_ns,
-                         st.median_ns, st.min_ns, st.max_ns, st.stddev_ns, bytes);
+      out +=
+          fmt::format("{},{},{},{:.4f},{},{},{:.4f},{:.4f},{},{},{:.4f},{}\n",
+                      util::csv_field(file), kind, util::csv_field(name), percent, st.total_ns,
+                      st.count, st.avg_ns, st.median_ns, st.min_ns, st.max_ns, st.stddev_ns, bytes);
     };
     for (std::size_t k = 0; k < shown(s, o); ++k) {
       const KernelRow& r = s.kernels[k];

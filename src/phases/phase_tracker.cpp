@@ -29,11 +29,8 @@ std::int64_t total(const std::map<std::string, std::int64_t>& counts) {
   return n;
 }
 
-}  // namespace
-
-PhaseTracker::PhaseTracker(std::function<void(Phase)> emit) : emit_(std::move(emit)) {}
-
-bool PhaseTracker::begin(const PhaseEdge& edge) {
+// A phase that begins (and, for a point, ends) at the edge.
+Phase phase_at(const PhaseEdge& edge, bool point) {
   Phase phase;
   phase.source = edge.source;
   phase.name = edge.name;
@@ -42,6 +39,16 @@ bool PhaseTracker::begin(const PhaseEdge& edge) {
   phase.tid = edge.tid;
   phase.start_mono_ns = edge.mono_ns;
   phase.end_mono_ns = edge.mono_ns;
+  phase.point = point;
+  return phase;
+}
+
+}  // namespace
+
+PhaseTracker::PhaseTracker(std::function<void(Phase)> emit) : emit_(std::move(emit)) {}
+
+bool PhaseTracker::begin(const PhaseEdge& edge) {
+  Phase phase = phase_at(edge, false);
   std::lock_guard lock(mutex_);
   if (open_.size() >= kMaxOpen) {
     ++dropped_begins_;
@@ -75,15 +82,7 @@ bool PhaseTracker::end(const PhaseEdge& edge) {
 }
 
 void PhaseTracker::point(const PhaseEdge& edge) {
-  Phase phase;
-  phase.source = edge.source;
-  phase.name = edge.name;
-  phase.instance = edge.instance;
-  phase.pid = edge.pid;
-  phase.tid = edge.tid;
-  phase.start_mono_ns = edge.mono_ns;
-  phase.end_mono_ns = edge.mono_ns;
-  phase.point = true;
+  Phase phase = phase_at(edge, true);
   std::lock_guard lock(mutex_);
   emit_locked(std::move(phase));
 }

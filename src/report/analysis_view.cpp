@@ -753,16 +753,6 @@ nlohmann::json phases_json(const Analysis& a) {
           {"covered_time_s", p.covered_time_s}};
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 nlohmann::json analysis_json(const Analysis& a) {
@@ -861,12 +851,12 @@ std::string analysis_csv(const Analysis& a, View view, const std::vector<Metric>
     auto opt_num = [&num](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
     for (const auto& i : a.phases->instances) {
       const auto& f = i.figures;
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(i.name),
-                         csv_field(i.instance), i.source, i.run, num(i.start_s), num(i.end_s),
-                         i.closed ? 1 : 0, i.depth, num(f.time_s), num(f.exclusive_time_s),
-                         opt_num(f.energy_j), opt_num(f.exclusive_energy_j),
-                         opt_num(f.mean_power_w), opt_num(f.energy_share), opt_num(f.metrics[0]),
-                         opt_num(f.metrics[1]), opt_num(f.metrics[2]));
+      out += fmt::format(
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", util::csv_field(i.name),
+          util::csv_field(i.instance), i.source, i.run, num(i.start_s), num(i.end_s),
+          i.closed ? 1 : 0, i.depth, num(f.time_s), num(f.exclusive_time_s), opt_num(f.energy_j),
+          opt_num(f.exclusive_energy_j), opt_num(f.mean_power_w), opt_num(f.energy_share),
+          opt_num(f.metrics[0]), opt_num(f.metrics[1]), opt_num(f.metrics[2]));
     }
     return out;
   }

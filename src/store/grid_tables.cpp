@@ -3,6 +3,7 @@
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
 #include "store/sqlite_errors.hpp"
+#include "store/update_run_file.hpp"
 
 namespace gpuscope::store {
 
@@ -44,39 +45,25 @@ std::optional<IntensitySeries> load_grid_series(const std::filesystem::path& pat
 
 void save_grid_series(const std::filesystem::path& path, const std::string& request,
                       const IntensitySeries& series, std::int64_t fetched_wall_ns) {
-  const std::string name = path.string();
-  translate_sqlite_errors(
-      "cannot store the grid intensity in " + name, "check the file is writable", [&] {
-        Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
-        sqlite3_busy_timeout(db.handle(), 5000);
-        migrate(db, check_run_database(db, path));
-        db.exec("BEGIN IMMEDIATE");
-        try {
-          Statement erase = db.prepare("DELETE FROM grid_intensity WHERE request = ?");
-          erase.bind(1, request);
-          erase.run();
-          Statement insert = db.prepare(
-              "INSERT INTO grid_intensity (request, source, region, kind, start_wall_ns, "
-              "end_wall_ns, g_per_kwh, fetched_wall_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-          for (const auto& p : series.periods) {
-            insert.bind(1, request);
-            insert.bind(2, series.source);
-            insert.bind(3, series.region);
-            insert.bind(4, p.kind);
-            insert.bind(5, p.start_wall_ns);
-            insert.bind(6, p.end_wall_ns);
-            insert.bind(7, p.g_per_kwh);
-            insert.bind(8, fetched_wall_ns);
-            insert.run();
-          }
-          db.exec("COMMIT");
-        } catch (...) {
-          if (sqlite3_get_autocommit(db.handle()) == 0) db.exec("ROLLBACK");
-          throw;
-        }
-        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-        return 0;
-      });
+  update_run_file(path, "store the grid intensity", [&](Database& db) {
+    Statement erase = db.prepare("DELETE FROM grid_intensity WHERE request = ?");
+    erase.bind(1, request);
+    erase.run();
+    Statement insert = db.prepare(
+        "INSERT INTO grid_intensity (request, source, region, kind, start_wall_ns, "
+        "end_wall_ns, g_per_kwh, fetched_wall_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const auto& p : series.periods) {
+      insert.bind(1, request);
+      insert.bind(2, series.source);
+      insert.bind(3, series.region);
+      insert.bind(4, p.kind);
+      insert.bind(5, p.start_wall_ns);
+      insert.bind(6, p.end_wall_ns);
+      insert.bind(7, p.g_per_kwh);
+      insert.bind(8, fetched_wall_ns);
+      insert.run();
+    }
+  });
 }
 
 }  // namespace gpuscope::store

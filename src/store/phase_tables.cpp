@@ -3,7 +3,7 @@
 #include <array>
 
 #include "store/sqlite.hpp"
-#include "store/sqlite_errors.hpp"
+#include "store/update_run_file.hpp"
 
 namespace gpuscope::store {
 namespace {
@@ -113,25 +113,12 @@ std::int64_t count_phases(Database& db, std::int64_t run_id) {
 
 void append_phases(const std::filesystem::path& path, std::int64_t run_id,
                    std::span<const Phase> phases) {
-  const std::string name = path.string();
-  translate_sqlite_errors("cannot store the phases in " + name, "check the file is writable", [&] {
-    Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
-    sqlite3_busy_timeout(db.handle(), 5000);
-    migrate(db, check_run_database(db, path));
-    db.exec("BEGIN IMMEDIATE");
-    try {
-      Statement insert = db.prepare(insert_phase_sql());
-      for (const auto& phase : phases) {
-        bind_phase(insert, run_id, phase);
-        insert.run();
-      }
-      db.exec("COMMIT");
-    } catch (...) {
-      if (sqlite3_get_autocommit(db.handle()) == 0) db.exec("ROLLBACK");
-      throw;
+  update_run_file(path, "store the phases", [&](Database& db) {
+    Statement insert = db.prepare(insert_phase_sql());
+    for (const auto& phase : phases) {
+      bind_phase(insert, run_id, phase);
+      insert.run();
     }
-    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    return 0;
   });
 }
 

@@ -10,6 +10,7 @@
 #include "store/grid_tables.hpp"
 #include "store/kernel_tables.hpp"
 #include "store/phase_tables.hpp"
+#include "store/sqlite_errors.hpp"
 #include "store/time_text.hpp"
 
 namespace gpuscope::store {

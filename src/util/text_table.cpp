@@ -48,4 +48,14 @@ TableText render_table(const std::vector<std::string>& header,
   return text;
 }
 
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
 }  // namespace gpuscope::util

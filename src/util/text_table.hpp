@@ -27,6 +27,10 @@ TableText render_table(const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows,
                        const TableLayout& layout);
 
+// A field of a CSV line (RFC 4180): as it is, or quoted with its quotes doubled when it holds a
+// comma, a quote or a line break.
+std::string csv_field(const std::string& text);
+
 // Code points in UTF-8 text: its width on a terminal for the scripts gpuscope prints.
 std::size_t display_width(std::string_view text);
 
