@@ -126,6 +126,48 @@ void power(const Analysis& a, std::vector<Finding>& out) {
   }
 }
 
+std::string time_words(double s) {
+  if (s >= 120) return fmt::format("{:.1f} min", s / 60);
+  if (s >= 1) return fmt::format("{:.1f} s", s);
+  return fmt::format("{:.0f} ms", s * 1000);
+}
+
+// Phases that cost energy while the SMs waited, and phases whose time varies between instances
+// (thresholds in docs/phases.md).
+void phases(const Analysis& a, std::vector<Finding>& out) {
+  if (!a.phases) return;
+  for (const auto& n : a.phases->names) {
+    const auto& t = n.total;
+    if (n.count == 0 || !t.energy_share || !t.metrics[0]) continue;
+    if (*t.energy_share >= kPhaseEnergyShare && *t.metrics[0] < kPhaseIdleSmActivePct) {
+      out.push_back(
+          {"phase_waiting",
+           fmt::format("{} took {:.0f} % of the energy with the SMs {:.0f} % active ({} × {}): "
+                       "the GPUs waited through it; overlap it with compute (asynchronous "
+                       "checkpoints, prefetching) or shorten it",
+                       n.name, 100 * *t.energy_share, *t.metrics[0], n.count,
+                       time_words(n.mean_time_s))});
+    }
+  }
+  for (const auto& n : a.phases->names) {
+    if (n.count < kPhaseVariationMinCount || n.time_cv < kPhaseVariationCv) continue;
+    std::string where;
+    for (const auto& [first, last] : n.slow_stretches) {
+      where += where.empty() ? "" : ", ";
+      where += first == last ? first : first + "–" + last;
+    }
+    out.push_back(
+        {"phase_time_varies",
+         fmt::format("{} time varies ±{:.0f} % ({} to {}, median {}){}", n.name, 100 * n.time_cv,
+                     time_words(n.min_time_s), time_words(n.max_time_s),
+                     time_words(n.median_time_s),
+                     where.empty() ? std::string()
+                                   : fmt::format(": slowest in {} {} (stragglers, data stalls, "
+                                                 "or a periodic task)",
+                                                 n.name, where))});
+  }
+}
+
 }  // namespace
 
 std::vector<Finding> diagnose(const Analysis& a) {
@@ -139,6 +181,7 @@ std::vector<Finding> diagnose(const Analysis& a) {
   idle_edges(a, out);
   activity(a, out);
   power(a, out);
+  phases(a, out);
   if (a.score) {
     out.push_back({"efficiency_score",
                    fmt::format("efficiency score {:.2f} (median {:.2f}; 0 idle … 1 saturated; "

@@ -27,6 +27,34 @@ double interpolate(const std::vector<double>& t, const std::vector<double>& cum,
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> PhaseAnalysis::slow_stretches(
+    const std::vector<double>& times, const std::vector<std::size_t>& spans, double median) const {
+  struct Stretch {
+    std::size_t first, last;
+  };
+  std::vector<Stretch> found;
+  const double limit = median * kSlowFactor;
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    if (!(times[k] > limit) || median <= 0) continue;
+    if (!found.empty() && found.back().last + 1 == k) {
+      found.back().last = k;
+    } else {
+      found.push_back({k, k});
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const Stretch& x, const Stretch& y) {
+    return x.last - x.first > y.last - y.first;
+  });
+  if (found.size() > 3) found.resize(3);
+  const auto label = [&](std::size_t k) {
+    const std::string& instance = spans_[spans[k]].instance;
+    return instance.empty() ? std::to_string(k + 1) : instance;
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& s : found) out.emplace_back(label(s.first), label(s.last));
+  return out;
+}
+
 PhaseLayout layout_phases(std::span<const PhaseSpan> spans) {
   const std::size_t n = spans.size();
   PhaseLayout out;
@@ -293,6 +321,7 @@ PhaseReport PhaseAnalysis::finish(std::optional<double> job_energy_j,
   });
   struct NameAcc {
     std::vector<double> times;
+    std::vector<std::size_t> spans;  // in start order, with times
     std::size_t points = 0, unclosed = 0;
     double time = 0, exclusive_time = 0, energy = 0, exclusive_energy = 0;
     bool energy_known = false;
@@ -318,6 +347,7 @@ PhaseReport PhaseAnalysis::finish(std::optional<double> job_energy_j,
     const PhaseFigures f = figures_of(i);
     if (!s.closed) ++a.unclosed;
     a.times.push_back(f.time_s);
+    a.spans.push_back(i);
     a.time += f.time_s;
     a.exclusive_time += f.exclusive_time_s;
     if (f.energy_j) {
@@ -377,13 +407,15 @@ PhaseReport PhaseAnalysis::finish(std::optional<double> job_energy_j,
       double squares = 0;
       for (const double t : a.times) squares += (t - name.mean_time_s) * (t - name.mean_time_s);
       name.time_cv = name.mean_time_s > 0 ? std::sqrt(squares / count) / name.mean_time_s : 0;
-      auto middle = a.times.begin() + static_cast<std::ptrdiff_t>(a.times.size() / 2);
-      std::nth_element(a.times.begin(), middle, a.times.end());
+      std::vector<double> sorted = a.times;
+      auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+      std::nth_element(sorted.begin(), middle, sorted.end());
       name.median_time_s = *middle;
-      if (a.times.size() % 2 == 0) {
-        const double below = *std::max_element(a.times.begin(), middle);
+      if (sorted.size() % 2 == 0) {
+        const double below = *std::max_element(sorted.begin(), middle);
         name.median_time_s = (name.median_time_s + below) / 2;
       }
+      name.slow_stretches = slow_stretches(a.times, a.spans, name.median_time_s);
     }
     name.total.time_s = a.time;
     name.total.exclusive_time_s = a.exclusive_time;

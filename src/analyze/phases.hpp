@@ -75,7 +75,14 @@ struct PhaseName {
   std::optional<double> mean_energy_j;  // per instance
   std::optional<double> energy_per_unit_j;          // total energy / the job's work units
   std::vector<std::optional<double>> gpu_energy_j;  // per analysed GPU (Analysis::gpus order)
+  // Runs of consecutive instances (in start order) that took over kSlowFactor × the median:
+  // (first, last) by their instance label, or their 1-based position when they have none; the
+  // longest first, at most three.
+  std::vector<std::pair<std::string, std::string>> slow_stretches;
 };
+
+// How much longer than the median an instance must take to count as slow.
+inline constexpr double kSlowFactor = 1.15;
 
 struct PhaseReport {
   std::vector<PhaseName> names;          // the most energy first
@@ -147,6 +154,9 @@ class PhaseAnalysis {
   std::vector<PhaseSpan> spans_;
   PhaseLayout layout_;
   std::vector<std::vector<std::uint32_t>> by_run_;  // range spans of each run
+
+  std::vector<std::pair<std::string, std::string>> slow_stretches(
+      const std::vector<double>& times, const std::vector<std::size_t>& spans, double median) const;
   // Per span, summed over its GPUs.
   std::vector<double> energy_j_, exclusive_energy_j_;
   std::vector<std::uint8_t> energy_known_;
