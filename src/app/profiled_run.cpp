@@ -144,7 +144,7 @@ launch::JobResult ProfiledRun::run(const launch::LaunchOptions& launch, collect:
   phase_problems_ = tracker.problems();
   if (receiver && receiver->malformed() > 0) {
     phase_problems_.push_back(fmt::format(
-        "{} datagram{} on the marks' socket {} not a mark (the last: {}); see docs/phases.md",
+        "{} line{} on the marks' socket {} not a mark (the last: {}); see docs/phases.md",
         receiver->malformed(), receiver->malformed() == 1 ? "" : "s",
         receiver->malformed() == 1 ? "was" : "were", receiver->last_malformed_reason()));
   }

@@ -72,27 +72,27 @@ std::string format_mark(const Mark& mark) {
   return out;
 }
 
-std::optional<Mark> parse_mark(std::string_view datagram, std::string* why) {
+std::optional<Mark> parse_mark(std::string_view line, std::string* why) {
   const auto fail = [why](const char* reason) -> std::optional<Mark> {
     if (why != nullptr) *why = reason;
     return std::nullopt;
   };
-  if (datagram.size() > kMaxMarkBytes) return fail("longer than 4096 bytes");
+  if (line.size() > kMaxMarkBytes) return fail("longer than 4096 bytes");
   // A trailing newline is what `echo` and print() add: not part of the name.
-  while (!datagram.empty() && (datagram.back() == '\n' || datagram.back() == '\r')) {
-    datagram.remove_suffix(1);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) {
+    line.remove_suffix(1);
   }
   std::vector<std::string_view> fields;
   std::size_t at = 0;
   while (fields.size() < 6) {
-    const auto tab = datagram.find('\t', at);
+    const auto tab = line.find('\t', at);
     if (tab == std::string_view::npos) break;
-    fields.push_back(datagram.substr(at, tab - at));
+    fields.push_back(line.substr(at, tab - at));
     at = tab + 1;
   }
   if (fields.empty() || fields[0] != kMarkMagic) return fail("not a gpuscope mark (no GSM1)");
   if (fields.size() < 6) return fail("fewer than 7 fields");
-  const std::string_view name = datagram.substr(at);
+  const std::string_view name = line.substr(at);
   Mark mark;
   const auto kind = mark_kind_from_text(fields[1]);
   if (!kind) return fail("the kind is not begin, end or point");

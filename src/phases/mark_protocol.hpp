@@ -1,12 +1,13 @@
 // The mark protocol (docs/phases.md, "Marks"): how a job tells the profiling gpuscope that a
-// phase begins or ends, from any language, without CUDA. One datagram per mark, sent to the
-// Unix socket named by GPUSCOPE_MARK_SOCKET, as one line of tab-separated UTF-8 text:
+// phase begins or ends, from any language, without CUDA. One line per mark, sent over a
+// connection to the Unix stream socket named by GPUSCOPE_MARK_SOCKET (connect once, then a line
+// per mark), tab-separated UTF-8 text ending in a newline:
 //
 //   GSM1 <TAB> begin|end|point <TAB> MONO_NS <TAB> PID <TAB> TID <TAB> INSTANCE <TAB> NAME
 //
 // MONO_NS is the sender's CLOCK_MONOTONIC in ns (Python's time.monotonic_ns()), the clock of
 // gpuscope's samples; TID may be empty, INSTANCE (which one: "17" of step 17) may be empty;
-// NAME is the rest of the datagram, tabs included. At most kMaxMarkBytes bytes.
+// NAME is the rest of the line, tabs included. At most kMaxMarkBytes bytes.
 #pragma once
 
 #include <cstddef>
@@ -37,12 +38,12 @@ struct Mark {
   std::string name;
 };
 
-// The datagram for `mark` (its name and instance cleaned as parse_mark would).
+// The line for `mark`, without its newline (its name and instance cleaned as parse_mark would).
 std::string format_mark(const Mark& mark);
 
-// The mark a datagram holds, or nullopt with `why` set (a datagram that is not a mark: another
-// program's, a cut one, a future version's).
-std::optional<Mark> parse_mark(std::string_view datagram, std::string* why = nullptr);
+// The mark a line holds, or nullopt with `why` set (a datagram that is not a mark: another
+// program's, a cut one, a future version's). A trailing newline is not part of it.
+std::optional<Mark> parse_mark(std::string_view line, std::string* why = nullptr);
 
 // A name or instance as gpuscope keeps it: control characters (tabs, newlines, NUL, ...)
 // become spaces, surrounding spaces go, and it is cut to kMaxNameBytes at a character boundary.

@@ -23,7 +23,7 @@ namespace {
 struct SenderSocket {
   std::mutex mutex;
   int fd = -1;
-  pid_t owner = 0;
+  std::string address;
 };
 
 SenderSocket& sender() {
@@ -49,29 +49,44 @@ SendOutcome send_mark(const std::string& address, const Mark& mark) {
   if (!socket_address(address, to, length)) {
     return {SendResult::Failed, "'" + address + "' is not a socket address (empty or too long)"};
   }
-  const std::string datagram = format_mark(mark);
+  const std::string line = format_mark(mark) + "\n";
   SenderSocket& s = sender();
   std::lock_guard lock(s.mutex);
-  if (s.fd < 0 || s.owner != getpid()) {
-    s.fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    s.owner = getpid();
-    if (s.fd < 0) return {SendResult::Failed, std::string("socket: ") + std::strerror(errno)};
+  const auto fail = [&s, &address](SendResult result, int error) {
+    if (s.fd >= 0) ::close(s.fd);
+    s.fd = -1;
+    return SendOutcome{result, address + ": " + std::strerror(error)};
+  };
+  // One connection per process, made at its first mark (a fork's child shares its parent's until
+  // then: each line is written whole, so their lines never mix).
+  if (s.fd < 0 || s.address != address) {
+    if (s.fd >= 0) ::close(s.fd);
+    s.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    s.address = address;
+    if (s.fd < 0) return fail(SendResult::Failed, errno);
+    if (::connect(s.fd, reinterpret_cast<const sockaddr*>(&to), length) != 0) {
+      const int error = errno;
+      // EAGAIN: the profiler's backlog of connections is full.
+      if (error == EAGAIN || error == EWOULDBLOCK) return fail(SendResult::Busy, error);
+      if (error == ECONNREFUSED || error == ENOENT || error == ENOTDIR) {
+        return fail(SendResult::Unreachable, error);
+      }
+      return fail(SendResult::Failed, error);
+    }
   }
   for (;;) {
-    const ssize_t sent =
-        ::sendto(s.fd, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
-                 reinterpret_cast<const sockaddr*>(&to), length);
-    if (sent >= 0) return {SendResult::Sent, {}};
-    const int error = errno;
+    // A line shorter than half the socket's buffer goes whole or not at all (one skb).
+    const ssize_t sent = ::send(s.fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (sent == static_cast<ssize_t>(line.size())) return {SendResult::Sent, {}};
+    const int error = sent < 0 ? errno : EIO;
     if (error == EINTR) continue;
-    const std::string words = address + ": " + std::strerror(error);
-    if (error == EAGAIN || error == EWOULDBLOCK || error == ENOBUFS) {
-      return {SendResult::Busy, words};
+    if (error == EAGAIN || error == EWOULDBLOCK) {
+      return {SendResult::Busy, address + ": " + std::strerror(error)};  // the connection stays
     }
-    if (error == ECONNREFUSED || error == ENOENT || error == ENOTDIR || error == EPROTOTYPE) {
-      return {SendResult::Unreachable, words};
+    if (error == EPIPE || error == ECONNRESET || error == ENOTCONN) {
+      return fail(SendResult::Unreachable, error);
     }
-    return {SendResult::Failed, words};
+    return fail(SendResult::Failed, error);
   }
 }
 
@@ -93,9 +108,9 @@ MarkReceiver::MarkReceiver(const std::filesystem::path& parent, Handler handler)
     throw Error(fmt::format("the marks' socket path {} is too long for a socket", address_), {},
                 "set TMPDIR to a shorter path");
   }
-  fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0 || ::bind(fd_, reinterpret_cast<const sockaddr*>(&address), length) != 0 ||
-      ::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
+      ::listen(fd_, 512) != 0 || ::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
     const std::string why = std::strerror(errno);
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -103,14 +118,11 @@ MarkReceiver::MarkReceiver(const std::filesystem::path& parent, Handler handler)
     std::filesystem::remove_all(dir_, ignored);
     throw Error(fmt::format("cannot listen for marks at {}", address_), why);
   }
-  // A deep queue: a burst of marks waits here rather than being refused (the kernel's
-  // net.unix.max_dgram_qlen still bounds the datagrams in flight).
-  const int bytes = 4 << 20;
-  ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
 }
 
 MarkReceiver::~MarkReceiver() {
   stop();
+  for (auto& c : clients_) ::close(c.fd);
   if (fd_ >= 0) ::close(fd_);
   for (int fd : wake_) {
     if (fd >= 0) ::close(fd);
@@ -129,9 +141,13 @@ void MarkReceiver::stop() {
   const char byte = 1;
   [[maybe_unused]] const ssize_t n = ::write(wake_[1], &byte, 1);
   thread_.join();
-  // The socket goes now: a late sender sees Unreachable at once instead of filling a queue.
+  // The socket and the connections go now: a late sender is refused at once.
   std::error_code ignored;
   std::filesystem::remove(address_, ignored);
+  ::close(fd_);
+  fd_ = -1;
+  for (auto& c : clients_) ::close(c.fd);
+  clients_.clear();
 }
 
 std::string MarkReceiver::last_malformed_reason() const {
@@ -139,35 +155,90 @@ std::string MarkReceiver::last_malformed_reason() const {
   return reason_;
 }
 
-void MarkReceiver::drain() {
-  std::array<char, kMaxMarkBytes + 1> buffer{};
+void MarkReceiver::accept_all() {
   for (;;) {
-    const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
-    if (n < 0) {
+    const int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (client < 0) {
       if (errno == EINTR) continue;
-      return;  // EAGAIN: nothing more queued
+      return;  // EAGAIN: none waiting; EMFILE: the senders see their marks refused
     }
-    const std::int64_t arrival = mono_now_ns();
-    std::string why;
-    if (auto mark =
-            parse_mark(std::string_view(buffer.data(), static_cast<std::size_t>(n)), &why)) {
-      handler_(*mark, arrival);
+    clients_.push_back({client, {}});
+  }
+}
+
+void MarkReceiver::line(std::string_view text) {
+  const std::int64_t arrival = mono_now_ns();
+  std::string why;
+  if (auto mark = parse_mark(text, &why)) {
+    handler_(*mark, arrival);
+  } else {
+    ++malformed_;
+    std::lock_guard lock(reason_mutex_);
+    reason_ = why;
+  }
+}
+
+bool MarkReceiver::read_client(Client& c) {
+  std::array<char, 16384> buffer{};
+  for (;;) {
+    const ssize_t n = ::recv(c.fd, buffer.data(), buffer.size(), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;  // open, nothing more for now
+    if (n == 0) {
+      // The sender closed: a last line without its newline is still a line.
+      if (!c.pending.empty() && !c.overlong) line(c.pending);
+      return false;
+    }
+    std::string_view data(buffer.data(), static_cast<std::size_t>(n));
+    while (!data.empty()) {
+      const auto newline = data.find('\n');
+      const std::string_view part = data.substr(0, newline);
+      if (!c.overlong) c.pending.append(part);
+      if (c.pending.size() > kMaxMarkBytes) {
+        // No newline within a mark's length: not the protocol; skip to the next newline.
+        if (!c.overlong) {
+          ++malformed_;
+          std::lock_guard lock(reason_mutex_);
+          reason_ = "a line longer than 4096 bytes";
+        }
+        c.overlong = true;
+        c.pending.clear();
+      }
+      if (newline == std::string_view::npos) break;
+      if (!c.overlong) line(c.pending);
+      c.pending.clear();
+      c.overlong = false;
+      data.remove_prefix(newline + 1);
+    }
+  }
+}
+
+void MarkReceiver::drain() {
+  accept_all();
+  for (std::size_t i = 0; i < clients_.size();) {
+    if (read_client(clients_[i])) {
+      ++i;
     } else {
-      ++malformed_;
-      std::lock_guard lock(reason_mutex_);
-      reason_ = why;
+      ::close(clients_[i].fd);
+      clients_.erase(clients_.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
 }
 
 void MarkReceiver::loop() {
-  std::array<pollfd, 2> fds{pollfd{fd_, POLLIN, 0}, pollfd{wake_[0], POLLIN, 0}};
+  std::vector<pollfd> fds;
   for (;;) {
+    fds.clear();
+    fds.push_back({fd_, POLLIN, 0});
+    fds.push_back({wake_[0], POLLIN, 0});
+    for (const auto& c : clients_) fds.push_back({c.fd, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), -1);
     if (ready < 0 && errno == EINTR) continue;
+    const bool stopping = ready < 0 || (fds[1].revents & POLLIN) != 0;
     drain();
-    if (ready < 0 || (fds[1].revents & POLLIN) != 0) break;
+    if (stopping) break;
   }
+  // What was sent before stop() is in the connections' buffers: read it all.
   drain();
 }
 

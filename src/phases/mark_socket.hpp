@@ -1,7 +1,9 @@
 // The two ends of the mark protocol (phases/mark_protocol.hpp): sending never blocks and never
 // fails the sender (a job must not stop or slow down because its profiler is gone), and the
-// profiling gpuscope's receiver, a datagram socket in a private directory with one thread that
-// hands each mark on as it arrives.
+// profiling gpuscope's receiver, a Unix stream socket in a private directory with one thread that
+// hands each mark on as it arrives. A stream, not datagrams: a datagram socket queues only
+// net.unix.max_dgram_qlen datagrams (10 by the kernel's default, in every container's network
+// namespace), so a burst of marks would be refused; a connection buffers about 200 KB of lines.
 #pragma once
 
 #include <atomic>
@@ -11,7 +13,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "phases/mark_protocol.hpp"
 
@@ -30,8 +34,8 @@ struct SendOutcome {
   std::string detail;  // the address and the system's words, when not sent
 };
 
-// Sends `mark` to the socket at `address` without blocking. One socket per process is kept open
-// for all its marks (thread-safe).
+// Sends `mark` as one line to the socket at `address` without blocking. One connection per
+// process is kept open for all its marks (thread-safe).
 SendOutcome send_mark(const std::string& address, const Mark& mark);
 
 class MarkReceiver {
@@ -52,23 +56,33 @@ class MarkReceiver {
   const std::string& address() const { return address_; }
 
   void start();
-  // Hands on every mark already queued, then stops the thread. Marks sent after it are refused
-  // (the sender sees Unreachable once the socket is removed, Busy until then).
+  // Hands on every mark already sent, then stops the thread and removes the socket; marks sent
+  // after it are refused (the sender sees Unreachable).
   void stop();
 
-  // Datagrams that were not marks, and the reason of the last one.
+  // Lines that were not marks, and the reason of the last one.
   std::uint64_t malformed() const { return malformed_.load(); }
   std::string last_malformed_reason() const;
 
  private:
+  struct Client {
+    int fd = -1;
+    std::string pending;  // a line not yet ended
+    bool overlong = false;
+  };
   void loop();
   void drain();
+  void accept_all();
+  // Reads what a connection holds; false when it has closed.
+  bool read_client(Client& client);
+  void line(std::string_view text);
 
   std::filesystem::path dir_;
   std::string address_;
   Handler handler_;
   int fd_ = -1;
   int wake_[2] = {-1, -1};
+  std::vector<Client> clients_;  // the receiver's thread only
   std::thread thread_;
   std::atomic<std::uint64_t> malformed_{0};
   mutable std::mutex reason_mutex_;

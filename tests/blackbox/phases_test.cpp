@@ -23,19 +23,28 @@ const std::string kGpuscope = GPUSCOPE_TEST_BINARY;
 const char* kPythonSnippet = R"(import os, socket, threading, time
 from contextlib import contextmanager
 
-_address = os.environ.get("GPUSCOPE_MARK_SOCKET")
-_socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) if _address else None
-if _socket:
-    _socket.setblocking(False)
+def _connect():
+    address = os.environ.get("GPUSCOPE_MARK_SOCKET")
+    if not address:
+        return None  # not under gpuscope profile: marks do nothing
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(address)
+        s.setblocking(False)
+        return s
+    except OSError:
+        return None
+
+_socket = _connect()
 
 def mark(kind, name, instance=""):
     """kind: "begin", "end" or "point". Never blocks; does nothing outside gpuscope profile."""
-    if not _socket:
+    if _socket is None:
         return
-    message = "GSM1\t%s\t%d\t%d\t%d\t%s\t%s" % (kind, time.monotonic_ns(), os.getpid(),
-                                             threading.get_native_id(), instance, name)
+    line = "GSM1\t%s\t%d\t%d\t%d\t%s\t%s\n" % (kind, time.monotonic_ns(), os.getpid(),
+                                               threading.get_native_id(), instance, name)
     try:
-        _socket.sendto(message.encode(), _address)
+        _socket.send(line.encode())
     except OSError:
         pass  # the profiler is gone or busy: the job goes on
 
@@ -239,17 +248,19 @@ TEST_F(Phases, MarkWithoutAProfilerNeverFailsTheJob) {
   EXPECT_NE(r.err.find("no name"), std::string::npos) << r.err;
 }
 
-TEST_F(Phases, DatagramsThatAreNotMarksAreCounted) {
+TEST_F(Phases, LinesThatAreNotMarksAreCounted) {
   std::ofstream(dir_.file("job.py")) << R"(import os, socket
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-for d in [b"hello", b"GSM1\tbegin\tnot-a-time\t1\t\t\tx", b"GSM2\tbegin\t1\t1\t\t\tx"]:
-    s.sendto(d, os.environ["GPUSCOPE_MARK_SOCKET"])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(os.environ["GPUSCOPE_MARK_SOCKET"])
+s.sendall(b"hello\nGSM1\tbegin\tnot-a-time\t1\t\t\tx\nGSM2\tbegin\t1\t1\t\t\tx\n" + b"y" * 9000 + b"\n")
 )";
   const ProcessResult r = profile({}, {"python3", dir_.file("job.py")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(number(db_, "SELECT count(*) FROM phases"), 0);
   const std::string problems = scalar(db_, "SELECT problems FROM runs").value_or("");
-  EXPECT_NE(problems.find("3 datagrams on the marks' socket were not a mark"), std::string::npos)
+  EXPECT_NE(problems.find("4 lines on the marks' socket were not a mark (the last: a line longer "
+                          "than 4096 bytes)"),
+            std::string::npos)
       << problems;
 }
 
