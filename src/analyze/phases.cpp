@@ -333,10 +333,12 @@ PhaseReport PhaseAnalysis::finish(std::optional<double> job_energy_j,
   for (const std::size_t i : order) {
     const PhaseSpan& s = spans_[i];
     NameAcc& a = acc[s.name];
+    const std::string_view source = to_text(s.source);
     if (a.source.empty()) {
-      a.source = s.source;
-    } else if (a.source != s.source && a.source.find(s.source) == std::string::npos) {
-      a.source += "+" + s.source;
+      a.source = source;
+    } else if (a.source.find(source) == std::string::npos) {
+      a.source += "+";
+      a.source += source;
     }
     if (s.point) {
       ++a.points;
@@ -365,7 +367,7 @@ PhaseReport PhaseAnalysis::finish(std::optional<double> job_energy_j,
       instance.span = i;
       instance.name = names_[s.name];
       instance.instance = s.instance;
-      instance.source = s.source;
+      instance.source = to_text(s.source);
       instance.run = s.run;
       instance.start_s = s.start_s;
       instance.end_s = s.end_s;

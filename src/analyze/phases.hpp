@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/metrics.hpp"
+#include "core/phase.hpp"
 
 namespace gpuscope::analyze {
 
@@ -24,7 +25,7 @@ struct DeviceSeries;
 struct PhaseSpan {
   std::uint32_t name = 0;  // index into the analysis' phase names
   std::string instance;
-  std::string source;                    // "nvtx", "mark", "output"
+  PhaseSource source = PhaseSource::Mark;
   std::size_t run = 0;                   // which analysed run (GpuKey::run_id)
   std::optional<unsigned> device_index;  // the GPU of that run; none: every GPU of the run
   std::uint64_t track = 0;  // phases nest only within a track (a thread, a process, a source)

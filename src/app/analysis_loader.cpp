@@ -633,16 +633,16 @@ void feed_phases(Analyzer& analyzer, const std::vector<Source>& sources) {
   std::vector<analyze::PhaseSpan> spans;
   std::map<std::tuple<std::size_t, int, std::int64_t, std::int64_t>, std::uint64_t> tracks;
   for (const auto& source : sources) {
-    for (const Phase& phase : source.reader->phases(source.run_id)) {
+    source.reader->for_each_phase(source.run_id, [&](Phase&& phase) {
       const double start = source.clock.at(phase.start_mono_ns);
       const double end = source.clock.at(phase.end_mono_ns);
-      if (std::isnan(start) || std::isnan(end)) continue;  // not of this run's clock
+      if (std::isnan(start) || std::isnan(end)) return;  // not of this run's clock
       analyze::PhaseSpan span;
       auto [it, added] = name_ids.try_emplace(phase.name, static_cast<std::uint32_t>(names.size()));
       if (added) names.push_back(phase.name);
       span.name = it->second;
       span.instance = phase.instance;
-      span.source = std::string(to_text(phase.source));
+      span.source = phase.source;
       span.run = source.meta;
       span.device_index = phase.device_index;
       const auto key = std::make_tuple(source.meta, static_cast<int>(phase.source),
@@ -653,7 +653,7 @@ void feed_phases(Analyzer& analyzer, const std::vector<Source>& sources) {
       span.point = phase.point;
       span.closed = phase.closed;
       spans.push_back(std::move(span));
-    }
+    });
   }
   analyzer.set_phases(std::move(names), std::move(spans));
 }

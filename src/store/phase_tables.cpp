@@ -67,15 +67,14 @@ void bind_phase(Statement& insert, std::int64_t run_id, const Phase& p) {
   insert.bind(++i, p.device_index ? std::optional<std::int64_t>(*p.device_index) : std::nullopt);
 }
 
-std::vector<Phase> read_phases(Database& db, std::int64_t run_id) {
-  std::vector<Phase> out;
-  if (!has_table(db, "phases")) return out;
+void for_each_phase(Database& db, std::int64_t run_id, const std::function<void(Phase&&)>& fn) {
+  if (!has_table(db, "phases")) return;
   Statement stmt =
       db.prepare("SELECT " + column_names(kPhaseColumns) +
                  " FROM phases WHERE run_id = ? ORDER BY start_mono_ns, end_mono_ns DESC, rowid");
   stmt.bind(1, run_id);
+  Phase p;
   while (stmt.step()) {
-    Phase p;
     int i = 0;
     // The CHECK constraint holds the source to the three names; a file edited by hand that
     // breaks it is read as marks rather than refused.
@@ -83,19 +82,27 @@ std::vector<Phase> read_phases(Database& db, std::int64_t run_id) {
     p.name = stmt.text(i++);
     p.instance = stmt.opt_text(i++).value_or("");
     p.domain = stmt.opt_text(i++).value_or("");
-    if (auto category = stmt.opt_int64(i++)) p.category = static_cast<std::uint32_t>(*category);
+    const auto category = stmt.opt_int64(i++);
+    p.category = category ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(*category))
+                          : std::nullopt;
     p.pid = stmt.opt_int64(i++);
     p.tid = stmt.opt_int64(i++);
     p.start_mono_ns = stmt.int64(i++);
     p.end_mono_ns = stmt.int64(i++);
     p.point = stmt.text(i++) == "point";
     p.closed = stmt.int64(i++) != 0;
-    if (auto device = stmt.opt_int64(i++); device && *device >= 0) {
-      p.device_index = static_cast<unsigned>(*device);
-    }
+    const auto device = stmt.opt_int64(i++);
+    p.device_index = device && *device >= 0
+                         ? std::optional<unsigned>(static_cast<unsigned>(*device))
+                         : std::nullopt;
     if (p.end_mono_ns < p.start_mono_ns) p.end_mono_ns = p.start_mono_ns;
-    out.push_back(std::move(p));
+    fn(std::move(p));
   }
+}
+
+std::vector<Phase> read_phases(Database& db, std::int64_t run_id) {
+  std::vector<Phase> out;
+  for_each_phase(db, run_id, [&out](Phase&& p) { out.push_back(std::move(p)); });
   return out;
 }
 

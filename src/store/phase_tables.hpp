@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ std::string insert_phase_sql();
 // Run `run_id`'s phases in start order (then end, longest first: an enclosing phase before
 // what it encloses). None for a file without the table (an older schema).
 std::vector<Phase> read_phases(Database& db, std::int64_t run_id);
+// The same, one at a time (a million phases need not all be held as Phase objects).
+void for_each_phase(Database& db, std::int64_t run_id, const std::function<void(Phase&&)>& fn);
 std::vector<Phase> read_phases(const std::filesystem::path& path, std::int64_t run_id);
 // The number of run `run_id`'s phases (0 without the table).
 std::int64_t count_phases(Database& db, std::int64_t run_id);

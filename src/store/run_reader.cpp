@@ -163,6 +163,13 @@ std::vector<Phase> RunReader::phases(std::int64_t run_id) const {
   return read_or_explain(path_, [&] { return read_phases(*db_, run_id); });
 }
 
+void RunReader::for_each_phase(std::int64_t run_id, const std::function<void(Phase&&)>& fn) const {
+  read_or_explain(path_, [&] {
+    store::for_each_phase(*db_, run_id, fn);
+    return 0;
+  });
+}
+
 std::vector<GpuProcess> RunReader::processes(std::int64_t run_id) const {
   return read_or_explain(path_, [&] {
     std::vector<GpuProcess> out;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -83,6 +84,8 @@ class RunReader {
   std::vector<ProcessSample> process_samples(std::int64_t run_id) const;
   // The phases of `run_id` (schema 1.5; empty for an older file), in start order.
   std::vector<Phase> phases(std::int64_t run_id) const;
+  // The same, one at a time.
+  void for_each_phase(std::int64_t run_id, const std::function<void(Phase&&)>& fn) const;
 
   SampleCursor samples(const RowFilter& filter = {}) const;
   // Like samples(), reading only the metrics in `only` (the others come back absent): a first

@@ -32,7 +32,7 @@ PhaseSpan span(std::uint32_t name, double start, double end, std::uint64_t track
   s.start_s = start;
   s.end_s = end;
   s.track = track;
-  s.source = "mark";
+  s.source = PhaseSource::Mark;
   return s;
 }
 
