@@ -113,11 +113,11 @@ int run_export(const ExportOptions& o) {
   std::error_code ec;
   fmt::print(stderr,
              "gpuscope: wrote {} ({:.1f} MB: {} run{}, {} counter values, {} kernel and memory "
-             "slices, {} events); open it in https://ui.perfetto.dev\n",
+             "slices, {} phases, {} events); open it in https://ui.perfetto.dev\n",
              target == "-" ? std::string("the trace to standard output") : target.string(),
              target == "-" ? 0.0 : static_cast<double>(fs::file_size(target, ec)) / 1e6,
-             summary.runs, summary.runs == 1 ? "" : "s", summary.counters, summary.slices,
-             summary.instants);
+             summary.runs, summary.runs == 1 ? "" : "s", summary.counters,
+             summary.slices - summary.phases, summary.phases, summary.instants);
   return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/phase.hpp"
 #include "kernels/nsys_reader.hpp"
 #include "store/kernel_tables.hpp"
 #include "store/run_reader.hpp"
@@ -66,6 +67,7 @@ class EventWriter {
          << ",\"tid\":" << tid << ",\"args\":" << args << '}';
     ++summary_.slices;
   }
+  void count_phase() { ++summary_.phases; }
   void instant(const std::string& name, std::int64_t pid, std::int64_t ts_ns,
                const std::string& args) {
     next();
@@ -117,6 +119,7 @@ class RunExporter {
     counters(input, run, pid);
     events(input, run, pid);
     if (o_.kernels) kernels(input, run, pid, offset);
+    phases(input, run, pid, offset);
   }
 
  private:
@@ -248,6 +251,41 @@ class RunExporter {
                    m.times.start_wall_ns - t0_, m.times.duration_ns(), json_text(args));
         });
   }
+
+  // The run's phases (docs/phases.md) as slices, a track per source, process and thread, above the
+  // kernel tracks; points as zero-length slices.
+  void phases(const Input& input, const store::StoredRun& run, std::int64_t pid,
+              std::int64_t offset) {
+    std::map<std::tuple<int, std::int64_t, std::int64_t>, std::int64_t> tracks;
+    input.reader.for_each_phase(run.run_id, [&](Phase&& p) {
+      const auto key =
+          std::make_tuple(static_cast<int>(p.source), p.pid.value_or(-1), p.tid.value_or(-1));
+      auto [it, added] =
+          tracks.try_emplace(key, kPhaseTid + static_cast<std::int64_t>(tracks.size()));
+      if (added) {
+        std::string name = fmt::format("phases: {}", to_text(p.source));
+        if (p.pid)
+          name += fmt::format(" (pid {}{})", *p.pid, p.tid ? fmt::format(", tid {}", *p.tid) : "");
+        w_.metadata("thread_name", pid, it->second,
+                    fmt::format("{{\"name\":{}}}", json_string(name)));
+        // Phases above the kernels and memory operations (sorted by this index).
+        w_.metadata("thread_sort_index", pid, it->second,
+                    fmt::format("{{\"sort_index\":{}}}", -1000 + static_cast<int>(tracks.size())));
+      }
+      nlohmann::json args = {{"source", to_text(p.source)}, {"closed", p.closed}};
+      if (!p.instance.empty()) args["instance"] = p.instance;
+      if (!p.domain.empty()) args["domain"] = p.domain;
+      if (p.category) args["category"] = *p.category;
+      if (p.device_index) args["gpu"] = *p.device_index;
+      const std::string label = p.instance.empty() ? p.name : p.name + " " + p.instance;
+      w_.slice(json_string(label), p.point ? "phase point" : "phase", pid, it->second,
+               p.start_mono_ns + offset - t0_, p.end_mono_ns - p.start_mono_ns, json_text(args));
+      w_.count_phase();
+    });
+  }
+
+  // Phase tracks' thread ids, clear of the kernel tracks' (numbered from 1).
+  static constexpr std::int64_t kPhaseTid = 1'000'000;
 
   EventWriter& w_;
   const PerfettoOptions& o_;

@@ -2,7 +2,8 @@
 // {"traceEvents": [...], "displayTimeUnit": ...}) that ui.perfetto.dev and chrome://tracing open
 // (docs/export.md): a process per run (host, rank), per-GPU counter tracks for every sampled
 // metric that has data, kernels and memcpy/memset of `profile --trace-kernels` as complete slices
-// on per-GPU, per-stream tracks, the run's events as instants. Written as it is read: memory
+// on per-GPU, per-stream tracks, the run's phases as slices on a track per source, process and
+// thread (above the kernels), the run's events as instants. Written as it is read: memory
 // does not grow with the trace.
 #pragma once
 
@@ -24,7 +25,8 @@ struct PerfettoOptions {
 struct PerfettoSummary {
   std::int64_t runs = 0;
   std::int64_t counters = 0;    // "C" events
-  std::int64_t slices = 0;      // "X" events
+  std::int64_t slices = 0;      // "X" events (kernels, memory operations and phases)
+  std::int64_t phases = 0;      // of those, phases (docs/phases.md)
   std::int64_t instants = 0;    // "i" events
   std::int64_t metadata = 0;    // "M" events
   std::int64_t t0_wall_ns = 0;  // ts 0 of the trace: the earliest run start (CLOCK_REALTIME)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "support/process.hpp"
@@ -168,6 +169,41 @@ mark("point", "done")
   }
   EXPECT_EQ(instances, (std::vector<std::string>{"0", "1", "2"}));
   EXPECT_EQ(a["phases"]["point_count"], 1);
+}
+
+// Perfetto: phases as slices on their own track, nested as they were.
+TEST_F(Phases, PerfettoHasThePhasesAsSlices) {
+  std::ofstream(dir_.file("job.py")) << kPythonSnippet << R"(
+with phase("epoch", 1):
+    for step in range(2):
+        with phase("step", step):
+            time.sleep(0.1)
+mark("point", "saved")
+)";
+  ASSERT_EQ(profile({}, {"python3", dir_.file("job.py")}).exit_code, 0);
+  const ProcessResult r =
+      run_gpuscope({"export", "--perfetto", dir_.file("trace.json"), db_}, env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("4 phases"), std::string::npos) << r.err;
+  std::ifstream in(dir_.file("trace.json"));
+  const json trace = json::parse(in);
+  std::map<std::string, json> slices;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "").rfind("phase", 0) == 0) slices[e["name"]] = e;
+  }
+  ASSERT_EQ(slices.size(), 4U) << trace.dump().substr(0, 2000);
+  const json& epoch = slices["epoch 1"];
+  for (const char* step : {"step 0", "step 1"}) {
+    const json& s = slices[step];
+    EXPECT_EQ(s["tid"], epoch["tid"]);  // one track: the process's thread
+    EXPECT_GE(s["ts"].get<double>(), epoch["ts"].get<double>());
+    EXPECT_LE(s["ts"].get<double>() + s["dur"].get<double>(),
+              epoch["ts"].get<double>() + epoch["dur"].get<double>());
+    EXPECT_NEAR(s["dur"].get<double>(), 100'000, 30'000);  // µs
+    EXPECT_EQ(s["args"]["source"], "mark");
+  }
+  EXPECT_EQ(slices["saved"]["cat"], "phase point");
+  EXPECT_EQ(slices["saved"]["dur"], 0);
 }
 
 TEST_F(Phases, OutputLinesDefinePhases) {
