@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "core/json_text.hpp"
@@ -79,6 +80,47 @@ void compact(json& data) {
     }
   }
   data["over_time_fields"] = kSummaryFields;
+}
+
+// The phase lane (docs/phases.md, "In the report"): the instances the analysis listed, as columns,
+// times to the microsecond (round_numbers' 4 digits would merge a long run's phases).
+json phase_lane(const analyze::PhaseReport& p) {
+  json names = json::array();
+  std::map<std::string, std::size_t> index;
+  json start = json::array(), end = json::array(), name = json::array(), depth = json::array(),
+       instance = json::array(), closed = json::array(), energy = json::array(),
+       power = json::array(), sm = json::array(), tensor = json::array();
+  const auto rounded = [](const std::optional<double>& v, int digits) {
+    return v && std::isfinite(*v) ? json(std::stod(fmt::format("{:.{}g}", *v, digits)))
+                                  : json(nullptr);
+  };
+  for (const auto& i : p.instances) {
+    auto [it, added] = index.try_emplace(i.name, index.size());
+    if (added) names.push_back(i.name);
+    name.push_back(it->second);
+    start.push_back(std::round(i.start_s * 1e6) / 1e6);
+    end.push_back(std::round(i.end_s * 1e6) / 1e6);
+    depth.push_back(i.depth);
+    instance.push_back(i.instance);
+    closed.push_back(i.closed ? 1 : 0);
+    energy.push_back(rounded(i.figures.energy_j, 4));
+    power.push_back(rounded(i.figures.mean_power_w, 4));
+    sm.push_back(rounded(i.figures.metrics[0], 3));
+    tensor.push_back(rounded(i.figures.metrics[1], 3));
+  }
+  return {{"names", names},
+          {"start_s", start},
+          {"end_s", end},
+          {"name", name},
+          {"depth", depth},
+          {"instance", instance},
+          {"closed", closed},
+          {"energy_j", energy},
+          {"power_w", power},
+          {"sm_active_pct", sm},
+          {"tensor_active_pct", tensor},
+          {"total", p.instance_count},
+          {"shown", p.instances.size()}};
 }
 
 }  // namespace
@@ -170,6 +212,8 @@ json html_report_data(const analyze::Analysis& a) {
     grid = {{"bin_s", a.gpu_grid_bin_s}, {"bins", a.gpu_grid_bins}, {"metrics", metrics}};
   }
   data["gpu_grid"] = grid;
+  if (a.phases && !a.phases->instances.empty()) data["phase_lane"] = phase_lane(*a.phases);
+  if (data.contains("phases") && data["phases"].is_object()) data["phases"].erase("instances");
 
   json marks = json::array();
   for (const auto& m : a.marks) {

@@ -135,8 +135,11 @@ std::string html_report(const analyze::Analysis& analysis, const HtmlReportOptio
   out += "<script type=\"application/gzip\" id=\"gpuscope-data\" data-encoding=\"gzip+base64\">" +
          payload + "</script>\n";
   out += "<script>\n" + script_safe(joined(web::kUplotJs)) + "\n</script>\n";
-  // The drawing code: charts.js, then kernels.js (the kernel lanes), in one element.
-  out += "<script>\n" + script_safe(joined(web::kChartsJs) + "\n" + joined(web::kKernelsJs)) +
+  // The drawing code: charts.js, then kernels.js (the kernel lanes) and phases.js (the phase
+  // lane), in one element.
+  out += "<script>\n" +
+         script_safe(joined(web::kChartsJs) + "\n" + joined(web::kKernelsJs) + "\n" +
+                     joined(web::kPhasesJs)) +
          "\n</script>\n";
   out += "<script>\n" + script_safe(joined(web::kReportJs)) + "\n</script>\n";
   out += "</body>\n</html>\n";

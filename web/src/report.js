@@ -231,6 +231,7 @@ async function gpuscopeDataText() {
       gs.view.charts = [];
       holder.textContent = "";
       const width = Math.max(400, holder.clientWidth || main.clientWidth || 1000);
+      gs.phaseLanes(holder, width);  // phases.js: above the metrics, when the runs have phases
       for (const m of shown) gs.timeline(holder, m, selectedGpus, width);
       gs.kernelLanes(holder, width);  // kernels.js: under the metrics, when the run has a trace
     };
@@ -400,6 +401,27 @@ async function gpuscopeDataText() {
     s.appendChild(gs.el("p", "muted", "Rows in red: processes outside the profiled job on its GPUs."));
   }
 
+  // Per phase name (docs/phases.md): count, time, energy, share, power, saturation.
+  function phases() {
+    const p = d.phases;
+    if (!p || !p.names || !p.names.length) return;
+    const s = section("phases", "Phases");
+    const pct = (x) => (x == null ? "n/a" : gs.num(100 * x, 0) + " %");
+    const v = (x, unit, digits) => (x == null ? "n/a" : gs.num(x, digits) + unit);
+    const rows = p.names.map((n) => {
+      const t = n.total || {}, m = t.metrics || {};
+      return [n.name + (n.unclosed ? " *" : ""), n.source, n.count ? String(n.count) : n.points + " points",
+        gs.fmtTime(t.time_s || 0), gs.fmtTime(t.exclusive_time_s || 0), gs.fmtTime(n.mean_time_s || 0),
+        n.count > 1 ? "±" + gs.num(100 * n.time_cv, 0) + " %" : "", energy(t.energy_j), pct(t.energy_share),
+        v(t.mean_power_w, " W", 0), v(m.sm_active_pct, " %", 0), v(m.tensor_active_pct, " %", 0),
+        v(m.dram_active_pct, " %", 0)];
+    });
+    s.appendChild(div("scroll", table(["phase", "source", "count", "time", "own time", "mean", "spread", "energy",
+      "of job", "power", "SM active", "tensor", "DRAM"], rows)));
+    s.appendChild(gs.el("p", "muted", p.instance_count.toLocaleString("en-US") + " instances covering " +
+      gs.fmtTime(p.covered_time_s) + "; own time leaves out nested phases; * never ended (counted to the end of the job)."));
+  }
+
   function events() {
     const s = section("events", "Events and output");
     if (!d.marks.length) { s.appendChild(gs.el("p", "note", "no events or output lines recorded")); return; }
@@ -413,7 +435,7 @@ async function gpuscopeDataText() {
   try {
     // Each section's drawing time in ms (window.gs.timings), for the benchmark.
     gs.timings = { parse: parseMs, data_at: Math.round(parseStart + parseMs) };
-    for (const part of [metadata, summary, diagnosis, timelines, heatmap, balance, energyCarbon, statistics,
+    for (const part of [metadata, summary, diagnosis, phases, timelines, heatmap, balance, energyCarbon, statistics,
       gpuTables, processes, events]) {
       const start = performance.now();
       part();

@@ -1,0 +1,68 @@
+// Opens a gpuscope HTML report of a run with marked phases in headless Chromium (playwright-core)
+// and checks the phase lane and table: no console or page error; the lane is drawn (not blank)
+// above the metric timelines and shares their zoom; hovering a phase shows its name, energy and
+// power; the "Phases" table has a row per name. Writes a screenshot of the lane.
+// Usage (from web/): node phases_browser_test.mjs REPORT.html SCREENSHOT.png NAMES
+import { finish, withReport } from "./browser.mjs";
+
+const [report, screenshot, names] = process.argv.slice(2);
+const failures = [];
+const check = (ok, what) => { if (!ok) failures.push(what); };
+
+await withReport(report, async (page, errors) => {
+  const result = await page.evaluate(() => {
+    const box = document.getElementById("phase-lane");
+    const canvas = box ? box.querySelector("canvas") : null;
+    let painted = 0;
+    if (canvas) {
+      const px = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+      for (let i = 0; i < px.length; i += 4) {
+        if (px[i + 3] > 0 && Math.abs(px[i] - px[i + 1]) + Math.abs(px[i + 1] - px[i + 2]) > 20) painted++;
+      }
+    }
+    const charts = Array.from(document.querySelectorAll("#timelines .chart"));
+    return {
+      present: !!box,
+      painted,
+      firstChart: charts.length ? charts[0].id : null,
+      inCharts: window.gs.view.charts.includes(window.gs.phaseChart),
+      rows: document.querySelectorAll("#phases tbody tr").length,
+      table: document.querySelector("#phases table") ? document.querySelector("#phases table").textContent : "",
+    };
+  });
+  console.log(JSON.stringify(result));
+  check(result.present, "no #phase-lane chart");
+  check(result.painted > 200, "the phase lane is blank (" + result.painted + " painted pixels)");
+  check(result.firstChart === "phase-lane", "the lane is not above the metric timelines: " + result.firstChart);
+  check(result.inCharts, "the lane does not share the timelines' zoom");
+  check(result.rows === Number(names), "phase table rows " + result.rows + ", expected " + names);
+  check(/checkpoint/.test(result.table), "the table does not list the checkpoint");
+
+  // Hover the middle of the checkpoint: the tooltip names it with its energy and power.
+  await page.locator("#phase-lane .u-over").scrollIntoViewIfNeeded();
+  const at = await page.evaluate(() => {
+    const u = window.gs.phaseChart, p = window.gs.data.phase_lane;
+    const j = p.names.indexOf("checkpoint") < 0 ? -1 : p.name.indexOf(p.names.indexOf("checkpoint"));
+    const t = (p.start_s[j] + p.end_s[j]) / 2, rows = u.scales.y.max;
+    const r = u.over.getBoundingClientRect();
+    return { x: r.left + u.valToPos(t, "x"), y: r.top + u.valToPos(rows - 0.5, "y") };
+  });
+  await page.mouse.move(at.x, at.y);
+  await page.waitForTimeout(100);
+  const tip = await page.evaluate(() => {
+    const t = document.querySelector("#phase-lane .tooltip");
+    return t && t.style.display !== "none" ? t.textContent : "";
+  });
+  console.log(JSON.stringify({ tip }));
+  check(/^checkpoint/.test(tip) && /energy \d+ J/.test(tip) && /power \d+ W/.test(tip) && /SM active/.test(tip),
+        "the tooltip does not describe the checkpoint: " + JSON.stringify(tip));
+  // The lane follows the shared zoom.
+  await page.evaluate(() => window.gs.setView(1, 2));
+  await page.waitForTimeout(50);
+  const range = await page.evaluate(() => [window.gs.phaseChart.scales.x.min, window.gs.phaseChart.scales.x.max]);
+  check(Math.abs(range[0] - 1) < 1e-9 && Math.abs(range[1] - 2) < 1e-9, "the lane ignores the zoom: " + range);
+  await page.evaluate(() => window.gs.setView(window.gs.view.full[0], window.gs.view.full[1]));
+  check(errors.length === 0, "errors: " + errors.join(" | "));
+  await page.locator("#phase-lane").screenshot({ path: screenshot });
+});
+finish(failures, report);
