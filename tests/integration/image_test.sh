@@ -42,7 +42,8 @@ image=localhost/gpuscope-test-image:latest
 size=$(podman image inspect --format '{{.Size}}' "$image")
 [ "$size" -lt 60000000 ] && echo "ok: the image is $((size / 1000000)) MB" || { echo "FAIL: the image is $((size / 1000000)) MB"; failures=$((failures + 1)); }
 revision=$(git -C "$root" rev-parse --short HEAD)
-check "the image's gpuscope --version" "$("$build_dir/bin/gpuscope" --version | awk '{print $2}') ($revision)" \
+version=$(sed -n 's/^project(gpuscope VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+check "the image's gpuscope --version" "$version ($revision)" \
   "$(podman run --rm "${run_args[@]}" --network none "$image" --version | awk '{print $2, $3}')"
 
 devices=$(podman run --rm "${run_args[@]}" --network none "$image" devices --simulate h100)
