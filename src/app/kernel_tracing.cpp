@@ -80,25 +80,48 @@ std::map<std::string, std::string> tracing_environment(const KernelTracing& trac
                "loads one injection library)\n",
                trace::kInjectionVariable, old);
   }
-  return {{trace::kInjectionVariable, tracing.library.string()},
-          {trace::kTraceDirVariable, tracing.dir.string()}};
+  std::map<std::string, std::string> env{{trace::kInjectionVariable, tracing.library.string()},
+                                         {trace::kTraceDirVariable, tracing.dir.string()}};
+  std::string kinds = tracing.kernels ? "kernels" : "";
+  if (tracing.nvtx) {
+    kinds += kinds.empty() ? "nvtx" : ",nvtx";
+    if (const char* old = std::getenv(trace::kNvtxInjectionVariable);
+        old != nullptr && *old != '\0') {
+      fmt::print(stderr,
+                 "gpuscope: note: {} was set to {}; NVTX ranges are traced through gpuscope's "
+                 "library for the job instead (NVTX loads one tool)\n",
+                 trace::kNvtxInjectionVariable, old);
+    }
+    env[trace::kNvtxInjectionVariable] = tracing.library.string();
+  }
+  env[trace::kTraceKindsVariable] = kinds;
+  return env;
 }
 
 std::vector<std::string> import_kernel_trace(const KernelTracing& tracing, const fs::path& database,
                                              std::int64_t run_id,
                                              const std::vector<DeviceDescription>& devices,
-                                             std::int64_t wall_minus_mono_ns, bool quiet) {
+                                             std::int64_t wall_minus_mono_ns,
+                                             std::int64_t run_end_mono_ns, bool quiet) {
   trace::ImportOptions options;
   options.wall_minus_mono_ns = wall_minus_mono_ns;
+  options.run_end_mono_ns = run_end_mono_ns;
   try {
     const trace::ImportSummary summary =
         trace::import_trace_dir(tracing.dir, database, run_id, devices, options);
     if (!quiet) {
-      fmt::print(stderr,
-                 "gpuscope: kernel trace: {} kernels and {} memcpy/memset from {} CUDA "
-                 "process{} (gpuscope kernels {})\n",
-                 summary.kernels, summary.memory_ops, summary.files, summary.files == 1 ? "" : "es",
-                 database.string());
+      if (tracing.kernels) {
+        fmt::print(stderr,
+                   "gpuscope: kernel trace: {} kernels and {} memcpy/memset from {} CUDA "
+                   "process{} (gpuscope kernels {})\n",
+                   summary.kernels, summary.memory_ops, summary.files,
+                   summary.files == 1 ? "" : "es", database.string());
+      }
+      if (tracing.nvtx) {
+        fmt::print(stderr, "gpuscope: NVTX: {} range{} and instants from {} process{} (phases)\n",
+                   summary.phases, summary.phases == 1 ? "" : "s", summary.files,
+                   summary.files == 1 ? "" : "es");
+      }
     }
     return summary.problems;
   } catch (const Error& e) {

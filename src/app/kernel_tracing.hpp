@@ -16,6 +16,8 @@ namespace gpuscope::app {
 struct KernelTracing {
   std::filesystem::path library;  // libgpuscope_cupti.so
   std::filesystem::path dir;      // <run database>.trace/: one sidecar file per CUDA process
+  bool kernels = true;            // --trace-kernels: kernels, memcpy, memset (and NVTX ranges)
+  bool nvtx = true;               // NVTX ranges (--trace-nvtx alone: only them)
 };
 
 // The library gpuscope uses: $GPUSCOPE_CUPTI_LIBRARY, else lib/gpuscope/libgpuscope_cupti.so
@@ -34,7 +36,8 @@ std::filesystem::path require_cupti_library();
 // gpuscope was built without CUPTI, or it was removed), or trace files of an earlier run left.
 KernelTracing prepare_kernel_tracing(const std::filesystem::path& database, bool overwrite);
 
-// CUDA_INJECTION64_PATH and GPUSCOPE_TRACE_DIR for the job.
+// CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH (when NVTX ranges are traced), GPUSCOPE_TRACE_DIR
+// and GPUSCOPE_TRACE_KINDS for the job.
 std::map<std::string, std::string> tracing_environment(const KernelTracing& tracing);
 
 // Imports the trace into run `run_id` of `database` and says what came in on stderr (unless
@@ -44,6 +47,7 @@ std::vector<std::string> import_kernel_trace(const KernelTracing& tracing,
                                              const std::filesystem::path& database,
                                              std::int64_t run_id,
                                              const std::vector<DeviceDescription>& devices,
-                                             std::int64_t wall_minus_mono_ns, bool quiet);
+                                             std::int64_t wall_minus_mono_ns,
+                                             std::int64_t run_end_mono_ns, bool quiet);
 
 }  // namespace gpuscope::app

@@ -30,7 +30,8 @@ struct ProfileOptions {
   bool live = false;                  // --live: the monitor table on stderr
   PushOptions push;                   // --push URL ...
   bool trace_kernels =
-      false;  // --trace-kernels: CUPTI kernel/memcpy/memset trace (docs/kernels.md)
+      false;                // --trace-kernels: CUPTI kernel/memcpy/memset trace (docs/kernels.md)
+  bool trace_nvtx = false;  // --trace-nvtx: NVTX ranges only, as phases (docs/phases.md)
   // Phases (docs/phases.md): --phase NAME=REGEX and --phase-end NAME=REGEX over the job's output
   // lines; --no-marks: no socket for `gpuscope mark` (GPUSCOPE_MARK_SOCKET unset in the job).
   std::vector<std::string> phases;

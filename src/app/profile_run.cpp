@@ -147,7 +147,7 @@ int run_profile(const ProfileOptions& o) {
   // Bad patterns are bad input: said before anything starts.
   std::vector<phases::OutputPhasePattern> output_phases =
       phases::parse_output_phases(o.phases, o.phase_ends);
-  if (o.trace_kernels) require_cupti_library();  // before any GPU is opened
+  if (o.trace_kernels || o.trace_nvtx) require_cupti_library();  // before any GPU is opened
   const auto env = ranks::process_environment();
   const launch::LaunchOptions launch_opts = launch_options(o);
   RunInfo info = run_info(o, launch_opts, env);
@@ -166,7 +166,10 @@ int run_profile(const ProfileOptions& o) {
   const collect::GpuSelection selection = choose_gpus(o, session, system.devices, info, env);
   const auto path = output_path(o, info);
   std::optional<KernelTracing> tracing;  // --trace-kernels
-  if (o.trace_kernels) tracing = prepare_kernel_tracing(path, o.force);
+  if (o.trace_kernels || o.trace_nvtx) {
+    tracing = prepare_kernel_tracing(path, o.force);
+    tracing->kernels = o.trace_kernels;  // NVTX ranges come with either
+  }
 
   std::vector<DeviceDescription> sampled;
   for (unsigned index : selection.indices) sampled.push_back(system.devices.at(index));
@@ -225,7 +228,7 @@ int run_profile(const ProfileOptions& o) {
   } else if (tracing) {
     const auto trace_problems =
         import_kernel_trace(*tracing, path, run->writer().run_id(), sampled,
-                            info.start_wall_ns - info.start_mono_ns, o.quiet);
+                            info.start_wall_ns - info.start_mono_ns, result.end_mono_ns, o.quiet);
     end.problems.insert(end.problems.end(), trace_problems.begin(), trace_problems.end());
   }
   if (result.spawn_failure) {

@@ -46,9 +46,9 @@ void import_leftover_trace(const std::filesystem::path& database) {
   const store::StoredRun& run = runs.back();
   app::KernelTracing tracing;
   tracing.dir = dir;
-  const auto problems =
-      app::import_kernel_trace(tracing, database, run.run_id, reader.devices(run.run_id),
-                               run.info.start_wall_ns - run.info.start_mono_ns, false);
+  const auto problems = app::import_kernel_trace(
+      tracing, database, run.run_id, reader.devices(run.run_id),
+      run.info.start_wall_ns - run.info.start_mono_ns, run.end.end_mono_ns, false);
   for (const std::string& p : problems) fmt::print(stderr, "gpuscope: warning: {}\n", p);
 }
 

@@ -80,6 +80,9 @@ Command add_profile_command(CLI::App& parent) {
   app->add_flag("--trace-kernels", o->trace_kernels,
                 "Also record the job's CUDA kernels, memcpy and memset (CUPTI, through "
                 "CUDA_INJECTION64_PATH) into the run database (docs/kernels.md)");
+  app->add_flag("--trace-nvtx", o->trace_nvtx,
+                "Record the job's NVTX ranges as phases (CUPTI, through NVTX_INJECTION64_PATH), "
+                "without the kernel trace; --trace-kernels records them too (docs/phases.md)");
   app->add_option("--phase", o->phases,
                   "A phase begun by each output line matching REGEX (group 1: which one, e.g. the "
                   "epoch), ended by the next or by --phase-end; NAME=REGEX names it (implies "

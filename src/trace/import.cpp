@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <system_error>
@@ -10,7 +12,9 @@
 
 #include "core/error.hpp"
 #include "core/kernel_trace.hpp"
+#include "core/phase.hpp"
 #include "store/kernel_tables.hpp"
+#include "store/phase_tables.hpp"
 #include "trace/clock_map.hpp"
 #include "trace/demangle.hpp"
 #include "trace/device_map.hpp"
@@ -94,10 +98,65 @@ class FileImporter : public ActivityVisitor {
     add(m);
   }
 
+  // An NVTX range's start or end, or an instant: ranges pair up by CUPTI's id.
+  void marker(const MarkerRecord& r) override {
+    const std::int64_t mono = clock_.to_mono(r.timestamp);
+    last_mono_ = std::max(last_mono_, mono);
+    if ((r.flags & kMarkerEnd) != 0) {
+      const auto it = open_.find(r.id);
+      if (it == open_.end()) {
+        ++unmatched_ends;
+        return;
+      }
+      Phase p = std::move(it->second);
+      open_.erase(it);
+      p.end_mono_ns = std::max(mono, p.start_mono_ns);
+      phases.push_back(std::move(p));
+      return;
+    }
+    Phase p;
+    p.source = PhaseSource::Nvtx;
+    const auto name = meta_.marker_names.find(r.name_id);
+    p.name = name != meta_.marker_names.end() && !name->second.empty() ? name->second
+                                                                       : "<unnamed NVTX range>";
+    const auto domain = meta_.marker_names.find(r.domain_id);
+    if (r.domain_id != 0 && domain != meta_.marker_names.end()) p.domain = domain->second;
+    const auto data = meta_.marker_data.find(r.id);
+    if (data != meta_.marker_data.end() && data->second.category != 0) {
+      p.category = data->second.category;
+    }
+    p.pid = r.process_id != 0 ? std::int64_t{r.process_id} : meta_.process->pid;
+    if (r.thread_id != 0) p.tid = r.thread_id;
+    p.start_mono_ns = mono;
+    p.end_mono_ns = mono;
+    p.device_index = own_gpu();
+    if ((r.flags & kMarkerInstant) != 0) {
+      p.point = true;
+      phases.push_back(std::move(p));
+      return;
+    }
+    auto [it, added] = open_.try_emplace(r.id, std::move(p));
+    if (!added) ++unmatched_ends;  // an id reused while open: the first start is kept
+  }
+
+  // What is still open: it ended with its process (or the job), never closed.
+  void close_open(std::int64_t end_mono_ns) {
+    for (auto& [id, p] : open_) {
+      p.end_mono_ns = std::max(end_mono_ns > 0 ? end_mono_ns : last_mono_, p.start_mono_ns);
+      p.closed = false;
+      phases.push_back(std::move(p));
+      ++unclosed;
+    }
+    open_.clear();
+  }
+
   std::int64_t kernels = 0;
   std::int64_t memory_ops = 0;
   std::int64_t unmatched = 0;
   std::int64_t unnamed = 0;  // kernels whose name record was missing
+  std::vector<Phase> phases;
+  std::int64_t unmatched_ends = 0;
+  std::int64_t unclosed = 0;
 
  private:
   void add(const TraceMemoryOp& m) {
@@ -123,6 +182,17 @@ class FileImporter : public ActivityVisitor {
     return {clock_.to_mono(start), clock_.to_mono(end), clock_.to_wall(start), clock_.to_wall(end)};
   }
 
+  // The one sampled GPU this process used, when it used exactly one: its ranges are that GPU's.
+  std::optional<unsigned> own_gpu() const {
+    std::optional<unsigned> found;
+    for (const auto& [cuda, gpu] : gpus_) {
+      if (!gpu) continue;
+      if (found && *found != *gpu) return std::nullopt;
+      found = gpu;
+    }
+    return found;
+  }
+
   std::int64_t name_id(std::uint32_t local) {
     auto cached = local_ids_.find(local);
     if (cached != local_ids_.end()) return cached->second;
@@ -142,6 +212,8 @@ class FileImporter : public ActivityVisitor {
   std::int64_t process_;
   const std::map<std::uint32_t, std::optional<unsigned>>& gpus_;
   std::unordered_map<std::uint32_t, std::int64_t> local_ids_;
+  std::map<std::uint32_t, Phase> open_;
+  std::int64_t last_mono_ = 0;
 };
 
 std::string describe_process(const SidecarMeta& meta) {
@@ -167,6 +239,7 @@ ImportSummary import_trace_dir(const fs::path& dir, const fs::path& database, st
   auto writer = store::KernelTraceWriter::open(database, run_id);
   NameTable names(*writer);
   std::vector<fs::path> imported;
+  std::vector<Phase> phases;
   for (const fs::path& file : files) {
     SidecarMeta meta;
     try {
@@ -207,6 +280,7 @@ ImportSummary import_trace_dir(const fs::path& dir, const fs::path& database, st
 
     FileImporter importer(*writer, names, meta, clock, process, gpus);
     for_each_activity(file, importer);
+    importer.close_open(meta.ended ? meta.end_mono_ns : options.run_end_mono_ns);
 
     TraceProcess p;
     p.process = process;
@@ -240,6 +314,15 @@ ImportSummary import_trace_dir(const fs::path& dir, const fs::path& database, st
     if (clock.uncalibrated()) {
       p.problems.push_back("no clock calibration: CUPTI's clock was taken as CLOCK_REALTIME");
     }
+    if (importer.unmatched_ends > 0) {
+      p.problems.push_back(fmt::format("{} NVTX range ends had no start (or reused an open id)",
+                                       importer.unmatched_ends));
+    }
+    if (importer.unclosed > 0) {
+      p.problems.push_back(fmt::format(
+          "{} NVTX ranges were still open when the process {} (closed = 0 in the phases table)",
+          importer.unclosed, meta.ended ? "ended" : "died"));
+    }
     if (importer.unnamed > 0) {
       p.problems.push_back(fmt::format("{} kernels had no name record", importer.unnamed));
     }
@@ -256,10 +339,19 @@ ImportSummary import_trace_dir(const fs::path& dir, const fs::path& database, st
     summary.kernels += importer.kernels;
     summary.memory_ops += importer.memory_ops;
     summary.unmatched += importer.unmatched;
+    summary.phases += static_cast<std::int64_t>(importer.phases.size());
+    std::move(importer.phases.begin(), importer.phases.end(), std::back_inserter(phases));
     imported.push_back(file);
   }
   writer->add_run_problems(summary.problems);
   writer->commit();
+  // The NVTX ranges, into the phases table (docs/phases.md), in start order.
+  if (!phases.empty()) {
+    std::stable_sort(phases.begin(), phases.end(), [](const Phase& a, const Phase& b) {
+      return a.start_mono_ns < b.start_mono_ns;
+    });
+    store::append_phases(database, run_id, phases);
+  }
   if (options.remove_imported) {
     std::error_code ec;
     for (const fs::path& file : imported) fs::remove(file, ec);

@@ -18,6 +18,9 @@ struct ImportOptions {
   std::int64_t wall_minus_mono_ns = 0;
   // Delete each imported file, and the directory when it is left empty.
   bool remove_imported = true;
+  // Where NVTX ranges still open when their process died end (the job's end, CLOCK_MONOTONIC);
+  // 0: at their last record's time.
+  std::int64_t run_end_mono_ns = 0;
 };
 
 struct ImportSummary {
@@ -25,6 +28,7 @@ struct ImportSummary {
   std::int64_t kernels = 0;
   std::int64_t memory_ops = 0;
   std::int64_t unmatched = 0;  // kernels and memory operations on GPUs gpuscope did not sample
+  std::int64_t phases = 0;     // NVTX ranges and instants, into the phases table
   std::vector<std::string> problems;  // sentences for people (also in runs.problems)
 };
 

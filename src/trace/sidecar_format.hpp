@@ -23,6 +23,10 @@ inline constexpr const char* kSidecarExtension = ".gstrace";
 // The environment variables gpuscope sets for the job.
 inline constexpr const char* kTraceDirVariable = "GPUSCOPE_TRACE_DIR";
 inline constexpr const char* kInjectionVariable = "CUDA_INJECTION64_PATH";
+// NVTX loads the library named here at a process's first NVTX call (the library forwards it to
+// CUPTI's NVTX support), and what the library records: "kernels", "nvtx" or both, comma-separated.
+inline constexpr const char* kNvtxInjectionVariable = "NVTX_INJECTION64_PATH";
+inline constexpr const char* kTraceKindsVariable = "GPUSCOPE_TRACE_KINDS";
 
 struct FileHeader {
   char magic[8];
@@ -32,16 +36,19 @@ struct FileHeader {
 static_assert(sizeof(FileHeader) == 16);
 
 enum class RecordType : std::uint32_t {
-  process = 1,      // ProcessRecord, then the command line (arguments NUL-separated)
-  calibration = 2,  // CalibrationRecord
-  device = 3,       // DeviceRecord, then the device's name
-  name = 4,         // NameRecord, then the kernel name as CUDA reports it
-  kernel = 5,       // KernelRecord
-  memcpy = 6,       // MemcpyRecord
-  memset = 7,       // MemsetRecord
-  dropped = 8,      // DroppedRecord
-  note = 9,         // text: something that went wrong in the library, in words
-  end = 10,         // EndRecord: the process flushed everything and ended normally
+  process = 1,       // ProcessRecord, then the command line (arguments NUL-separated)
+  calibration = 2,   // CalibrationRecord
+  device = 3,        // DeviceRecord, then the device's name
+  name = 4,          // NameRecord, then the kernel name as CUDA reports it
+  kernel = 5,        // KernelRecord
+  memcpy = 6,        // MemcpyRecord
+  memset = 7,        // MemsetRecord
+  dropped = 8,       // DroppedRecord
+  note = 9,          // text: something that went wrong in the library, in words
+  end = 10,          // EndRecord: the process flushed everything and ended normally
+  marker = 11,       // MarkerRecord: an NVTX range's start or end, or an instant (--trace-nvtx)
+  marker_name = 12,  // NameRecord, then an NVTX message or domain name (their own id space)
+  marker_data = 13,  // MarkerDataRecord: a marker's category and colour
 };
 
 struct RecordHeader {
@@ -146,6 +153,32 @@ struct MemsetRecord {
   std::uint16_t flags;
 };
 static_assert(sizeof(MemsetRecord) == 48);
+
+// CUPTI's marker flags (CUpti_ActivityFlag) that gpuscope keeps.
+enum MarkerFlags : std::uint32_t {
+  kMarkerInstant = 1 << 0,  // CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS
+  kMarkerStart = 1 << 1,    // CUPTI_ACTIVITY_FLAG_MARKER_START
+  kMarkerEnd = 1 << 2,      // CUPTI_ACTIVITY_FLAG_MARKER_END
+};
+
+struct MarkerRecord {
+  std::uint64_t timestamp;   // CUPTI timestamp, ns
+  std::uint32_t id;          // pairs a range's start with its end
+  std::uint32_t flags;       // MarkerFlags
+  std::uint32_t process_id;  // the process (and thread) that marked
+  std::uint32_t thread_id;   // 0 when CUPTI names only the process
+  std::uint32_t name_id;     // a marker_name record before this one; 0 for an end
+  std::uint32_t domain_id;   // a marker_name record; 0 for NVTX's default domain
+};
+static_assert(sizeof(MarkerRecord) == 32);
+
+struct MarkerDataRecord {
+  std::uint32_t id;  // the marker's id
+  std::uint32_t category;
+  std::uint32_t color;  // ARGB, when color_set
+  std::uint32_t color_set;
+};
+static_assert(sizeof(MarkerDataRecord) == 16);
 
 struct DroppedRecord {
   std::uint64_t count;  // records CUPTI could not store, or records of a kind not recognised

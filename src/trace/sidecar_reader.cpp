@@ -136,6 +136,17 @@ SidecarMeta read_sidecar_meta(const fs::path& file) {
           meta.names[r->name_id] = tail_of<NameRecord>(payload);
         }
         break;
+      case RecordType::marker_name:
+        if (auto r = fixed_part<NameRecord>(payload)) {
+          meta.marker_names[r->name_id] = tail_of<NameRecord>(payload);
+        }
+        break;
+      case RecordType::marker_data:
+        if (auto r = fixed_part<MarkerDataRecord>(payload)) meta.marker_data[r->id] = *r;
+        break;
+      case RecordType::marker:
+        ++meta.markers;
+        break;
       case RecordType::kernel:
         ++meta.kernels;
         break;
@@ -153,6 +164,7 @@ SidecarMeta read_sidecar_meta(const fs::path& file) {
         break;
       case RecordType::end:
         meta.ended = true;
+        if (auto r = fixed_part<EndRecord>(payload)) meta.end_mono_ns = r->mono_ns;
         break;
       default:
         meta.unknown_records = true;
@@ -181,6 +193,9 @@ void for_each_activity(const fs::path& file, ActivityVisitor& visitor) {
         break;
       case RecordType::memset:
         if (auto r = fixed_part<MemsetRecord>(payload)) visitor.memset(*r);
+        break;
+      case RecordType::marker:
+        if (auto r = fixed_part<MarkerRecord>(payload)) visitor.marker(*r);
         break;
       default:
         break;

@@ -37,14 +37,18 @@ struct SidecarMeta {
   std::optional<ProcessRecord> process;
   std::string command;  // arguments joined by spaces
   std::vector<CalibrationRecord> calibrations;
-  std::map<std::uint32_t, SidecarDevice> devices;  // by CUDA ordinal
-  std::map<std::uint32_t, std::string> names;      // by name id
-  std::vector<std::string> notes;                  // the library's own words
+  std::map<std::uint32_t, SidecarDevice> devices;         // by CUDA ordinal
+  std::map<std::uint32_t, std::string> names;             // by name id
+  std::map<std::uint32_t, std::string> marker_names;      // NVTX messages and domains, by id
+  std::map<std::uint32_t, MarkerDataRecord> marker_data;  // by marker id
+  std::int64_t markers = 0;
+  std::vector<std::string> notes;  // the library's own words
   std::uint64_t dropped = 0;
   std::int64_t kernels = 0;
   std::int64_t memcpys = 0;
   std::int64_t memsets = 0;
   bool ended = false;            // an end record: the process flushed and exited normally
+  std::int64_t end_mono_ns = 0;  // when it did (CLOCK_MONOTONIC)
   bool truncated = false;        // the file ends inside a record (the process died while writing)
   bool unknown_records = false;  // records of types this gpuscope does not know (skipped)
 };
@@ -60,10 +64,11 @@ class ActivityVisitor {
   virtual void kernel(const KernelRecord& record) = 0;
   virtual void memcpy(const MemcpyRecord& record) = 0;
   virtual void memset(const MemsetRecord& record) = 0;
+  virtual void marker(const MarkerRecord& /*record*/) {}
 };
 
-// Calls `visitor` for each kernel, memcpy and memset record up to the end or the first record
-// cut short. Throws gpuscope::Error as read_sidecar_meta does.
+// Calls `visitor` for each kernel, memcpy, memset and marker record up to the end or the first
+// record cut short. Throws gpuscope::Error as read_sidecar_meta does.
 void for_each_activity(const std::filesystem::path& file, ActivityVisitor& visitor);
 
 // The sidecar files (*.gstrace) in `dir`, by name; none when it does not exist.

@@ -45,6 +45,12 @@ void ActivityProcessor::process_buffer(std::uint8_t* buffer, std::size_t valid_b
       case CUPTI_ACTIVITY_KIND_DEVICE:
         device(*reinterpret_cast<const DeviceActivity*>(record), out);
         break;
+      case CUPTI_ACTIVITY_KIND_MARKER:
+        marker(*reinterpret_cast<const MarkerActivity*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_MARKER_DATA:
+        marker_data(*reinterpret_cast<const MarkerDataActivity*>(record), out);
+        break;
       default:
         ++other;
         break;
@@ -144,6 +150,53 @@ void ActivityProcessor::device(const DeviceActivity& d, SidecarBatch& out) {
   std::memcpy(r.uuid, &d.uuid, sizeof(r.uuid));
   out.add(RecordType::device, r, d.name != nullptr ? std::string_view(d.name) : std::string_view());
   ++counts_.devices;
+}
+
+std::uint32_t ActivityProcessor::marker_name_id(const char* name, SidecarBatch& out) {
+  if (name == nullptr) return 0;
+  const std::string_view text(name);
+  auto [it, added] = marker_names_.try_emplace(
+      std::string(text), static_cast<std::uint32_t>(marker_names_.size() + 1));
+  if (added) {
+    const NameRecord record{it->second, 0};
+    out.add(RecordType::marker_name, record, text);
+  }
+  return it->second;
+}
+
+// An NVTX range's start (with its message and domain) or end, or an instant, of a thread or a
+// process (CUPTI names one or the other).
+void ActivityProcessor::marker(const MarkerActivity& m, SidecarBatch& out) {
+  const auto flags = static_cast<std::uint32_t>(m.flags);
+  const std::uint32_t kept = flags & (kMarkerInstant | kMarkerStart | kMarkerEnd);
+  if (kept == 0 || m.timestamp == 0) {
+    ++counts_.other;  // sync markers, or no time: not phases
+    return;
+  }
+  MarkerRecord r{};
+  r.timestamp = m.timestamp;
+  r.id = m.id;
+  r.flags = kept;
+  if (m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
+      m.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS) {
+    r.process_id = m.objectId.pt.processId;
+    r.thread_id = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m.objectId.pt.threadId : 0;
+  }
+  if ((kept & kMarkerEnd) == 0) {
+    r.name_id = marker_name_id(m.name, out);
+    r.domain_id = marker_name_id(m.domain, out);
+  }
+  out.add(RecordType::marker, r);
+  ++counts_.markers;
+}
+
+void ActivityProcessor::marker_data(const MarkerDataActivity& m, SidecarBatch& out) {
+  MarkerDataRecord r{};
+  r.id = m.id;
+  r.category = m.category;
+  r.color = m.color;
+  r.color_set = (static_cast<std::uint32_t>(m.flags) & CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB) != 0;
+  out.add(RecordType::marker_data, r);
 }
 
 }  // namespace gpuscope::trace::cupti

@@ -22,12 +22,15 @@ using MemcpyActivity = CUpti_ActivityMemcpy6;
 using PeerMemcpyActivity = CUpti_ActivityMemcpyPtoP4;
 using MemsetActivity = CUpti_ActivityMemset4;
 using DeviceActivity = CUpti_ActivityDevice5;
+using MarkerActivity = CUpti_ActivityMarker2;
+using MarkerDataActivity = CUpti_ActivityMarkerData2;
 
 struct ProcessorCounts {
   std::uint64_t kernels = 0;
   std::uint64_t memcpys = 0;
   std::uint64_t memsets = 0;
   std::uint64_t devices = 0;
+  std::uint64_t markers = 0;
   std::uint64_t untimed = 0;  // kernels/copies CUPTI gave no timestamps (0) for; left out
   std::uint64_t other = 0;    // records of kinds not recorded
   std::uint64_t buffers = 0;
@@ -50,8 +53,12 @@ class ActivityProcessor {
   void memcpy(const Copy& m, SidecarBatch& out);
   void memset(const MemsetActivity& m, SidecarBatch& out);
   void device(const DeviceActivity& d, SidecarBatch& out);
+  void marker(const MarkerActivity& m, SidecarBatch& out);
+  void marker_data(const MarkerDataActivity& m, SidecarBatch& out);
+  std::uint32_t marker_name_id(const char* name, SidecarBatch& out);
 
   std::unordered_map<std::string, std::uint32_t> names_;
+  std::unordered_map<std::string, std::uint32_t> marker_names_;
   ProcessorCounts counts_;
 };
 

@@ -179,9 +179,24 @@ void enable(CUpti_ActivityKind kind, const char* name, SidecarBatch& batch) {
   }
 }
 
-}  // namespace
+// What the job asked for (GPUSCOPE_TRACE_KINDS: "kernels", "nvtx" or both; unset: kernels, as
+// before the variable existed).
+struct Kinds {
+  bool kernels = true;
+  bool nvtx = false;
+};
 
-extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+Kinds requested_kinds() {
+  const char* text = std::getenv(kTraceKindsVariable);
+  if (text == nullptr) return {};
+  const std::string kinds = text;
+  return {kinds.find("kernels") != std::string::npos, kinds.find("nvtx") != std::string::npos};
+}
+
+// Opens this process's sidecar file and enables what was asked for; once per process (CUDA's
+// cuInit and NVTX's first call may both come here, in either order). Returns 1 as both
+// injection entry points must.
+int initialize() {
   State& s = state();
   std::lock_guard lock(s.mutex);
   if (s.active) return 1;
@@ -189,10 +204,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (dir == nullptr || *dir == '\0') {
     std::fprintf(stderr,
                  "gpuscope-cupti: %s is not set, so this process is not traced (run the job "
-                 "under 'gpuscope profile --trace-kernels')\n",
+                 "under 'gpuscope profile --trace-kernels' or '--trace-nvtx')\n",
                  kTraceDirVariable);
     return 1;
   }
+  const Kinds kinds = requested_kinds();
   char host[64] = {};
   gethostname(host, sizeof(host) - 1);
   const pid_t pid = getpid();
@@ -236,23 +252,45 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (callbacks != CUPTI_SUCCESS) {
     return give_up("cuptiActivityRegisterCallbacks failed: " + result_text(callbacks));
   }
-  CUptiResult kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  // KERNEL serialises kernels but is what some configurations (e.g. old vGPUs) offer.
-  if (kernels != CUPTI_SUCCESS) kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL);
-  if (kernels != CUPTI_SUCCESS) {
-    return give_up("CUPTI could not enable kernel records: " + result_text(kernels));
+  bool enabled = false;
+  if (kinds.kernels) {
+    CUptiResult kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    // KERNEL serialises kernels but is what some configurations (e.g. old vGPUs) offer.
+    if (kernels != CUPTI_SUCCESS) kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL);
+    if (kernels == CUPTI_SUCCESS) {
+      enabled = true;
+      enable(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", batch);
+      enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", batch);
+      enable(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", batch);
+    } else if (!kinds.nvtx) {
+      return give_up("CUPTI could not enable kernel records: " + result_text(kernels));
+    } else {
+      batch.note("CUPTI could not enable kernel records: " + result_text(kernels) +
+                 "; NVTX ranges are still recorded");
+    }
+  }
+  if (kinds.nvtx) {
+    // NVTX ranges (push/pop, start/end) and marks, with their category (MARKER_DATA).
+    const CUptiResult markers = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
+    if (markers == CUPTI_SUCCESS) {
+      enabled = true;
+      enable(CUPTI_ACTIVITY_KIND_MARKER_DATA, "MARKER_DATA", batch);
+    } else if (!enabled) {
+      return give_up("CUPTI could not enable NVTX (marker) records: " + result_text(markers));
+    } else {
+      batch.note("CUPTI could not enable NVTX (marker) records: " + result_text(markers));
+    }
   }
   if (clock != CUPTI_SUCCESS) {
     batch.note("cuptiActivityRegisterTimestampCallback failed (" + result_text(clock) +
                "); timestamps are converted from CUPTI's clock by calibration");
   }
-  enable(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", batch);
-  enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", batch);
-  enable(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", batch);
   enable(CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE", batch);
   cuptiActivityFlushPeriod(kFlushPeriodMs);
 
-  // The driver is what loaded this library, so its functions are already there.
+  // The driver is what loaded this library, so its functions are already there (not yet when
+  // NVTX loaded it first: the PCI addresses then come from contexts created later, if the
+  // driver is loaded by then).
   if (void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
     s.device_get = reinterpret_cast<DeviceGetFn>(dlsym(cuda, "cuDeviceGet"));
     s.pci_bus_id = reinterpret_cast<PciBusIdFn>(dlsym(cuda, "cuDeviceGetPCIBusId"));
@@ -265,4 +303,45 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   std::atexit(finish);
   s.file.append(batch);
   return 1;
+}
+
+using NvtxInitializeFn = int (*)(const void*);
+
+// CUPTI's own NVTX entry point, in the libcupti this library is linked with (the next object
+// in this library's lookup scope), else in whichever libcupti the process has loaded.
+NvtxInitializeFn cupti_nvtx_entry() {
+  if (void* next = dlsym(RTLD_NEXT, "InitializeInjectionNvtx2")) {
+    return reinterpret_cast<NvtxInitializeFn>(next);
+  }
+  for (const char* soname : {"libcupti.so.13", "libcupti.so"}) {
+    if (void* cupti = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD)) {
+      if (void* entry = dlsym(cupti, "InitializeInjectionNvtx2")) {
+        return reinterpret_cast<NvtxInitializeFn>(entry);
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// CUDA calls this from cuInit in every process of the job (CUDA_INJECTION64_PATH).
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  return initialize();
+}
+
+// NVTX calls this at a process's first NVTX call (NVTX_INJECTION64_PATH names this library):
+// the trace is set up if CUDA has not done it yet, and NVTX is handed to CUPTI, whose MARKER
+// records then carry the ranges.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    const void* get_export_table) {
+  initialize();
+  const NvtxInitializeFn cupti = cupti_nvtx_entry();
+  if (cupti == nullptr) {
+    std::fprintf(stderr,
+                 "gpuscope-cupti: CUPTI's InitializeInjectionNvtx2 was not found; NVTX ranges "
+                 "are not recorded in this process\n");
+    return 0;
+  }
+  return cupti(get_export_table);
 }
