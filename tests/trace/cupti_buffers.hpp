@@ -105,4 +105,31 @@ inline cupti::DeviceActivity& add_device(CuptiBuffer& b, std::uint32_t id,
   return d;
 }
 
+// An NVTX marker as CUPTI records it: a range's start (with its message and domain), its end, or
+// an instant, of a thread.
+inline cupti::MarkerActivity& add_marker(CuptiBuffer& b, CUpti_ActivityFlag flags, std::uint32_t id,
+                                         std::uint64_t timestamp, const char* name,
+                                         const char* domain, std::uint32_t pid, std::uint32_t tid) {
+  auto& m = b.add<cupti::MarkerActivity>(CUPTI_ACTIVITY_KIND_MARKER);
+  m.flags = flags;
+  m.timestamp = timestamp;
+  m.id = id;
+  m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  m.objectId.pt.processId = pid;
+  m.objectId.pt.threadId = tid;
+  m.name = name;
+  m.domain = domain;
+  return m;
+}
+
+inline cupti::MarkerDataActivity& add_marker_data(CuptiBuffer& b, std::uint32_t id,
+                                                  std::uint32_t category, std::uint32_t color) {
+  auto& m = b.add<cupti::MarkerDataActivity>(CUPTI_ACTIVITY_KIND_MARKER_DATA);
+  m.flags = CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB;
+  m.id = id;
+  m.category = category;
+  m.color = color;
+  return m;
+}
+
 }  // namespace gpuscope::trace::testing

@@ -21,7 +21,9 @@ struct Collected : ActivityVisitor {
   std::vector<KernelRecord> kernels;
   std::vector<MemcpyRecord> memcpys;
   std::vector<MemsetRecord> memsets;
+  std::vector<MarkerRecord> markers;
   void kernel(const KernelRecord& r) override { kernels.push_back(r); }
+  void marker(const MarkerRecord& r) override { markers.push_back(r); }
   void memcpy(const MemcpyRecord& r) override { memcpys.push_back(r); }
   void memset(const MemsetRecord& r) override { memsets.push_back(r); }
 };
@@ -35,6 +37,55 @@ std::filesystem::path to_file(const TempDir& dir, const SidecarBatch& batch) {
 }
 
 constexpr std::uint8_t kUuid[16] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+
+// NVTX markers (push/pop and start/end ranges, an instant, a sync marker that is no phase) and
+// their data, walked by the real cuptiActivityGetNextRecord.
+TEST(CuptiRecords, NvtxMarkersAndTheirData) {
+  CuptiBuffer buffer;
+  testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 1000, "step", nullptr, 77, 78);
+  testing::add_marker_data(buffer, 1, 3, 0xff00ff00);
+  testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_START, 2, 1100, "nccl:all_reduce", "NCCL",
+                      77, 79);
+  testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_END, 2, 1500, nullptr, nullptr, 77, 79);
+  testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 3, 1600, "saved", nullptr,
+                      77, 78);
+  testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_SYNC_ACQUIRE, 4, 1700, "lock", nullptr, 77,
+                      78);
+  testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 2000, nullptr, nullptr, 77, 78);
+  cupti::ActivityProcessor processor;
+  SidecarBatch batch;
+  processor.process_buffer(buffer.data(), buffer.used(), batch);
+  EXPECT_EQ(processor.counts().markers, 5u);
+  EXPECT_EQ(processor.counts().other, 1u);  // the sync marker
+
+  TempDir dir;
+  const auto path = to_file(dir, batch);
+  const SidecarMeta meta = read_sidecar_meta(path);
+  EXPECT_EQ(meta.markers, 5);
+  ASSERT_EQ(meta.marker_names.size(), 4u);  // step, nccl:all_reduce, NCCL, saved
+  ASSERT_EQ(meta.marker_data.count(1), 1u);
+  EXPECT_EQ(meta.marker_data.at(1).category, 3u);
+  EXPECT_EQ(meta.marker_data.at(1).color, 0xff00ff00u);
+  EXPECT_EQ(meta.marker_data.at(1).color_set, 1u);
+  Collected got;
+  for_each_activity(path, got);
+  ASSERT_EQ(got.markers.size(), 5u);
+  const MarkerRecord& step = got.markers[0];
+  EXPECT_EQ(step.flags, kMarkerStart);
+  EXPECT_EQ(step.timestamp, 1000u);
+  EXPECT_EQ(step.id, 1u);
+  EXPECT_EQ(step.process_id, 77u);
+  EXPECT_EQ(step.thread_id, 78u);
+  EXPECT_EQ(meta.marker_names.at(step.name_id), "step");
+  EXPECT_EQ(step.domain_id, 0u);  // NVTX's default domain
+  const MarkerRecord& nccl = got.markers[1];
+  EXPECT_EQ(meta.marker_names.at(nccl.name_id), "nccl:all_reduce");
+  EXPECT_EQ(meta.marker_names.at(nccl.domain_id), "NCCL");
+  EXPECT_EQ(got.markers[2].flags, kMarkerEnd);
+  EXPECT_EQ(got.markers[2].name_id, 0u);
+  EXPECT_EQ(got.markers[3].flags, kMarkerInstant);
+  EXPECT_EQ(got.markers[4].id, 1u);
+}
 
 TEST(CuptiRecords, KernelsMemcpyMemsetAndDevices) {
   CuptiBuffer buffer;

@@ -5,8 +5,12 @@
 // traced CUDA process: CUPTI buffers built by hand go through the library's record processing
 // into a sidecar file of its own, with kernels on the GPU whose UUID is given, timed on
 // CLOCK_MONOTONIC now. --fork N does the same in N child processes, as torchrun's workers would.
-// Usage: fake_cuda_job --uuid GPU-...[,GPU-...] [--fork N] [--kernels K] [--spacing-us S]
-// (process i of the job, the forked ones first, runs on the i-th UUID of the list, cyclically;
+// With --nvtx N it also plays N training steps of NVTX ranges (push/pop "step" holding "forward"
+// of category 2 and "backward", an instant "saved" after each step, and a "tail" range never
+// popped), as CUPTI's MARKER records; GPUSCOPE_TRACE_KINDS decides what it writes, as it decides
+// what the library enables.
+// Usage: fake_cuda_job --uuid GPU-...[,GPU-...] [--fork N] [--kernels K] [--spacing-us S] [--nvtx
+// N] (process i of the job, the forked ones first, runs on the i-th UUID of the list, cyclically;
 // its kernels start every S µs: gemm for 0.4 S, relu for 0.1 S)
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -42,7 +46,12 @@ bool parse_uuid(const std::string& text, std::uint8_t (&out)[16]) {
 }
 
 // One traced process's sidecar file, as the library writes it.
-int play_traced_process(const std::uint8_t (&uuid)[16], int kernels, std::uint64_t spacing_ns) {
+int play_traced_process(const std::uint8_t (&uuid)[16], int kernels, std::uint64_t spacing_ns,
+                        int steps) {
+  const char* kinds_text = std::getenv(kTraceKindsVariable);
+  const std::string kinds = kinds_text != nullptr ? kinds_text : "kernels";
+  if (kinds.find("kernels") == std::string::npos) kernels = 0;
+  if (kinds.find("nvtx") == std::string::npos) steps = 0;
   const char* dir = std::getenv(kTraceDirVariable);
   if (dir == nullptr) {
     std::fprintf(stderr, "fake_cuda_job: %s is not set\n", kTraceDirVariable);
@@ -75,12 +84,42 @@ int play_traced_process(const std::uint8_t (&uuid)[16], int kernels, std::uint64
     testing::add_kernel(buffer, i % 2 == 0 ? "_Z4gemmIfEviPKT_" : "_Z11relu_kernelPf", start,
                         start + (i % 2 == 0 ? spacing_ns * 2 / 5 : spacing_ns / 10), 0, 7);
   }
-  testing::add_memcpy(buffer, t0 + 500'000, t0 + 520'000, 1 << 20, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
-                      0);
+  if (kernels > 0) {
+    testing::add_memcpy(buffer, t0 + 500'000, t0 + 520'000, 1 << 20,
+                        CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 0);
+  }
+  // NVTX: each step takes spacing_ns: forward 40 %, backward 50 %, then the instant.
+  const auto pid = static_cast<std::uint32_t>(getpid());
+  std::uint32_t id = 0;
+  for (int i = 0; i < steps; ++i) {
+    const std::uint64_t at = t0 + spacing_ns * static_cast<std::uint64_t>(i);
+    const std::uint32_t step = ++id, forward = ++id, backward = ++id, saved = ++id;
+    testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_START, step, at, "step", nullptr, pid,
+                        pid);
+    testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_START, forward, at + 1, "forward",
+                        nullptr, pid, pid);
+    testing::add_marker_data(buffer, forward, 2, 0xff0000ff);
+    testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_END, forward, at + spacing_ns * 2 / 5,
+                        nullptr, nullptr, pid, pid);
+    testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_START, backward,
+                        at + spacing_ns * 2 / 5 + 1, "backward", nullptr, pid, pid);
+    testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_END, backward, at + spacing_ns * 9 / 10,
+                        nullptr, nullptr, pid, pid);
+    testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_END, step, at + spacing_ns * 19 / 20,
+                        nullptr, nullptr, pid, pid);
+    testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, saved,
+                        at + spacing_ns * 19 / 20 + 1, "saved", nullptr, pid, pid);
+  }
+  if (steps > 0) {
+    testing::add_marker(buffer, CUPTI_ACTIVITY_FLAG_MARKER_START, ++id,
+                        t0 + spacing_ns * static_cast<std::uint64_t>(steps), "tail", "myapp", pid,
+                        pid);
+  }
   cupti::ActivityProcessor processor;
   processor.process_buffer(buffer.data(), buffer.used(), batch);
   // The "GPU work" ends in the future: live until it has, as a real process would.
-  const std::int64_t last_end = now + static_cast<std::int64_t>(spacing_ns) * kernels;
+  const std::int64_t last_end =
+      now + static_cast<std::int64_t>(spacing_ns) * std::max(kernels, steps + 1);
   while (gpuscope::mono_now_ns() < last_end) usleep(200);
   batch.add(RecordType::end, EndRecord{gpuscope::mono_now_ns()});
   return file.append(batch) ? 0 : 3;
@@ -92,6 +131,7 @@ int main(int argc, char** argv) {
   std::string uuid_text;
   int forks = 0;
   int kernels = 3;
+  int steps = 0;
   std::uint64_t spacing_ns = 1'000'000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
@@ -99,6 +139,7 @@ int main(int argc, char** argv) {
     if (option == "--fork") forks = std::atoi(argv[i + 1]);
     if (option == "--kernels") kernels = std::atoi(argv[i + 1]);
     if (option == "--spacing-us") spacing_ns = 1000 * std::strtoull(argv[i + 1], nullptr, 10);
+    if (option == "--nvtx") steps = std::atoi(argv[i + 1]);
   }
   std::vector<std::array<std::uint8_t, 16>> uuids;
   for (std::size_t from = 0; from < uuid_text.size();) {
@@ -116,12 +157,16 @@ int main(int argc, char** argv) {
   const auto play = [&](std::size_t i) {
     std::uint8_t uuid[16];
     std::memcpy(uuid, uuids[i % uuids.size()].data(), 16);
-    return play_traced_process(uuid, kernels, spacing_ns);
+    return play_traced_process(uuid, kernels, spacing_ns, steps);
   };
   const char* injection = std::getenv(kInjectionVariable);
   std::printf("%s=%s\n", kInjectionVariable, injection != nullptr ? injection : "");
   const char* dir = std::getenv(kTraceDirVariable);
   std::printf("%s=%s\n", kTraceDirVariable, dir != nullptr ? dir : "");
+  for (const char* name : {kNvtxInjectionVariable, kTraceKindsVariable}) {
+    const char* value = std::getenv(name);
+    std::printf("%s=%s\n", name, value != nullptr ? value : "");
+  }
   std::fflush(stdout);
 
   // What the CUDA driver does with CUDA_INJECTION64_PATH.

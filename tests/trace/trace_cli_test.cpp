@@ -91,6 +91,64 @@ TEST(TraceCli, LeftoverTraceStopsANewProfileWithoutForce) {
 
 #ifdef GPUSCOPE_TEST_FAKE_CUDA_JOB
 
+// --trace-nvtx: NVTX ranges only, as phases (docs/phases.md). Two processes (a forked worker and
+// the main one) each play 3 steps of push/pop ranges on GPU 2; the library records markers only.
+TEST(TraceCli, TraceNvtxRecordsRangesAsPhases) {
+  TempDir dir;
+  const std::string db = dir.file("run.db");
+  const std::string gpu2 = uuid_of(2);
+  const ProcessResult r =
+      run_gpuscope({"profile", "--simulate", "h100x4-straggler", "-q", "-o", db, "--trace-nvtx",
+                    "--", GPUSCOPE_TEST_FAKE_CUDA_JOB, "--uuid", gpu2, "--fork", "1", "--nvtx", "3",
+                    "--spacing-us", "100000"},
+                   {{"CUDA_VISIBLE_DEVICES", "2"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(std::string("NVTX_INJECTION64_PATH=") + GPUSCOPE_TEST_CUPTI_LIBRARY),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("GPUSCOPE_TRACE_KINDS=nvtx\n"), std::string::npos) << r.out;
+  EXPECT_EQ(number(db, "SELECT count(*) FROM kernels"), 0);  // ranges only
+  // Per process: 3 steps, 3 forwards, 3 backwards, 3 instants, 1 tail never popped.
+  EXPECT_EQ(number(db, "SELECT count(*) FROM phases WHERE source = 'nvtx'"), 26);
+  EXPECT_EQ(number(db, "SELECT count(*) FROM phases WHERE name = 'saved' AND kind = 'point'"), 6);
+  EXPECT_EQ(number(db, "SELECT count(*) FROM phases WHERE name = 'forward' AND category = 2"), 6);
+  EXPECT_EQ(number(db,
+                   "SELECT count(*) FROM phases WHERE name = 'tail' AND closed = 0 AND "
+                   "domain = 'myapp'"),
+            2);
+  // Each process's ranges belong to its one GPU: NVML's GPU 2.
+  EXPECT_EQ(number(db, "SELECT count(DISTINCT device_index) FROM phases"), 1);
+  EXPECT_EQ(number(db, "SELECT min(device_index) FROM phases"), 2);
+  EXPECT_EQ(number(db, "SELECT count(DISTINCT pid) FROM phases"), 2);
+  // On the samples' clock, inside the run; a forward lasts 40 ms.
+  EXPECT_EQ(number(db,
+                   "SELECT count(*) FROM phases p JOIN runs r USING (run_id) WHERE "
+                   "p.start_mono_ns < r.start_mono_ns OR p.end_mono_ns > r.end_mono_ns"),
+            0);
+  EXPECT_NEAR(number(db,
+                     "SELECT avg(end_mono_ns - start_mono_ns) / 1e6 FROM phases WHERE name = "
+                     "'forward'"),
+              40, 0.01);
+  const std::string problems = scalar(db, "SELECT problems FROM runs").value_or("");
+  EXPECT_NE(problems.find("1 NVTX ranges were still open when the process ended"),
+            std::string::npos)
+      << problems;
+  // analyze: the steps hold the forwards and backwards (exclusive time 5 % of a step).
+  const ProcessResult a = run_gpuscope({"analyze", db, "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const json j = json::parse(a.out);
+  bool found = false;
+  for (const auto& n : j["phases"]["names"]) {
+    if (n["name"] != "step") continue;
+    found = true;
+    EXPECT_EQ(n["count"], 6);
+    EXPECT_EQ(n["source"], "nvtx");
+    EXPECT_NEAR(n["total"]["exclusive_time_s"].get<double>() / n["total"]["time_s"].get<double>(),
+                0.05 / 0.95, 0.01);
+  }
+  EXPECT_TRUE(found) << a.out;
+}
+
 TEST(TraceCli, ProfileTracesEveryCudaProcessOfTheJob) {
   TempDir dir;
   const std::string db = dir.file("run.db");
