@@ -352,6 +352,13 @@ std::string processes_text(const Analysis& a, const Style& style) {
   return out;
 }
 
+// A phase's time: µs and ms below a second, then as seconds_text.
+std::string phase_time(double s) {
+  if (s < 1e-3) return fmt::format("{:.0f} µs", s * 1e6);
+  if (s < 1) return fmt::format("{:.0f} ms", s * 1e3);
+  return seconds_text(s);
+}
+
 std::string opt_pct(const std::optional<double>& v) {
   return v ? fmt::format("{:.0f} %", *v) : "-";
 }
@@ -384,8 +391,8 @@ std::string phases_text(const Analysis& a, const Style& style) {
     const auto& t = n.total;
     const bool nested = t.exclusive_time_s + 1e-9 < t.time_s;
     rows.push_back({phase_label(n.name, "") + (n.unclosed > 0 ? style.warn("*") : ""), n.source,
-                    std::to_string(n.count), seconds_text(t.time_s),
-                    nested ? seconds_text(t.exclusive_time_s) : "", seconds_text(n.mean_time_s),
+                    std::to_string(n.count), phase_time(t.time_s),
+                    nested ? phase_time(t.exclusive_time_s) : "", phase_time(n.mean_time_s),
                     n.count > 1 ? fmt::format("±{:.0f} %", 100 * n.time_cv) : "-",
                     opt_energy(t.energy_j), t.energy_share ? pct(*t.energy_share) : "-",
                     t.mean_power_w ? fmt::format("{:.0f} W", *t.mean_power_w) : "-",
@@ -424,8 +431,8 @@ std::string phase_instances_text(const Analysis& a, const Style& style) {
     const auto& f = i.figures;
     rows.push_back({std::string(static_cast<std::size_t>(2 * i.depth), ' ') +
                         phase_label(i.name, i.instance) + (i.closed ? "" : style.warn("*")),
-                    fmt::format("{:.3f}", i.start_s), seconds_text(f.time_s),
-                    opt_energy(f.energy_j), f.energy_share ? pct(*f.energy_share) : "-",
+                    fmt::format("{:.3f}", i.start_s), phase_time(f.time_s), opt_energy(f.energy_j),
+                    f.energy_share ? pct(*f.energy_share) : "-",
                     f.mean_power_w ? fmt::format("{:.0f} W", *f.mean_power_w) : "-",
                     opt_pct(f.metrics[0]), opt_pct(f.metrics[1]), opt_pct(f.metrics[2])});
   }
