@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -217,18 +218,35 @@ class VictoriaMetrics {
       : dir_(dir), port_(free_port()), extra_(std::move(extra)) {
     start();
   }
+  // Starts the server on port_. The first start may find the port taken between free_port() and
+  // the server's bind (another test of a parallel ctest): it then tries another port; a restart
+  // keeps its port, which the pusher under test is aimed at.
   void start() {
-    std::vector<std::string> argv = {
-        find_program("victoria-metrics"), "-storageDataPath=" + dir_.file("vm-data"),
-        "-httpListenAddr=127.0.0.1:" + std::to_string(port_), "-loggerLevel=ERROR"};
-    argv.insert(argv.end(), extra_.begin(), extra_.end());
-    process_ = std::make_unique<BackgroundProcess>(argv, std::map<std::string, std::string>{},
-                                                   dir_.file("vm.out"), dir_.file("vm.err"));
-    EXPECT_TRUE(eventually([&] {
-      httplib::Client client("127.0.0.1", port_);
-      auto r = client.Get("/health");
-      return r && (r->status == 200 || r->status == 401);  // 401: up, behind -httpAuth
-    })) << read_file(dir_.file("vm.err"));
+    for (int attempt = 0;; ++attempt) {
+      std::vector<std::string> argv = {
+          find_program("victoria-metrics"), "-storageDataPath=" + dir_.file("vm-data"),
+          "-httpListenAddr=127.0.0.1:" + std::to_string(port_), "-loggerLevel=ERROR"};
+      argv.insert(argv.end(), extra_.begin(), extra_.end());
+      std::filesystem::remove(dir_.file("vm.err"));
+      process_ = std::make_unique<BackgroundProcess>(argv, std::map<std::string, std::string>{},
+                                                     dir_.file("vm.out"), dir_.file("vm.err"));
+      bool taken = false;
+      const bool up = eventually([&] {
+        taken = read_file(dir_.file("vm.err")).find("address already in use") != std::string::npos;
+        if (taken) return true;
+        httplib::Client client("127.0.0.1", port_);
+        auto r = client.Get("/health");
+        return r && (r->status == 200 || r->status == 401);  // 401: up, behind -httpAuth
+      });
+      if (taken && !started_ && attempt < 5) {
+        process_->wait();
+        port_ = free_port();
+        continue;
+      }
+      EXPECT_TRUE(up && !taken) << read_file(dir_.file("vm.err"));
+      started_ = true;
+      return;
+    }
   }
   void stop() {
     process_->signal(SIGTERM);
@@ -262,6 +280,7 @@ class VictoriaMetrics {
  private:
   const TempDir& dir_;
   int port_;
+  bool started_ = false;
   std::vector<std::string> extra_;
   std::unique_ptr<BackgroundProcess> process_;
 };
