@@ -46,3 +46,19 @@ export function finish(failures, report) {
   }
   console.log("PASS " + report);
 }
+
+// How many coloured pixels the canvas inside `selector` has (the axes and labels are grey): a
+// chart that drew nothing has about none.
+export async function paintedPixels(page, selector) {
+  return page.evaluate((sel) => {
+    const box = document.querySelector(sel);
+    const canvas = box ? box.querySelector("canvas") : null;
+    if (!canvas) return 0;
+    const px = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+    let painted = 0;
+    for (let i = 0; i < px.length; i += 4) {
+      if (px[i + 3] > 0 && Math.abs(px[i] - px[i + 1]) + Math.abs(px[i + 1] - px[i + 2]) > 20) painted++;
+    }
+    return painted;
+  }, selector);
+}

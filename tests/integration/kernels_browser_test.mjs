@@ -4,7 +4,7 @@
 // tooltip over a kernel names it and its duration; zooming the timelines zooms the lanes; in
 // bins mode the report says the kernels were aggregated. Writes a screenshot of the lanes.
 // Usage (from web/): node kernels_browser_test.mjs REPORT.html SCREENSHOT.png slices|bins LANES
-import { finish, withReport } from "./browser.mjs";
+import { finish, paintedPixels, withReport } from "./browser.mjs";
 
 const [report, screenshot, mode, lanes] = process.argv.slice(2);
 const failures = [];
@@ -12,22 +12,13 @@ const check = (ok, what) => { if (!ok) failures.push(what); };
 
 await withReport(report, async (page, errors) => {
 
+  const painted = await paintedPixels(page, "#kernel-lanes");
   const result = await page.evaluate(() => {
     const box = document.getElementById("kernel-lanes");
-    const canvas = box ? box.querySelector("canvas") : null;
-    let painted = 0;
-    if (canvas) {
-      const px = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
-      // Coloured pixels only: the axes and their labels are grey.
-      for (let i = 0; i < px.length; i += 4) {
-        if (px[i + 3] > 0 && Math.abs(px[i] - px[i + 1]) + Math.abs(px[i + 1] - px[i + 2]) > 20) painted++;
-      }
-    }
     const charts = Array.from(document.querySelectorAll("#timelines .chart"));
     const k = window.gs.data.kernels;
     return {
       present: !!box,
-      painted,
       lastChart: charts.length ? charts[charts.length - 1].id : null,
       mode: k ? k.mode : null,
       lanes: k ? k.lanes.length : 0,
@@ -36,9 +27,9 @@ await withReport(report, async (page, errors) => {
       inCharts: window.gs.view.charts.includes(window.gs.kernelChart),
     };
   });
-  console.log(JSON.stringify(result));
+  console.log(JSON.stringify({ painted, ...result }));
   check(result.present, "no #kernel-lanes chart");
-  check(result.painted > 200, "the kernel lanes are blank (" + result.painted + " painted pixels)");
+  check(painted > 200, "the kernel lanes are blank (" + painted + " painted pixels)");
   check(result.lastChart === "kernel-lanes", "the lanes are not under the metric timelines");
   check(result.mode === mode, "mode " + result.mode + ", expected " + mode);
   check(result.lanes === Number(lanes), "lanes " + result.lanes + ", expected " + lanes);

@@ -3,36 +3,28 @@
 // above the metric timelines and shares their zoom; hovering a phase shows its name, energy and
 // power; the "Phases" table has a row per name. Writes a screenshot of the lane.
 // Usage (from web/): node phases_browser_test.mjs REPORT.html SCREENSHOT.png NAMES
-import { finish, withReport } from "./browser.mjs";
+import { finish, paintedPixels, withReport } from "./browser.mjs";
 
 const [report, screenshot, names] = process.argv.slice(2);
 const failures = [];
 const check = (ok, what) => { if (!ok) failures.push(what); };
 
 await withReport(report, async (page, errors) => {
+  const painted = await paintedPixels(page, "#phase-lane");
   const result = await page.evaluate(() => {
     const box = document.getElementById("phase-lane");
-    const canvas = box ? box.querySelector("canvas") : null;
-    let painted = 0;
-    if (canvas) {
-      const px = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
-      for (let i = 0; i < px.length; i += 4) {
-        if (px[i + 3] > 0 && Math.abs(px[i] - px[i + 1]) + Math.abs(px[i + 1] - px[i + 2]) > 20) painted++;
-      }
-    }
     const charts = Array.from(document.querySelectorAll("#timelines .chart"));
     return {
       present: !!box,
-      painted,
       firstChart: charts.length ? charts[0].id : null,
       inCharts: window.gs.view.charts.includes(window.gs.phaseChart),
       rows: document.querySelectorAll("#phases tbody tr").length,
       table: document.querySelector("#phases table") ? document.querySelector("#phases table").textContent : "",
     };
   });
-  console.log(JSON.stringify(result));
+  console.log(JSON.stringify({ painted, ...result }));
   check(result.present, "no #phase-lane chart");
-  check(result.painted > 200, "the phase lane is blank (" + result.painted + " painted pixels)");
+  check(painted > 200, "the phase lane is blank (" + painted + " painted pixels)");
   check(result.firstChart === "phase-lane", "the lane is not above the metric timelines: " + result.firstChart);
   check(result.inCharts, "the lane does not share the timelines' zoom");
   check(result.rows === Number(names), "phase table rows " + result.rows + ", expected " + names);

@@ -317,3 +317,33 @@ gs.balanceChart = function (canvas, tip) {
   };
   canvas.onmouseleave = () => (tip.style.display = "none");
 };
+
+// A lane chart under or over the timelines (kernels.js, phases.js): a uPlot of fixed `height` in
+// `box` whose x axis follows the shared view (drag or wheel to zoom, double-click to reset),
+// drawn by `draw(u)`, with `hover(u)` for its tooltip `tip`, joining gs.view.charts.
+gs.laneChart = function (box, opts, height, tip, draw, hover) {
+  opts.legend = { show: false };
+  opts.cursor = { sync: { key: "gpuscope" }, drag: { x: true, y: false, setScale: false },
+                  points: { show: false }, y: false };
+  opts.hooks = {
+    draw: [draw],
+    setCursor: [hover],
+    setSelect: [(u) => {
+      if (u.select.width < 2) return;
+      const min = u.posToVal(u.select.left, "x"), max = u.posToVal(u.select.left + u.select.width, "x");
+      u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+      gs.setView(min, max);
+    }],
+  };
+  const u = new uPlot(opts, [[gs.view.full[0], gs.view.full[1]], [null, null]], box);
+  wheelZoom(u);
+  // The timelines resize every chart to their height; a lane keeps its own.
+  const setSize = u.setSize;
+  u.setSize = (size) => setSize({ width: size.width, height: height });
+  u.over.addEventListener("dblclick", () => gs.setView(gs.view.full[0], gs.view.full[1]));
+  u.over.addEventListener("mouseleave", () => (tip.style.display = "none"));
+  box.appendChild(tip);
+  if (gs.view.min != null) u.setScale("x", { min: gs.view.min, max: gs.view.max });
+  gs.view.charts.push(u);
+  return u;
+};

@@ -149,31 +149,8 @@
             return lane ? "GPU " + d.gpus[lane.gpu].index : "";
           }) },
       ],
-      legend: { show: false },
-      cursor: { sync: { key: "gpuscope" }, drag: { x: true, y: false, setScale: false }, points: { show: false },
-                y: false },
-      hooks: {
-        drawClear: [],
-        draw: [drawLanes],
-        setCursor: [hover],
-        setSelect: [(u) => {
-          if (u.select.width < 2) return;
-          const min = u.posToVal(u.select.left, "x"), max = u.posToVal(u.select.left + u.select.width, "x");
-          u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
-          gs.setView(min, max);
-        }],
-      },
     };
-    const u = new uPlot(opts, [[gs.view.full[0], gs.view.full[1]], [null, null]], box);
-    if (typeof wheelZoom === "function") wheelZoom(u);  // charts.js
-    // The timelines resize every chart to their height; this one keeps its own.
-    const setSize = u.setSize;
-    u.setSize = (size) => setSize({ width: size.width, height: height });
-    u.over.addEventListener("dblclick", () => gs.setView(gs.view.full[0], gs.view.full[1]));
-    u.over.addEventListener("mouseleave", () => (tip.style.display = "none"));
-    box.appendChild(tip);
-    if (gs.view.min != null) u.setScale("x", { min: gs.view.min, max: gs.view.max });
-    gs.view.charts.push(u);
+    const u = gs.laneChart(box, opts, height, tip, drawLanes, hover);
     gs.kernelChart = u;
     return u;
   };
