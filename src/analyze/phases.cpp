@@ -55,6 +55,46 @@ std::vector<std::pair<std::string, std::string>> PhaseAnalysis::slow_stretches(
   return out;
 }
 
+PhaseBins PhaseAnalysis::bin_phases() const {
+  PhaseBins b;
+  double end = 0;
+  int deepest = 0;
+  for (std::size_t i = 0; i < spans_.size(); ++i) {
+    end = std::max(end, spans_[i].end_s);
+    deepest = std::max(deepest, layout_.depth[i]);
+  }
+  b.bins = kPhaseBins;
+  b.bin_s = std::max(end, 1e-3) / static_cast<double>(b.bins);
+  const std::size_t rows =
+      std::min<std::size_t>(kPhaseBinRows, 1 + static_cast<std::size_t>(deepest));
+  b.busy_s.assign(rows, std::vector<double>(b.bins, 0));
+  b.started.assign(rows, std::vector<std::uint32_t>(b.bins, 0));
+  b.longest_name.assign(rows, std::vector<std::int32_t>(b.bins, -1));
+  b.longest_s.assign(rows, std::vector<double>(b.bins, 0));
+  const auto bin_of = [&b](double t) {
+    return std::min(b.bins - 1, static_cast<std::size_t>(std::max(0.0, t / b.bin_s)));
+  };
+  for (std::size_t i = 0; i < spans_.size(); ++i) {
+    const PhaseSpan& s = spans_[i];
+    if (s.point) continue;
+    const std::size_t row =
+        std::min(rows - 1, static_cast<std::size_t>(std::max(0, layout_.depth[i])));
+    const std::size_t first = bin_of(s.start_s), last = bin_of(s.end_s);
+    for (std::size_t k = first; k <= last; ++k) {
+      const double lo = std::max(s.start_s, static_cast<double>(k) * b.bin_s);
+      const double hi = std::min(s.end_s, static_cast<double>(k + 1) * b.bin_s);
+      if (hi > lo) b.busy_s[row][k] += hi - lo;
+    }
+    ++b.started[row][first];
+    const double length = s.end_s - s.start_s;
+    if (b.longest_name[row][first] < 0 || length > b.longest_s[row][first]) {
+      b.longest_name[row][first] = static_cast<std::int32_t>(s.name);
+      b.longest_s[row][first] = length;
+    }
+  }
+  return b;
+}
+
 PhaseLayout layout_phases(std::span<const PhaseSpan> spans) {
   const std::size_t n = spans.size();
   PhaseLayout out;
@@ -377,6 +417,9 @@ PhaseReport PhaseAnalysis::finish(std::optional<double> job_energy_j,
       report.instances.push_back(std::move(instance));
     }
   }
+  report.span_names = names_;
+  if (report.instance_count > report.instances.size()) report.bins = bin_phases();
+
   // Time inside at least one phase.
   std::sort(ranges.begin(), ranges.end());
   double covered = 0, open_start = 0, open_end = -std::numeric_limits<double>::infinity();

@@ -85,8 +85,23 @@ struct PhaseName {
 // How much longer than the median an instance must take to count as slow.
 inline constexpr double kSlowFactor = 1.15;
 
+// Every phase instance in time bins, a row per nesting depth (the deepest rows merged into the
+// last): what the report draws when there are more instances than it lists one by one.
+struct PhaseBins {
+  double bin_s = 0;
+  std::size_t bins = 0;
+  std::vector<std::vector<double>> busy_s;              // [row][bin]: phase time inside the bin
+  std::vector<std::vector<std::uint32_t>> started;      // instances starting in the bin
+  std::vector<std::vector<std::int32_t>> longest_name;  // of those, the longest's name (-1: none)
+  std::vector<std::vector<double>> longest_s;
+};
+inline constexpr std::size_t kPhaseBins = 2000;
+inline constexpr std::size_t kPhaseBinRows = 6;
+
 struct PhaseReport {
   std::vector<PhaseName> names;          // the most energy first
+  std::vector<std::string> span_names;   // every name, by PhaseSpan::name (PhaseBins' names)
+  std::optional<PhaseBins> bins;         // when instance_count > instances.size()
   std::vector<PhaseInstance> instances;  // in start order; at most max_instances
   std::size_t instance_count = 0;        // all of them
   std::size_t point_count = 0;
@@ -156,6 +171,7 @@ class PhaseAnalysis {
   PhaseLayout layout_;
   std::vector<std::vector<std::uint32_t>> by_run_;  // range spans of each run
 
+  PhaseBins bin_phases() const;
   std::vector<std::pair<std::string, std::string>> slow_stretches(
       const std::vector<double>& times, const std::vector<std::size_t>& spans, double median) const;
   // Per span, summed over its GPUs.

@@ -108,7 +108,25 @@ json phase_lane(const analyze::PhaseReport& p) {
     sm.push_back(rounded(i.figures.metrics[0], 3));
     tensor.push_back(rounded(i.figures.metrics[1], 3));
   }
-  return {{"names", names},
+  json bins = nullptr;
+  if (p.bins) {
+    json rows = json::array();
+    for (std::size_t r = 0; r < p.bins->busy_s.size(); ++r) {
+      json busy = json::array();
+      for (const double v : p.bins->busy_s[r]) busy.push_back(std::round(v * 1e6) / 1e6);
+      json longest = json::array();
+      for (const double v : p.bins->longest_s[r]) longest.push_back(std::round(v * 1e6) / 1e6);
+      rows.push_back({{"busy_s", busy},
+                      {"started", p.bins->started[r]},
+                      {"longest_name", p.bins->longest_name[r]},
+                      {"longest_s", longest}});
+    }
+    bins = {
+        {"bin_s", p.bins->bin_s}, {"bins", p.bins->bins}, {"names", p.span_names}, {"rows", rows}};
+  }
+  return {{"mode", p.bins ? "bins" : "slices"},
+          {"bins", bins},
+          {"names", names},
           {"start_s", start},
           {"end_s", end},
           {"name", name},

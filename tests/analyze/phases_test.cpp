@@ -184,6 +184,34 @@ TEST(PhaseAnalysis, SlowStretchesByInstance) {
   EXPECT_FALSE(r.names[0].total.energy_j);  // no GPU measured it
 }
 
+TEST(PhaseAnalysis, MoreInstancesThanListedAreBinned) {
+  // epoch [0, 10] holding step [1, 3] and step [5, 6]; only 1 instance listed: bins.
+  PhaseAnalysis phases({"epoch", "step"}, {span(0, 0, 10), span(1, 1, 3), span(1, 5, 6)});
+  const PhaseReport r = phases.finish(std::nullopt, std::nullopt, 0, 1);
+  EXPECT_EQ(r.instances.size(), 1U);
+  EXPECT_EQ(r.instance_count, 3U);
+  ASSERT_TRUE(r.bins);
+  const PhaseBins& b = *r.bins;
+  EXPECT_EQ(b.bins, kPhaseBins);
+  EXPECT_NEAR(b.bin_s, 10.0 / kPhaseBins, 1e-12);
+  ASSERT_EQ(b.busy_s.size(), 2U);  // depths 0 and 1
+  double row0 = 0, row1 = 0;
+  std::uint32_t started1 = 0;
+  for (std::size_t k = 0; k < b.bins; ++k) {
+    row0 += b.busy_s[0][k];
+    row1 += b.busy_s[1][k];
+    started1 += b.started[1][k];
+  }
+  EXPECT_NEAR(row0, 10, 1e-9);
+  EXPECT_NEAR(row1, 3, 1e-9);
+  EXPECT_EQ(started1, 2U);
+  EXPECT_EQ(b.longest_name[1][200], 1);  // the step starting at 1 s (bin 200)
+  EXPECT_NEAR(b.longest_s[1][200], 2, 1e-12);
+  EXPECT_EQ(r.span_names, (std::vector<std::string>{"epoch", "step"}));
+  // Listing them all: no bins.
+  EXPECT_FALSE(phases.finish(std::nullopt, std::nullopt, 0, 10).bins);
+}
+
 TEST(PhaseAnalysis, PointsAreCountedNotMeasured) {
   std::vector<PhaseSpan> spans{span(0, 1, 1)};
   spans[0].point = true;

@@ -2,10 +2,11 @@
 // and checks the phase lane and table: no console or page error; the lane is drawn (not blank)
 // above the metric timelines and shares their zoom; hovering a phase shows its name, energy and
 // power; the "Phases" table has a row per name. Writes a screenshot of the lane.
-// Usage (from web/): node phases_browser_test.mjs REPORT.html SCREENSHOT.png NAMES
+// Past the instances listed one by one, the lane is in bins and says so.
+// Usage (from web/): node phases_browser_test.mjs REPORT.html SCREENSHOT.png NAMES slices|bins
 import { finish, paintedPixels, withReport } from "./browser.mjs";
 
-const [report, screenshot, names] = process.argv.slice(2);
+const [report, screenshot, names, mode] = process.argv.slice(2);
 const failures = [];
 const check = (ok, what) => { if (!ok) failures.push(what); };
 
@@ -19,6 +20,8 @@ await withReport(report, async (page, errors) => {
       firstChart: charts.length ? charts[0].id : null,
       inCharts: window.gs.view.charts.includes(window.gs.phaseChart),
       rows: document.querySelectorAll("#phases tbody tr").length,
+      mode: window.gs.data.phase_lane ? window.gs.data.phase_lane.mode : null,
+      note: document.getElementById("phase-note") ? document.getElementById("phase-note").textContent : "",
       table: document.querySelector("#phases table") ? document.querySelector("#phases table").textContent : "",
     };
   });
@@ -28,6 +31,27 @@ await withReport(report, async (page, errors) => {
   check(result.firstChart === "phase-lane", "the lane is not above the metric timelines: " + result.firstChart);
   check(result.inCharts, "the lane does not share the timelines' zoom");
   check(result.rows === Number(names), "phase table rows " + result.rows + ", expected " + names);
+  check(result.mode === mode, "mode " + result.mode + ", expected " + mode);
+  if (mode === "bins") {
+    check(/bins/.test(result.note) && /perfetto/.test(result.note), "bins mode not said: " + result.note);
+    // Hover the busiest bin of the first row: how many phases started there, and the longest.
+    await page.locator("#phase-lane .u-over").scrollIntoViewIfNeeded();
+    const at = await page.evaluate(() => {
+      const u = window.gs.phaseChart, B = window.gs.data.phase_lane.bins, row = B.rows[0];
+      let best = 0;
+      row.busy_s.forEach((v, i) => { if (v > row.busy_s[best]) best = i; });
+      const r = u.over.getBoundingClientRect();
+      return { x: r.left + u.valToPos((best + 0.5) * B.bin_s, "x"), y: r.top + u.valToPos(u.scales.y.max - 0.5, "y") };
+    });
+    await page.mouse.move(at.x, at.y);
+    await page.waitForTimeout(100);
+    const tip = await page.evaluate(() => document.querySelector("#phase-lane .tooltip").textContent);
+    console.log(JSON.stringify({ tip }));
+    check(/phases started/.test(tip) && /longest: step/.test(tip), "the bin tooltip: " + JSON.stringify(tip));
+    check(errors.length === 0, "errors: " + errors.join(" | "));
+    await page.locator("#phase-lane").screenshot({ path: screenshot });
+    return;
+  }
   check(/checkpoint/.test(result.table), "the table does not list the checkpoint");
 
   // Hover the middle of the checkpoint: the tooltip names it with its energy and power.
