@@ -5,6 +5,8 @@
 // killed inside a phase, a profiler that is gone, bad patterns, datagrams that are not marks.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -204,6 +206,27 @@ mark("point", "saved")
   }
   EXPECT_EQ(slices["saved"]["cat"], "phase point");
   EXPECT_EQ(slices["saved"]["dur"], 0);
+}
+
+// A million tiny ranges (as a job with NVTX around every layer makes): analyze lists the first
+// 10 000 and sums them all; the report draws them in bins, its size independent of their count.
+TEST_F(Phases, AMillionTinyRanges) {
+  ASSERT_EQ(profile({}, {"sleep", "1"}).exit_code, 0);
+  const std::string insert =
+      "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 999999) "
+      "INSERT INTO phases (run_id, source, name, instance, pid, tid, start_mono_ns, end_mono_ns, "
+      "kind, closed) SELECT r.run_id, 'nvtx', CASE WHEN i % 100 = 0 THEN 'step' ELSE 'layer' END, "
+      "NULL, 1, 1, r.start_mono_ns + i * 900, r.start_mono_ns + i * 900 + CASE WHEN i % 100 = 0 "
+      "THEN 89000 ELSE 500 END, 'range', 1 FROM c, runs r";
+  ASSERT_EQ(std::system(("sqlite3 '" + db_ + "' \"" + insert + "\"").c_str()), 0);
+  const json a = analysis();
+  EXPECT_EQ(a["phases"]["instance_count"], 1'000'000);
+  EXPECT_EQ(a["phases"]["instances"].size(), 10'000U);
+  EXPECT_EQ(name_of(a, "layer")["count"], 990'000);
+  EXPECT_NEAR(name_of(a, "step")["total"]["time_s"].get<double>(), 10'000 * 89e-6, 1e-6);
+  const ProcessResult r = run_gpuscope({"report", db_, "-o", dir_.file("r.html")}, env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(std::filesystem::file_size(dir_.file("r.html")), 2'000'000U);
 }
 
 TEST_F(Phases, OutputLinesDefinePhases) {
