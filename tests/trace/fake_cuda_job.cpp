@@ -125,6 +125,11 @@ int play_traced_process(const std::uint8_t (&uuid)[16], int kernels, std::uint64
   return file.append(batch) ? 0 : 3;
 }
 
+// NVTX's export-table getter, offering none.
+extern "C" const void* no_export_table(std::uint32_t /*table_id*/) {
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,6 +187,19 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "fake_cuda_job: InitializeInjection missing or failed\n");
       return 4;
     }
+  }
+
+  // What NVTX does with NVTX_INJECTION64_PATH at the first NVTX call: load the tool and hand it
+  // its export-table getter (here one that offers no table), expecting 1.
+  if (const char* nvtx = std::getenv(kNvtxInjectionVariable); nvtx != nullptr && *nvtx != '\0') {
+    void* library = dlopen(nvtx, RTLD_NOW);
+    using InitNvtx = int (*)(const void*);
+    auto init = library != nullptr
+                    ? reinterpret_cast<InitNvtx>(dlsym(library, "InitializeInjectionNvtx2"))
+                    : nullptr;
+    const int result = init != nullptr ? init(reinterpret_cast<const void*>(&no_export_table)) : -1;
+    std::printf("InitializeInjectionNvtx2=%d\n", result);
+    std::fflush(stdout);
   }
 
   for (int i = 0; i < forks; ++i) {

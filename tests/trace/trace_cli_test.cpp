@@ -107,6 +107,8 @@ TEST(TraceCli, TraceNvtxRecordsRangesAsPhases) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("GPUSCOPE_TRACE_KINDS=nvtx\n"), std::string::npos) << r.out;
+  // NVTX found the library's entry point, which handed NVTX on to CUPTI's.
+  EXPECT_NE(r.out.find("InitializeInjectionNvtx2=1\n"), std::string::npos) << r.out;
   EXPECT_EQ(number(db, "SELECT count(*) FROM kernels"), 0);  // ranges only
   // Per process: 3 steps, 3 forwards, 3 backwards, 3 instants, 1 tail never popped.
   EXPECT_EQ(number(db, "SELECT count(*) FROM phases WHERE source = 'nvtx'"), 26);
