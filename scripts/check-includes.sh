@@ -10,6 +10,7 @@ declare -A allowed=(
   [src/util]="util"
   [src/core]="core util"
   [src/nvml]="nvml core util"
+  [src/dcgm]="dcgm core util"
   [src/collect]="collect nvml core util"
   [src/launch]="launch core util"
   [src/ranks]="ranks core util"
