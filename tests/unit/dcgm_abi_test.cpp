@@ -2,7 +2,12 @@
 // relies on at run time: version words, blank values, the profiling field ids in catalog order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "dcgm/abi.hpp"
+#include "dcgm/entry_points.hpp"
 
 namespace gpuscope::dcgm {
 namespace {
@@ -26,6 +31,25 @@ TEST(DcgmAbi, ProfilingFieldsAreConsecutive) {
   EXPECT_EQ(kProfSmActive, kProfGrEngineActive + 1);
   EXPECT_EQ(kProfNvlinkRxBytes, 1012);
   EXPECT_EQ(kProfNvlinkRxBytes - kProfGrEngineActive, 11);
+}
+
+// The list expands to a function table whose every slot has the DCGM signature it names (a
+// wrong parameter list would not compile), and its symbols are DCGM's own names.
+TEST(DcgmAbi, EntryPointList) {
+  struct Table {
+#define SLOT(id, req, params, args, symbol) dcgmReturn_t(*id) params = nullptr;
+    GPUSCOPE_DCGM_ENTRY_POINTS(SLOT)
+#undef SLOT
+  };
+  std::vector<std::string> symbols;
+#define NAME(id, req, params, args, symbol) symbols.push_back(#symbol);
+  GPUSCOPE_DCGM_ENTRY_POINTS(NAME)
+#undef NAME
+  EXPECT_EQ(sizeof(Table), symbols.size() * sizeof(void*));
+  EXPECT_EQ(symbols.front(), "dcgmInit");
+  EXPECT_NE(std::find(symbols.begin(), symbols.end(), "dcgmEntitiesGetLatestValues"),
+            symbols.end());
+  EXPECT_EQ(std::find(symbols.begin(), symbols.end(), "dcgmErrorString"), symbols.end());
 }
 
 }  // namespace
