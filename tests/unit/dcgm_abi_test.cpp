@@ -8,6 +8,7 @@
 
 #include "dcgm/abi.hpp"
 #include "dcgm/entry_points.hpp"
+#include "dcgm/library.hpp"
 
 namespace gpuscope::dcgm {
 namespace {
@@ -50,6 +51,41 @@ TEST(DcgmAbi, EntryPointList) {
   EXPECT_NE(std::find(symbols.begin(), symbols.end(), "dcgmEntitiesGetLatestValues"),
             symbols.end());
   EXPECT_EQ(std::find(symbols.begin(), symbols.end(), "dcgmErrorString"), symbols.end());
+}
+
+// The loader: a missing file, a library that is no DCGM (the simulated NVML), and DCGM absent
+// from the system are each said plainly.
+TEST(DcgmLibrary, MissingFileIsSaid) {
+  try {
+    Library::open({"/nonexistent/libdcgm.so.4"});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.summary(), "cannot load the DCGM library /nonexistent/libdcgm.so.4");
+    EXPECT_NE(e.reason().find("No such file"), std::string::npos) << e.reason();
+  }
+}
+
+TEST(DcgmLibrary, ALibraryThatIsNotDcgmIsRefusedNamingWhatItLacks) {
+  try {
+    Library::open({GPUSCOPE_TEST_SIM_LIBRARY});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.summary(),
+              std::string(GPUSCOPE_TEST_SIM_LIBRARY) + " is not a usable DCGM library");
+    EXPECT_NE(e.reason().find("it does not export dcgmInit, dcgmShutdown"), std::string::npos)
+        << e.reason();
+  }
+}
+
+TEST(DcgmLibrary, AbsentDcgmIsSaid) {
+  try {
+    auto library = Library::open({});
+    // A machine with DCGM installed: it loads and has what gpuscope needs.
+    EXPECT_NE(library->table().Init.fn, nullptr);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.summary(), "DCGM is not installed");
+    EXPECT_NE(e.reason().find("libdcgm.so.4"), std::string::npos) << e.reason();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+// The loaded DCGM library (issue 18, in progress): a dlopen handle plus the function table
+// expanded from entry_points.hpp, as nvml/library.hpp is for NVML. DCGM is optional: a machine
+// without it is the normal case, and the caller decides what its absence means.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "dcgm/abi.hpp"
+#include "dcgm/entry_points.hpp"
+
+namespace gpuscope::dcgm {
+
+enum class Requirement { Required, Optional };
+
+template <typename Signature>
+struct Entry {
+  Signature* fn = nullptr;
+  const char* symbol = nullptr;
+};
+
+struct FunctionTable {
+#define GPUSCOPE_DCGM_TABLE(id, req, params, args, symbol) Entry<dcgmReturn_t params> id;
+  GPUSCOPE_DCGM_ENTRY_POINTS(GPUSCOPE_DCGM_TABLE)
+#undef GPUSCOPE_DCGM_TABLE
+  Entry<const char*(dcgmReturn_t)> ErrorString;  // DCGM's `errorString`
+};
+
+struct LoadOptions {
+  // Explicit library path; empty: libdcgm.so.4, then libdcgm.so.3 (DCGM 4 and 3).
+  std::string path;
+};
+
+class Library {
+ public:
+  // Loads and resolves the library. Throws Error naming the library, dlerror() and what to do
+  // when it cannot be opened or lacks a required entry point.
+  static std::shared_ptr<const Library> open(const LoadOptions& options);
+
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  const FunctionTable& table() const { return table_; }
+  const std::string& path() const { return path_; }
+  // errorString(code), or "DCGM error N" for a code the library does not know.
+  std::string error_string(dcgmReturn_t code) const;
+  // The entry points the library lacks (optional ones only: a required one refuses it).
+  const std::vector<std::string>& missing_optional() const { return missing_optional_; }
+
+ private:
+  Library(void* handle, std::string path);
+  void resolve_all();
+
+  void* handle_ = nullptr;
+  std::string path_;
+  FunctionTable table_;
+  std::vector<std::string> missing_optional_;
+};
+
+}  // namespace gpuscope::dcgm
