@@ -5,41 +5,29 @@
 
 #include <type_traits>
 
+#include "util/dynamic_library.hpp"
+
 namespace gpuscope::dcgm {
-namespace {
-
-constexpr const char* kDefaultLibraries[] = {"libdcgm.so.4", "libdcgm.so.3"};
-
-std::string last_dlerror() {
-  const char* text = dlerror();
-  return text != nullptr ? text : "unknown dlopen error";
-}
-
-}  // namespace
 
 std::shared_ptr<const Library> Library::open(const LoadOptions& options) {
-  dlerror();  // clear any stale error so the message below is ours
   if (!options.path.empty()) {
-    void* handle = dlopen(options.path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      throw Error(fmt::format("cannot load the DCGM library {}", options.path), last_dlerror(),
+    const util::OpenedLibrary opened = util::dlopen_first({options.path.c_str()});
+    if (opened.handle == nullptr) {
+      throw Error(fmt::format("cannot load the DCGM library {}", options.path), opened.error,
                   "check the path given for libdcgm.so");
     }
-    auto library = std::shared_ptr<Library>(new Library(handle, options.path));
+    auto library = std::shared_ptr<Library>(new Library(opened.handle, options.path));
     library->resolve_all();
     return library;
   }
-  std::string reasons;
-  for (const char* name : kDefaultLibraries) {
-    void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr) {
-      auto library = std::shared_ptr<Library>(new Library(handle, name));
-      library->resolve_all();
-      return library;
-    }
-    if (reasons.empty()) reasons = last_dlerror();
+  // DCGM 4, then 3.
+  const util::OpenedLibrary opened = util::dlopen_first({"libdcgm.so.4", "libdcgm.so.3"});
+  if (opened.handle != nullptr) {
+    auto library = std::shared_ptr<Library>(new Library(opened.handle, opened.name));
+    library->resolve_all();
+    return library;
   }
-  throw Error("DCGM is not installed", reasons,
+  throw Error("DCGM is not installed", opened.error,
               "install NVIDIA's datacenter-gpu-manager (libdcgm.so.4), or use the NVML and GPM "
               "metrics alone");
 }

@@ -4,47 +4,33 @@
 #include <fmt/format.h>
 
 #include "nvml/error_text.hpp"
+#include "util/dynamic_library.hpp"
 
 namespace gpuscope::nvml {
-namespace {
-
-constexpr const char* kDefaultLibraries[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
-
-std::string last_dlerror() {
-  const char* text = dlerror();
-  return text != nullptr ? text : "unknown dlopen error";
-}
-
-}  // namespace
 
 std::shared_ptr<const Library> Library::open(const LoadOptions& options) {
-  dlerror();  // clear any stale error so the message below is ours
   if (!options.path.empty()) {
-    void* handle = dlopen(options.path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
+    const util::OpenedLibrary opened = util::dlopen_first({options.path.c_str()});
+    if (opened.handle == nullptr) {
       if (options.simulated) {
-        throw Error("cannot load the simulated-GPU library", last_dlerror(),
+        throw Error("cannot load the simulated-GPU library", opened.error,
                     "reinstall gpuscope, or set GPUSCOPE_SIM_LIBRARY to libgpuscope-sim-nvml.so");
       }
-      throw Error(fmt::format("cannot load the NVML library {}", options.path), last_dlerror(),
+      throw Error(fmt::format("cannot load the NVML library {}", options.path), opened.error,
                   "check the path given to --nvml-library or GPUSCOPE_NVML_LIBRARY");
     }
-    auto library = std::shared_ptr<Library>(new Library(handle, options.path, options.simulated));
+    auto library =
+        std::shared_ptr<Library>(new Library(opened.handle, options.path, options.simulated));
     library->resolve_all();
     return library;
   }
-
-  std::string reasons;
-  for (const char* name : kDefaultLibraries) {
-    void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr) {
-      auto library = std::shared_ptr<Library>(new Library(handle, name, false));
-      library->resolve_all();
-      return library;
-    }
-    if (reasons.empty()) reasons = last_dlerror();  // the first name is the one that matters
+  const util::OpenedLibrary opened = util::dlopen_first({"libnvidia-ml.so.1", "libnvidia-ml.so"});
+  if (opened.handle != nullptr) {
+    auto library = std::shared_ptr<Library>(new Library(opened.handle, opened.name, false));
+    library->resolve_all();
+    return library;
   }
-  throw Error("no NVIDIA driver found", reasons,
+  throw Error("no NVIDIA driver found", opened.error,
               "use --simulate SCENARIO to try gpuscope without a GPU (gpuscope scenarios lists "
               "them), or --nvml-library PATH if libnvidia-ml.so.1 is installed elsewhere");
 }
