@@ -11,7 +11,7 @@ declare -A allowed=(
   [src/core]="core util"
   [src/nvml]="nvml core util"
   [src/dcgm]="dcgm core util"
-  [src/collect]="collect nvml core util"
+  [src/collect]="collect nvml dcgm core util"
   [src/launch]="launch core util"
   [src/ranks]="ranks core util"
   [src/processes]="processes ranks core util"
@@ -26,7 +26,7 @@ declare -A allowed=(
   [src/trace]="trace kernels store core util"
   [src/app]="app collect launch ranks processes phases carbon store analyze report export sweep kernels trace nvml core util"
   [src/cli]="cli app collect launch ranks processes phases carbon store analyze report export sweep kernels trace nvml core util"
-  [sim]="sim nvml util"
+  [sim]="sim nvml dcgm util"
 )
 
 bad=0

@@ -248,6 +248,27 @@ nvmlReturn_t Driver::begin_device_call(Entry entry, nvmlDevice_t handle, CallCon
   return nvml::kSuccess;
 }
 
+const Scenario* Driver::loaded_scenario() const {
+  std::lock_guard lock(mutex_);
+  return scenario_ ? &*scenario_ : nullptr;
+}
+
+nvmlReturn_t Driver::observe(std::size_t gpu, Observation& out) {
+  std::lock_guard lock(mutex_);
+  if (!initialized()) return nvml::kErrorUninitialized;
+  if (gpu >= devices_.size()) return nvml::kErrorInvalidArgument;
+  SimDevice& device = *devices_[gpu];
+  out.realtime_ns = clock_.realtime_ns();
+  out.scenario_ns = to_scenario_ns(out.realtime_ns);
+  if (out.scenario_ns >= device.lost_at_ns) return nvml::kErrorGpuIsLost;
+  poll_state_file();
+  device.model.advance_to(out.scenario_ns);
+  out.integral = device.model.activity_integral();
+  out.levels = device.model.bucket().levels;
+  out.memory_used_mib = device.model.bucket().memory_used_mib;
+  return nvml::kSuccess;
+}
+
 void Driver::pause(std::uint32_t latency_us) {
   if (latency_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(latency_us));
 }

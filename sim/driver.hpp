@@ -101,6 +101,20 @@ class Driver {
   nvmlReturn_t gpm_sample_get(nvmlDevice_t handle, nvmlGpmSample_t sample);
   nvmlReturn_t gpm_metrics_get(nvmlGpmMetricsGet_t* request);
 
+  // For the simulated DCGM (sim/dcgm_sim.cpp), which drives the same models: the scenario loaded
+  // (nullptr before init; it stays put until the last shutdown), and GPU `gpu` advanced to now.
+  // UNINITIALIZED before init, INVALID_ARGUMENT past the last GPU, GPU_IS_LOST once it is lost;
+  // NVML's faults do not apply (DCGM has its own).
+  const Scenario* loaded_scenario() const;
+  struct Observation {
+    std::int64_t realtime_ns = 0;
+    std::int64_t scenario_ns = 0;
+    Levels integral{};  // GpuModel::activity_integral() at scenario_ns
+    Levels levels{};    // the current bucket's levels
+    double memory_used_mib = 0;
+  };
+  nvmlReturn_t observe(std::size_t gpu, Observation& out);
+
   // The reason for the last failure, copied for the calling thread.
   const char* last_error() const;
   // The last scenario loaded ("" before any).

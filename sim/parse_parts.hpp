@@ -20,6 +20,9 @@ std::vector<Phase> parse_phase_list(const nlohmann::json& value, const std::stri
 FaultSpec parse_faults(const nlohmann::json& value, const std::string& pointer,
                        const FaultSpec& base, std::optional<nvmlReturn_t>* init_error);
 
+// Parses the "dcgm" object.
+DcgmSpec parse_dcgm(const nlohmann::json& value, const std::string& pointer);
+
 // What every GPU object may refer to.
 struct GpuContext {
   std::uint64_t seed = 0;

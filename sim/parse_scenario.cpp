@@ -154,6 +154,7 @@ Scenario parse_root(const nlohmann::json& json, const std::string& path) {
   if (const nlohmann::json* faults = root.find("faults")) {
     scenario.global_faults = parse_faults(*faults, "/faults", FaultSpec{}, &scenario.init_error);
   }
+  if (const nlohmann::json* dcgm = root.find("dcgm")) scenario.dcgm = parse_dcgm(*dcgm, "/dcgm");
   PhaseBudget budget;
   std::optional<std::vector<Phase>> default_phases;
   if (const nlohmann::json* phases = root.find("phases")) {

@@ -54,6 +54,31 @@ struct GpuConfig {
   std::vector<std::string> mig_devices;  // UUIDs ("MIG-...") of the GPU's MIG devices
 };
 
+// Another profiler holding the profiling counters (Nsight Compute, a DCGM paused for it): DCGM's
+// profiling fields are blank from from_s to to_s (scenario seconds).
+struct CountersTaken {
+  double from_s = 0;
+  double to_s = 0;
+};
+
+// What becomes of DCGM's profiling module (fields 1001-1012).
+enum class DcgmProfiling {
+  kOk,
+  kModuleMissing,  // the module does not load: MODULE_NOT_LOADED
+  kUnsupported,    // the GPUs have no DCP counters: PROFILING_NOT_SUPPORTED
+};
+
+// The DCGM installed beside the driver: the scenario's "dcgm" object (docs/scenarios.md). A
+// scenario without one has no DCGM: dcgmInit of the simulated libdcgm fails.
+struct DcgmSpec {
+  std::optional<std::string> hostengine;  // the address an nv-hostengine listens on; none: none
+  bool embedded = true;                   // dcgmStartEmbedded_v2 succeeds
+  DcgmProfiling profiling = DcgmProfiling::kOk;
+  bool multipass = false;            // refuse watches that need several passes (no multiplexing)
+  bool refuse_field_groups = false;  // dcgmFieldGroupCreate answers MAX_LIMIT
+  std::vector<CountersTaken> counters_taken;
+};
+
 struct Scenario {
   std::string path;  // the file it was read from
   std::string name;
@@ -68,6 +93,7 @@ struct Scenario {
   std::optional<nvmlReturn_t> init_error;  // nvmlInit fails with this code
   FaultSpec global_faults;                 // also applies to calls that take no device
   std::vector<GpuConfig> gpus;
+  std::optional<DcgmSpec> dcgm;
 };
 
 }  // namespace gpuscope::sim

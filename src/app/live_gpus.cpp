@@ -8,11 +8,13 @@
 
 #include "collect/describe.hpp"
 #include "collect/gpu_selection.hpp"
+#include "collect/saturation.hpp"
 #include "core/error.hpp"
 
 namespace gpuscope::app {
 
-LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::string& gpus_list) {
+LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::string& gpus_list,
+                        std::chrono::nanoseconds interval) {
   LiveGpus gpus;
   gpus.library = collect::open_backend(backend);
   gpus.session = std::make_unique<nvml::Session>(gpus.library);
@@ -26,9 +28,15 @@ LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::strin
   const collect::GpuSelection selection =
       collect::select_gpus(gpus_list.empty() ? "all" : gpus_list, gpus.system.devices, mig);
   std::vector<std::string> notes = selection.notes;
-  for (unsigned index : selection.indices) {
-    gpus.readers.emplace_back(session.device(index), notes);
-    gpus.identities.push_back(exporter::identity_of(gpus.system.devices.at(index)));
+  std::vector<DeviceDescription> watched;
+  for (unsigned index : selection.indices) watched.push_back(gpus.system.devices.at(index));
+  collect::OpenedReaders opened =
+      collect::open_readers(session, selection.indices, watched, backend, interval);
+  gpus.readers = std::move(opened.readers);
+  notes.insert(notes.end(), opened.notes.begin(), opened.notes.end());
+  for (std::size_t k = 0; k < selection.indices.size(); ++k) {
+    gpus.system.devices.at(selection.indices[k]) = watched[k];
+    gpus.identities.push_back(exporter::identity_of(watched[k]));
   }
   for (const auto& note : notes) fmt::print(stderr, "gpuscope: {}\n", note);
   if (gpus.readers.empty()) {

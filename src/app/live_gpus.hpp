@@ -23,9 +23,11 @@ struct LiveGpus {
   std::vector<exporter::GpuIdentity> identities;
 };
 
-// Opens the backend and the GPUs of `gpus_list` ("" or "all": every GPU), printing on stderr
-// what the user should know (unsupported metric groups). Throws Error.
-LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::string& gpus_list);
+// Opens the backend and the GPUs of `gpus_list` ("" or "all": every GPU) to be sampled every
+// `interval`, printing on stderr what the user should know (where the saturation metrics come
+// from, unsupported metric groups). Throws Error.
+LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::string& gpus_list,
+                        std::chrono::nanoseconds interval);
 
 // The sampling interval option of `monitor` and `serve`: checked against the sampler's floor.
 std::chrono::nanoseconds sampling_interval(double interval_ms, const char* option);

@@ -179,6 +179,7 @@ int run_profile(const ProfileOptions& o) {
   ProfileLive live(o, info, sampled);  // --live, --push: checked before anything is written
   ProfiledRunSetup setup;
   setup.session = &session;
+  setup.backend = o.backend;
   setup.indices = selection.indices;
   setup.devices = sampled;
   setup.info = info;

@@ -9,6 +9,7 @@
 
 #include "app/process_watch.hpp"
 #include "app/run_context.hpp"
+#include "collect/saturation.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "phases/mark_socket.hpp"
@@ -17,9 +18,11 @@
 namespace gpuscope::app {
 
 ProfiledRun::ProfiledRun(ProfiledRunSetup setup) : setup_(std::move(setup)) {
-  for (unsigned index : setup_.indices) {
-    readers_.emplace_back(setup_.session->device(index), notes_);
-  }
+  // The saturation source of each GPU is chosen here, and stored with its description.
+  collect::OpenedReaders opened = collect::open_readers(
+      *setup_.session, setup_.indices, setup_.devices, setup_.backend, setup_.sampler.interval);
+  readers_ = std::move(opened.readers);
+  notes_ = std::move(opened.notes);
   writer_ = store::RunWriter::create(setup_.output, setup_.force, setup_.info, setup_.devices,
                                      setup_.writer);
   sink_ = std::make_unique<RunSink>(*writer_, setup_.devices.size(), setup_.verbose,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/run_sink.hpp"
+#include "collect/backend.hpp"
 #include "collect/device_reader.hpp"
 #include "collect/sampler.hpp"
 #include "core/device_description.hpp"
@@ -27,6 +28,7 @@ namespace gpuscope::app {
 
 struct ProfiledRunSetup {
   const nvml::Session* session = nullptr;
+  collect::BackendOptions backend;         // the saturation source options among them
   std::vector<unsigned> indices;           // the GPUs to sample
   std::vector<DeviceDescription> devices;  // their descriptions, in the same order
   RunInfo info;                            // the run as stored (start times included)

@@ -319,6 +319,7 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   const SweepOptions& o = *setup.options;
   ProfiledRunSetup run_setup;
   run_setup.session = setup.session;
+  run_setup.backend = o.backend;
   run_setup.indices = setup.indices;
   run_setup.devices = setup.devices;
   run_setup.info = setup.run_template;

@@ -46,6 +46,19 @@ void add_backend_options(CLI::App& app, collect::BackendOptions& options) {
                  "Load NVML from PATH instead of the system's libnvidia-ml.so.1 "
                  "(also env GPUSCOPE_NVML_LIBRARY)")
       ->type_name("PATH");
+  app.add_option("--metrics-source", options.metrics_source,
+                 "Where saturation metrics come from: auto (GPM on Hopper and newer, DCGM where "
+                 "GPM is missing), gpm, or dcgm (docs/sources.md)")
+      ->type_name("SOURCE")
+      ->check(CLI::IsMember({"auto", "gpm", "dcgm"}));
+  app.add_option("--dcgm", options.dcgm,
+                 "How to reach DCGM: auto (the nv-hostengine at localhost:5555, else embedded), "
+                 "embedded, hostengine, or an nv-hostengine's HOST:PORT or unix:PATH")
+      ->type_name("HOW");
+  app.add_option("--dcgm-library", options.dcgm_library,
+                 "Load DCGM from PATH instead of the system's libdcgm.so.4 (also env "
+                 "GPUSCOPE_DCGM_LIBRARY)")
+      ->type_name("PATH");
 }
 
 int run(int argc, char** argv) {

@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "collect/describe.hpp"
+#include "collect/saturation.hpp"
 #include "core/json_text.hpp"
 #include "report/devices_view.hpp"
 
@@ -20,6 +21,8 @@ int run_devices(const DevicesOptions& options) {
   nvml::Session session(library);
   SystemDescription system = collect::describe_system(session);
   if (library->simulated()) system.scenario = options.backend.simulate;
+  std::vector<std::string> notes;
+  collect::describe_saturation(system.devices, options.backend, notes);
   if (options.json) {
     fmt::print("{}\n", json_text(report::devices_json(system), 2));
   } else {

@@ -46,11 +46,12 @@ void write_all(int fd, const std::string& text) {
 }
 
 // One snapshot: sample until every GPU has been read twice (GPM needs two reads 100 ms apart).
+// Three ticks 100 ms apart: GPM and DCGM both need two samples of their counters for an average.
 int run_once(const MonitorOptions& o, app::LiveGpus& gpus) {
   exporter::LatestValues latest(gpus.identities);
   collect::Sampler sampler(std::move(gpus.readers), {std::chrono::milliseconds(100), {}}, latest);
   sampler.start();
-  for (int waited_ms = 0; sampler.stats().ticks < 2 && waited_ms < 10'000; waited_ms += 20) {
+  for (int waited_ms = 0; sampler.stats().ticks < 3 && waited_ms < 10'000; waited_ms += 20) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   sampler.stop();
@@ -66,7 +67,10 @@ int run_once(const MonitorOptions& o, app::LiveGpus& gpus) {
 int run_monitor(const MonitorOptions& o) {
   app::StopSignals stop;  // before any thread, so every thread blocks SIGINT/SIGTERM
   const auto interval = app::sampling_interval(o.interval_ms, "--interval");
-  app::LiveGpus gpus = app::open_live_gpus(o.backend, o.gpus);
+  // --once samples every 100 ms, and DCGM's watch must keep up with that.
+  app::LiveGpus gpus = app::open_live_gpus(
+      o.backend, o.gpus,
+      o.once ? std::chrono::nanoseconds(std::chrono::milliseconds(100)) : interval);
   if (o.once) return run_once(o, gpus);
 
   exporter::LatestValues latest(gpus.identities);

@@ -55,7 +55,7 @@ int run_serve(const ServeOptions& o) {
     throw Error::usage(fmt::format("--naming '{}' is not a naming", o.naming), {},
                        "use gpuscope (gpuscope_* names) or dcgm (dcgm-exporter's DCGM_FI_* names)");
   }
-  app::LiveGpus gpus = app::open_live_gpus(o.backend, o.gpus);
+  app::LiveGpus gpus = app::open_live_gpus(o.backend, o.gpus, interval);
   const exporter::ExportLabels labels = labels_for(gpus);
 
   exporter::LatestValues latest(gpus.identities);

@@ -16,6 +16,7 @@ namespace gpuscope::collect {
 namespace {
 
 constexpr const char* kSimLibraryName = "libgpuscope-sim-nvml.so";
+constexpr const char* kSimDcgmLibraryName = "libgpuscope-sim-dcgm.so";
 
 std::filesystem::path simulated_library_path() {
   if (auto path = util::environment_or_empty("GPUSCOPE_SIM_LIBRARY"); !path.empty()) return path;
@@ -108,6 +109,17 @@ std::shared_ptr<const nvml::Library> open_backend(const BackendOptions& options)
   std::string path = options.nvml_library;
   if (path.empty()) path = util::environment_or_empty("GPUSCOPE_NVML_LIBRARY");
   return nvml::Library::open({path, false});
+}
+
+std::shared_ptr<const dcgm::Library> open_dcgm_library(const BackendOptions& options) {
+  if (!options.simulate.empty()) {
+    std::string path = util::environment_or_empty("GPUSCOPE_SIM_DCGM_LIBRARY");
+    if (path.empty()) path = (private_library_dir() / kSimDcgmLibraryName).string();
+    return dcgm::Library::open({path});
+  }
+  std::string path = options.dcgm_library;
+  if (path.empty()) path = util::environment_or_empty("GPUSCOPE_DCGM_LIBRARY");
+  return dcgm::Library::open({path});
 }
 
 }  // namespace gpuscope::collect

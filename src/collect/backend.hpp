@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dcgm/library.hpp"
 #include "nvml/library.hpp"
 
 namespace gpuscope::collect {
@@ -14,6 +15,11 @@ namespace gpuscope::collect {
 struct BackendOptions {
   std::string nvml_library;  // --nvml-library (else env GPUSCOPE_NVML_LIBRARY, else the system)
   std::string simulate;      // --simulate: a shipped scenario's name or a scenario file's path
+  // Where the saturation metrics come from (docs/sources.md): auto, gpm or dcgm.
+  std::string metrics_source = "auto";
+  // How to reach DCGM: auto, embedded, hostengine, or a host engine's address (dcgm/session.hpp).
+  std::string dcgm = "auto";
+  std::string dcgm_library;  // --dcgm-library (else env GPUSCOPE_DCGM_LIBRARY, else the system)
 };
 
 struct ScenarioInfo {
@@ -27,6 +33,11 @@ struct ScenarioInfo {
 // simulated library at it (GPUSCOPE_SIM_SCENARIO, inherited by the wrapped job) and loads
 // libgpuscope-sim-nvml.so through the same dlopen path as a real driver. Throws Error.
 std::shared_ptr<const nvml::Library> open_backend(const BackendOptions& options);
+
+// Loads the DCGM library `options` asks for: the simulated libdcgm with --simulate (same
+// scenario), else --dcgm-library, GPUSCOPE_DCGM_LIBRARY or the system's libdcgm.so.4/.so.3.
+// Throws Error when there is none.
+std::shared_ptr<const dcgm::Library> open_dcgm_library(const BackendOptions& options);
 
 // The scenario file `name_or_path` refers to: a path if it names an existing file or ends in
 // .json, else a shipped scenario by name. Throws Error listing the shipped ones when unknown.

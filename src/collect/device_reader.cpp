@@ -55,12 +55,13 @@ bool probe_call(const nvml::Expected<T>& result, const char* what, bool& lost,
 
 }  // namespace
 
-DeviceReader::DeviceReader(nvml::Device device, std::vector<std::string>& notes)
-    : device_(std::move(device)) {
-  probe(notes);
+DeviceReader::DeviceReader(nvml::Device device, std::vector<std::string>& notes,
+                           SaturationReading saturation)
+    : device_(std::move(device)), dcgm_(std::move(saturation.dcgm)) {
+  probe(notes, saturation.gpm);
 }
 
-void DeviceReader::probe(std::vector<std::string>& notes) {
+void DeviceReader::probe(std::vector<std::string>& notes, bool gpm) {
   const auto& lib = device_.library();
   const unsigned i = device_.index();
   auto check = [&](const auto& result, const char* what) {
@@ -81,7 +82,7 @@ void DeviceReader::probe(std::vector<std::string>& notes) {
   reasons_ = check(device_.clock_event_reasons(), "clock event reasons");
   if (lost()) return;
   probe_fields(notes);
-  probe_gpm(notes);
+  if (gpm) probe_gpm(notes);
 }
 
 void DeviceReader::probe_fields(std::vector<std::string>& notes) {
@@ -204,6 +205,8 @@ ReadOutcome DeviceReader::read(SampleRow& row, std::int64_t mono_ns) {
   if (reasons_) take(device_.clock_event_reasons(), Metric::ClockEventReasons, 1.0);
   if (!fields_.empty() && !lost()) read_fields(row, outcome);
   if (gpm_ && !lost()) read_gpm(row, mono_ns, outcome);
+  if (dcgm_ && !lost())
+    outcome.source_event = dcgm_->read(device_.index(), row, outcome.failed_calls);
   return outcome;
 }
 

@@ -6,10 +6,12 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "collect/dcgm_feed.hpp"
 #include "core/run.hpp"
 #include "nvml/gpm.hpp"
 
@@ -19,12 +21,20 @@ namespace gpuscope::collect {
 struct ReadOutcome {
   bool lost = false;          // the GPU fell off the bus (GPU_IS_LOST) during this read
   unsigned failed_calls = 0;  // calls that failed transiently (values left absent)
+  std::optional<std::string> source_event;  // the saturation source changed state (DCGM)
+};
+
+// Where a reader takes the saturation metrics from (collect/saturation.hpp decides).
+struct SaturationReading {
+  bool gpm = true;                 // probe and read GPM
+  std::shared_ptr<DcgmFeed> dcgm;  // read DCGM's watch of this GPU (started by the feed)
 };
 
 class DeviceReader {
  public:
   // Probes `device`. `notes` receives one line per metric group the GPU does not offer.
-  DeviceReader(nvml::Device device, std::vector<std::string>& notes);
+  DeviceReader(nvml::Device device, std::vector<std::string>& notes,
+               SaturationReading saturation = {});
   DeviceReader(DeviceReader&&) noexcept = default;
   DeviceReader& operator=(DeviceReader&&) noexcept = default;
 
@@ -53,7 +63,7 @@ class DeviceReader {
     Metric metric;
   };
 
-  void probe(std::vector<std::string>& notes);
+  void probe(std::vector<std::string>& notes, bool gpm);
   void probe_fields(std::vector<std::string>& notes);
   void probe_gpm(std::vector<std::string>& notes);
   void read_fields(SampleRow& row, ReadOutcome& outcome);
@@ -82,6 +92,7 @@ class DeviceReader {
   std::vector<FieldSlot> field_slots_;
   std::vector<nvmlFieldValue_t> fields_;
   std::optional<Gpm> gpm_;
+  std::shared_ptr<DcgmFeed> dcgm_;
   std::vector<Metric> gpm_metrics_;
   std::vector<double> gpm_scale_;
   std::vector<std::optional<double>> gpm_values_;

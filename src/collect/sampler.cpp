@@ -129,6 +129,10 @@ void Sampler::sample_all(std::int64_t tick_mono_ns) {
       report_lost(k);
       lost.push_back(reader.index());
     }
+    if (outcome.source_event) {
+      emit({row.wall_ns, row.mono_ns, reader.index(), EventKind::MetricsSource,
+            *outcome.source_event});
+    }
     if (row.present.none()) continue;
     check_clock_events(k, row);
     sink_.on_sample(row);

@@ -35,6 +35,10 @@ struct DeviceDescription {
   std::optional<unsigned> max_memory_clock_mhz;
   std::optional<unsigned> max_graphics_clock_mhz;
   std::vector<Capability> capabilities;
+  // Where the saturation metrics (SM active, tensor, DRAM, ...) come from: "gpm" or "dcgm";
+  // nullopt: nowhere (docs/sources.md). saturation_detail says how, or why not.
+  std::optional<std::string> saturation_source;
+  std::optional<std::string> saturation_detail;
 
   bool supports(const std::string& key) const {
     for (const auto& c : capabilities) {

@@ -14,17 +14,18 @@ namespace gpuscope {
 class EventKind {
  public:
   enum Value {
-    JobStart,     // the job was spawned
-    JobExit,      // how it ended
-    JobStop,      // the job was stopped (SIGSTOP, SIGTSTP, ...)
-    JobContinue,  // and continued
-    Signal,       // a signal gpuscope received or forwarded
-    MaxRuntime,   // --max-runtime stopped the job
-    ClockEvents,  // the GPU's clock-event reasons changed
-    GpuLost,      // the GPU fell off the bus
-    Gap,          // sampling missed its deadlines
-    WriteError,   // the run database could not be written
-    Other,        // a word this gpuscope does not know
+    JobStart,       // the job was spawned
+    JobExit,        // how it ended
+    JobStop,        // the job was stopped (SIGSTOP, SIGTSTP, ...)
+    JobContinue,    // and continued
+    Signal,         // a signal gpuscope received or forwarded
+    MaxRuntime,     // --max-runtime stopped the job
+    ClockEvents,    // the GPU's clock-event reasons changed
+    GpuLost,        // the GPU fell off the bus
+    Gap,            // sampling missed its deadlines
+    WriteError,     // the run database could not be written
+    MetricsSource,  // a metric source (DCGM) lost or regained its counters or its connection
+    Other,          // a word this gpuscope does not know
   };
 
   EventKind(Value value) : value_(value) {}  // NOLINT: implicit, as for an enum
@@ -51,7 +52,7 @@ class EventKind {
   bool operator==(const EventKind& other) const { return text() == other.text(); }
 
  private:
-  static constexpr std::array<std::pair<Value, std::string_view>, 10> kWords = {{
+  static constexpr std::array<std::pair<Value, std::string_view>, 11> kWords = {{
       {JobStart, "job_start"},
       {JobExit, "job_exit"},
       {JobStop, "job_stop"},
@@ -62,6 +63,7 @@ class EventKind {
       {GpuLost, "gpu_lost"},
       {Gap, "gap"},
       {WriteError, "write_error"},
+      {MetricsSource, "metrics_source"},
   }};
 
   Value value_;

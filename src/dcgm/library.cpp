@@ -57,11 +57,21 @@ void Library::resolve_all() {
   GPUSCOPE_DCGM_ENTRY_POINTS(GPUSCOPE_DCGM_RESOLVE)
 #undef GPUSCOPE_DCGM_RESOLVE
   resolve(table_.ErrorString, "errorString", Requirement::Optional);
+  if (void* address = dlsym(handle_, "gpuscopeSimDcgmLastError"); address != nullptr) {
+    table_.SimLastError = {reinterpret_cast<const char* (*)()>(address),
+                           "gpuscopeSimDcgmLastError"};
+  }
   if (!missing.empty()) {
     throw Error(fmt::format("{} is not a usable DCGM library", path_),
                 fmt::format("it does not export {}", missing),
                 "point gpuscope at the libdcgm.so.4 (or .so.3) of NVIDIA's DCGM");
   }
+}
+
+std::string Library::simulator_reason() const {
+  if (table_.SimLastError.fn == nullptr) return {};
+  const char* text = table_.SimLastError.fn();
+  return text != nullptr ? text : "";
 }
 
 std::string Library::error_string(dcgmReturn_t code) const {

@@ -1,4 +1,4 @@
-// The loaded DCGM library (issue 18, in progress): a dlopen handle plus the function table
+// The loaded DCGM library: a dlopen handle plus the function table
 // expanded from entry_points.hpp, as nvml/library.hpp is for NVML. DCGM is optional: a machine
 // without it is the normal case, and the caller decides what its absence means.
 #pragma once
@@ -26,6 +26,8 @@ struct FunctionTable {
   GPUSCOPE_DCGM_ENTRY_POINTS(GPUSCOPE_DCGM_TABLE)
 #undef GPUSCOPE_DCGM_TABLE
   Entry<const char*(dcgmReturn_t)> ErrorString;  // DCGM's `errorString`
+  // Only in gpuscope's simulated libdcgm: why its last call failed.
+  Entry<const char*()> SimLastError;
 };
 
 struct LoadOptions {
@@ -47,6 +49,8 @@ class Library {
   const std::string& path() const { return path_; }
   // errorString(code), or "DCGM error N" for a code the library does not know.
   std::string error_string(dcgmReturn_t code) const;
+  // The simulated library's reason for its last failure; "" for NVIDIA's DCGM.
+  std::string simulator_reason() const;
   // The entry points the library lacks (optional ones only: a required one refuses it).
   const std::vector<std::string>& missing_optional() const { return missing_optional_; }
 

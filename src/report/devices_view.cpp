@@ -86,6 +86,10 @@ std::string devices_text(const SystemDescription& system) {
       (c.supported ? supported : unsupported)
           .push_back(c.supported ? c.label : c.label + ": " + c.detail);
     }
+    row("Saturation", d.saturation_source
+                          ? fmt::format("{} ({})", *d.saturation_source == "dcgm" ? "DCGM" : "GPM",
+                                        d.saturation_detail.value_or(""))
+                          : "none: " + d.saturation_detail.value_or("not probed"));
     row("Supports", supported.empty() ? "-" : fmt::format("{}", fmt::join(supported, ", ")));
     for (std::size_t i = 0; i < unsupported.size(); ++i) {
       row(i == 0 ? "Unsupported" : "", unsupported[i]);
@@ -123,6 +127,8 @@ nlohmann::json devices_json(const SystemDescription& system) {
       if (!c.supported) caps[c.key]["reason"] = c.detail;
     }
     device["capabilities"] = std::move(caps);
+    device["saturation"] = {{"source", or_null(d.saturation_source)},
+                            {"detail", or_null(d.saturation_detail)}};
     devices.push_back(std::move(device));
   }
   return {

@@ -151,7 +151,8 @@ std::vector<StoredRun> RunReader::runs() const {
 
 std::vector<DeviceDescription> RunReader::devices(std::int64_t run_id) const {
   return read_or_explain(path_, [&] {
-    Statement stmt = db_->prepare(select_devices_sql() + " WHERE run_id = ? ORDER BY device_index");
+    Statement stmt =
+        db_->prepare(select_devices_sql(*db_) + " WHERE run_id = ? ORDER BY device_index");
     stmt.bind(1, run_id);
     std::vector<DeviceDescription> out;
     while (stmt.step()) out.push_back(read_device(stmt));

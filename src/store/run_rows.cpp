@@ -138,6 +138,8 @@ void insert_devices(Database& db, std::int64_t run_id,
     bind(stmt, "max_graphics_clock_mhz", d.max_graphics_clock_mhz);
     bind(stmt, "capabilities", capabilities);
     bind(stmt, "error", d.error);
+    bind(stmt, "saturation_source", d.saturation_source);
+    bind(stmt, "saturation_detail", d.saturation_detail);
     stmt.run();
   }
 }
@@ -224,8 +226,8 @@ StoredRun read_run(const Statement& row) {
   return out;
 }
 
-std::string select_devices_sql() {
-  return "SELECT run_id, " + column_names(device_columns()) + " FROM devices";
+std::string select_devices_sql(Database& db) {
+  return "SELECT run_id, " + select_list(db, "devices", device_columns()) + " FROM devices";
 }
 
 DeviceDescription read_device(const Statement& row) {
@@ -251,6 +253,8 @@ DeviceDescription read_device(const Statement& row) {
   d.max_graphics_clock_mhz = opt_unsigned(row, at("max_graphics_clock_mhz"));
   d.capabilities = parse_capabilities(row.text(at("capabilities")));
   d.error = row.opt_text(at("error"));
+  d.saturation_source = row.opt_text(at("saturation_source"));
+  d.saturation_detail = row.opt_text(at("saturation_detail"));
   return d;
 }
 

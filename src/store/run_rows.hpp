@@ -27,7 +27,7 @@ std::string select_runs_sql(Database& db);
 StoredRun read_run(const Statement& row);
 
 // "SELECT run_id, <every devices column> FROM devices".
-std::string select_devices_sql();
+std::string select_devices_sql(Database& db);
 DeviceDescription read_device(const Statement& row);
 
 }  // namespace gpuscope::store

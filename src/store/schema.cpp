@@ -119,7 +119,13 @@ constexpr std::array kDeviceColumns = std::to_array<Column>({
     {"capabilities",
      "TEXT NOT NULL DEFAULT '[]'"},  // JSON array of {key, label, supported, detail}
     {"error", "TEXT"},
+    // 1.6: where the saturation metrics came from ('gpm', 'dcgm'; NULL: nowhere) and why.
+    {"saturation_source", "TEXT"},
+    {"saturation_detail", "TEXT"},
 });
+
+// The device columns schema 1.6 added (migrate() adds them to an older file).
+constexpr std::size_t kDeviceColumnsBefore16 = 17;
 
 constexpr std::array kPowerColumns = std::to_array<Column>({
     {"device_index", "INTEGER NOT NULL"},
@@ -284,11 +290,11 @@ std::string column_names(std::span<const Column> columns, std::string_view prefi
 
 std::int64_t copy_run_rows(Database& db, std::string_view table, std::span<const Column> columns,
                            std::int64_t old_id, std::int64_t new_id) {
-  const std::string names = column_names(columns);
+  // An older input may lack columns added since: they copy as NULL.
   Statement copy = db.prepare(fmt::format(
-      "INSERT INTO main.{0} (run_id, {1}) SELECT ?1, {1} FROM src.{0} WHERE run_id = ?2 "
+      "INSERT INTO main.{0} (run_id, {1}) SELECT ?1, {2} FROM src.{0} WHERE run_id = ?2 "
       "ORDER BY rowid",
-      table, names));
+      table, column_names(columns), select_list(db, table, columns, "src")));
   copy.bind(1, new_id);
   copy.bind(2, old_id);
   copy.run();
@@ -402,6 +408,16 @@ void migrate(Database& db, int from_version) {
   }
   if (minor < 4 && !has_table(db, "grid_intensity", "main")) db.exec(create_grid_tables_sql());
   if (minor < 5 && !has_table(db, "phases", "main")) db.exec(create_phase_tables_sql());
+  if (minor < 6) {
+    std::set<std::string> present;
+    Statement info = db.prepare("PRAGMA main.table_info(devices)");
+    while (info.step()) present.insert(info.text(1));
+    for (const auto& c : std::span(kDeviceColumns).subspan(kDeviceColumnsBefore16)) {
+      if (present.count(std::string(c.name)) == 0) {
+        db.exec(fmt::format("ALTER TABLE devices ADD COLUMN {} {}", c.name, c.declaration));
+      }
+    }
+  }
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",
                   kSchemaMinorVersion));

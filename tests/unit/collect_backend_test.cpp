@@ -62,7 +62,10 @@ TEST_F(ScenarioPath, ShippedScenariosAreListedWithDescriptions) {
 
 TEST(Backend, SimulateAndNvmlLibraryAreExclusive) {
   try {
-    open_backend({"/some/libnvidia-ml.so.1", "h100"});
+    BackendOptions options;
+    options.nvml_library = "/some/libnvidia-ml.so.1";
+    options.simulate = "h100";
+    open_backend(options);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), 2);

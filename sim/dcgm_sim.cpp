@@ -1,0 +1,586 @@
+#include "sim/dcgm_sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "sim/options.hpp"
+
+namespace gpuscope::sim {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr std::size_t kMaxGroups = 64;   // DCGM_MAX_NUM_GROUPS
+constexpr int kMaxFieldsPerGroup = 128;  // DCGM_MAX_FIELD_IDS_PER_FIELD_GROUP
+constexpr unsigned short kFieldUuid = 54;
+constexpr unsigned short kFieldPciBusId = 57;
+
+thread_local std::string t_last_error;
+
+// A profiling field's level in the model; ratios are the level / 100, rates MiB/s -> bytes/s.
+struct ProfField {
+  unsigned short id;
+  Metric level;
+  bool rate;
+};
+constexpr ProfField kProfFields[] = {
+    {dcgm::kProfGrEngineActive, Metric::kUtil, false},
+    {dcgm::kProfSmActive, Metric::kSmActive, false},
+    {dcgm::kProfSmOccupancy, Metric::kSmOccupancy, false},
+    {dcgm::kProfTensorActive, Metric::kTensor, false},
+    {dcgm::kProfDramActive, Metric::kDram, false},
+    {dcgm::kProfFp64Active, Metric::kFp64, false},
+    {dcgm::kProfFp32Active, Metric::kFp32, false},
+    {dcgm::kProfFp16Active, Metric::kFp16, false},
+    {dcgm::kProfPcieTxBytes, Metric::kPcieTx, true},
+    {dcgm::kProfPcieRxBytes, Metric::kPcieRx, true},
+    {dcgm::kProfNvlinkTxBytes, Metric::kNvlinkTx, true},
+    {dcgm::kProfNvlinkRxBytes, Metric::kNvlinkRx, true},
+};
+
+const ProfField* prof_field(unsigned short id) {
+  for (const ProfField& f : kProfFields) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+bool is_prof(unsigned short id) {
+  return id >= 1001 && id <= 1096;
+}
+
+bool is_device_field(unsigned short id) {
+  return id == kFieldUuid || id == kFieldPciBusId || id == dcgm::kDevGpuUtil ||
+         (id >= dcgm::kDevFbTotal && id <= dcgm::kDevFbReserved);
+}
+
+// "localhost:5555" for "127.0.0.1", "localhost" and either with :5555; sockets as "unix:PATH".
+std::string normalise_address(std::string address, bool unix_socket) {
+  if (unix_socket) return "unix:" + address;
+  if (address.starts_with("unix:")) return address;
+  if (address.find(':') == std::string::npos) address += ":5555";
+  if (address.starts_with("127.0.0.1:")) address = "localhost" + address.substr(9);
+  return address;
+}
+
+void set_blank(dcgmFieldValue_v2& value, bool rate_or_int) {
+  if (rate_or_int) {
+    value.fieldType = dcgm::kTypeInt64;
+    value.value.i64 = dcgm::kInt64Blank;
+  } else {
+    value.fieldType = dcgm::kTypeDouble;
+    value.value.dbl = dcgm::kFp64Blank;
+  }
+}
+
+void set_string(dcgmFieldValue_v2& value, const std::string& text) {
+  value.fieldType = 's';
+  std::snprintf(value.value.str, sizeof value.value.str, "%s", text.c_str());
+}
+
+}  // namespace
+
+std::vector<DcgmMetricGroup> dcgm_metric_groups(const GpuSpec& spec) {
+  std::vector<DcgmMetricGroup> groups;
+  if (spec.gpm) {
+    // Hopper and newer: DCGM reads GPM, which has no counter conflicts; one major each.
+    unsigned short major = 0;
+    groups.push_back({major++, 0, {1001}});
+    groups.push_back({major++, 0, {1002, 1003}});
+    groups.push_back({major++, 0, {1004}});
+    groups.push_back({major++, 0, {1005}});
+    groups.push_back({major++, 0, {1006, 1007, 1008}});
+    groups.push_back({major++, 0, {1009, 1010}});
+    if (spec.nvlink) groups.push_back({major++, 0, {1011, 1012}});
+    return groups;
+  }
+  // Volta and Ampere: the SM counters hold SM active and occupancy with one pipe group at a time.
+  groups.push_back({0, 0, {1002, 1003, 1004, 1007}});
+  groups.push_back({0, 1, {1002, 1003, 1006}});
+  groups.push_back({0, 2, {1002, 1003, 1008}});
+  groups.push_back({1, 0, {1005}});
+  groups.push_back({2, 0, {1009, 1010}});
+  groups.push_back({3, 0, {1001}});
+  if (spec.nvlink) groups.push_back({4, 0, {1011, 1012}});
+  return groups;
+}
+
+bool dcgm_single_pass(const std::vector<DcgmMetricGroup>& groups,
+                      const std::set<unsigned short>& fields) {
+  // Every field must be in some group, and the groups used must be one minor per major: try each
+  // choice of minor per major (a handful of groups: exhaustive is fine).
+  std::map<unsigned short, std::vector<const DcgmMetricGroup*>> by_major;
+  for (const auto& group : groups) by_major[group.major].push_back(&group);
+  std::vector<std::vector<const DcgmMetricGroup*>> choices;
+  for (auto& [major, list] : by_major) choices.push_back(list);
+  std::vector<std::size_t> pick(choices.size(), 0);
+  while (true) {
+    std::set<unsigned short> covered;
+    for (std::size_t k = 0; k < choices.size(); ++k) {
+      covered.insert(choices[k][pick[k]]->fields.begin(), choices[k][pick[k]]->fields.end());
+    }
+    if (std::includes(covered.begin(), covered.end(), fields.begin(), fields.end())) return true;
+    std::size_t k = 0;
+    while (k < choices.size() && ++pick[k] == choices[k].size()) pick[k++] = 0;
+    if (k == choices.size()) return false;
+  }
+}
+
+DcgmSim::DcgmSim(const Clock& clock) : driver_(clock) {}
+
+dcgmReturn_t DcgmSim::fail(dcgmReturn_t code, std::string message) {
+  t_last_error = std::move(message);
+  return code;
+}
+
+const char* DcgmSim::last_error() const {
+  return t_last_error.c_str();
+}
+
+dcgmReturn_t DcgmSim::init() {
+  std::lock_guard lock(mutex_);
+  if (init_count_ == 0) {
+    const nvmlReturn_t loaded = driver_.init(options_from_environment());
+    if (loaded != nvml::kSuccess) {
+      return fail(-7, std::string("the simulated GPUs did not load: ") + driver_.last_error());
+    }
+    if (!driver_.loaded_scenario()->dcgm) {
+      driver_.shutdown();
+      return fail(-25,
+                  "the scenario installs no DCGM (it has no \"dcgm\" object; docs/scenarios.md)");
+    }
+    caches_.assign(scenario().gpus.size(), GpuCache{});
+  }
+  ++init_count_;
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::shutdown() {
+  std::lock_guard lock(mutex_);
+  if (init_count_ == 0) return -10;  // UNINITIALIZED
+  if (--init_count_ == 0) {
+    connections_.clear();
+    caches_.clear();
+    driver_.shutdown();
+  }
+  return dcgm::kOk;
+}
+
+DcgmSim::Connection* DcgmSim::find(dcgmHandle_t handle) {
+  auto it = connections_.find(handle);
+  return it == connections_.end() ? nullptr : &it->second;
+}
+
+dcgmReturn_t DcgmSim::connect(const char* address, dcgmConnectV2Params_v2* params,
+                              dcgmHandle_t* handle) {
+  std::lock_guard lock(mutex_);
+  if (init_count_ == 0) return -10;
+  if (address == nullptr || params == nullptr || handle == nullptr) return -1;
+  if (params->version != dcgm::kConnectV2ParamsVersion) return -12;  // VER_MISMATCH
+  const auto& engine = scenario().dcgm->hostengine;
+  const std::string wanted = normalise_address(address, params->addressIsUnixSocket != 0);
+  if (!engine || normalise_address(*engine, false) != wanted) {
+    return fail(dcgm::kConnectionNotValid,
+                "no nv-hostengine listens on " + wanted +
+                    (engine ? " (the scenario's listens on " + *engine + ")" : ""));
+  }
+  *handle = next_id_++;
+  connections_[*handle] = Connection{};
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::disconnect(dcgmHandle_t handle) {
+  std::lock_guard lock(mutex_);
+  if (init_count_ == 0) return -10;
+  const Connection* connection = find(handle);
+  if (connection == nullptr || connection->embedded) return -1;
+  connections_.erase(handle);
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::start_embedded(dcgmStartEmbeddedV2Params_v2* params) {
+  std::lock_guard lock(mutex_);
+  if (init_count_ == 0) return -10;
+  if (params == nullptr) return -1;
+  if (params->version != dcgm::kStartEmbeddedV2ParamsVersion2) return -12;
+  if (params->opMode != dcgm::kOperationModeAuto && params->opMode != dcgm::kOperationModeManual) {
+    return -1;
+  }
+  if (!scenario().dcgm->embedded) {
+    return fail(-7, "DCGM cannot start embedded here (the scenario's dcgm.embedded is false)");
+  }
+  params->dcgmHandle = next_id_++;
+  connections_[params->dcgmHandle] = Connection{true, {}, {}, {}};
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::stop_embedded(dcgmHandle_t handle) {
+  std::lock_guard lock(mutex_);
+  if (init_count_ == 0) return -10;
+  const Connection* connection = find(handle);
+  if (connection == nullptr || !connection->embedded) return -1;
+  connections_.erase(handle);
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::supported_devices(dcgmHandle_t handle, unsigned int* ids, int* count) {
+  std::lock_guard lock(mutex_);
+  if (find(handle) == nullptr) return dcgm::kConnectionNotValid;
+  if (ids == nullptr || count == nullptr) return -1;
+  const auto n = std::min<std::size_t>(scenario().gpus.size(), dcgm::kMaxNumDevices);
+  for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<unsigned>(i);
+  *count = static_cast<int>(n);
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::group_create(dcgmHandle_t handle, unsigned int type, const char* name,
+                                   dcgmGpuGrp_t* group) {
+  std::lock_guard lock(mutex_);
+  Connection* connection = find(handle);
+  if (connection == nullptr) return dcgm::kConnectionNotValid;
+  if (name == nullptr || group == nullptr) return -1;
+  if (connection->groups.size() >= kMaxGroups) return -24;  // MAX_LIMIT
+  std::vector<unsigned> gpus;
+  if (type == dcgm::kGroupDefault) {
+    for (unsigned i = 0; i < scenario().gpus.size(); ++i) gpus.push_back(i);
+  } else if (type != dcgm::kGroupEmpty) {
+    return -1;
+  }
+  *group = next_id_++;
+  connection->groups[*group] = gpus;
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::group_add_device(dcgmHandle_t handle, dcgmGpuGrp_t group, unsigned int gpu) {
+  std::lock_guard lock(mutex_);
+  Connection* connection = find(handle);
+  if (connection == nullptr) return dcgm::kConnectionNotValid;
+  auto it = connection->groups.find(group);
+  if (it == connection->groups.end() || gpu >= scenario().gpus.size()) return -1;
+  if (std::find(it->second.begin(), it->second.end(), gpu) == it->second.end()) {
+    it->second.push_back(gpu);
+  }
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::group_destroy(dcgmHandle_t handle, dcgmGpuGrp_t group) {
+  std::lock_guard lock(mutex_);
+  Connection* connection = find(handle);
+  if (connection == nullptr) return dcgm::kConnectionNotValid;
+  if (connection->groups.erase(group) == 0) return -1;
+  std::erase_if(connection->watches, [&](const auto& w) { return w.first.first == group; });
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::field_group_create(dcgmHandle_t handle, int count, const unsigned short* ids,
+                                         const char* name, dcgmFieldGrp_t* field_group) {
+  std::lock_guard lock(mutex_);
+  Connection* connection = find(handle);
+  if (connection == nullptr) return dcgm::kConnectionNotValid;
+  if (ids == nullptr || name == nullptr || field_group == nullptr || count < 1 ||
+      count > kMaxFieldsPerGroup) {
+    return -1;
+  }
+  if (scenario().dcgm->refuse_field_groups) {
+    return fail(-24,
+                "the host engine has no room for another field group (scenario fault "
+                "dcgm.refuse_field_groups)");
+  }
+  for (int i = 0; i < count; ++i) {
+    if (!is_prof(ids[i]) && !is_device_field(ids[i])) {
+      return fail(-13, "field " + std::to_string(ids[i]) + " is not one the simulator knows");
+    }
+  }
+  *field_group = next_id_++;
+  connection->field_groups[*field_group] = std::vector<unsigned short>(ids, ids + count);
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::field_group_destroy(dcgmHandle_t handle, dcgmFieldGrp_t field_group) {
+  std::lock_guard lock(mutex_);
+  Connection* connection = find(handle);
+  if (connection == nullptr) return dcgm::kConnectionNotValid;
+  if (connection->field_groups.erase(field_group) == 0) return -1;
+  std::erase_if(connection->watches, [&](const auto& w) { return w.first.second == field_group; });
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::watch(dcgmHandle_t handle, dcgmGpuGrp_t group, dcgmFieldGrp_t field_group,
+                            long long update_us, double max_keep_age_s, int max_keep_samples) {
+  std::lock_guard lock(mutex_);
+  Connection* connection = find(handle);
+  if (connection == nullptr) return dcgm::kConnectionNotValid;
+  auto g = connection->groups.find(group);
+  auto f = connection->field_groups.find(field_group);
+  if (g == connection->groups.end() || f == connection->field_groups.end() || update_us <= 0 ||
+      max_keep_age_s < 0 || max_keep_samples < 0) {
+    return -1;
+  }
+  if (g->second.empty()) return -35;  // GROUP_IS_EMPTY
+  std::set<unsigned short> prof;
+  for (unsigned short id : f->second) {
+    if (is_prof(id)) prof.insert(id);
+  }
+  const DcgmSpec& spec = *scenario().dcgm;
+  if (!prof.empty()) {
+    if (spec.profiling == DcgmProfiling::kModuleMissing) {
+      return fail(dcgm::kModuleNotLoaded, "the profiling module is not loaded (scenario fault)");
+    }
+    if (spec.profiling == DcgmProfiling::kUnsupported) {
+      return fail(dcgm::kProfilingNotSupported, "these GPUs have no profiling counters");
+    }
+    if (connection->embedded && spec.hostengine) {
+      return fail(dcgm::kInUse,
+                  "the profiling counters are held by the nv-hostengine on " + *spec.hostengine);
+    }
+    for (unsigned gpu : g->second) {
+      const auto groups = dcgm_metric_groups(scenario().gpus[gpu].spec);
+      std::set<unsigned short> offered;
+      for (const auto& mg : groups) offered.insert(mg.fields.begin(), mg.fields.end());
+      for (unsigned short id : prof) {
+        if (offered.count(id) == 0) {
+          return fail(dcgm::kProfilingNotSupported,
+                      "GPU " + std::to_string(gpu) + " has no field " + std::to_string(id));
+        }
+      }
+      if (spec.multipass && !dcgm_single_pass(groups, prof)) {
+        return fail(dcgm::kProfilingMultiPass,
+                    "the fields need more than one pass of the counters (scenario fault "
+                    "dcgm.multipass)");
+      }
+    }
+  }
+  connection->watches[{group, field_group}] = update_us;
+  // The first sample is taken when the watch starts; the first average needs a second one.
+  for (unsigned gpu : g->second) {
+    if (!prof.empty() && !caches_[gpu].current) refresh(gpu, true);
+  }
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::unwatch(dcgmHandle_t handle, dcgmGpuGrp_t group, dcgmFieldGrp_t field_group) {
+  std::lock_guard lock(mutex_);
+  Connection* connection = find(handle);
+  if (connection == nullptr) return dcgm::kConnectionNotValid;
+  if (connection->watches.erase({group, field_group}) == 0) return dcgm::kNotWatched;
+  for (unsigned gpu = 0; gpu < caches_.size(); ++gpu) {
+    if (prof_interval_us(gpu) == 0) caches_[gpu] = GpuCache{};
+  }
+  return dcgm::kOk;
+}
+
+long long DcgmSim::prof_interval_us(unsigned gpu) const {
+  long long fastest = 0;
+  for (const auto& [id, connection] : connections_) {
+    for (const auto& [key, update_us] : connection.watches) {
+      const auto& gpus = connection.groups.at(key.first);
+      const auto& fields = connection.field_groups.at(key.second);
+      if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) continue;
+      if (std::none_of(fields.begin(), fields.end(), is_prof)) continue;
+      fastest = fastest == 0 ? update_us : std::min(fastest, update_us);
+    }
+  }
+  return fastest;
+}
+
+bool DcgmSim::watched(unsigned gpu, unsigned short field) const {
+  for (const auto& [id, connection] : connections_) {
+    for (const auto& [key, update_us] : connection.watches) {
+      const auto& gpus = connection.groups.at(key.first);
+      const auto& fields = connection.field_groups.at(key.second);
+      if (std::find(gpus.begin(), gpus.end(), gpu) != gpus.end() &&
+          std::find(fields.begin(), fields.end(), field) != fields.end()) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void DcgmSim::refresh(unsigned gpu, bool force) {
+  // DCGM updates a watched field on its own every interval; the simulator takes each update
+  // lazily, at the first call after it fell due (the grid starts when the watch does).
+  const long long interval_us = prof_interval_us(gpu);
+  if (interval_us == 0) return;
+  const std::int64_t interval_ns = interval_us * 1000;
+  Driver::Observation now;
+  GpuCache& cache = caches_[gpu];
+  if (const nvmlReturn_t result = driver_.observe(gpu, now); result != nvml::kSuccess) {
+    cache.lost = result == nvml::kErrorGpuIsLost;
+    return;
+  }
+  if (cache.current && !force && now.realtime_ns < cache.next_due_ns) return;
+  if (cache.current && now.scenario_ns <= cache.current->scenario_ns) return;
+  cache.previous = cache.current;
+  cache.current = now;
+  if (cache.next_due_ns == 0 || force) {
+    cache.next_due_ns = now.realtime_ns + interval_ns;
+  } else {
+    const std::int64_t behind = (now.realtime_ns - cache.next_due_ns) / interval_ns;
+    cache.next_due_ns += (behind + 1) * interval_ns;
+  }
+}
+
+dcgmReturn_t DcgmSim::update_all(dcgmHandle_t handle, int wait) {
+  (void)wait;
+  std::lock_guard lock(mutex_);
+  if (find(handle) == nullptr) return dcgm::kConnectionNotValid;
+  for (unsigned gpu = 0; gpu < caches_.size(); ++gpu) refresh(gpu, false);
+  return dcgm::kOk;
+}
+
+bool DcgmSim::counters_taken(std::int64_t from_ns, std::int64_t to_ns) const {
+  for (const CountersTaken& window : scenario().dcgm->counters_taken) {
+    const auto start = static_cast<std::int64_t>(window.from_s * 1e9);
+    const auto end = static_cast<std::int64_t>(window.to_s * 1e9);
+    if (from_ns < end && to_ns > start) return true;
+  }
+  return false;
+}
+
+void DcgmSim::fill(unsigned gpu, unsigned short field, bool live, dcgmFieldValue_v2& value) {
+  value.status = dcgm::kOk;
+  const GpuConfig& config = scenario().gpus[gpu];
+  if (const ProfField* prof = prof_field(field)) {
+    set_blank(value, prof->rate);
+    const GpuCache& cache = caches_[gpu];
+    if (!watched(gpu, field)) {
+      value.status = dcgm::kNotWatched;
+      return;
+    }
+    if (cache.lost) {
+      value.status = dcgm::kGpuIsLost;
+      return;
+    }
+    if (!cache.previous || !cache.current) {
+      value.status = dcgm::kNoData;  // the first average needs two samples
+      if (cache.current) value.ts = cache.current->realtime_ns / 1000;
+      return;
+    }
+    const auto& a = *cache.previous;
+    const auto& b = *cache.current;
+    value.ts = b.realtime_ns / 1000;
+    if (counters_taken(a.scenario_ns, b.scenario_ns)) return;  // blank, as DCGM stores it
+    const std::size_t m = index_of(prof->level);
+    const double seconds = static_cast<double>(b.scenario_ns - a.scenario_ns) / 1e9;
+    const double average = (b.integral[m] - a.integral[m]) / seconds;
+    if (prof->rate) {
+      value.value.i64 = std::llround(average * kMiB);
+    } else {
+      value.value.dbl = average / 100.0;
+    }
+    return;
+  }
+  if (!live && !watched(gpu, field)) {
+    set_blank(value, true);
+    value.status = dcgm::kNotWatched;
+    return;
+  }
+  Driver::Observation now;
+  const nvmlReturn_t observed = driver_.observe(gpu, now);
+  if (observed != nvml::kSuccess) {
+    set_blank(value, field != kFieldUuid && field != kFieldPciBusId);
+    value.status = observed == nvml::kErrorGpuIsLost ? dcgm::kGpuIsLost : -8;
+    return;
+  }
+  value.ts = now.realtime_ns / 1000;
+  const GpuSpec& spec = config.spec;
+  const auto used =
+      std::min<long long>(std::llround(now.memory_used_mib),
+                          static_cast<long long>(spec.memory_mib) - spec.reserved_mib);
+  value.fieldType = dcgm::kTypeInt64;
+  switch (field) {
+    case kFieldUuid:
+      set_string(value, config.uuid);
+      break;
+    case kFieldPciBusId:
+      set_string(value, config.pci_bus_id);
+      break;
+    case dcgm::kDevGpuUtil:
+      value.value.i64 = std::lround(now.levels[index_of(Metric::kUtil)]);
+      break;
+    case dcgm::kDevFbTotal:
+      value.value.i64 = spec.memory_mib;
+      break;
+    case dcgm::kDevFbFree:
+      value.value.i64 = static_cast<long long>(spec.memory_mib) - spec.reserved_mib - used;
+      break;
+    case dcgm::kDevFbUsed:
+      value.value.i64 = used;
+      break;
+    case dcgm::kDevFbReserved:
+      value.value.i64 = spec.reserved_mib;
+      break;
+    default:
+      set_blank(value, true);
+      value.status = -13;  // UNKNOWN_FIELD
+  }
+}
+
+dcgmReturn_t DcgmSim::latest_values(dcgmHandle_t handle, dcgmGroupEntityPair_t* entities,
+                                    unsigned int entity_count, unsigned short* field_ids,
+                                    unsigned int field_count, unsigned int flags,
+                                    dcgmFieldValue_v2* values) {
+  std::lock_guard lock(mutex_);
+  if (find(handle) == nullptr) return dcgm::kConnectionNotValid;
+  if (entities == nullptr || field_ids == nullptr || values == nullptr || entity_count == 0 ||
+      field_count == 0) {
+    return -1;
+  }
+  const bool live = (flags & 1U) != 0;  // DCGM_FV_FLAG_LIVE_DATA
+  std::size_t k = 0;
+  for (unsigned int e = 0; e < entity_count; ++e) {
+    const unsigned gpu = entities[e].entityId;
+    const bool known = entities[e].entityGroupId == dcgm::kEntityGpu && gpu < caches_.size();
+    if (known) refresh(gpu, false);
+    for (unsigned int f = 0; f < field_count; ++f, ++k) {
+      dcgmFieldValue_v2& value = values[k];
+      std::memset(&value, 0, offsetof(dcgmFieldValue_v2, value) + sizeof(std::int64_t));
+      value.version = dcgm::kFieldValueV2Version;
+      value.entityGroupId = entities[e].entityGroupId;
+      value.entityId = gpu;
+      value.fieldId = field_ids[f];
+      if (!known) {
+        set_blank(value, true);
+        value.status = -1;
+        continue;
+      }
+      fill(gpu, field_ids[f], live, value);
+    }
+  }
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::metric_groups(dcgmHandle_t handle, dcgmProfGetMetricGroups_v3* groups) {
+  std::lock_guard lock(mutex_);
+  if (find(handle) == nullptr) return dcgm::kConnectionNotValid;
+  if (groups == nullptr) return -1;
+  if (groups->version != dcgm::kProfGetMetricGroupsVersion3) return -12;
+  if (groups->gpuId >= scenario().gpus.size()) return -1;
+  const DcgmSpec& spec = *scenario().dcgm;
+  if (spec.profiling == DcgmProfiling::kModuleMissing) {
+    return fail(dcgm::kModuleNotLoaded, "the profiling module is not loaded (scenario fault)");
+  }
+  if (spec.profiling == DcgmProfiling::kUnsupported) {
+    return fail(dcgm::kProfilingNotSupported, "these GPUs have no profiling counters");
+  }
+  const auto list = dcgm_metric_groups(scenario().gpus[groups->gpuId].spec);
+  groups->numMetricGroups = static_cast<unsigned>(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    dcgmProfMetricGroupInfo_v2& out = groups->metricGroups[i];
+    out = {};
+    out.majorId = list[i].major;
+    out.minorId = list[i].minor;
+    out.numFieldIds = static_cast<unsigned>(list[i].fields.size());
+    std::copy(list[i].fields.begin(), list[i].fields.end(), out.fieldIds);
+  }
+  return dcgm::kOk;
+}
+
+DcgmSim& process_dcgm() {
+  // Never destroyed: other threads may call in while the process exits (as for the NVML sim).
+  static auto* sim = new DcgmSim(system_clock());
+  return *sim;
+}
+
+}  // namespace gpuscope::sim

@@ -1,0 +1,229 @@
+#include "collect/dcgm_feed.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace gpuscope::collect {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+bool is_prof(unsigned short field) {
+  return field >= 1001 && field <= 1096;
+}
+
+std::string field_words(unsigned short field) {
+  for (const auto& m : dcgm_mappings()) {
+    if (m.field == field) return std::string(info(m.metric).name);
+  }
+  return fmt::format("field {}", field);
+}
+
+// The value as a double, or nullopt for a failed or blank one.
+std::optional<double> number(const dcgmFieldValue_v2& v) {
+  if (v.status != dcgm::kOk) return std::nullopt;
+  if (v.fieldType == dcgm::kTypeDouble) {
+    if (dcgm::is_blank(v.value.dbl) || !(v.value.dbl >= 0)) return std::nullopt;
+    return v.value.dbl;
+  }
+  if (v.fieldType == dcgm::kTypeInt64) {
+    if (dcgm::is_blank(v.value.i64) || v.value.i64 < 0) return std::nullopt;
+    return static_cast<double>(v.value.i64);
+  }
+  return std::nullopt;
+}
+
+bool is_blank_value(const dcgmFieldValue_v2& v) {
+  if (v.status != dcgm::kOk) return false;
+  if (v.fieldType == dcgm::kTypeDouble) return dcgm::is_blank(v.value.dbl);
+  if (v.fieldType == dcgm::kTypeInt64) return dcgm::is_blank(v.value.i64);
+  return false;
+}
+
+}  // namespace
+
+const std::vector<DcgmMapping>& dcgm_mappings() {
+  // Ratios (0-1) become percent; PCIe and NVLink stay bytes/s; frame buffer MiB become bytes.
+  static const std::vector<DcgmMapping> mappings = {
+      {dcgm::kProfGrEngineActive, Metric::GraphicsActivePct, 100.0, false},
+      {dcgm::kProfSmActive, Metric::SmActivePct, 100.0, false},
+      {dcgm::kProfSmOccupancy, Metric::SmOccupancyPct, 100.0, false},
+      {dcgm::kProfTensorActive, Metric::TensorActivePct, 100.0, false},
+      {dcgm::kProfDramActive, Metric::DramActivePct, 100.0, false},
+      {dcgm::kProfFp64Active, Metric::Fp64ActivePct, 100.0, false},
+      {dcgm::kProfFp32Active, Metric::Fp32ActivePct, 100.0, false},
+      {dcgm::kProfFp16Active, Metric::Fp16ActivePct, 100.0, false},
+      {dcgm::kProfPcieTxBytes, Metric::PcieTxBytesPerS, 1.0, false},
+      {dcgm::kProfPcieRxBytes, Metric::PcieRxBytesPerS, 1.0, false},
+      {dcgm::kProfNvlinkTxBytes, Metric::NvlinkTxBytesPerS, 1.0, false},
+      {dcgm::kProfNvlinkRxBytes, Metric::NvlinkRxBytesPerS, 1.0, false},
+      {1013, Metric::ImmaTensorActivePct, 100.0, false},
+      {1014, Metric::HmmaTensorActivePct, 100.0, false},
+      {1015, Metric::DfmaTensorActivePct, 100.0, false},
+      {1016, Metric::IntegerActivePct, 100.0, false},
+      {dcgm::kDevGpuUtil, Metric::GpuUtilPct, 1.0, true},
+      {dcgm::kDevFbUsed, Metric::MemoryUsedBytes, kMiB, true},
+      {dcgm::kDevFbFree, Metric::MemoryFreeBytes, kMiB, true},
+      {dcgm::kDevFbReserved, Metric::MemoryReservedBytes, kMiB, true},
+  };
+  return mappings;
+}
+
+SinglePass single_pass(const std::vector<dcgm::MetricGroup>& groups,
+                       const std::vector<unsigned short>& wanted) {
+  const std::set<unsigned short> want(wanted.begin(), wanted.end());
+  std::map<unsigned short, const dcgm::MetricGroup*> best;  // by major
+  std::map<unsigned short, std::size_t> best_count;
+  for (const auto& group : groups) {
+    const auto count = static_cast<std::size_t>(std::count_if(
+        group.fields.begin(), group.fields.end(), [&](auto f) { return want.count(f) > 0; }));
+    if (best.count(group.major) == 0 || count > best_count[group.major]) {
+      best[group.major] = &group;
+      best_count[group.major] = count;
+    }
+  }
+  std::set<unsigned short> chosen;
+  for (const auto& [major, group] : best) {
+    for (auto f : group->fields) {
+      if (want.count(f) > 0) chosen.insert(f);
+    }
+  }
+  SinglePass pass;
+  for (auto f : wanted) (chosen.count(f) > 0 ? pass.fields : pass.left_out).push_back(f);
+  return pass;
+}
+
+std::string describe_fields(const std::vector<unsigned short>& fields) {
+  std::vector<std::string> words;
+  for (auto f : fields) words.push_back(field_words(f));
+  return fmt::format("{}", fmt::join(words, ", "));
+}
+
+DcgmFeed::~DcgmFeed() {
+  gpus_.clear();  // the watches go before the session
+}
+
+std::optional<unsigned> DcgmFeed::gpu_id(const std::string& uuid) {
+  if (!uuids_) {
+    uuids_.emplace();
+    if (auto ids = session_->gpu_ids()) {
+      for (unsigned id : *ids) {
+        if (auto text = session_->uuid(id)) (*uuids_)[*text] = id;
+      }
+    }
+  }
+  auto it = uuids_->find(uuid);
+  return it == uuids_->end() ? std::nullopt : std::optional<unsigned>(it->second);
+}
+
+dcgm::Expected<std::vector<unsigned short>> DcgmFeed::offered(unsigned gpu_id) const {
+  auto groups = session_->metric_groups(gpu_id);
+  if (!groups) return tl::unexpected(groups.error());
+  std::set<unsigned short> all;
+  for (const auto& g : *groups) all.insert(g.fields.begin(), g.fields.end());
+  std::vector<unsigned short> fields;
+  for (const auto& m : dcgm_mappings()) {
+    if (is_prof(m.field) && all.count(m.field) > 0) fields.push_back(m.field);
+  }
+  return fields;
+}
+
+std::string DcgmFeed::start(unsigned index, unsigned gpu_id, std::chrono::microseconds interval,
+                            std::vector<std::string>& notes) {
+  auto groups = session_->metric_groups(gpu_id);
+  if (!groups) return session_->describe(groups.error());
+  std::vector<unsigned short> prof = *offered(gpu_id);
+  if (prof.empty()) return "DCGM lists no profiling field gpuscope records for this GPU";
+  std::vector<unsigned short> device;
+  for (const auto& m : dcgm_mappings()) {
+    if (m.fallback) device.push_back(m.field);
+  }
+  auto with_device = [&](std::vector<unsigned short> fields) {
+    fields.insert(fields.end(), device.begin(), device.end());
+    return fields;
+  };
+  auto watch = dcgm::Watch::start(*session_, {gpu_id}, with_device(prof), interval);
+  if (!watch && watch.error().code == dcgm::kProfilingMultiPass) {
+    // This DCGM does not multiplex these counters: watch what one pass can give.
+    const SinglePass pass = single_pass(*groups, prof);
+    watch = dcgm::Watch::start(*session_, {gpu_id}, with_device(pass.fields), interval);
+    if (watch) {
+      notes.push_back(fmt::format(
+          "GPU {}: DCGM cannot collect {} in the same pass as the other counters on this GPU "
+          "(PROFILING_MULTI_PASS); they will be empty",
+          index, describe_fields(pass.left_out)));
+    }
+  }
+  if (!watch) {
+    std::string why = session_->describe(watch.error());
+    if (watch.error().code == dcgm::kInUse) {
+      why += session_->embedded()
+                 ? "; another DCGM (an nv-hostengine, e.g. dcgm-exporter's) or a profiler holds "
+                   "the counters: let gpuscope join it with --dcgm auto or --dcgm HOST:PORT"
+                 : "; another profiler holds the counters";
+    }
+    return why;
+  }
+  Gpu gpu;
+  gpu.gpu_id = gpu_id;
+  gpu.watch = std::move(*watch);
+  gpus_[index] = std::move(gpu);
+  return {};
+}
+
+std::optional<std::string> DcgmFeed::read(unsigned index, SampleRow& row, unsigned& failed_calls) {
+  auto it = gpus_.find(index);
+  if (it == gpus_.end()) return std::nullopt;
+  Gpu& gpu = it->second;
+  if (auto status = gpu.watch->latest(gpu.gpu_id, gpu.values); !status) {
+    ++failed_calls;
+    if (gpu.call_failed) return std::nullopt;
+    gpu.call_failed = true;
+    return fmt::format(
+        "DCGM stopped answering for GPU {} ({}); its saturation metrics are empty "
+        "until it answers again",
+        index, session_->describe(status.error()));
+  }
+  std::optional<std::string> event;
+  if (gpu.call_failed) {
+    gpu.call_failed = false;
+    event = fmt::format("DCGM answers again for GPU {}", index);
+  }
+  // The newest profiling sample; older or equal ones were read already.
+  std::int64_t newest = 0;
+  std::size_t prof_values = 0;
+  std::size_t blank = 0;
+  for (const auto& v : gpu.values) {
+    if (!is_prof(v.fieldId)) continue;
+    ++prof_values;
+    if (is_blank_value(v)) ++blank;
+    if (v.status == dcgm::kOk) newest = std::max(newest, v.ts);
+  }
+  const bool fresh = newest > gpu.last_ts;
+  if (fresh && prof_values > 0) {
+    const bool gone = blank == prof_values;
+    if (gone != gpu.counters_gone) {
+      gpu.counters_gone = gone;
+      event = gone ? fmt::format(
+                         "DCGM's profiling counters on GPU {} are held elsewhere (a profiler such "
+                         "as Nsight Compute, or dcgmi profile --pause); saturation metrics are "
+                         "empty until they return",
+                         index)
+                   : fmt::format("DCGM's profiling counters on GPU {} are back", index);
+    }
+  }
+  for (const auto& v : gpu.values) {
+    const auto mapping = std::find_if(dcgm_mappings().begin(), dcgm_mappings().end(),
+                                      [&](const DcgmMapping& m) { return m.field == v.fieldId; });
+    if (mapping == dcgm_mappings().end()) continue;
+    if (is_prof(v.fieldId) && !fresh) continue;
+    if (mapping->fallback && row.get(mapping->metric)) continue;
+    if (auto value = number(v)) row.set(mapping->metric, *value * mapping->scale);
+  }
+  if (fresh) gpu.last_ts = newest;
+  return event;
+}
+
+}  // namespace gpuscope::collect
