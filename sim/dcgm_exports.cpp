@@ -4,6 +4,7 @@
 
 #include "dcgm/entry_points.hpp"
 #include "sim/dcgm_sim.hpp"
+#include "sim/options.hpp"
 
 #define GPUSCOPE_SIM_API __attribute__((visibility("default")))
 
@@ -17,7 +18,7 @@ DcgmSim& sim() {
 }  // namespace
 
 dcgmReturn_t Init() {
-  return sim().init();
+  return sim().init(options_from_environment());
 }
 dcgmReturn_t Shutdown() {
   return sim().shutdown();

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "sim/options.hpp"
-
 namespace gpuscope::sim {
 namespace {
 
@@ -137,10 +135,10 @@ const char* DcgmSim::last_error() const {
   return t_last_error.c_str();
 }
 
-dcgmReturn_t DcgmSim::init() {
+dcgmReturn_t DcgmSim::init(const tl::expected<DriverOptions, std::string>& options) {
   std::lock_guard lock(mutex_);
   if (init_count_ == 0) {
-    const nvmlReturn_t loaded = driver_.init(options_from_environment());
+    const nvmlReturn_t loaded = driver_.init(options);
     if (loaded != nvml::kSuccess) {
       return fail(-7, std::string("the simulated GPUs did not load: ") + driver_.last_error());
     }

@@ -41,7 +41,8 @@ class DcgmSim {
  public:
   explicit DcgmSim(const Clock& clock);
 
-  dcgmReturn_t init();
+  // dcgmInit: loads the scenario `options` name (the exports pass the environment's).
+  dcgmReturn_t init(const tl::expected<DriverOptions, std::string>& options);
   dcgmReturn_t shutdown();
   dcgmReturn_t connect(const char* address, dcgmConnectV2Params_v2* params, dcgmHandle_t* handle);
   dcgmReturn_t disconnect(dcgmHandle_t handle);
