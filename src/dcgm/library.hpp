@@ -15,6 +15,9 @@ namespace gpuscope::dcgm {
 
 enum class Requirement { Required, Optional };
 
+// The status code's name, "DCGM_ST_MODULE_NOT_LOADED", or "DCGM status N" for one unknown.
+std::string status_name(dcgmReturn_t code);
+
 template <typename Signature>
 struct Entry {
   Signature* fn = nullptr;

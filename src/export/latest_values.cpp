@@ -1,5 +1,6 @@
 #include "export/latest_values.hpp"
 
+#include "collect/dcgm_feed.hpp"
 #include "core/clock.hpp"
 #include "core/event_kinds.hpp"
 
@@ -64,10 +65,21 @@ void LatestValues::on_power(const PowerRow& row) {
 }
 
 void LatestValues::on_event(const Event& event) {
-  if (event.kind != EventKind::GpuLost || !event.device_index) return;
+  if (!event.device_index) return;
+  if (event.kind != EventKind::GpuLost && event.kind != EventKind::MetricsSource) return;
   {
     std::lock_guard lock(mutex_);
-    if (GpuReading* gpu = find(*event.device_index)) gpu->lost = true;
+    GpuReading* gpu = find(*event.device_index);
+    if (gpu == nullptr) return;
+    if (event.kind == EventKind::GpuLost) {
+      gpu->lost = true;
+    } else {
+      // DCGM's counters went away (or came back): the values held are stale until the next
+      // sample brings fresh ones, so they are not exported meanwhile.
+      for (const auto& mapping : collect::dcgm_mappings()) {
+        if (!mapping.fallback) gpu->latest.present.reset(static_cast<std::size_t>(mapping.metric));
+      }
+    }
   }
   version_.fetch_add(1, std::memory_order_release);
 }

@@ -209,6 +209,77 @@ TEST(PrometheusTest, ScrapedValuesEqualWhatTheSimulatedGpusProduced) {
   }
 }
 
+// An A100 has no GPM: `serve` takes its saturation metrics from DCGM (the simulated libdcgm on
+// an nv-hostengine), and Prometheus stores the scenario's constant levels under both namings.
+TEST(PrometheusTest, DcgmSaturationMetricsOfAnA100ReachPrometheus) {
+  const std::string prometheus = find_program("prometheus");
+  if (prometheus.empty())
+    GTEST_SKIP() << "prometheus is not installed (scripts/setup.sh installs it)";
+  const std::string scenario =
+      std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/export-steady-a100-dcgm.json";
+  TempDir dir;
+  const int serve_port = free_port();
+  const int dcgm_port = free_port();
+  const int prometheus_port = free_port();
+  auto env = sim_env(dir);
+  auto serve = start_gpuscope({"serve", "--simulate", scenario, "--listen",
+                               "127.0.0.1:" + std::to_string(serve_port), "--interval", "200"},
+                              env, dir.file("serve.out"), dir.file("serve.err"));
+  auto dcgm = start_gpuscope({"serve", "--simulate", scenario, "--naming", "dcgm", "--listen",
+                              "127.0.0.1:" + std::to_string(dcgm_port), "--interval", "200"},
+                             env, dir.file("dcgm.out"), dir.file("dcgm.err"));
+  ASSERT_TRUE(eventually([&] { return http_get(serve_port, "/metrics").has_value(); }))
+      << read_file(dir.file("serve.err"));
+  ASSERT_TRUE(eventually([&] { return http_get(dcgm_port, "/metrics").has_value(); }))
+      << read_file(dir.file("dcgm.err"));
+  EXPECT_NE(read_file(dir.file("serve.err")).find("from DCGM (nv-hostengine at localhost:5555"),
+            std::string::npos)
+      << read_file(dir.file("serve.err"));
+  std::ofstream(dir.file("prometheus.yml"))
+      << "global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\n"
+      << "scrape_configs:\n"
+      << "  - job_name: gpuscope\n    static_configs:\n      - targets: ['127.0.0.1:" << serve_port
+      << "']\n"
+      << "  - job_name: dcgm\n    static_configs:\n      - targets: ['127.0.0.1:" << dcgm_port
+      << "']\n";
+  BackgroundProcess server({prometheus, "--config.file=" + dir.file("prometheus.yml"),
+                            "--storage.tsdb.path=" + dir.file("tsdb"),
+                            "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port)},
+                           {}, dir.file("prometheus.out"), dir.file("prometheus.err"));
+  ASSERT_TRUE(eventually([&] {
+    const json r =
+        prometheus_query(prometheus_port, "count_over_time(gpuscope_sm_active_ratio[1m])");
+    const json d = prometheus_query(prometheus_port, "count_over_time(DCGM_FI_PROF_SM_ACTIVE[1m])");
+    return r.is_array() && r.size() == 2 && std::stod(r[0]["value"][1].get<std::string>()) >= 4 &&
+           d.is_array() && d.size() == 2 && std::stod(d[0]["value"][1].get<std::string>()) >= 4;
+  })) << read_file(dir.file("prometheus.err"));
+  // The scenario's levels (GPU 1 at half the activity), as ratios and bytes per second.
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"gpuscope_sm_active_ratio", 0.61},
+      {"gpuscope_sm_occupancy_ratio", 0.33},
+      {"gpuscope_tensor_active_ratio", 0.47},
+      {"gpuscope_dram_active_ratio", 0.38},
+      {"gpuscope_fp16_active_ratio", 0.21},
+      {"DCGM_FI_PROF_SM_ACTIVE", 0.61},
+      {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0.47},
+      {"DCGM_FI_PROF_DRAM_ACTIVE", 0.38},
+      {"DCGM_FI_PROF_PCIE_RX_BYTES", 700.0 * 1024 * 1024},
+  };
+  for (const auto& [name, level] : expected) {
+    const json series = prometheus_query(prometheus_port, name + "[1m]");
+    ASSERT_EQ(series.size(), 2u) << name;
+    for (const json& s : series) {
+      const std::size_t gpu = std::stoul(s["metric"]["gpu"].get<std::string>());
+      const double want = gpu == 0 ? level : level / 2;
+      ASSERT_GE(s["values"].size(), 2u) << name;
+      for (const json& point : s["values"]) {
+        EXPECT_NEAR(std::stod(point[1].get<std::string>()), want, 1e-6 * want)
+            << name << " GPU " << gpu << " at " << point[0];
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // VictoriaMetrics
 

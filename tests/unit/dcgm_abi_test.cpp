@@ -53,6 +53,16 @@ TEST(DcgmAbi, EntryPointList) {
   EXPECT_EQ(std::find(symbols.begin(), symbols.end(), "dcgmErrorString"), symbols.end());
 }
 
+TEST(DcgmAbi, StatusNames) {
+  EXPECT_EQ(status_name(kOk), "DCGM_ST_OK");
+  EXPECT_EQ(status_name(kModuleNotLoaded), "DCGM_ST_MODULE_NOT_LOADED");
+  EXPECT_EQ(status_name(kProfilingMultiPass), "DCGM_ST_PROFILING_MULTI_PASS");
+  EXPECT_EQ(status_name(-67), "DCGM_ST_GPUS_DETACHED");
+  EXPECT_EQ(status_name(-2), "DCGM status -2") << "unused";
+  EXPECT_EQ(status_name(-68), "DCGM status -68");
+  EXPECT_EQ(status_name(5), "DCGM status 5");
+}
+
 // The loader: a missing file, a library that is no DCGM (the simulated NVML), and DCGM absent
 // from the system are each said plainly.
 TEST(DcgmLibrary, MissingFileIsSaid) {
