@@ -1,4 +1,4 @@
-// The DCGM C API as gpuscope will use it (issue 18, in progress; facts in docs/dcgm-abi.md):
+// The DCGM C API as gpuscope uses it (facts in docs/dcgm-abi.md, use in docs/sources.md):
 // handles, the status codes and constants used, and the layouts of the structs passed across
 // the library boundary, as DCGM 3.3 and 4.x (libdcgm.so.3 / .so.4) define them; the two agree on
 // every struct here. DCGM is loaded at run time like NVML, never linked, so these declarations

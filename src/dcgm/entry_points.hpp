@@ -1,4 +1,4 @@
-// The one list of DCGM entry points gpuscope will use (issue 18, in progress), in the form of
+// The one list of DCGM entry points gpuscope uses, in the form of
 // nvml/entry_points.hpp, so that the loader's function table and the simulated libdcgm's exports
 // are expanded from the same list and cannot disagree.
 //

@@ -22,6 +22,11 @@ std::string read_text(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+// The mean of `metric` over one GPU's samples.
+std::string mean_sql(const std::string& metric, int gpu) {
+  return "SELECT avg(" + metric + ") FROM samples WHERE device_index = " + std::to_string(gpu);
+}
+
 class Dcgm : public ::testing::Test {
  protected:
   TempDir dir_;
@@ -151,25 +156,34 @@ TEST_F(Dcgm, GpmOnlyLeavesTheA100Empty) {
 }
 
 TEST_F(Dcgm, HopperTakesGpmByDefaultAndDcgmOnRequestWithTheSameFigures) {
+  // The cross-check of docs/sources.md: one gpuscope on GPM wraps another on DCGM, so both
+  // sample the same GPUs over the same seconds.
   const std::string h100 = variant("h100-dcgm", R"({"hostengine": true})", "H100-SXM5-80GB");
   const std::string gpm = dir_.file("gpm.db");
   const std::string dcgm = dir_.file("dcgm.db");
-  auto a = profile(h100, gpm, {}, "3");
-  ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_NE(a.err.find("from GPM (Hopper or newer)"), std::string::npos) << a.err;
-  auto b = profile(h100, dcgm, {"--metrics-source", "dcgm"}, "3");
-  ASSERT_EQ(b.exit_code, 0) << b.err;
-  EXPECT_NE(b.err.find("from DCGM (nv-hostengine at localhost:5555; --metrics-source dcgm)"),
+  auto r =
+      run_gpuscope({"profile", "--simulate", h100, "-o", gpm, "--", GPUSCOPE_TEST_BINARY, "profile",
+                    "--simulate", h100, "--metrics-source", "dcgm", "-o", dcgm, "--", "sleep", "3"},
+                   env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("saturation metrics of GPUs 0-3 from GPM (Hopper or newer)"),
             std::string::npos)
-      << b.err;
+      << r.err;
+  EXPECT_NE(r.err.find("from DCGM (nv-hostengine at localhost:5555; --metrics-source dcgm)"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(number(gpm, "SELECT count(*) FROM devices WHERE saturation_source = 'gpm'"), 4);
   EXPECT_EQ(number(dcgm, "SELECT count(*) FROM devices WHERE saturation_source = 'dcgm'"), 4);
-  // The cross-check of docs/sources.md: one model behind both, so the compute phase's means
-  // agree (the runs start at different points of the scenario: compare the steady phase).
-  const char* steady = "SELECT avg(sm_active_pct) FROM samples WHERE gpu_util_pct > 90";
-  EXPECT_NEAR(number(gpm, steady), number(dcgm, steady), 2.0);
-  const char* tensor = "SELECT avg(tensor_active_pct) FROM samples WHERE gpu_util_pct > 90";
-  EXPECT_NEAR(number(gpm, tensor), number(dcgm, tensor), 2.0);
+  for (const char* metric : {"sm_active_pct", "tensor_active_pct", "dram_active_pct",
+                             "fp32_active_pct", "nvlink_tx_bytes_per_s"}) {
+    for (int gpu = 0; gpu < 4; ++gpu) {
+      const std::string sql = mean_sql(metric, gpu);
+      const double a = number(gpm, sql);
+      const double b = number(dcgm, sql);
+      EXPECT_GT(a, 0) << metric;
+      EXPECT_NEAR(a, b, 0.02 * a) << metric << " GPU " << gpu;
+    }
+  }
 }
 
 TEST_F(Dcgm, EmbeddedWhenNoHostEngineRuns) {
