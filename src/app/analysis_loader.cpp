@@ -1,6 +1,7 @@
 #include "app/analysis_loader.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -266,8 +267,37 @@ GpuKey key_of(const Source& source, const RunMeta& meta, unsigned device_index) 
     if (d.index != device_index) continue;
     key.uuid = d.uuid.value_or("");
     key.name = d.name.value_or("");
+    key.saturation_source = d.saturation_source;
+    key.saturation_detail = d.saturation_detail;
   }
   return key;
+}
+
+// One note per distinct saturation source of the GPUs analysed, so the reader knows where SM
+// active, tensor and DRAM came from, or why they are missing (docs/sources.md). Files older than
+// schema 1.6 do not say: no note.
+std::vector<std::string> saturation_notes(const analyze::Analysis& analysis) {
+  const bool hosts = analysis.runs.size() > 1;
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
+  for (const auto& gpu : analysis.gpus) {
+    if (!gpu.key.saturation_detail) continue;
+    groups[{gpu.key.saturation_source.value_or(""), *gpu.key.saturation_detail}].push_back(
+        gpu.key.label(hosts));
+  }
+  std::vector<std::string> notes;
+  for (const auto& [key, labels] : groups) {
+    const auto& [source, detail] = key;
+    const std::string who = fmt::format("{}", fmt::join(labels, ", "));
+    if (source.empty()) {
+      notes.push_back(fmt::format(
+          "{}: no saturation metrics ({}), so no efficiency score; on Volta and Ampere they come "
+          "from DCGM (docs/sources.md)",
+          who, detail));
+    } else if (source == "dcgm") {
+      notes.push_back(fmt::format("{}: saturation metrics from DCGM ({})", who, detail));
+    }
+  }
+  return notes;
 }
 
 // One GPU of one run: the unit of work of both passes, and where its samples are read from
@@ -873,6 +903,8 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   if (extras.marks) analysis.marks = read_marks(sources, metas, extras);
   read_processes(analysis, sources, metas);
   analysis.notes.insert(analysis.notes.end(), carbon_notes.begin(), carbon_notes.end());
+  const auto saturation = saturation_notes(analysis);
+  analysis.notes.insert(analysis.notes.end(), saturation.begin(), saturation.end());
   return analysis;
 }
 

@@ -647,6 +647,7 @@ json gpus_json(const Analysis& a) {
          {"covered_s", g.covered_s},
          {"activity", opt(g.activity)},
          {"activity_metric", g.activity_metric},
+         {"saturation_source", opt(g.key.saturation_source)},
          {"score", g.score ? summary_json(*g.score) : json(nullptr)},
          {"energy_j",
           {{"counter", opt(g.energy.counter_j)}, {"integrated", opt(g.energy.integrated_j)}}},

@@ -88,6 +88,13 @@ TEST_F(Dcgm, WithoutDcgmTheA100KeepsItsMeaning) {
               std::string::npos);
     EXPECT_FALSE(d["capabilities"].contains("dcgm"));
   }
+  // analyze says why the saturation figures and the score are missing.
+  const std::string db = dir_.file("nogpm.db");
+  ASSERT_EQ(profile("a100-nogpm", db).exit_code, 0);
+  auto analyzed = run_gpuscope({"analyze", db});
+  EXPECT_NE(analyzed.out.find("no saturation metrics (no GPM on this GPU, and DCGM"),
+            std::string::npos)
+      << analyzed.out;
   // Asking for DCGM where there is none is an error before anything runs.
   const std::string marker = dir_.file("ran");
   auto asked = run_gpuscope({"profile", "--simulate", "a100-nogpm", "--metrics-source", "dcgm",
@@ -133,6 +140,11 @@ TEST_F(Dcgm, ProfileAnalyzeReportShowTheSaturationMetrics) {
   }
   EXPECT_FALSE(out["efficiency_score"].is_null());
   EXPECT_EQ(out["gpus"][0]["activity_metric"], "sm_active_pct");
+  EXPECT_EQ(out["gpus"][0]["saturation_source"], "dcgm");
+  ASSERT_EQ(out["notes"].size(), 1U) << out["notes"].dump();
+  EXPECT_EQ(out["notes"][0],
+            "GPU 0, GPU 1, GPU 2, GPU 3: saturation metrics from DCGM "
+            "(nv-hostengine at localhost:5555; no GPM on this GPU)");
 
   const std::string html = dir_.file("report.html");
   auto report = run_gpuscope({"report", db, "-o", html});
