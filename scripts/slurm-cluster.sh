@@ -17,11 +17,13 @@ if [ "$cmd" = stop ]; then
     [ -f "$f" ] && pids+=("$(cat "$f")")
   done
   [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null
-  # Wait for the daemons to go, so the caller can remove DIR and reuse the ports at once.
-  for _ in $(seq 1 50); do
-    alive=0
-    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-    [ $alive -eq 0 ] && break
+  # Wait for the daemons to go, so the caller can remove DIR and reuse the ports at once. One
+  # still there after 5 s (a slurmd finishing a job step on a loaded machine was seen) is killed.
+  for attempt in $(seq 1 70); do
+    alive=()
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+    [ ${#alive[@]} -eq 0 ] && break
+    [ "$attempt" -eq 50 ] && kill -KILL "${alive[@]}" 2>/dev/null
     sleep 0.1
   done
   exit 0

@@ -1,13 +1,14 @@
 // The DCGM metric source through the binary (docs/sources.md): the simulated libdcgm loaded
 // through the same path as NVIDIA's, on the shipped a100-dcgm scenario and variants of it with
-// each of DCGM's faults. Every command that samples (devices, profile, analyze, report, monitor,
-// sweep, merge) gets the saturation metrics of an A100 from DCGM; serve is covered with a real
+// each of DCGM's faults. Every command (devices, profile, analyze, report, monitor, sweep, merge,
+// export) gets the saturation metrics of an A100 from DCGM; serve is covered with a real
 // Prometheus in tests/integration/export_servers_test.cpp.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "support/process.hpp"
 #include "support/sql.hpp"
@@ -82,7 +83,8 @@ TEST_F(Dcgm, DevicesListsTheSaturationMetricsAsSupportedViaDcgm) {
 TEST_F(Dcgm, WithoutDcgmTheA100KeepsItsMeaning) {
   auto r = run_gpuscope({"devices", "--simulate", "a100-nogpm", "--json"}, env_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const auto& d : json::parse(r.out)["devices"]) {
+  const json listed = json::parse(r.out);
+  for (const auto& d : listed["devices"]) {
     EXPECT_TRUE(d["saturation"]["source"].is_null());
     EXPECT_NE(d["saturation"]["detail"].get<std::string>().find("no GPM on this GPU"),
               std::string::npos);
@@ -289,10 +291,11 @@ TEST_F(Dcgm, CountersTakenByAProfilerAreAnEventAndNullsNotAFailure) {
   ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
 }
 
-TEST_F(Dcgm, MonitorSweepAndMergeOnDcgm) {
+TEST_F(Dcgm, MonitorSweepMergeAndExportOnDcgm) {
   auto once = run_gpuscope({"monitor", "--once", "--json", "--simulate", "a100-dcgm"}, env_);
   ASSERT_EQ(once.exit_code, 0) << once.err;
-  for (const auto& gpu : json::parse(once.out)["gpus"]) {
+  const json snapshot = json::parse(once.out);
+  for (const auto& gpu : snapshot["gpus"]) {
     EXPECT_TRUE(gpu.contains("sm_active_pct") && gpu["sm_active_pct"].is_number()) << gpu.dump();
   }
   const std::string sweep = dir_.file("sweep.db");
@@ -315,6 +318,19 @@ TEST_F(Dcgm, MonitorSweepAndMergeOnDcgm) {
   auto merge = run_gpuscope({"merge", merged, a});
   ASSERT_EQ(merge.exit_code, 0) << merge.err;
   EXPECT_EQ(number(merged, "SELECT count(*) FROM devices WHERE saturation_source = 'dcgm'"), 4);
+  // The Perfetto trace has a counter track of SM active per GPU.
+  const std::string trace = dir_.file("trace.json");
+  auto exported = run_gpuscope({"export", "--perfetto", trace, a});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  std::size_t sm_values = 0;
+  std::set<std::string> names;
+  const json events = json::parse(read_text(trace))["traceEvents"];
+  for (const auto& e : events) {
+    if (e.value("ph", "") != "C") continue;
+    names.insert(e.value("name", ""));
+    if (e.value("name", "") == "GPU 2 sm_active_pct") ++sm_values;
+  }
+  EXPECT_GT(sm_values, 0U) << json(names).dump();
 }
 
 }  // namespace
