@@ -381,6 +381,23 @@ int check_run_database(Database& db, const std::filesystem::path& path) {
   return static_cast<int>(version);
 }
 
+namespace {
+
+// ALTER TABLE ... ADD COLUMN for each of `columns` the table lacks (added at the end, so an
+// upgraded file has its columns in the same order as a new one).
+void add_missing_columns(Database& db, std::string_view table, std::span<const Column> columns) {
+  std::set<std::string> present;
+  Statement info = db.prepare(fmt::format("PRAGMA main.table_info({})", table));
+  while (info.step()) present.insert(info.text(1));
+  for (const auto& c : columns) {
+    if (present.count(std::string(c.name)) == 0) {
+      db.exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", table, c.name, c.declaration));
+    }
+  }
+}
+
+}  // namespace
+
 void migrate(Database& db, int from_version) {
   // Each step upgrades one version inside a transaction, then bumps user_version, so an
   // interrupted migration leaves a consistent older database.
@@ -396,27 +413,13 @@ void migrate(Database& db, int from_version) {
   if (minor < 1 && !has_sample_chunks(db)) db.exec(create_chunks_sql());
   if (minor < 2 && !has_kernel_tables(db)) db.exec(create_kernel_tables_sql());
   if (minor < 3) {
-    std::set<std::string> present;
-    Statement info = db.prepare("PRAGMA main.table_info(runs)");
-    while (info.step()) present.insert(info.text(1));
-    for (const auto& c : std::span(kRunColumns).subspan(kRunColumnsBefore13)) {
-      if (present.count(std::string(c.name)) == 0) {
-        db.exec(fmt::format("ALTER TABLE runs ADD COLUMN {} {}", c.name, c.declaration));
-      }
-    }
+    add_missing_columns(db, "runs", std::span(kRunColumns).subspan(kRunColumnsBefore13));
     if (!has_table(db, "processes", "main")) db.exec(create_process_tables_sql());
   }
   if (minor < 4 && !has_table(db, "grid_intensity", "main")) db.exec(create_grid_tables_sql());
   if (minor < 5 && !has_table(db, "phases", "main")) db.exec(create_phase_tables_sql());
   if (minor < 6) {
-    std::set<std::string> present;
-    Statement info = db.prepare("PRAGMA main.table_info(devices)");
-    while (info.step()) present.insert(info.text(1));
-    for (const auto& c : std::span(kDeviceColumns).subspan(kDeviceColumnsBefore16)) {
-      if (present.count(std::string(c.name)) == 0) {
-        db.exec(fmt::format("ALTER TABLE devices ADD COLUMN {} {}", c.name, c.declaration));
-      }
-    }
+    add_missing_columns(db, "devices", std::span(kDeviceColumns).subspan(kDeviceColumnsBefore16));
   }
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",

@@ -100,6 +100,8 @@ class Statement {
   void reset();
 
   bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
+  int type(int column) const { return sqlite3_column_type(stmt_, column); }
   std::int64_t int64(int column) const { return sqlite3_column_int64(stmt_, column); }
   double real(int column) const { return sqlite3_column_double(stmt_, column); }
   std::string text(int column) const;

@@ -92,37 +92,54 @@ json prometheus_query(int port, const std::string& query) {
   return json::parse(response->body)["data"]["result"];
 }
 
+// Two `serve` of one scenario, gpuscope's names and dcgm-exporter's, and a Prometheus scraping
+// both every 500 ms; everything stops with this object.
+struct ScrapedServes {
+  int serve_port = free_port();
+  int dcgm_port = free_port();
+  int prometheus_port = free_port();
+  std::unique_ptr<BackgroundProcess> serve, dcgm, prometheus;
+
+  void start(const std::string& prometheus_binary, const std::string& scenario,
+             const TempDir& dir) {
+    const auto env = sim_env(dir);
+    serve = start_gpuscope({"serve", "--simulate", scenario, "--listen",
+                            "127.0.0.1:" + std::to_string(serve_port), "--interval", "200"},
+                           env, dir.file("serve.out"), dir.file("serve.err"));
+    dcgm = start_gpuscope({"serve", "--simulate", scenario, "--naming", "dcgm", "--listen",
+                           "127.0.0.1:" + std::to_string(dcgm_port), "--interval", "200"},
+                          env, dir.file("dcgm.out"), dir.file("dcgm.err"));
+    ASSERT_TRUE(eventually([&] { return http_get(serve_port, "/metrics").has_value(); }))
+        << read_file(dir.file("serve.err"));
+    ASSERT_TRUE(eventually([&] { return http_get(dcgm_port, "/metrics").has_value(); }))
+        << read_file(dir.file("dcgm.err"));
+    std::ofstream(dir.file("prometheus.yml"))
+        << "global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\n"
+        << "scrape_configs:\n"
+        << "  - job_name: gpuscope\n    static_configs:\n      - targets: ['127.0.0.1:"
+        << serve_port << "']\n"
+        << "  - job_name: dcgm\n    static_configs:\n      - targets: ['127.0.0.1:" << dcgm_port
+        << "']\n";
+    prometheus = std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{
+            prometheus_binary, "--config.file=" + dir.file("prometheus.yml"),
+            "--storage.tsdb.path=" + dir.file("tsdb"),
+            "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port)},
+        std::map<std::string, std::string>{}, dir.file("prometheus.out"),
+        dir.file("prometheus.err"));
+  }
+};
+
 TEST(PrometheusTest, ScrapedValuesEqualWhatTheSimulatedGpusProduced) {
   const std::string prometheus = find_program("prometheus");
   if (prometheus.empty())
     GTEST_SKIP() << "prometheus is not installed (scripts/setup.sh installs it)";
   TempDir dir;
-  const int serve_port = free_port();
-  const int dcgm_port = free_port();
-  const int prometheus_port = free_port();
+  ScrapedServes pair;
+  ASSERT_NO_FATAL_FAILURE(pair.start(prometheus, kSteady, dir));
+  const int serve_port = pair.serve_port;
+  const int prometheus_port = pair.prometheus_port;
   auto env = sim_env(dir);
-  auto serve = start_gpuscope({"serve", "--simulate", kSteady, "--listen",
-                               "127.0.0.1:" + std::to_string(serve_port), "--interval", "200"},
-                              env, dir.file("serve.out"), dir.file("serve.err"));
-  auto dcgm = start_gpuscope({"serve", "--simulate", kSteady, "--naming", "dcgm", "--listen",
-                              "127.0.0.1:" + std::to_string(dcgm_port), "--interval", "200"},
-                             env, dir.file("dcgm.out"), dir.file("dcgm.err"));
-  ASSERT_TRUE(eventually([&] { return http_get(serve_port, "/metrics").has_value(); }))
-      << read_file(dir.file("serve.err"));
-  ASSERT_TRUE(eventually([&] { return http_get(dcgm_port, "/metrics").has_value(); }))
-      << read_file(dir.file("dcgm.err"));
-
-  std::ofstream(dir.file("prometheus.yml"))
-      << "global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\n"
-      << "scrape_configs:\n"
-      << "  - job_name: gpuscope\n    static_configs:\n      - targets: ['127.0.0.1:" << serve_port
-      << "']\n"
-      << "  - job_name: dcgm\n    static_configs:\n      - targets: ['127.0.0.1:" << dcgm_port
-      << "']\n";
-  BackgroundProcess server({prometheus, "--config.file=" + dir.file("prometheus.yml"),
-                            "--storage.tsdb.path=" + dir.file("tsdb"),
-                            "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port)},
-                           {}, dir.file("prometheus.out"), dir.file("prometheus.err"));
   // Wait until Prometheus holds a few scrapes of every series.
   ASSERT_TRUE(eventually([&] {
     const json r =
@@ -218,34 +235,12 @@ TEST(PrometheusTest, DcgmSaturationMetricsOfAnA100ReachPrometheus) {
   const std::string scenario =
       std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/export-steady-a100-dcgm.json";
   TempDir dir;
-  const int serve_port = free_port();
-  const int dcgm_port = free_port();
-  const int prometheus_port = free_port();
-  auto env = sim_env(dir);
-  auto serve = start_gpuscope({"serve", "--simulate", scenario, "--listen",
-                               "127.0.0.1:" + std::to_string(serve_port), "--interval", "200"},
-                              env, dir.file("serve.out"), dir.file("serve.err"));
-  auto dcgm = start_gpuscope({"serve", "--simulate", scenario, "--naming", "dcgm", "--listen",
-                              "127.0.0.1:" + std::to_string(dcgm_port), "--interval", "200"},
-                             env, dir.file("dcgm.out"), dir.file("dcgm.err"));
-  ASSERT_TRUE(eventually([&] { return http_get(serve_port, "/metrics").has_value(); }))
-      << read_file(dir.file("serve.err"));
-  ASSERT_TRUE(eventually([&] { return http_get(dcgm_port, "/metrics").has_value(); }))
-      << read_file(dir.file("dcgm.err"));
+  ScrapedServes pair;
+  ASSERT_NO_FATAL_FAILURE(pair.start(prometheus, scenario, dir));
+  const int prometheus_port = pair.prometheus_port;
   EXPECT_NE(read_file(dir.file("serve.err")).find("from DCGM (nv-hostengine at localhost:5555"),
             std::string::npos)
       << read_file(dir.file("serve.err"));
-  std::ofstream(dir.file("prometheus.yml"))
-      << "global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\n"
-      << "scrape_configs:\n"
-      << "  - job_name: gpuscope\n    static_configs:\n      - targets: ['127.0.0.1:" << serve_port
-      << "']\n"
-      << "  - job_name: dcgm\n    static_configs:\n      - targets: ['127.0.0.1:" << dcgm_port
-      << "']\n";
-  BackgroundProcess server({prometheus, "--config.file=" + dir.file("prometheus.yml"),
-                            "--storage.tsdb.path=" + dir.file("tsdb"),
-                            "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port)},
-                           {}, dir.file("prometheus.out"), dir.file("prometheus.err"));
   ASSERT_TRUE(eventually([&] {
     const json r =
         prometheus_query(prometheus_port, "count_over_time(gpuscope_sm_active_ratio[1m])");
