@@ -11,6 +11,7 @@ declare -A allowed=(
   [src/core]="core util"
   [src/nvml]="nvml core util"
   [src/dcgm]="dcgm core util"
+  [src/gssr]="gssr core util"
   [src/collect]="collect nvml dcgm core util"
   [src/launch]="launch core util"
   [src/ranks]="ranks core util"
@@ -24,8 +25,8 @@ declare -A allowed=(
   [src/sweep]="sweep core util"
   [src/kernels]="kernels store core util"
   [src/trace]="trace kernels store core util"
-  [src/app]="app collect launch ranks processes phases carbon store analyze report export sweep kernels trace nvml core util"
-  [src/cli]="cli app collect launch ranks processes phases carbon store analyze report export sweep kernels trace nvml core util"
+  [src/app]="app collect launch ranks processes phases carbon store gssr analyze report export sweep kernels trace nvml core util"
+  [src/cli]="cli app collect launch ranks processes phases carbon store gssr analyze report export sweep kernels trace nvml core util"
   [sim]="sim nvml dcgm util"
 )
 

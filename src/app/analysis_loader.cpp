@@ -285,8 +285,18 @@ std::vector<std::string> saturation_notes(const analyze::Analysis& analysis) {
         gpu.key.label(hosts));
   }
   std::vector<std::string> notes;
+  // Runs imported from gssr (docs/gssr.md): say what gssr did not record, once.
+  const bool gssr = std::any_of(analysis.runs.begin(), analysis.runs.end(),
+                                [](const auto& run) { return run.launcher == "gssr"; });
+  if (gssr) {
+    notes.push_back(
+        "runs imported from gssr: gssr records no power, energy, temperatures or clocks, so "
+        "there are no energy or carbon figures; its sample times are index x interval, not "
+        "measured");
+  }
   for (const auto& [key, labels] : groups) {
     const auto& [source, detail] = key;
+    if (detail.starts_with("gssr")) continue;  // said above
     const std::string who = fmt::format("{}", fmt::join(labels, ", "));
     if (source.empty()) {
       notes.push_back(fmt::format(

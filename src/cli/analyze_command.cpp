@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "app/analysis_loader.hpp"
+#include "app/gssr_import.hpp"
 #include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
@@ -44,6 +45,9 @@ int run_analyze_command(AnalyzeCommandOptions& o) {
     app::print_carbon_regions(a);
     return 0;
   }
+  // gssr's folders and exports are read through a temporary run database (docs/gssr.md).
+  const app::ResolvedInputs resolved(o.analyze.inputs);
+  o.analyze.inputs = resolved.paths();
   const analyze::Analysis analysis = app::load_analysis(a);
   app::print_analysis(analysis, a);
   if (plotting) app::write_requested_plots(analysis, o.plots);

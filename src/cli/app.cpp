@@ -76,6 +76,7 @@ int run(int argc, char** argv) {
   commands.push_back(add_analyze_command(app));
   commands.push_back(add_report_command(app));
   commands.push_back(add_merge_command(app));
+  commands.push_back(add_import_command(app));
   commands.push_back(add_devices_command(app));
   commands.push_back(add_scenarios_command(app));
   commands.push_back(add_monitor_command(app));

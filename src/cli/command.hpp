@@ -20,6 +20,7 @@ void add_backend_options(CLI::App& app, collect::BackendOptions& options);
 
 Command add_profile_command(CLI::App& parent);
 Command add_merge_command(CLI::App& parent);
+Command add_import_command(CLI::App& parent);
 Command add_analyze_command(CLI::App& parent);
 Command add_report_command(CLI::App& parent);
 Command add_devices_command(CLI::App& parent);

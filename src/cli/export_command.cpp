@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "app/gssr_import.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/metrics.hpp"
@@ -79,7 +80,8 @@ int run_export(const ExportOptions& o) {
     }
     options.metrics.push_back(*metric);
   }
-  const std::vector<fs::path> inputs = expand_inputs(o.inputs);
+  const app::ResolvedInputs resolved(o.inputs);  // gssr data: docs/gssr.md
+  const std::vector<fs::path> inputs = expand_inputs(resolved.paths());
 
   // Checked before anything is read: only a regular file is replaced (with -f), never an
   // input; "-" is standard output.

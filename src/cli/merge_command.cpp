@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "app/gssr_import.hpp"
 #include "cli/command.hpp"
 #include "store/merge.hpp"
 
@@ -16,7 +17,8 @@ struct MergeOptions {
 };
 
 int run_merge(const MergeOptions& o) {
-  std::vector<std::filesystem::path> inputs(o.inputs.begin(), o.inputs.end());
+  const app::ResolvedInputs resolved(o.inputs);  // gssr data: docs/gssr.md
+  std::vector<std::filesystem::path> inputs(resolved.paths().begin(), resolved.paths().end());
   const store::MergeSummary summary = store::merge(o.output, inputs, o.force);
   fmt::print(stderr, "gpuscope: merged {} run{} from {} file{} into {} ({} samples)\n",
              summary.runs, summary.runs == 1 ? "" : "s", summary.inputs.size(),

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "app/analysis_loader.hpp"
+#include "app/gssr_import.hpp"
 #include "app/report_kernels.hpp"
 #include "app/report_sweep.hpp"
 #include "cli/analysis_options.hpp"
@@ -58,7 +59,10 @@ int run_plots(const ReportOptions& o, const std::string& format) {
   const auto options = app::plot_options(request);
   app::LoadExtras extras;
   extras.gpu_grid_metrics = report::plots::grid_metrics_for_plots(options);
-  const analyze::Analysis analysis = app::load_analysis(o.analyze, extras);
+  const app::ResolvedInputs resolved(o.analyze.inputs);  // gssr data: docs/gssr.md
+  app::AnalyzeOptions analyze = o.analyze;
+  analyze.inputs = resolved.paths();
+  const analyze::Analysis analysis = app::load_analysis(analyze, extras);
   app::write_requested_plots(analysis, request);
   return 0;
 }
@@ -81,7 +85,10 @@ int run_report(const ReportOptions& o) {
   app::LoadExtras extras;
   extras.gpu_grid_metrics = report::html_report_grid_metrics();
   extras.marks = true;
-  const analyze::Analysis analysis = app::load_analysis(o.analyze, extras);
+  const app::ResolvedInputs resolved(o.analyze.inputs);  // gssr data: docs/gssr.md
+  app::AnalyzeOptions analyze = o.analyze;
+  analyze.inputs = resolved.paths();
+  const analyze::Analysis analysis = app::load_analysis(analyze, extras);
 
   report::HtmlReportOptions options;
   options.title = o.title;

@@ -53,3 +53,22 @@ double number(const std::string& path, const std::string& sql) {
 }
 
 }  // namespace gpuscope::testing
+
+namespace gpuscope::testing {
+
+void run_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw std::runtime_error("cannot open " + path + ": " + message);
+  }
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  const std::string message = error != nullptr ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  if (rc != SQLITE_OK) throw std::runtime_error("SQL '" + sql + "' failed: " + message);
+}
+
+}  // namespace gpuscope::testing
