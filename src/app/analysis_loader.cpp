@@ -22,6 +22,7 @@
 
 #include "analyze/analyzer.hpp"
 #include "analyze/carbon.hpp"
+#include "analyze/derived.hpp"
 #include "analyze/processes.hpp"
 #include "analyze/work_units.hpp"
 #include "carbon/electricity_maps.hpp"
@@ -472,6 +473,7 @@ void feed_devices(Analyzer& analyzer, const std::vector<DeviceJob>& jobs,
         d.key = key_of(*job.source, meta, job.device);
         d.sampling_interval_s = meta.sampling_interval_s;
         feed_power(reader, *job.source, job.device, d);
+        analyze::derive_metrics(d);
         out = analyzer.prepare_device(d);
       },
       [&](analyze::PreparedDevice& device) { analyzer.add_prepared(std::move(device)); });
@@ -494,6 +496,7 @@ void feed_devices_sequentially(Analyzer& analyzer, const std::vector<Source>& so
         series.key = key_of(source, meta, *device);
         series.sampling_interval_s = meta.sampling_interval_s;
         feed_power(*source.reader, source, *device, series);
+        analyze::derive_metrics(series);
         analyzer.add_device(series);
       }
       series.clear();

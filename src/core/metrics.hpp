@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace gpuscope {
@@ -47,10 +48,15 @@ enum class Metric : std::size_t {
   PcieRxBytesPerS,
   NvlinkTxBytesPerS,
   NvlinkRxBytesPerS,
+  // Derived by analysis from the stored metrics, never a samples column (docs/analysis.md).
+  FlopActivePct,
   Count
 };
 
 inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(Metric::Count);
+// The metrics the run database stores (samples and sample_chunks columns): those before the
+// derived ones.
+inline constexpr std::size_t kStoredMetricCount = static_cast<std::size_t>(Metric::FlopActivePct);
 
 enum class MetricKind {
   Gauge,    // a level at the sample time (power, temperature, utilization)
@@ -143,6 +149,9 @@ inline constexpr std::array<MetricInfo, kMetricCount> kMetrics = {{
    MetricStorage::Real, "GPM 61 NVLINK_TOTAL_TX_PER_SEC", "NVLink transmit throughput, all links"},
   {Metric::NvlinkRxBytesPerS, "nvlink_rx_bytes_per_s", "B/s", MetricKind::Gauge,
    MetricStorage::Real, "GPM 60 NVLINK_TOTAL_RX_PER_SEC", "NVLink receive throughput, all links"},
+  {Metric::FlopActivePct, "flop_active_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "derived: fp64 + fp32 + fp16 + tensor active",
+   "FLOP activity: FP64, FP32, FP16 and tensor pipe activity summed (gssr's total_flop_activity)"},
 }};
 // clang-format on
 
@@ -159,7 +168,13 @@ constexpr const MetricInfo& info(Metric metric) {
   return kMetrics[static_cast<std::size_t>(metric)];
 }
 
-// The metric named `name`, if any.
+// The stored part of the catalog (kMetrics without the derived metrics).
+inline constexpr std::span<const MetricInfo> stored_metrics() {
+  return std::span<const MetricInfo>(kMetrics.data(), kStoredMetricCount);
+}
+
+// The metric named `name`, if any: its catalog name, or gssr's name where that is unambiguous
+// (sm_active, tensor_active, flop_active, gpu_utilization, fb_used, ...; docs/gssr.md).
 std::optional<Metric> metric_by_name(std::string_view name);
 
 }  // namespace gpuscope

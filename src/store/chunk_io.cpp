@@ -16,7 +16,7 @@ constexpr int kChunkFirstMetricParameter = 8;
 
 std::string metric_list(const std::bitset<kMetricCount>& wanted) {
   std::string out;
-  for (std::size_t m = 0; m < kMetricCount; ++m) {
+  for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
     if (wanted.test(m)) out += fmt::format(", {}", kMetrics[m].name);
   }
   return out;
@@ -49,7 +49,7 @@ bool read_chunks(Database& db, std::string_view schema, const SamplePlan& plan,
   const auto total = static_cast<std::size_t>(plan.chunk_rows);
   out.wall_ns.reserve(static_cast<std::size_t>(plan.rows));
   out.mono_ns.reserve(static_cast<std::size_t>(plan.rows));
-  for (std::size_t m = 0; m < kMetricCount; ++m) {
+  for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
     if (wanted.test(m)) out.values[m].reserve(static_cast<std::size_t>(plan.rows));
   }
   while (stmt.step()) {
@@ -65,7 +65,7 @@ bool read_chunks(Database& db, std::string_view schema, const SamplePlan& plan,
     if (out.mono_ns[start] != first || out.mono_ns.back() != last) return false;
     if (start > 0 && out.mono_ns[start - 1] > first) return false;
     int column = 5;
-    for (std::size_t m = 0; m < kMetricCount; ++m) {
+    for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
       if (!wanted.test(m)) continue;
       if (!decode_values(stmt.blob(column++), rows, out.values[m])) return false;
     }
@@ -88,7 +88,7 @@ void ChunkInserter::insert(std::int64_t run_id, const EncodedChunk& chunk) {
   insert_.bind(5, static_cast<std::int64_t>(chunk.rows));
   insert_.bind_blob(6, chunk.wall_ns);
   insert_.bind_blob(7, chunk.mono_ns);
-  for (std::size_t m = 0; m < kMetricCount; ++m) {
+  for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
     insert_.bind_blob(kChunkFirstMetricParameter + static_cast<int>(m), chunk.values[m]);
   }
   insert_.run();
@@ -139,7 +139,7 @@ void read_sample_rows(Database& db, std::string_view schema, std::int64_t run_id
     out.wall_ns.push_back(stmt.int64(0));
     out.mono_ns.push_back(stmt.int64(1));
     int column = 2;
-    for (std::size_t m = 0; m < kMetricCount; ++m) {
+    for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
       if (!wanted.test(m)) continue;
       // NULL reads as 0.0, so only a 0 needs the type check.
       const double v = stmt.real(column);
@@ -162,7 +162,7 @@ void read_samples(Database& db, std::string_view schema, const SamplePlan& plan,
   }
   out.wall_ns.reserve(static_cast<std::size_t>(plan.rows));
   out.mono_ns.reserve(static_cast<std::size_t>(plan.rows));
-  for (std::size_t m = 0; m < kMetricCount; ++m) {
+  for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
     if (wanted.test(m)) out.values[m].reserve(static_cast<std::size_t>(plan.rows));
   }
   read_sample_rows(db, schema, plan.run_id, plan.device_index, true, 0, wanted, out);

@@ -188,7 +188,7 @@ class Merger {
       row.wall_ns = rows.int64(1);
       row.mono_ns = rows.int64(2);
       row.present.reset();
-      for (std::size_t m = 0; m < kMetricCount; ++m) {
+      for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
         const int column = 3 + static_cast<int>(m);
         if (!rows.is_null(column)) row.set(static_cast<Metric>(m), rows.real(column));
       }

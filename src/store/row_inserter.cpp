@@ -33,7 +33,7 @@ std::string insert_sql(std::string_view table, std::span<const Column> columns,
 const std::bitset<kMetricCount>& integer_metrics() {
   static const auto mask = [] {
     std::bitset<kMetricCount> out;
-    for (std::size_t i = 0; i < kMetrics.size(); ++i) {
+    for (std::size_t i = 0; i < kStoredMetricCount; ++i) {
       out[i] = kMetrics[i].storage == MetricStorage::Integer;
     }
     return out;
@@ -146,7 +146,7 @@ void RowInserter::bind_sample(Statement& stmt, int offset, std::int64_t run_id,
   stmt.bind(offset + 3, row.wall_ns);
   stmt.bind(offset + 4, row.mono_ns);
   const int first_metric = offset + 5;  // run_id, device_index, wall_ns, mono_ns, then metrics
-  for (std::size_t i = 0; i < kMetricCount; ++i) {
+  for (std::size_t i = 0; i < kStoredMetricCount; ++i) {
     const int index = first_metric + static_cast<int>(i);
     if (!row.present.test(i)) {
       stmt.bind_null(index);  // missing is NULL, never 0

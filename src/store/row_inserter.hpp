@@ -31,7 +31,7 @@ class RowInserter {
 
  private:
   // Parameters of one samples row: run_id, device_index, wall_ns, mono_ns, the metrics.
-  static constexpr std::size_t kSampleParameters = 4 + kMetricCount;
+  static constexpr std::size_t kSampleParameters = 4 + kStoredMetricCount;
 
   void write_samples(std::int64_t run_id, const WriteBatch& batch);
   static void bind_sample(Statement& stmt, int offset, std::int64_t run_id, const SampleRow& row);

@@ -20,7 +20,7 @@ void decode(const Statement& row, RunSample& out) {
   s.device_index = static_cast<unsigned>(row.int64(1));
   s.wall_ns = row.int64(2);
   s.mono_ns = row.int64(3);
-  for (std::size_t i = 0; i < kMetricCount; ++i) {
+  for (std::size_t i = 0; i < kStoredMetricCount; ++i) {
     const int column = kFirstMetric + static_cast<int>(i);
     // NULL reads as 0.0, so only a 0 needs the type check: half the SQLite calls per value.
     s.values[i] = row.real(column);  // exact for INTEGER values below 2^53
@@ -278,7 +278,7 @@ SampleCursor RunReader::samples(const RowFilter& filter, std::span<const Metric>
   // SQLite skips extracting them.
   std::vector<Column> columns = sample_columns();
   constexpr std::size_t kFirstMetric = 3;  // device_index, wall_ns, mono_ns
-  for (std::size_t i = 0; i < kMetricCount; ++i) {
+  for (std::size_t i = 0; i < kStoredMetricCount; ++i) {
     bool wanted = false;
     for (Metric m : only) wanted |= static_cast<std::size_t>(m) == i;
     if (!wanted) columns[kFirstMetric + i].name = "NULL";

@@ -264,7 +264,8 @@ EncodedChunk encode_chunk(unsigned device_index, const SampleColumns& columns) {
   }
   chunk.wall_ns = encode_times(columns.wall_ns);
   chunk.mono_ns = encode_times(columns.mono_ns);
-  for (std::size_t m = 0; m < kMetricCount; ++m) chunk.values[m] = encode_values(columns.values[m]);
+  for (std::size_t m = 0; m < kStoredMetricCount; ++m)
+    chunk.values[m] = encode_values(columns.values[m]);
   return chunk;
 }
 
@@ -280,7 +281,7 @@ void ChunkBuilder::add(const SampleRow& row) {
   }
   c.wall_ns.push_back(row.wall_ns);
   c.mono_ns.push_back(row.mono_ns);
-  for (std::size_t m = 0; m < kMetricCount; ++m) {
+  for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
     c.values[m].push_back(row.present.test(m) ? stored_sample_value(m, row.values[m]) : kNaN);
   }
   if (c.rows() >= kChunkRows) seal(row.device_index, device);

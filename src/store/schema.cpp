@@ -176,7 +176,7 @@ void insert_catalog(Database& db) {
   Statement insert = db.prepare(
       "INSERT INTO metrics (position, name, unit, kind, storage, source, description) "
       "VALUES (?, ?, ?, ?, ?, ?, ?)");
-  for (std::size_t i = 0; i < kMetrics.size(); ++i) {
+  for (std::size_t i = 0; i < kStoredMetricCount; ++i) {
     const auto& m = kMetrics[i];
     insert.bind(1, static_cast<std::int64_t>(i));
     insert.bind_static(2, m.name);
@@ -251,7 +251,7 @@ const std::vector<Column>& sample_columns() {
     std::vector<Column> out = {{"device_index", "INTEGER NOT NULL"},
                                {"wall_ns", "INTEGER NOT NULL"},
                                {"mono_ns", "INTEGER NOT NULL"}};
-    for (const auto& m : kMetrics) {
+    for (const auto& m : stored_metrics()) {
       out.push_back({m.name, m.storage == MetricStorage::Real ? "REAL" : "INTEGER"});
     }
     return out;
@@ -265,7 +265,7 @@ const std::vector<Column>& chunk_columns() {
         {"device_index", "INTEGER NOT NULL"}, {"first_mono_ns", "INTEGER NOT NULL"},
         {"last_mono_ns", "INTEGER NOT NULL"}, {"row_count", "INTEGER NOT NULL"},
         {"wall_ns", "BLOB NOT NULL"},         {"mono_ns", "BLOB NOT NULL"}};
-    for (const auto& m : kMetrics) out.push_back({m.name, "BLOB NOT NULL"});
+    for (const auto& m : stored_metrics()) out.push_back({m.name, "BLOB NOT NULL"});
     return out;
   }();
   return columns;

@@ -2,6 +2,7 @@
 // and read directly, compared with what gssr itself printed for them; and bad input.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -129,20 +130,22 @@ TEST_F(Gssr, AnalyzeGivesTheFiguresGssrPrinted) {
     EXPECT_NEAR(o["min"].get<double>() * scale, p.min, 0.005) << gssr_name << " min";
     EXPECT_NEAR(o["max"].get<double>() * scale, p.max, 0.005) << gssr_name << " max";
   }
-  // gssr's GPU averages: (proc, gpu) -> utilization, SM active.
-  const std::map<int, std::pair<double, double>> per_gpu = {
-      {0, {89.11, 71.79}}, {1, {89.18, 72.03}}, {2, {89.23, 72.01}}, {3, {89.23, 72.18}},
-      {4, {89.26, 71.90}}, {5, {89.19, 71.94}}, {6, {89.23, 72.05}}, {7, {55.38, 41.11}}};
+  // gssr's GPU averages: proc -> utilization, SM active, total_flop_activity.
+  const std::map<int, std::array<double, 3>> per_gpu = {
+      {0, {89.11, 71.79, 81.84}}, {1, {89.18, 72.03, 82.12}}, {2, {89.23, 72.01, 82.09}},
+      {3, {89.23, 72.18, 82.29}}, {4, {89.26, 71.90, 81.97}}, {5, {89.19, 71.94, 82.02}},
+      {6, {89.23, 72.05, 82.13}}, {7, {55.38, 41.11, 46.87}}};
   ASSERT_EQ(out["gpus"].size(), 8U);
   for (std::size_t g = 0; g < 8; ++g) {
     const json& gpu = out["gpus"][g];
     const int rank = out["runs"][gpu["run"].get<std::size_t>()]["rank"].get<int>();
-    EXPECT_NEAR(gpu["over_time"]["gpu_util_pct"]["mean"].get<double>(), per_gpu.at(rank).first,
-                0.005)
+    EXPECT_NEAR(gpu["over_time"]["gpu_util_pct"]["mean"].get<double>(), per_gpu.at(rank)[0], 0.005)
         << "rank " << rank;
-    EXPECT_NEAR(gpu["over_time"]["sm_active_pct"]["mean"].get<double>(), per_gpu.at(rank).second,
-                0.005)
+    EXPECT_NEAR(gpu["over_time"]["sm_active_pct"]["mean"].get<double>(), per_gpu.at(rank)[1], 0.005)
         << "rank " << rank;
+    EXPECT_NEAR(gpu["over_time"]["flop_active_pct"]["mean"].get<double>(), per_gpu.at(rank)[2],
+                0.005)
+        << "FLOP activity, rank " << rank;
   }
 }
 
@@ -157,6 +160,19 @@ TEST_F(Gssr, DiagnosisNamesTheStragglerTrimsTheIdleStartAndInventsNoEnergy) {
   const json out = analyze_json({kFolder});
   EXPECT_TRUE(out["energy_j"].is_null() || out["energy_j"]["counter"].is_null()) << out["energy_j"];
   EXPECT_TRUE(out["carbon"].is_null()) << out["carbon"];
+}
+
+TEST_F(Gssr, GssrsMetricNamesAreAccepted) {
+  auto r = run_gpuscope({"analyze", kFolder, "--aggregate", "time", "--metric", "flop_active",
+                         "--metric", "sm_active", "--metric", "fb_used", "--csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* column : {",flop_active_pct,%,", ",sm_active_pct,%,", ",memory_used_bytes,"}) {
+    EXPECT_NE(r.out.find(column), std::string::npos) << column << "\n" << r.out;
+  }
+  // pcie_tx_bytes is gpuscope's counter, not gssr's rate: it stays gpuscope's.
+  auto counter = run_gpuscope(
+      {"analyze", kFolder, "--aggregate", "time", "--metric", "pcie_tx_bytes", "--csv"});
+  EXPECT_EQ(counter.out.find("pcie_tx_bytes_per_s"), std::string::npos) << counter.out;
 }
 
 TEST_F(Gssr, TheFolderAndTheExportGiveTheSameAnalysis) {

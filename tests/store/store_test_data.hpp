@@ -71,7 +71,7 @@ inline SampleRow make_sample(unsigned device, std::int64_t seq) {
   row.device_index = device;
   row.wall_ns = 1'714'566'896'000'000'000 + seq * 100'000'000;
   row.mono_ns = 5'000'000'000 + seq * 100'000'000;
-  for (std::size_t i = 0; i < kMetricCount; ++i) {
+  for (std::size_t i = 0; i < kStoredMetricCount; ++i) {  // what a sampler sets
     const auto metric = static_cast<Metric>(i);
     if (metric == Metric::MemoryTemperatureC) continue;
     row.set(metric, static_cast<double>(i) + 0.25 + static_cast<double>(device));

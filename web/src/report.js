@@ -188,8 +188,8 @@ async function gpuscopeDataText() {
     for (const n of d.notes) s.appendChild(gs.el("p", "note", n));
   }
 
-  const preferred = ["power_w", "sm_active_pct", "gpu_util_pct", "tensor_active_pct", "dram_active_pct",
-    "temperature_c", "sm_clock_mhz", "memory_used_bytes"];
+  const preferred = ["power_w", "sm_active_pct", "gpu_util_pct", "flop_active_pct", "tensor_active_pct",
+    "dram_active_pct", "temperature_c", "sm_clock_mhz", "memory_used_bytes"];
   const shown = preferred.filter((m) => d.over_space[m]).slice(0, 6);
   let selectedGpus = [];
 
@@ -350,13 +350,14 @@ async function gpuscopeDataText() {
     const s = section("gpus", "Per GPU");
     const stragglers = new Set((d.balance ? d.balance.stragglers : []).map((x) => x.gpu));
     const med = d.balance ? d.balance.median : null;
+    const flop = (g) => (g.over_time.flop_active_pct ? gs.num(g.over_time.flop_active_pct.mean, 0) + " %" : "n/a");
     const rows = d.gpus.map((g, i) => [gs.gpuLabel(i), g.name, pct(g.activity),
-      g.activity != null && med ? gs.num(((g.activity - med) / med) * 100, 0) + " %" : "n/a",
+      g.activity != null && med ? gs.num(((g.activity - med) / med) * 100, 0) + " %" : "n/a", flop(g),
       energy(g.energy_j.counter != null ? g.energy_j.counter : g.energy_j.integrated),
       gs.num(g.average_power_w, 0) + " W", gs.num(g.peak_power_w, 0) + " W", gs.num(g.power_limit_w, 0) + " W",
       g.score ? gs.num(g.score.mean, 2) : "n/a",
       g.throttle_s ? gs.fmtTime(g.throttle_s.any_s) : "n/a", gs.fmtTime(g.covered_s)]);
-    const t = div("scroll", table(["GPU", "name", "activity", "vs median", "energy", "avg power", "peak",
+    const t = div("scroll", table(["GPU", "name", "activity", "vs median", "FLOP activity", "energy", "avg power", "peak",
       "limit", "score", "throttled", "covered"], rows, (i) => (stragglers.has(i) ? "straggler" : "")));
     t.id = "gpu-table";
     s.appendChild(t);
