@@ -171,8 +171,9 @@ GssrImport import_gssr(const std::vector<fs::path>& inputs, const fs::path& outp
                        "check the folder or file given");
   }
   // Each process to a file of its own, then merged: merge refuses a process named twice.
-  const fs::path dir = fs::temp_directory_path() /
-                       fmt::format("gpuscope-gssr-{}-{}", getpid(), output.filename().string());
+  const fs::path dir =
+      fs::temp_directory_path() /
+      fmt::format("gpuscope-gssr-parts-{}-{}", getpid(), output.filename().string());
   fs::create_directories(dir);
   std::vector<fs::path> parts;
   try {
@@ -206,19 +207,21 @@ ResolvedInputs::ResolvedInputs(const std::vector<std::string>& inputs) {
     }
   }
   if (gssr_inputs.empty()) return;
-  temporary_ = fs::temp_directory_path() / fmt::format("gpuscope-gssr-{}.db", getpid());
-  const GssrImport imported = import_gssr(gssr_inputs, temporary_, true);
+  // Named after the first input, so that the run tables show where the runs came from.
+  temporary_ = fs::temp_directory_path() / fmt::format("gpuscope-gssr-{}", getpid());
+  fs::create_directories(temporary_);
+  fs::path name = fs::path(gssr_inputs.front()).lexically_normal();
+  if (!name.has_filename()) name = name.parent_path();
+  const fs::path file = temporary_ / (name.filename().string() + ".db");
+  const GssrImport imported = import_gssr(gssr_inputs, file, true);
   for (const auto& note : imported.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
-  paths_.push_back(temporary_.string());
+  paths_.push_back(file.string());
 }
 
 ResolvedInputs::~ResolvedInputs() {
   if (temporary_.empty()) return;
   std::error_code ignored;
-  fs::remove(temporary_, ignored);
-  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
-    fs::remove(temporary_.string() + suffix, ignored);
-  }
+  fs::remove_all(temporary_, ignored);
 }
 
 }  // namespace gpuscope::app

@@ -48,7 +48,7 @@ class ResolvedInputs {
 
  private:
   std::vector<std::string> paths_;
-  std::filesystem::path temporary_;
+  std::filesystem::path temporary_;  // a folder of our own, removed with what is in it
 };
 
 }  // namespace gpuscope::app

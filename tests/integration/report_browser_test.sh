@@ -3,7 +3,7 @@
 # `gpuscope report` it, open the file headless through playwright-core and check that it drew
 # (report_browser_test.mjs). Also a merged two-rank run. Skips (77) only when chromium is absent.
 # A sweep database's report has the sweep section (report_sweep_test.mjs), when SWEEP_WORKLOAD is
-# given.
+# given. gssr's fixture folder's report shows gssr's figures (report_gssr_test.mjs).
 # Usage: report_browser_test.sh GPUSCOPE SOURCE_DIR OUTPUT_DIR [SWEEP_WORKLOAD]
 set -euo pipefail
 gpuscope=$1
@@ -67,7 +67,13 @@ if [ -n "$sweep_workload" ]; then
   "$gpuscope" report "$work/sweep.db" -o "$work/sweep-report.html"
 fi
 
+# gssr's fixture folder, read directly, untrimmed as gssr's own summary (docs/gssr.md).
+"$gpuscope" report "$source_dir/tests/fixtures/gssr/profile_out_JobID_4242" --detect-outliers none \
+  -o "$work/gssr.html"
+
 cd "$source_dir/web"
+GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_gssr_test.mjs" \
+  "$work/gssr.html" "$output_dir/report-gssr.png"
 GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_browser_test.mjs" \
   "$work/report.html" "$output_dir/report.png" 4 1
 GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_browser_test.mjs" \
