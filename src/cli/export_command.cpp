@@ -133,7 +133,9 @@ Command add_export_command(CLI::App& parent) {
                   "The trace-event JSON file to write: per-GPU counter tracks, kernels and "
                   "memcpy/memset as slices, events as instants")
       ->type_name("FILE");
-  app->add_option("inputs", o->inputs, "Run databases (or directories of them); merged ones too")
+  app->add_option(
+         "inputs", o->inputs,
+         "Run databases (or directories of them); merged ones too; gssr data (docs/gssr.md)")
       ->required()
       ->type_name("INPUT...");
   app->add_option("--metrics", o->metrics,

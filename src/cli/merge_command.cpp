@@ -35,7 +35,8 @@ Command add_merge_command(CLI::App& parent) {
   app->add_option("output", o->output, "The merged database to write")
       ->required()
       ->type_name("OUT.db");
-  app->add_option("inputs", o->inputs, "Run databases, or directories of them")
+  app->add_option("inputs", o->inputs,
+                  "Run databases, or directories of them; gssr data (docs/gssr.md)")
       ->required()
       ->type_name("INPUT...");
   app->add_flag("-f,--force-overwrite", o->force, "Replace an existing output file");

@@ -41,6 +41,12 @@ void LatestValues::on_sample(const SampleRow& row) {
       if (row.present.test(i)) latest.values[i] = row.values[i];
     }
     latest.present |= row.present;
+    // FLOP activity (docs/analysis.md), derived as analyze derives it: all four pipes or none.
+    const auto f64 = latest.get(Metric::Fp64ActivePct), f32 = latest.get(Metric::Fp32ActivePct);
+    const auto f16 = latest.get(Metric::Fp16ActivePct),
+               tensor = latest.get(Metric::TensorActivePct);
+    if (f64 && f32 && f16 && tensor)
+      latest.set(Metric::FlopActivePct, *f64 + *f32 + *f16 + *tensor);
     if (!gpu->first_energy_mj) {
       if (auto energy = row.get(Metric::EnergyMj)) gpu->first_energy_mj = energy;
     }
