@@ -41,10 +41,14 @@ ExportedMetric gpuscope_name(const MetricInfo& m) {
     }
   }
   if (m.unit == "B") unit = "bytes";
+  // FLOP activity sums four pipes' ratios: up to 4, and computed, not read (docs/analysis.md).
+  const bool derived = m.id == Metric::FlopActivePct;
+  if (derived) unit = "ratio of one pipe's time, summed over four pipes: 0-4";
   const bool counter = m.kind == MetricKind::Counter;
   if (counter) name += "_total";
   return {"gpuscope_" + name, counter ? "counter" : "gauge",
-          fmt::format("{} ({}; NVML {})", m.description, unit, m.source), scale};
+          fmt::format("{} ({}; {}{})", m.description, unit, derived ? "" : "NVML ", m.source),
+          scale};
 }
 
 struct DcgmName {

@@ -83,6 +83,29 @@ TEST(ExpositionTest, RendersHelpAndTypeOncePerMetricAndOneLinePerGpu) {
   EXPECT_EQ(count(text, "# TYPE "), count(text, "# HELP "));
 }
 
+TEST(ExpositionTest, FlopActivityIsTheSumOfTheFourPipesWhenAllAreRead) {
+  SampleRow all = row(0, 1'000'000'000, 300);
+  all.set(Metric::Fp64ActivePct, 10);
+  all.set(Metric::Fp32ActivePct, 20);
+  all.set(Metric::Fp16ActivePct, 30);
+  all.set(Metric::TensorActivePct, 50);
+  SampleRow three = row(1, 1'000'000'000, 300);
+  three.set(Metric::Fp32ActivePct, 20);
+  three.set(Metric::Fp16ActivePct, 30);
+  three.set(Metric::TensorActivePct, 50);
+  const Exposition exposition(Naming::Gpuscope, {"node1", {}, "550"}, {gpu(0), gpu(1)});
+  const std::string text = exposition.render(snapshot_of({all, three}));
+  EXPECT_NE(
+      text.find(
+          "gpuscope_flop_active_ratio{gpu=\"0\",uuid=\"GPU-00000000\",hostname=\"node1\"} 1.1\n"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("gpuscope_flop_active_ratio{gpu=\"1\""), std::string::npos)
+      << "three pipes of four: no FLOP activity";
+  EXPECT_NE(text.find("summed over four pipes: 0-4"), std::string::npos);
+  EXPECT_FALSE(exported_metric(Metric::FlopActivePct, Naming::Dcgm));
+}
+
 TEST(ExpositionTest, DcgmModeUsesDcgmLabels) {
   const Exposition exposition(Naming::Dcgm, {"node1", {}, "550.54.15"}, {gpu(0)});
   const std::string text = exposition.render(snapshot_of({row(0, 1'000'000'000, 300)}));
