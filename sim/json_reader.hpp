@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/json_depth.hpp"
+
 namespace gpuscope::sim {
 
 // A scenario that cannot be used; what() is "<JSON pointer>: <what is wrong>".
@@ -67,10 +69,9 @@ class ObjectReader {
 // Checks a number already extracted from JSON against a range; fails with pointer.
 double checked_number(const nlohmann::json& value, std::string_view pointer, Range range);
 
-// The byte offset where text's arrays and objects first nest deeper than max_depth, if they do.
-// A scan of the raw text (strings skipped), so that a deep document is refused before any
-// recursive parse or walk could exhaust the stack.
-std::optional<std::size_t> nesting_past(std::string_view text, std::size_t max_depth);
+// The byte offset where text's arrays and objects first nest deeper than max_depth, if they do:
+// util/json_depth.hpp, so that a deep scenario is refused before any parse or walk.
+using util::nesting_past;
 
 // The closest of candidates to word by edit distance, if close enough to be a likely typo.
 std::optional<std::string> closest_match(std::string_view word,

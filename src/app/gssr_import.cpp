@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -13,6 +15,7 @@
 #include "store/gssr_export.hpp"
 #include "store/merge.hpp"
 #include "store/run_writer.hpp"
+#include "util/output_file.hpp"
 
 namespace gpuscope::app {
 namespace {
@@ -150,7 +153,16 @@ GssrImport import_gssr(const std::vector<fs::path>& inputs, const fs::path& outp
                        bool overwrite) {
   GssrImport result;
   std::vector<gssr::Process> processes;
+  std::vector<fs::path> named;
   for (const auto& input : inputs) {
+    // One input named twice (two spellings, a link) is read once, as analyze does with files.
+    if (std::any_of(named.begin(), named.end(),
+                    [&](const fs::path& earlier) { return util::same_file(earlier, input); })) {
+      result.notes.push_back(
+          fmt::format("{} was named more than once; it is read once", input.string()));
+      continue;
+    }
+    named.push_back(input);
     if (store::is_gssr_export(input)) {
       auto read = store::read_gssr_export(input, result.notes);
       processes.insert(processes.end(), std::make_move_iterator(read.begin()),
@@ -169,6 +181,18 @@ GssrImport import_gssr(const std::vector<fs::path>& inputs, const fs::path& outp
   if (processes.empty()) {
     throw Error::usage("the gssr input holds no process with samples", {},
                        "check the folder or file given");
+  }
+  // The same process from two inputs (a folder and its export): counting it twice would double
+  // the job. Said here, naming the inputs, rather than by merge naming temporary files.
+  std::map<std::tuple<std::string, std::string, std::int64_t>, const gssr::Process*> seen;
+  for (const auto& p : processes) {
+    const auto [it, added] = seen.try_emplace({p.job_id, p.step_id, p.proc_id}, &p);
+    if (!added) {
+      throw Error::usage(
+          fmt::format("{} and {} hold the same gssr process (job {}, step {}, process {})",
+                      it->second->source, p.source, p.job_id, p.step_id, p.proc_id),
+          {}, "give each profile once: its folder or its export, not both");
+    }
   }
   // Each process to a file of its own, then merged: merge refuses a process named twice.
   const fs::path dir =

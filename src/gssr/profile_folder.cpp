@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "util/json_depth.hpp"
 #include "util/small_file.hpp"
 
 namespace gpuscope::gssr {
@@ -17,8 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr std::size_t kMaxFileBytes = std::size_t{1} << 30;  // 1 GiB: days of samples per file
-constexpr int kMaxDepth = 3;
+constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;  // 256 MiB: weeks of samples
+// gssr's files nest four levels ({"data": {"0": {"sm_active": [...]}}}); past this is not gssr.
+constexpr std::size_t kMaxJsonDepth = 8;
+constexpr int kMaxFolderDepth = 3;  // profile_out_JobID_<job>/<step folder>/<file>
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool is_process_file(const fs::path& path) {
@@ -31,7 +34,7 @@ void collect_files(const fs::path& dir, int depth, std::vector<fs::path>& files,
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(dir, error)) {
     if (entry.is_directory(error)) {
-      if (depth < kMaxDepth) collect_files(entry.path(), depth + 1, files, foreign);
+      if (depth < kMaxFolderDepth) collect_files(entry.path(), depth + 1, files, foreign);
     } else if (is_process_file(entry.path())) {
       files.push_back(entry.path());
     } else {
@@ -111,6 +114,10 @@ bool is_profile_input(const fs::path& path) {
 
 Process parse_process(const std::string& text, const std::string& name,
                       std::vector<std::string>& notes) {
+  if (const auto deep = util::nesting_past(text, kMaxJsonDepth)) {
+    bad(name, fmt::format("its JSON nests deeper than gssr's does (past {} levels at byte {})",
+                          kMaxJsonDepth, *deep));
+  }
   json doc;
   try {
     doc = json::parse(without_python_words(text));

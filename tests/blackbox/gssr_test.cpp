@@ -232,6 +232,34 @@ TEST_F(Gssr, AFileCutShortIsNamed) {
   EXPECT_FALSE(fs::exists(dir_.file("out.db")));
 }
 
+TEST_F(Gssr, DeepNestingIsRefusedBeforeParsing) {
+  const std::string file = dir_.file("deep_job_1_step_0_proc_0.json");
+  std::ofstream(file) << R"({"metadata": )" << std::string(1'000'000, '[')
+                      << std::string(1'000'000, ']') << "}";
+  auto r = run_gpuscope({"import", file, "-o", dir_.file("deep.db")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nests deeper than gssr's does (past 8 levels"), std::string::npos) << r.err;
+}
+
+TEST_F(Gssr, TheSameDataTwiceIsReadOnceOrRefusedNamingTheInputs) {
+  const std::string db = dir_.file("twice.db");
+  auto twice = run_gpuscope({"import", kFolder, kFolder + "/", "-o", db});
+  ASSERT_EQ(twice.exit_code, 0) << twice.err;
+  EXPECT_NE(twice.err.find("was named more than once; it is read once"), std::string::npos)
+      << twice.err;
+  EXPECT_EQ(number(db, "SELECT count(*) FROM runs"), 8);
+  // A folder and its own export: the same processes in two forms.
+  auto both = run_gpuscope({"analyze", kExport, kFolder});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("hold the same gssr process (job 4242, step 0, process 0)"),
+            std::string::npos)
+      << both.err;
+  EXPECT_NE(both.err.find("train-4242.sqlite"), std::string::npos) << both.err;
+  // An output that is one of the inputs, or a device, is refused before anything is read.
+  auto device = run_gpuscope({"import", kExport, "-o", "/dev/null", "-f"});
+  EXPECT_EQ(device.exit_code, 2);
+}
+
 TEST_F(Gssr, ForeignFilesAreLeftOutAndSaid) {
   const std::string folder = copy_folder(dir_);
   std::ofstream(folder + "/train_job_4242_step_0/notes.txt") << "lab book\n";
