@@ -14,10 +14,10 @@ bool is_prof(unsigned short field) {
   return field >= 1001 && field <= 1096;
 }
 
+const DcgmMapping* mapping_of(unsigned short field);
+
 std::string field_words(unsigned short field) {
-  for (const auto& m : dcgm_mappings()) {
-    if (m.field == field) return std::string(info(m.metric).name);
-  }
+  if (const DcgmMapping* m = mapping_of(field)) return std::string(info(m->metric).name);
   return fmt::format("field {}", field);
 }
 
@@ -33,6 +33,17 @@ std::optional<double> number(const dcgmFieldValue_v2& v) {
     return static_cast<double>(v.value.i64);
   }
   return std::nullopt;
+}
+
+// The mapping of a field id, through a table built once (the sampling loop asks for every value
+// of every sample).
+const DcgmMapping* mapping_of(unsigned short field) {
+  static const auto table = [] {
+    std::array<const DcgmMapping*, 1100> out{};
+    for (const auto& m : dcgm_mappings()) out.at(m.field) = &m;
+    return out;
+  }();
+  return field < table.size() ? table[field] : nullptr;
 }
 
 bool is_blank_value(const dcgmFieldValue_v2& v) {
@@ -215,9 +226,8 @@ std::optional<std::string> DcgmFeed::read(unsigned index, SampleRow& row, unsign
     }
   }
   for (const auto& v : gpu.values) {
-    const auto mapping = std::find_if(dcgm_mappings().begin(), dcgm_mappings().end(),
-                                      [&](const DcgmMapping& m) { return m.field == v.fieldId; });
-    if (mapping == dcgm_mappings().end()) continue;
+    const DcgmMapping* mapping = mapping_of(v.fieldId);
+    if (mapping == nullptr) continue;
     if (is_prof(v.fieldId) && !fresh) continue;
     if (mapping->fallback && row.get(mapping->metric)) continue;
     if (auto value = number(v)) row.set(mapping->metric, *value * mapping->scale);
