@@ -16,6 +16,7 @@
 
 #include "core/clock.hpp"
 #include "store/run_file.hpp"
+#include "store/sqlite.hpp"
 #include "trace/cupti/activity_records.hpp"
 #include "trace/cupti_buffers.hpp"
 #include "trace/import.hpp"

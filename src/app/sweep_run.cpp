@@ -198,9 +198,7 @@ void write_database(const SweepOptions& o, sweep::SweepRecord& record,
                     const std::vector<fs::path>& trial_files) {
   const fs::path output = o.output;
   if (trial_files.empty()) {
-    store::prepare_output_path(output, true);
-    auto db = store::create_database(output);
-    store::close_run_file(*db, output);
+    store::create_empty_run_file(output);
   } else {
     store::merge(output, trial_files, true);
   }

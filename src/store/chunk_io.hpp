@@ -23,15 +23,6 @@ class ChunkInserter {
   Statement insert_;
 };
 
-// Where one GPU's samples come from.
-struct SamplePlan {
-  std::int64_t run_id = 0;
-  unsigned device_index = 0;
-  std::int64_t rows = 0;                // samples rows of this GPU
-  std::int64_t chunk_rows = 0;          // of which read from chunks; 0: all from rows
-  std::int64_t chunks_end_mono_ns = 0;  // chunks hold exactly the rows with mono_ns ≤ this
-};
-
 // Counts the GPU's rows and checks its chunks: they are used only when they are ordered, do not
 // overlap, and hold as many rows as the samples table has up to their end (so a row the chunks
 // lack, e.g. one written after a crash or out of order, sends the reader to the rows).

@@ -1,5 +1,6 @@
 #include "store/run_file.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -127,6 +128,14 @@ std::unique_ptr<Database> open_run_database(const fs::path& path, int* schema_ve
   const int version = check_run_database(*db, path);
   if (schema_version != nullptr) *schema_version = version;
   return db;
+}
+
+void create_empty_run_file(const std::filesystem::path& path) {
+  prepare_output_path(path, true);
+  auto db = create_database(path);
+  if (auto problem = close_run_file(*db, path)) {
+    throw Error(fmt::format("cannot finish {}", path.string()), *problem);
+  }
 }
 
 }  // namespace gpuscope::store

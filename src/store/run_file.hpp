@@ -11,9 +11,9 @@
 
 #include "core/device_description.hpp"
 #include "core/run.hpp"
-#include "store/sqlite.hpp"
-
 namespace gpuscope::store {
+
+class Database;  // store/sqlite.hpp, inside store/ only
 
 struct CreatedRun {
   std::unique_ptr<Database> db;
@@ -32,6 +32,10 @@ void prepare_output_path(const std::filesystem::path& path, bool overwrite);
 // Opens a new, empty database at a prepared path with the writer's settings (WAL,
 // synchronous=NORMAL) and the schema. Throws Error naming the file on failure.
 std::unique_ptr<Database> create_database(const std::filesystem::path& path);
+
+// A complete run database without runs at `path` (replaced when it exists): a sweep whose trials
+// never ran still leaves its database.
+void create_empty_run_file(const std::filesystem::path& path);
 
 // prepare_output_path + create_database + the run row and its devices.
 CreatedRun create_run_file(const std::filesystem::path& path, bool overwrite, const RunInfo& run,

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/metrics.hpp"
+#include "store/chunk_io.hpp"
 #include "store/phase_tables.hpp"
 #include "store/run_file.hpp"
 #include "store/run_rows.hpp"

@@ -17,7 +17,6 @@
 #include "core/gpu_process.hpp"
 #include "core/metrics.hpp"
 #include "core/phase.hpp"
-#include "store/chunk_io.hpp"
 #include "store/records.hpp"
 #include "store/sample_chunks.hpp"
 

@@ -103,4 +103,13 @@ class ChunkBuilder {
   std::vector<EncodedChunk> ready_;
 };
 
+// Where one GPU's samples come from.
+struct SamplePlan {
+  std::int64_t run_id = 0;
+  unsigned device_index = 0;
+  std::int64_t rows = 0;                // samples rows of this GPU
+  std::int64_t chunk_rows = 0;          // of which read from chunks; 0: all from rows
+  std::int64_t chunks_end_mono_ns = 0;  // chunks hold exactly the rows with mono_ns ≤ this
+};
+
 }  // namespace gpuscope::store

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "store/sqlite.hpp"
-
 namespace gpuscope::store {
+
+class Database;  // store/sqlite.hpp, inside store/ only
 
 // PRAGMA application_id of every gpuscope run database: "GPUS" in ASCII, so `file(1)` and
 // gpuscope can tell a run database from any other SQLite file.
