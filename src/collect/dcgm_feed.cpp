@@ -8,8 +8,6 @@
 namespace gpuscope::collect {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
-
 bool is_prof(unsigned short field) {
   return field >= 1001 && field <= 1096;
 }
@@ -55,31 +53,8 @@ bool is_blank_value(const dcgmFieldValue_v2& v) {
 
 }  // namespace
 
-const std::vector<DcgmMapping>& dcgm_mappings() {
-  // Ratios (0-1) become percent; PCIe and NVLink stay bytes/s; frame buffer MiB become bytes.
-  static const std::vector<DcgmMapping> mappings = {
-      {dcgm::kProfGrEngineActive, Metric::GraphicsActivePct, 100.0, false},
-      {dcgm::kProfSmActive, Metric::SmActivePct, 100.0, false},
-      {dcgm::kProfSmOccupancy, Metric::SmOccupancyPct, 100.0, false},
-      {dcgm::kProfTensorActive, Metric::TensorActivePct, 100.0, false},
-      {dcgm::kProfDramActive, Metric::DramActivePct, 100.0, false},
-      {dcgm::kProfFp64Active, Metric::Fp64ActivePct, 100.0, false},
-      {dcgm::kProfFp32Active, Metric::Fp32ActivePct, 100.0, false},
-      {dcgm::kProfFp16Active, Metric::Fp16ActivePct, 100.0, false},
-      {dcgm::kProfPcieTxBytes, Metric::PcieTxBytesPerS, 1.0, false},
-      {dcgm::kProfPcieRxBytes, Metric::PcieRxBytesPerS, 1.0, false},
-      {dcgm::kProfNvlinkTxBytes, Metric::NvlinkTxBytesPerS, 1.0, false},
-      {dcgm::kProfNvlinkRxBytes, Metric::NvlinkRxBytesPerS, 1.0, false},
-      {1013, Metric::ImmaTensorActivePct, 100.0, false},
-      {1014, Metric::HmmaTensorActivePct, 100.0, false},
-      {1015, Metric::DfmaTensorActivePct, 100.0, false},
-      {1016, Metric::IntegerActivePct, 100.0, false},
-      {dcgm::kDevGpuUtil, Metric::GpuUtilPct, 1.0, true},
-      {dcgm::kDevFbUsed, Metric::MemoryUsedBytes, kMiB, true},
-      {dcgm::kDevFbFree, Metric::MemoryFreeBytes, kMiB, true},
-      {dcgm::kDevFbReserved, Metric::MemoryReservedBytes, kMiB, true},
-  };
-  return mappings;
+std::span<const DcgmMapping> dcgm_mappings() {
+  return dcgm::kFieldMappings;
 }
 
 SinglePass single_pass(const std::vector<dcgm::MetricGroup>& groups,

@@ -8,25 +8,22 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/metrics.hpp"
 #include "core/run.hpp"
+#include "dcgm/fields.hpp"
 #include "dcgm/session.hpp"
 
 namespace gpuscope::collect {
 
-// A DCGM field gpuscope records, the catalog metric it fills and the factor to the metric's unit.
-struct DcgmMapping {
-  unsigned short field;
-  Metric metric;
-  double scale;
-  bool fallback;  // a device field: fills the metric only where NVML left it empty
-};
+// A DCGM field gpuscope records and the catalog metric it fills (dcgm/fields.hpp).
+using DcgmMapping = dcgm::FieldMapping;
 
 // Every field gpuscope asks DCGM for, in the order watched.
-const std::vector<DcgmMapping>& dcgm_mappings();
+std::span<const DcgmMapping> dcgm_mappings();
 
 // The fields the GPU's metric groups can give in one pass of the counters, and those left out:
 // per major group, the minor group that covers most of `wanted` (DCGM multiplexes on its own on
