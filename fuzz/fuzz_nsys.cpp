@@ -1,4 +1,4 @@
-// libFuzzer target: the Nsight Systems SQLite export reader (kernels/nsys_reader.hpp) and the
+// libFuzzer target: the Nsight Systems SQLite export reader (ingest/nsys_export.hpp) and the
 // summaries `gpuscope kernels` prints, on any bytes written to a file (seeds are valid exports,
 // so the mutations reach table and column checks and the rows).
 #include <cstddef>
@@ -6,14 +6,14 @@
 
 #include "core/error.hpp"
 #include "fuzz_file.hpp"
-#include "kernels/nsys_reader.hpp"
+#include "ingest/nsys_export.hpp"
 #include "kernels/summary.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const gpuscope::fuzz::InputFile file(data, size, ".sqlite");
   try {
     const auto exported =
-        gpuscope::kernels::read_nsys_export(file.path(), gpuscope::kernels::NameColumn::demangled);
+        gpuscope::ingest::read_nsys_export(file.path(), gpuscope::kernels::NameColumn::demangled);
     (void)gpuscope::kernels::kernel_summary(exported.kernels);
     (void)gpuscope::kernels::memory_summary(exported.memory);
   } catch (const gpuscope::Error&) {

@@ -33,13 +33,13 @@ bool is_run_database(const fs::path& file) {
   return id == static_cast<std::uint32_t>(store::kApplicationId);
 }
 
-std::vector<NsysExport> read_run_database(const fs::path& file, NameColumn names) {
+std::vector<KernelReport> read_run_database(const fs::path& file, NameColumn names) {
   const store::RunReader runs = store::RunReader::open(file);
   const store::KernelTraceReader trace = store::KernelTraceReader::open(file);
   const std::vector<store::StoredRun> stored = runs.runs();
-  std::vector<NsysExport> out;
+  std::vector<KernelReport> out;
   for (const store::StoredRun& run : stored) {
-    NsysExport report;
+    KernelReport report;
     report.file = file;
     if (stored.size() > 1) {
       std::string who = run.info.host;

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "kernels/nsys_reader.hpp"
+#include "kernels/summary.hpp"
 
 namespace gpuscope::kernels {
 
@@ -18,6 +18,6 @@ bool is_run_database(const std::filesystem::path& file);
 // naming the run ("job.db (node1 rank 3)" when there are several). A run without a trace gives
 // an empty report with a note. Throws Error::usage when the file is not a run database this
 // gpuscope reads.
-std::vector<NsysExport> read_run_database(const std::filesystem::path& file, NameColumn names);
+std::vector<KernelReport> read_run_database(const std::filesystem::path& file, NameColumn names);
 
 }  // namespace gpuscope::kernels

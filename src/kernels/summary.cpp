@@ -1,5 +1,7 @@
 #include "kernels/summary.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -95,6 +97,18 @@ void append(MemoryOps& into, const MemoryOps& from) {
     auto& target = into[operation];
     target.insert(target.end(), list.begin(), list.end());
   }
+}
+
+std::string memcpy_operation(long long copy_kind) {
+  // CUpti_ActivityMemcpyKind, with the labels of nsys's ENUM_CUDA_MEMCPY_OPER.
+  static const std::map<long long, const char*> kLabels = {
+      {1, "Host-to-Device"},  {2, "Device-to-Host"},   {3, "Host-to-Array"},
+      {4, "Array-to-Host"},   {5, "Array-to-Array"},   {6, "Array-to-Device"},
+      {7, "Device-to-Array"}, {8, "Device-to-Device"}, {9, "Host-to-Host"},
+      {10, "Peer-to-Peer"}};
+  const auto it = kLabels.find(copy_kind);
+  if (it == kLabels.end()) return fmt::format("[CUDA memcpy kind {}]", copy_kind);
+  return fmt::format("[CUDA memcpy {}]", it->second);
 }
 
 }  // namespace gpuscope::kernels

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,6 +56,22 @@ struct MemoryRow {
 
 // One row per operation, by total time descending (then operation ascending).
 std::vector<MemoryRow> memory_summary(const MemoryOps& ops);
+
+// Which name a kernel goes by: its demangled name or nsys's short name.
+enum class NameColumn { demangled, short_name };
+
+// The GPU activity of one source: an Nsight Systems export (ingest/nsys_export) or one run of a
+// run database's kernel trace (kernels/run_database).
+struct KernelReport {
+  std::filesystem::path file;  // or "job.db (node1 rank 3)" for one run of several
+  KernelDurations kernels;
+  MemoryOps memory;
+  bool has_kernel_table = false;
+  std::vector<std::string> notes;  // e.g. "no kernels recorded", a name column that was missing
+};
+
+// The operation name nsys uses for a CUPTI memcpy kind (1 → "[CUDA memcpy Host-to-Device]").
+std::string memcpy_operation(long long copy_kind);
 
 // Appends `from`'s entries to `into` (summing several reports).
 void append(KernelDurations& into, const KernelDurations& from);

@@ -12,7 +12,7 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/phase.hpp"
-#include "kernels/nsys_reader.hpp"
+#include "kernels/summary.hpp"
 #include "store/kernel_tables.hpp"
 #include "store/run_reader.hpp"
 

@@ -1,4 +1,4 @@
-#include "gssr/profile_folder.hpp"
+#include "ingest/gssr_profile.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include "util/json_depth.hpp"
 #include "util/small_file.hpp"
 
-namespace gpuscope::gssr {
+namespace gpuscope::ingest::gssr {
 namespace {
 
 namespace fs = std::filesystem;
@@ -29,18 +29,28 @@ bool is_process_file(const fs::path& path) {
   return path.extension() == ".json" && name.find("_proc_") != std::string::npos;
 }
 
-void collect_files(const fs::path& dir, int depth, std::vector<fs::path>& files,
-                   std::vector<fs::path>& foreign) {
+// What a walk of a profile folder found: process files, other files, and the folders it could
+// not read (with the reason), which leave the profile incomplete.
+struct FolderWalk {
+  std::vector<fs::path> files, foreign;
+  std::vector<std::pair<fs::path, std::string>> unreadable;
+};
+
+void collect_files(const fs::path& dir, int depth, FolderWalk& walk) {
   std::error_code error;
-  for (const auto& entry : fs::directory_iterator(dir, error)) {
-    if (entry.is_directory(error)) {
-      if (depth < kMaxFolderDepth) collect_files(entry.path(), depth + 1, files, foreign);
+  fs::directory_iterator it(dir, error);
+  for (; !error && it != fs::directory_iterator(); it.increment(error)) {
+    const fs::directory_entry& entry = *it;
+    std::error_code kind_error;
+    if (entry.is_directory(kind_error)) {
+      if (depth < kMaxFolderDepth) collect_files(entry.path(), depth + 1, walk);
     } else if (is_process_file(entry.path())) {
-      files.push_back(entry.path());
+      walk.files.push_back(entry.path());
     } else {
-      foreign.push_back(entry.path());
+      walk.foreign.push_back(entry.path());
     }
   }
+  if (error) walk.unreadable.emplace_back(dir, error.message());
 }
 
 // Python's json.dump writes NaN, Infinity and -Infinity as bare words; they become null here.
@@ -107,9 +117,9 @@ bool is_profile_input(const fs::path& path) {
   std::error_code error;
   if (fs::is_regular_file(path, error)) return is_process_file(path);
   if (!fs::is_directory(path, error)) return false;
-  std::vector<fs::path> files, foreign;
-  collect_files(path, 1, files, foreign);
-  return !files.empty();
+  FolderWalk walk;
+  collect_files(path, 1, walk);
+  return !walk.files.empty();
 }
 
 Process parse_process(const std::string& text, const std::string& name,
@@ -202,13 +212,25 @@ Process parse_process(const std::string& text, const std::string& name,
 }
 
 ProfileRead read_profile(const fs::path& path) {
-  std::vector<fs::path> files, foreign;
+  FolderWalk walk;
   std::error_code error;
   if (fs::is_directory(path, error)) {
-    collect_files(path, 1, files, foreign);
+    collect_files(path, 1, walk);
   } else {
-    files.push_back(path);
+    walk.files.push_back(path);
   }
+  if (!walk.unreadable.empty()) {
+    const auto& [folder, why] = walk.unreadable.front();
+    throw Error(fmt::format("cannot read the folder {}", folder.string()),
+                walk.unreadable.size() == 1
+                    ? why
+                    : fmt::format("{}; and {} more folder{}", why, walk.unreadable.size() - 1,
+                                  walk.unreadable.size() == 2 ? "" : "s"),
+                "its processes would be missing from the analysis: make it readable, or name "
+                "the process files or step folders to read");
+  }
+  std::vector<fs::path>& files = walk.files;
+  const std::vector<fs::path>& foreign = walk.foreign;
   if (files.empty()) {
     throw Error::usage(fmt::format("{} holds no gssr process files (*_proc_*.json)", path.string()),
                        {}, "point at the folder gssr profile wrote (profile_out_JobID_<job>)");
@@ -236,4 +258,4 @@ ProfileRead read_profile(const fs::path& path) {
   return read;
 }
 
-}  // namespace gpuscope::gssr
+}  // namespace gpuscope::ingest::gssr

@@ -1,4 +1,4 @@
-#include "kernels/nsys_reader.hpp"
+#include "ingest/nsys_export.hpp"
 
 #include <fmt/format.h>
 
@@ -9,15 +9,18 @@
 #include <system_error>
 
 #include "core/error.hpp"
-#include "store/sqlite.hpp"
+#include "store/foreign_sqlite.hpp"
 
-namespace gpuscope::kernels {
+namespace gpuscope::ingest {
 namespace {
 
 namespace fs = std::filesystem;
-using store::Database;
-using store::SqliteError;
-using store::Statement;
+using kernels::KernelReport;
+using kernels::memcpy_operation;
+using kernels::NameColumn;
+using store::ForeignDatabase;
+using store::ForeignRows;
+using store::ForeignSqliteError;
 
 constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
@@ -27,29 +30,6 @@ const char* const kExportHint =
     "pass the SQLite export of an Nsight Systems report: 'nsys export --type sqlite "
     "REPORT.nsys-rep' "
     "(or 'nsys profile --export sqlite ...')";
-
-std::string quote_identifier(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  return out + "\"";
-}
-
-std::set<std::string> table_names(Database& db) {
-  std::set<std::string> names;
-  Statement stmt = db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')");
-  while (stmt.step()) names.insert(stmt.text(0));
-  return names;
-}
-
-std::set<std::string> column_names(Database& db, const std::string& table) {
-  std::set<std::string> names;
-  Statement stmt = db.prepare("PRAGMA table_info(" + quote_identifier(table) + ")");
-  while (stmt.step()) names.insert(stmt.text(1));
-  return names;
-}
 
 bool looks_like_nsys(const std::set<std::string>& tables) {
   for (const std::string& t : tables) {
@@ -64,25 +44,25 @@ bool looks_like_nsys(const std::set<std::string>& tables) {
 // Resolves name values (StringIds ids, or text in exports that store the name inline).
 class Names {
  public:
-  Names(Database& db, bool has_string_ids) {
-    if (has_string_ids) lookup_.emplace(db.prepare("SELECT value FROM StringIds WHERE id = ?1"));
+  Names(const ForeignDatabase& db, bool has_string_ids) {
+    if (has_string_ids) lookup_.emplace(db.query("SELECT value FROM StringIds WHERE id = ?1"));
   }
   std::string resolve(std::int64_t id) {
     if (lookup_) {
       lookup_->reset();
       lookup_->bind(1, id);
-      if (lookup_->step() && !lookup_->is_null(0)) return lookup_->text(0);
+      if (lookup_->next() && !lookup_->is_null(0)) return lookup_->text(0);
     }
     return fmt::format("<string {}>", id);
   }
 
  private:
-  std::optional<Statement> lookup_;
+  std::optional<ForeignRows> lookup_;
 };
 
-void read_kernels(Database& db, const std::set<std::string>& tables, NameColumn choice,
-                  NsysExport& out) {
-  const std::set<std::string> columns = column_names(db, kKernelTable);
+void read_kernels(const ForeignDatabase& db, const std::set<std::string>& tables, NameColumn choice,
+                  KernelReport& out) {
+  const std::set<std::string> columns = db.columns(kKernelTable);
   if (!columns.contains("start") || !columns.contains("end")) {
     throw Error::usage(
         fmt::format("{}: table {} has no start/end columns", out.file.string(), kKernelTable),
@@ -113,12 +93,12 @@ void read_kernels(Database& db, const std::set<std::string>& tables, NameColumn 
                                     out.file.string(), column));
   }
 
-  Statement stmt =
-      db.prepare(fmt::format("SELECT {0}, typeof({0}), \"end\" - start FROM {1} "
-                             "WHERE start IS NOT NULL AND \"end\" IS NOT NULL",
-                             quote_identifier(column), kKernelTable));
+  ForeignRows stmt =
+      db.query(fmt::format("SELECT {0}, typeof({0}), \"end\" - start FROM {1} "
+                           "WHERE start IS NOT NULL AND \"end\" IS NOT NULL",
+                           "\"" + column + "\"", kKernelTable));
   std::map<std::int64_t, std::vector<std::int64_t>> by_id;
-  while (stmt.step()) {
+  while (stmt.next()) {
     const std::int64_t duration = std::max<std::int64_t>(0, stmt.int64(2));
     const std::string type = stmt.text(1);
     if (type == "integer") {
@@ -135,30 +115,31 @@ void read_kernels(Database& db, const std::set<std::string>& tables, NameColumn 
 }
 
 // Labels of ENUM_CUDA_MEMCPY_OPER when the export has it ("Host-to-Device"...).
-std::map<std::int64_t, std::string> memcpy_labels(Database& db,
+std::map<std::int64_t, std::string> memcpy_labels(const ForeignDatabase& db,
                                                   const std::set<std::string>& tables) {
   std::map<std::int64_t, std::string> labels;
   if (!tables.contains("ENUM_CUDA_MEMCPY_OPER")) return labels;
-  const std::set<std::string> columns = column_names(db, "ENUM_CUDA_MEMCPY_OPER");
+  const std::set<std::string> columns = db.columns("ENUM_CUDA_MEMCPY_OPER");
   if (!columns.contains("id") || !columns.contains("label")) return labels;
-  Statement stmt = db.prepare("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER");
-  while (stmt.step()) {
+  ForeignRows stmt = db.query("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER");
+  while (stmt.next()) {
     if (!stmt.is_null(1)) labels[stmt.int64(0)] = "[CUDA memcpy " + stmt.text(1) + "]";
   }
   return labels;
 }
 
-void read_memory(Database& db, const std::set<std::string>& tables, NsysExport& out) {
+void read_memory(const ForeignDatabase& db, const std::set<std::string>& tables,
+                 KernelReport& out) {
   if (tables.contains(kMemcpyTable)) {
-    const std::set<std::string> columns = column_names(db, kMemcpyTable);
+    const std::set<std::string> columns = db.columns(kMemcpyTable);
     if (columns.contains("start") && columns.contains("end")) {
       const std::map<std::int64_t, std::string> labels = memcpy_labels(db, tables);
       const std::string kind = columns.contains("copyKind") ? "copyKind" : "NULL";
       const std::string bytes = columns.contains("bytes") ? "bytes" : "0";
-      Statement stmt = db.prepare(fmt::format(
+      ForeignRows stmt = db.query(fmt::format(
           "SELECT {}, {}, \"end\" - start FROM {} WHERE start IS NOT NULL AND \"end\" IS NOT NULL",
           kind, bytes, kMemcpyTable));
-      while (stmt.step()) {
+      while (stmt.next()) {
         std::string operation = "[CUDA memcpy]";
         if (!stmt.is_null(0)) {
           const std::int64_t k = stmt.int64(0);
@@ -171,13 +152,13 @@ void read_memory(Database& db, const std::set<std::string>& tables, NsysExport& 
     }
   }
   if (tables.contains(kMemsetTable)) {
-    const std::set<std::string> columns = column_names(db, kMemsetTable);
+    const std::set<std::string> columns = db.columns(kMemsetTable);
     if (columns.contains("start") && columns.contains("end")) {
       const std::string bytes = columns.contains("bytes") ? "bytes" : "0";
-      Statement stmt = db.prepare(fmt::format(
+      ForeignRows stmt = db.query(fmt::format(
           "SELECT {}, \"end\" - start FROM {} WHERE start IS NOT NULL AND \"end\" IS NOT NULL",
           bytes, kMemsetTable));
-      while (stmt.step()) {
+      while (stmt.next()) {
         out.memory["[CUDA memset]"].push_back(
             {std::max<std::int64_t>(0, stmt.int64(1)), std::max<std::int64_t>(0, stmt.int64(0))});
       }
@@ -187,20 +168,8 @@ void read_memory(Database& db, const std::set<std::string>& tables, NsysExport& 
 
 }  // namespace
 
-std::string memcpy_operation(long long copy_kind) {
-  // CUpti_ActivityMemcpyKind, with the labels of nsys's ENUM_CUDA_MEMCPY_OPER.
-  static const std::map<long long, const char*> kLabels = {
-      {1, "Host-to-Device"},  {2, "Device-to-Host"},   {3, "Host-to-Array"},
-      {4, "Array-to-Host"},   {5, "Array-to-Array"},   {6, "Array-to-Device"},
-      {7, "Device-to-Array"}, {8, "Device-to-Device"}, {9, "Host-to-Host"},
-      {10, "Peer-to-Peer"}};
-  const auto it = kLabels.find(copy_kind);
-  if (it == kLabels.end()) return fmt::format("[CUDA memcpy kind {}]", copy_kind);
-  return fmt::format("[CUDA memcpy {}]", it->second);
-}
-
-NsysExport read_nsys_export(const fs::path& file, NameColumn names) {
-  NsysExport out;
+KernelReport read_nsys_export(const fs::path& file, NameColumn names) {
+  KernelReport out;
   out.file = file;
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) {
@@ -209,8 +178,8 @@ NsysExport read_nsys_export(const fs::path& file, NameColumn names) {
   }
   const bool nsys_rep = file.extension() == ".nsys-rep" || file.extension() == ".qdrep";
   try {
-    Database db(file, SQLITE_OPEN_READONLY);
-    const std::set<std::string> tables = table_names(db);
+    const ForeignDatabase db(file);
+    const std::set<std::string> tables = db.tables();
     if (!looks_like_nsys(tables)) {
       throw Error::usage(
           fmt::format("{} is not an Nsight Systems export", file.string()),
@@ -222,7 +191,7 @@ NsysExport read_nsys_export(const fs::path& file, NameColumn names) {
     if (out.kernels.empty())
       out.notes.push_back(fmt::format("{}: no kernels recorded", file.string()));
     read_memory(db, tables, out);
-  } catch (const SqliteError& e) {
+  } catch (const ForeignSqliteError& e) {
     if (nsys_rep) {
       throw Error::usage(fmt::format("{} is an nsys report, not its SQLite export", file.string()),
                          e.what(),
@@ -235,4 +204,4 @@ NsysExport read_nsys_export(const fs::path& file, NameColumn names) {
   return out;
 }
 
-}  // namespace gpuscope::kernels
+}  // namespace gpuscope::ingest

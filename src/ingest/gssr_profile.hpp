@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/gssr.hpp"
+#include "ingest/gssr_process.hpp"
 
-namespace gpuscope::gssr {
+namespace gpuscope::ingest::gssr {
 
 // Whether `path` is gssr profile data: a directory holding `*_proc_*.json` files (at most three
 // levels down), or one such file. Cheap: names only.
@@ -22,7 +22,8 @@ struct ProfileRead {
 };
 
 // Reads every process file of a folder, or one file. Throws Error naming the file and what is
-// wrong with it (JSON cut short, a key missing or of the wrong type, series of unequal length).
+// wrong with it (JSON cut short, a key missing or of the wrong type, series of unequal length),
+// or naming a folder that cannot be read (the analysis would be incomplete).
 ProfileRead read_profile(const std::filesystem::path& path);
 
 // Parses one process file's text (`name` for messages). Python's json writes NaN and Infinity as
@@ -30,4 +31,4 @@ ProfileRead read_profile(const std::filesystem::path& path);
 Process parse_process(const std::string& text, const std::string& name,
                       std::vector<std::string>& notes);
 
-}  // namespace gpuscope::gssr
+}  // namespace gpuscope::ingest::gssr

@@ -1,6 +1,6 @@
 // The nsys export reader on generated fixtures: schema variants, empty and missing tables,
 // files that are not nsys exports.
-#include "kernels/nsys_reader.hpp"
+#include "ingest/nsys_export.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,12 @@
 #include "kernels/nsys_fixture.hpp"
 #include "support/temp_dir.hpp"
 
-namespace gpuscope::kernels {
+namespace gpuscope::ingest {
 namespace {
+
+using kernels::KernelReport;
+using kernels::memcpy_operation;
+using kernels::NameColumn;
 
 using testing::NsysSchema;
 using testing::TempDir;
@@ -21,7 +25,7 @@ const std::string kGemm = "void gemm<float>(int, float const*)";
 TEST(NsysReader, CurrentSchemaDemangledNames) {
   TempDir dir;
   testing::write_nsys_export(dir.file("r.sqlite"), NsysSchema::current);
-  const NsysExport e = read_nsys_export(dir.file("r.sqlite"), NameColumn::demangled);
+  const KernelReport e = read_nsys_export(dir.file("r.sqlite"), NameColumn::demangled);
   EXPECT_TRUE(e.has_kernel_table);
   EXPECT_TRUE(e.notes.empty());
   ASSERT_EQ(e.kernels.size(), 3u);
@@ -37,7 +41,7 @@ TEST(NsysReader, CurrentSchemaDemangledNames) {
 TEST(NsysReader, CurrentSchemaShortNames) {
   TempDir dir;
   testing::write_nsys_export(dir.file("r.sqlite"), NsysSchema::current);
-  const NsysExport e = read_nsys_export(dir.file("r.sqlite"), NameColumn::short_name);
+  const KernelReport e = read_nsys_export(dir.file("r.sqlite"), NameColumn::short_name);
   ASSERT_EQ(e.kernels.size(), 3u);
   EXPECT_EQ(e.kernels.at("gemm").size(), 3u);
   EXPECT_EQ(e.kernels.at("relu_kernel").size(), 2u);
@@ -47,7 +51,7 @@ TEST(NsysReader, CurrentSchemaShortNames) {
 TEST(NsysReader, LegacySchemaFallsBackToDemangledNamesAndBuiltInLabels) {
   TempDir dir;
   testing::write_nsys_export(dir.file("old.sqlite"), NsysSchema::legacy);
-  const NsysExport e = read_nsys_export(dir.file("old.sqlite"), NameColumn::short_name);
+  const KernelReport e = read_nsys_export(dir.file("old.sqlite"), NameColumn::short_name);
   ASSERT_EQ(e.kernels.size(), 3u);
   EXPECT_EQ(e.kernels.at(kGemm).size(), 3u);
   ASSERT_EQ(e.notes.size(), 1u);
@@ -64,7 +68,7 @@ TEST(NsysReader, InlineTextNamesAreAccepted) {
       "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER,"
       " demangledName TEXT);"
       "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 10, 'k'), (5, 25, 'k');");
-  const NsysExport e = read_nsys_export(dir.file("t.sqlite"), NameColumn::demangled);
+  const KernelReport e = read_nsys_export(dir.file("t.sqlite"), NameColumn::demangled);
   EXPECT_EQ(e.kernels.at("k"), (std::vector<std::int64_t>{10, 20}));
 }
 
@@ -74,7 +78,7 @@ TEST(NsysReader, EmptyKernelTableIsANote) {
                         "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
                         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER,"
                         " demangledName INTEGER, shortName INTEGER);");
-  const NsysExport e = read_nsys_export(dir.file("e.sqlite"), NameColumn::demangled);
+  const KernelReport e = read_nsys_export(dir.file("e.sqlite"), NameColumn::demangled);
   EXPECT_TRUE(e.has_kernel_table);
   EXPECT_TRUE(e.kernels.empty());
   ASSERT_EQ(e.notes.size(), 1u);
@@ -86,7 +90,7 @@ TEST(NsysReader, MissingKernelTableIsANote) {
   testing::write_sqlite(dir.file("m.sqlite"),
                         "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
                         "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);");
-  const NsysExport e = read_nsys_export(dir.file("m.sqlite"), NameColumn::demangled);
+  const KernelReport e = read_nsys_export(dir.file("m.sqlite"), NameColumn::demangled);
   EXPECT_FALSE(e.has_kernel_table);
   EXPECT_TRUE(e.kernels.empty());
   EXPECT_TRUE(e.memory.empty());
@@ -131,4 +135,4 @@ TEST(NsysReader, MemcpyOperationNames) {
 }
 
 }  // namespace
-}  // namespace gpuscope::kernels
+}  // namespace gpuscope::ingest

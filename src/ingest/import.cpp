@@ -1,0 +1,153 @@
+#include "ingest/import.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <system_error>
+
+#include "core/error.hpp"
+#include "ingest/format.hpp"
+#include "util/output_file.hpp"
+#include "util/temporary_folder.hpp"
+
+namespace gpuscope::ingest {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "gssr" or "gssr or nvidia-smi": the formats' names for "X is not ... data".
+std::string format_names(const char* separator) {
+  std::string out;
+  for (const Format* format : formats()) {
+    if (!out.empty()) out += separator;
+    out += format->name();
+  }
+  return out;
+}
+
+[[noreturn]] void not_importable(const fs::path& input) {
+  std::string what;
+  for (const Format* format : formats()) {
+    what += (what.empty() ? "give " : "; or ") + std::string(format->inputs());
+  }
+  throw Error::usage(fmt::format("{} is not {} data", input.string(), format_names(" or ")), {},
+                     what);
+}
+
+// The inputs grouped by format, in the order formats are first met; nullopt for a path that is
+// no foreign format.
+std::vector<std::pair<const Format*, std::vector<fs::path>>> by_format(
+    const std::vector<fs::path>& inputs, std::vector<std::string>* others) {
+  std::vector<std::pair<const Format*, std::vector<fs::path>>> groups;
+  for (const auto& input : inputs) {
+    const Format* format = format_of(input);
+    if (format == nullptr) {
+      if (others == nullptr) not_importable(input);
+      others->push_back(input.string());
+      continue;
+    }
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& group) { return group.first == format; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {format, {}});
+    it->second.push_back(input);
+  }
+  return groups;
+}
+
+// A temporary database's name: after the format's first input, so that the run tables show where
+// the runs came from ("profile_out_JobID_4242.db").
+fs::path named_after(const fs::path& input, const fs::path& folder, std::string_view format) {
+  fs::path name = input.lexically_normal();
+  if (!name.has_filename()) name = name.parent_path();
+  fs::path file = folder / (name.filename().string() + ".db");
+  if (fs::exists(file)) file = folder / fmt::format("{}-{}.db", name.filename().string(), format);
+  return file;
+}
+
+}  // namespace
+
+ImportSummary import_inputs(const std::vector<fs::path>& inputs, const fs::path& output,
+                            bool overwrite) {
+  RunTarget target(output, overwrite);
+  for (const auto& [format, paths] : by_format(inputs, nullptr)) format->read(paths, target);
+  return target.finish();
+}
+
+RunInputs::RunInputs(const std::vector<std::string>& inputs) {
+  const std::vector<fs::path> given(inputs.begin(), inputs.end());
+  const auto groups = by_format(given, &paths_);
+  if (groups.empty()) return;
+  try {
+    temporary_ = std::make_unique<util::TemporaryFolder>("gpuscope-import-");
+  } catch (const std::system_error& e) {
+    throw Error("cannot make a folder for the imported data", e.what(),
+                "set TMPDIR to a writable folder with room for it");
+  }
+  for (const auto& [format, paths] : groups) {
+    const fs::path file = named_after(paths.front(), temporary_->path(), format->name());
+    RunTarget target(file, true);
+    format->read(paths, target);
+    const ImportSummary summary = target.finish();
+    notes_.insert(notes_.end(), summary.notes.begin(), summary.notes.end());
+    paths_.push_back(file.string());
+  }
+}
+
+RunInputs::~RunInputs() = default;
+RunInputs::RunInputs(RunInputs&&) noexcept = default;
+RunInputs& RunInputs::operator=(RunInputs&&) noexcept = default;
+
+std::vector<fs::path> expand_run_databases(const std::vector<std::string>& inputs,
+                                           std::vector<std::string>& notes) {
+  std::vector<fs::path> files;
+  for (const auto& input : inputs) {
+    std::error_code error;
+    if (fs::is_directory(input, error)) {
+      std::vector<fs::path> found;
+      for (const auto& entry : fs::directory_iterator(input, error)) {
+        std::error_code kind;
+        if (entry.path().extension() == ".db" && entry.is_regular_file(kind)) {
+          found.push_back(entry.path());
+        }
+      }
+      if (found.empty()) {
+        throw Error::usage(fmt::format("{} holds no .db files", input), {},
+                           "point at the directory gpuscope profile -o wrote");
+      }
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (!fs::exists(input, error)) {
+      throw Error::usage(fmt::format("{} does not exist", input), {},
+                         "check the path (gpuscope profile -o names the database)");
+    } else {
+      files.emplace_back(input);
+    }
+  }
+  // One file named twice is read once: counting it twice would double the job's energy.
+  std::vector<fs::path> unique;
+  for (const auto& file : files) {
+    if (std::any_of(unique.begin(), unique.end(),
+                    [&](const fs::path& earlier) { return util::same_file(earlier, file); })) {
+      notes.push_back(fmt::format("{} was named more than once; it is read once", file.string()));
+      continue;
+    }
+    unique.push_back(file);
+  }
+  return unique;
+}
+
+std::vector<fs::path> named_input_files(const std::vector<std::string>& inputs) {
+  std::vector<fs::path> files;
+  for (const auto& input : inputs) {
+    files.emplace_back(input);
+    std::error_code error;
+    if (!fs::is_directory(input, error)) continue;
+    for (const auto& entry : fs::directory_iterator(input, error)) {
+      if (entry.path().extension() == ".db") files.push_back(entry.path());
+    }
+  }
+  return files;
+}
+
+}  // namespace gpuscope::ingest
