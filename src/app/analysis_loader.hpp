@@ -1,5 +1,7 @@
-// The work of `gpuscope analyze`: read the run databases, feed the analyzer in two passes, print.
-// load_analysis() is the reading and analysing part, shared with `gpuscope report`.
+// Run databases into an Analysis (docs/analysis.md), for `gpuscope analyze` and `gpuscope report`
+// (app/analyze_run): the options checked, the runs opened (app/analysis_sources), the grid's
+// intensity found (carbon/grid_source), the analyzer fed in two passes (app/analysis_passes)
+// and what the runs hold beside samples added (app/analysis_extras).
 #pragma once
 
 #include <cstddef>
@@ -51,12 +53,5 @@ struct LoadExtras {
 // Reads the run databases named in `options` and analyses them (two passes); throws Error
 // (usage for bad input) as `gpuscope analyze` reports it.
 analyze::Analysis load_analysis(const AnalyzeOptions& options, const LoadExtras& extras = {});
-
-// The files `inputs` name (directories with their *.db files), for the check that no output
-// overwrites an input (core/output_file.hpp). Never throws: missing inputs are reported later.
-std::vector<std::filesystem::path> named_input_files(const std::vector<std::string>& inputs);
-
-// Prints `analysis` on stdout as text, JSON or CSV, as `options` ask.
-void print_analysis(const analyze::Analysis& analysis, const AnalyzeOptions& options);
 
 }  // namespace gpuscope::app

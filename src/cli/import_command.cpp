@@ -1,42 +1,13 @@
 // `gpuscope import`: gssr's profile folders and exported databases as a gpuscope run database.
-#include <fmt/format.h>
-
-#include <filesystem>
 #include <memory>
 
-#include "app/gssr_import.hpp"
+#include "app/import_run.hpp"
 #include "cli/command.hpp"
-#include "core/output_file.hpp"
 
 namespace gpuscope::cli {
-namespace {
-
-struct ImportOptions {
-  std::vector<std::string> inputs;
-  std::string output;
-  bool force = false;
-};
-
-int run_import(const ImportOptions& o) {
-  OutputCheck check;
-  check.force = o.force;
-  for (const auto& input : o.inputs) check.inputs.emplace_back(input);
-  const std::filesystem::path output = check_output_file(o.output, check);
-  std::vector<std::filesystem::path> inputs(o.inputs.begin(), o.inputs.end());
-  const app::GssrImport imported = app::import_gssr(inputs, output, o.force);
-  for (const auto& note : imported.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
-  fmt::print(stderr,
-             "gpuscope: imported {} gssr process{} ({} GPU{}, {} samples) into {}; gssr recorded "
-             "no power, energy, temperatures or clocks (docs/gssr.md)\n",
-             imported.runs, imported.runs == 1 ? "" : "es", imported.gpus,
-             imported.gpus == 1 ? "" : "s", imported.samples, output.string());
-  return 0;
-}
-
-}  // namespace
 
 Command add_import_command(CLI::App& parent) {
-  auto o = std::make_shared<ImportOptions>();
+  auto o = std::make_shared<app::ImportRun>();
   CLI::App* app = parent.add_subcommand(
       "import",
       "Convert gssr's profile folders and exported databases into a gpuscope run database "
@@ -50,7 +21,7 @@ Command add_import_command(CLI::App& parent) {
       ->required()
       ->type_name("OUT.db");
   app->add_flag("-f,--force-overwrite", o->force, "Replace an existing output file");
-  return {app, [o] { return run_import(*o); }};
+  return {app, [o] { return app::run_import(*o); }};
 }
 
 }  // namespace gpuscope::cli

@@ -1,0 +1,140 @@
+#include "app/analysis_sources.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
+#include "store/run_codec.hpp"
+#include "util/command_line.hpp"
+
+namespace gpuscope::app {
+namespace {
+
+namespace fs = std::filesystem;
+using analyze::GpuKey;
+using analyze::RunMeta;
+
+// What makes two stored runs the same run: merge's key (same host, SLURM job, step, rank and
+// start time).
+struct RunIdentity {
+  std::string source;
+  std::string host;
+  std::optional<std::string> job_id;
+  std::optional<std::string> step_id;
+  std::optional<int> rank;
+  std::int64_t start_wall_ns = 0;
+};
+
+// The same run in two files (a rank's database and a merge that holds it) would be counted
+// twice, doubling its energy: refused, as merge refuses it.
+void refuse_duplicate_run(std::vector<RunIdentity>& seen, const store::StoredRun& run,
+                          const fs::path& path) {
+  RunIdentity identity{path.string(),          run.info.host,       run.info.slurm.job_id,
+                       run.info.slurm.step_id, run.info.ranks.rank, run.info.start_wall_ns};
+  for (const RunIdentity& other : seen) {
+    if (other.host == identity.host && other.job_id == identity.job_id &&
+        other.step_id == identity.step_id && other.rank == identity.rank &&
+        other.start_wall_ns == identity.start_wall_ns) {
+      throw Error::usage(
+          other.source == identity.source
+              ? fmt::format("{} holds the same run twice", identity.source)
+              : fmt::format("{} and {} hold the same run", other.source, identity.source),
+          fmt::format("host {}, rank {}", identity.host,
+                      identity.rank ? std::to_string(*identity.rank) : std::string("-")),
+          "name each run's database once (a merged database already holds its ranks)");
+    }
+  }
+  seen.push_back(std::move(identity));
+}
+
+RunMeta meta_of(const store::StoredRun& run, const fs::path& path) {
+  RunMeta meta;
+  meta.run_id = run.run_id;
+  meta.source = path.string();
+  meta.host = run.info.host;
+  meta.rank = run.info.ranks.rank;
+  meta.launcher = run.info.ranks.launcher;
+  meta.job_id = run.info.ranks.job_id;
+  meta.local_rank = run.info.ranks.local_rank;
+  meta.world_size = run.info.ranks.world_size;
+  meta.node_name = run.info.ranks.node_name;
+  meta.pod_name = run.info.ranks.pod_name;
+  meta.pod_namespace = run.info.ranks.pod_namespace;
+  meta.label = run.info.label;
+  meta.command_line = util::shell_command_line(run.info.command);
+  meta.start_wall_ns = run.info.start_wall_ns;
+  meta.end_wall_ns = run.end.end_wall_ns;
+  meta.sampling_interval_s = static_cast<double>(run.info.sampling_interval_ns) / 1e9;
+  meta.status = std::string(store::status_text(run.end.status));
+  meta.exit_code = run.end.exit_code;
+  meta.scenario = run.info.scenario;
+  return meta;
+}
+
+}  // namespace
+
+AnalysisSources open_sources(const std::vector<fs::path>& paths) {
+  AnalysisSources out;
+  std::vector<RunIdentity> identities;
+  for (const auto& path : paths) {
+    auto reader = std::make_shared<store::RunReader>(store::RunReader::open(path));
+    out.input_names.push_back(path.string());
+    for (const auto& run : reader->runs()) {
+      refuse_duplicate_run(identities, run, path);
+      const std::int64_t run_samples = reader->count_samples({run.run_id, std::nullopt});
+      out.samples += run_samples;
+      Source source{reader,      run.run_id, out.metas.size(),  reader->devices(run.run_id),
+                    run_samples, RunClock{}, out.sources.size()};
+      source.clock.start_wall_ns = run.info.start_wall_ns;
+      source.clock.start_mono_ns = run.info.start_mono_ns;
+      if (run.end.status != RunStatus::Running && run.end.end_mono_ns >= run.info.start_mono_ns) {
+        source.clock.end_mono_ns = run.end.end_mono_ns;
+      }
+      out.sources.push_back(std::move(source));
+      out.metas.push_back(meta_of(run, path));
+    }
+  }
+  if (out.metas.empty()) {
+    throw Error::usage("the input holds no run", {}, "is it a gpuscope run database?");
+  }
+  if (out.samples == 0) {
+    throw Error(fmt::format("no samples to analyze in {}", fmt::join(out.input_names, ", ")),
+                "the job ended before the first sample, or no GPU was selected",
+                "profile a longer job, or check gpuscope devices");
+  }
+  return out;
+}
+
+GpuKey key_of(const Source& source, const RunMeta& meta, unsigned device_index) {
+  GpuKey key;
+  key.run_id = static_cast<std::int64_t>(source.meta);
+  key.host = meta.host;
+  key.rank = meta.rank;
+  key.device_index = device_index;
+  for (const auto& d : source.devices) {
+    if (d.index != device_index) continue;
+    key.uuid = d.uuid.value_or("");
+    key.name = d.name.value_or("");
+    key.saturation_source = d.saturation_source;
+    key.saturation_detail = d.saturation_detail;
+  }
+  return key;
+}
+
+// Every (run, GPU) with samples, in the order a cursor over the run visits them; nullopt when the
+// devices table does not account for every sample (then both passes read sequentially).
+std::optional<std::vector<DeviceJob>> device_jobs(const std::vector<Source>& sources) {
+  std::vector<DeviceJob> jobs;
+  for (const auto& source : sources) {
+    std::int64_t covered = 0;
+    for (const auto& d : source.devices) {
+      const store::SamplePlan plan = source.reader->sample_plan(source.run_id, d.index);
+      if (plan.rows > 0) jobs.push_back({&source, d.index, plan});
+      covered += plan.rows;
+    }
+    if (covered != source.samples) return std::nullopt;
+  }
+  return jobs;
+}
+
+}  // namespace gpuscope::app

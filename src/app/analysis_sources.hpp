@@ -1,0 +1,59 @@
+// The runs an analysis reads: every run of every run database named, with its clock on the
+// analysis' time axis, its place among the analyzer's runs, and the GPUs whose samples the two
+// passes read (app/analysis_passes).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyze/analyzer.hpp"
+#include "app/time_axis.hpp"
+#include "core/device_description.hpp"
+#include "store/run_reader.hpp"
+
+namespace gpuscope::app {
+
+// A run of one input file, with its place on the analysis' run list.
+struct Source {
+  std::shared_ptr<store::RunReader> reader;
+  std::int64_t run_id = 0;  // in its file
+  std::size_t meta = 0;     // index into the analyzer's runs
+  std::vector<DeviceDescription> devices;
+  std::int64_t samples = 0;  // rows in the samples table
+  RunClock clock;
+  std::size_t index = 0;  // in the list of sources
+};
+
+// Every run of the inputs, and their runs' descriptions for the analyzer (in the same order).
+struct AnalysisSources {
+  std::vector<Source> sources;
+  std::vector<analyze::RunMeta> metas;
+  std::vector<std::string> input_names;
+  std::int64_t samples = 0;  // in all
+};
+
+// Opens every run database of `paths` and lists its runs. Throws Error::usage when a run is in
+// two files (or twice in one: counting it twice would double its energy), when there is no run,
+// and Error when there are no samples.
+AnalysisSources open_sources(const std::vector<std::filesystem::path>& paths);
+
+// The analyzer's key of one GPU of a source's run.
+analyze::GpuKey key_of(const Source& source, const analyze::RunMeta& meta, unsigned device_index);
+
+// One GPU of one run: the unit of work of both passes, and where its samples are read from
+// (chunks where the file has them, rows for the rest).
+struct DeviceJob {
+  const Source* source = nullptr;
+  unsigned device = 0;
+  store::SamplePlan plan;
+};
+
+// Every (run, GPU) with samples, in the order a cursor over the run visits them; nullopt when the
+// devices table does not account for every sample (then both passes read sequentially).
+std::optional<std::vector<DeviceJob>> device_jobs(const std::vector<Source>& sources);
+
+}  // namespace gpuscope::app

@@ -1,0 +1,40 @@
+#include "app/import_run.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/output_file.hpp"
+#include "ingest/import.hpp"
+#include "store/merge.hpp"
+
+namespace gpuscope::app {
+
+int run_import(const ImportRun& o) {
+  OutputCheck check;
+  check.force = o.force;
+  for (const auto& input : o.inputs) check.inputs.emplace_back(input);
+  const std::filesystem::path output = check_output_file(o.output, check);
+  const std::vector<std::filesystem::path> inputs(o.inputs.begin(), o.inputs.end());
+  const ingest::ImportSummary imported = ingest::import_inputs(inputs, output, o.force);
+  for (const auto& note : imported.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
+  fmt::print(stderr,
+             "gpuscope: imported {} gssr process{} ({} GPU{}, {} samples) into {}; gssr recorded "
+             "no power, energy, temperatures or clocks (docs/gssr.md)\n",
+             imported.runs, imported.runs == 1 ? "" : "es", imported.gpus,
+             imported.gpus == 1 ? "" : "s", imported.samples, output.string());
+  return 0;
+}
+
+int run_merge(const ImportRun& o) {
+  const ingest::RunInputs resolved(o.inputs);  // foreign data: docs/gssr.md
+  for (const auto& note : resolved.notes()) fmt::print(stderr, "gpuscope: note: {}\n", note);
+  std::vector<std::filesystem::path> inputs(resolved.paths().begin(), resolved.paths().end());
+  const store::MergeSummary summary = store::merge(o.output, inputs, o.force);
+  fmt::print(stderr, "gpuscope: merged {} run{} from {} file{} into {} ({} samples)\n",
+             summary.runs, summary.runs == 1 ? "" : "s", summary.inputs.size(),
+             summary.inputs.size() == 1 ? "" : "s", o.output, summary.rows.samples);
+  return 0;
+}
+
+}  // namespace gpuscope::app
