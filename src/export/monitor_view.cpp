@@ -5,7 +5,6 @@
 #include <ctime>
 
 #include "core/clock_events.hpp"
-#include "nvml/abi.hpp"
 
 namespace gpuscope::exporter {
 namespace {
