@@ -232,6 +232,23 @@ TEST_F(Gssr, AFileCutShortIsNamed) {
   EXPECT_FALSE(fs::exists(dir_.file("out.db")));
 }
 
+// The temporary run database of a direct analysis lives in $TMPDIR only while the command runs:
+// nothing is left there after it succeeds, nor after an input fails half-way through.
+TEST_F(Gssr, NothingIsLeftInTmpdirWhateverTheEnd) {
+  TempDir tmp;
+  auto ok = run_gpuscope({"analyze", "--json", kFolder}, {{"TMPDIR", tmp.path()}});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(fs::is_empty(tmp.path())) << "after a complete analysis";
+  const std::string folder = copy_folder(dir_);
+  const std::string file = process_file(folder, 6);
+  std::ofstream(file, std::ios::trunc) << "{\"metadata\": {";
+  auto failed =
+      run_gpuscope({"report", folder, "-o", dir_.file("r.html")}, {{"TMPDIR", tmp.path()}});
+  EXPECT_EQ(failed.exit_code, 1) << failed.err;
+  EXPECT_TRUE(fs::is_empty(tmp.path())) << "after a failed import";
+  EXPECT_FALSE(fs::exists(dir_.file("r.html")));
+}
+
 TEST_F(Gssr, DeepNestingIsRefusedBeforeParsing) {
   const std::string file = dir_.file("deep_job_1_step_0_proc_0.json");
   std::ofstream(file) << R"({"metadata": )" << std::string(1'000'000, '[')
