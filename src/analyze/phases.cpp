@@ -326,101 +326,26 @@ void PhaseAnalysis::add(const PhaseGpuPart& part) {
   }
 }
 
-PhaseReport PhaseAnalysis::finish(std::optional<double> job_energy_j,
-                                  std::optional<double> work_units, std::size_t gpu_count,
-                                  std::size_t max_instances) const {
-  PhaseReport report;
-  const std::size_t n = spans_.size();
-  const bool shares = job_energy_j && *job_energy_j > 0;
-  const auto figures_of = [&](std::size_t i) {
-    const PhaseSpan& s = spans_[i];
-    PhaseFigures f;
-    f.time_s = std::max(s.end_s - s.start_s, 0.0);
-    double children = 0;
-    for (std::size_t c = layout_.cover_begin[i]; c < layout_.cover_begin[i + 1]; ++c) {
-      children += layout_.cover[c].second - layout_.cover[c].first;
-    }
-    f.exclusive_time_s = std::max(f.time_s - children, 0.0);
-    if (energy_known_[i] != 0) {
-      f.energy_j = energy_j_[i];
-      f.exclusive_energy_j = exclusive_energy_j_[i];
-      if (f.time_s > 0) f.mean_power_w = energy_j_[i] / f.time_s;
-      if (shares) f.energy_share = energy_j_[i] / *job_energy_j;
-    }
-    for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
-      if (covered_[i][m] > 0) f.metrics[m] = integral_[i][m] / covered_[i][m];
-    }
-    return f;
-  };
+// The steps of PhaseAnalysis::finish.
+namespace {
 
-  // Instances in start order.
-  std::vector<std::size_t> order(n);
+// Whether phases get a share of the job's energy: only when the job measured some.
+bool shares_of(std::optional<double> job_energy_j) {
+  return job_energy_j && *job_energy_j > 0;
+}
+
+// The indices of `spans` in start order (ties in their given order).
+std::vector<std::size_t> start_order(const std::vector<PhaseSpan>& spans) {
+  std::vector<std::size_t> order(spans.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
-    return spans_[a].start_s < spans_[b].start_s;
+  std::stable_sort(order.begin(), order.end(), [&spans](std::size_t a, std::size_t b) {
+    return spans[a].start_s < spans[b].start_s;
   });
-  struct NameAcc {
-    std::vector<double> times;
-    std::vector<std::size_t> spans;  // in start order, with times
-    std::size_t points = 0, unclosed = 0;
-    double time = 0, exclusive_time = 0, energy = 0, exclusive_energy = 0;
-    bool energy_known = false;
-    std::array<double, kPhaseMetrics.size()> integral{}, covered{};
-    std::string source;
-  };
-  std::vector<NameAcc> acc(names_.size());
-  std::vector<std::pair<double, double>> ranges;
-  for (const std::size_t i : order) {
-    const PhaseSpan& s = spans_[i];
-    NameAcc& a = acc[s.name];
-    const std::string_view source = to_text(s.source);
-    if (a.source.empty()) {
-      a.source = source;
-    } else if (a.source.find(source) == std::string::npos) {
-      a.source += "+";
-      a.source += source;
-    }
-    if (s.point) {
-      ++a.points;
-      ++report.point_count;
-      continue;
-    }
-    ++report.instance_count;
-    const PhaseFigures f = figures_of(i);
-    if (!s.closed) ++a.unclosed;
-    a.times.push_back(f.time_s);
-    a.spans.push_back(i);
-    a.time += f.time_s;
-    a.exclusive_time += f.exclusive_time_s;
-    if (f.energy_j) {
-      a.energy_known = true;
-      a.energy += *f.energy_j;
-      a.exclusive_energy += f.exclusive_energy_j.value_or(0);
-    }
-    for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
-      a.integral[m] += integral_[i][m];
-      a.covered[m] += covered_[i][m];
-    }
-    ranges.emplace_back(s.start_s, s.end_s);
-    if (report.instances.size() < max_instances) {
-      PhaseInstance instance;
-      instance.span = i;
-      instance.name = names_[s.name];
-      instance.instance = s.instance;
-      instance.source = to_text(s.source);
-      instance.run = s.run;
-      instance.start_s = s.start_s;
-      instance.end_s = s.end_s;
-      instance.closed = s.closed;
-      instance.depth = layout_.depth[i];
-      instance.figures = f;
-      report.instances.push_back(std::move(instance));
-    }
-  }
-  report.span_names = names_;
-  if (report.instance_count > report.instances.size()) report.bins = bin_phases();
+  return order;
+}
 
-  // Time inside at least one phase.
+// How long at least one of `ranges` (start, end) is open: the length of their union.
+double union_length(std::vector<std::pair<double, double>> ranges) {
   std::sort(ranges.begin(), ranges.end());
   double covered = 0, open_start = 0, open_end = -std::numeric_limits<double>::infinity();
   for (const auto& [a, b] : ranges) {
@@ -433,62 +358,197 @@ PhaseReport PhaseAnalysis::finish(std::optional<double> job_energy_j,
     }
   }
   if (open_end > open_start) covered += open_end - open_start;
-  report.covered_time_s = covered;
+  return covered;
+}
 
-  for (std::size_t k = 0; k < names_.size(); ++k) {
-    NameAcc& a = acc[k];
-    if (a.times.empty() && a.points == 0) continue;
-    PhaseName name;
-    name.name = names_[k];
-    name.source = a.source;
-    name.count = a.times.size();
-    name.points = a.points;
-    name.unclosed = a.unclosed;
-    if (!a.times.empty()) {
-      const double count = static_cast<double>(a.times.size());
-      name.mean_time_s = a.time / count;
-      name.min_time_s = *std::min_element(a.times.begin(), a.times.end());
-      name.max_time_s = *std::max_element(a.times.begin(), a.times.end());
-      double squares = 0;
-      for (const double t : a.times) squares += (t - name.mean_time_s) * (t - name.mean_time_s);
-      name.time_cv = name.mean_time_s > 0 ? std::sqrt(squares / count) / name.mean_time_s : 0;
-      std::vector<double> sorted = a.times;
-      auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
-      std::nth_element(sorted.begin(), middle, sorted.end());
-      name.median_time_s = *middle;
-      if (sorted.size() % 2 == 0) {
-        const double below = *std::max_element(sorted.begin(), middle);
-        name.median_time_s = (name.median_time_s + below) / 2;
-      }
-      name.slow_stretches = slow_stretches(a.times, a.spans, name.median_time_s);
+// The median of `values` (the mean of the two middle ones when their number is even).
+double median_of(std::vector<double> values) {
+  auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  double median = *middle;
+  if (values.size() % 2 == 0) {
+    const double below = *std::max_element(values.begin(), middle);
+    median = (median + below) / 2;
+  }
+  return median;
+}
+
+// What finish() gathers of one phase name from its instances, taken in start order.
+struct NameTotals {
+  std::vector<double> times;
+  std::vector<std::size_t> spans;  // in start order, with times
+  std::size_t points = 0, unclosed = 0;
+  double time = 0, exclusive_time = 0, energy = 0, exclusive_energy = 0;
+  bool energy_known = false;
+  std::array<double, kPhaseMetrics.size()> integral{}, covered{};
+  std::string source;
+
+  // Adds an instance's source to the sources named ("mark+output"), each once.
+  void add_source(std::string_view instance_source) {
+    if (source.empty()) {
+      source = instance_source;
+    } else if (source.find(instance_source) == std::string::npos) {
+      source += "+";
+      source += instance_source;
     }
-    name.total.time_s = a.time;
-    name.total.exclusive_time_s = a.exclusive_time;
-    if (a.energy_known) {
-      name.total.energy_j = a.energy;
-      name.total.exclusive_energy_j = a.exclusive_energy;
-      if (a.time > 0) name.total.mean_power_w = a.energy / a.time;
-      if (shares) name.total.energy_share = a.energy / *job_energy_j;
-      if (name.count > 0) name.mean_energy_j = a.energy / static_cast<double>(name.count);
-      if (work_units && *work_units > 0) name.energy_per_unit_j = a.energy / *work_units;
+  }
+
+  // Adds range `span`'s figures, and its metrics' integrals and covered times, to the totals.
+  void add_instance(std::size_t span, bool closed, const PhaseFigures& f,
+                    const std::array<double, kPhaseMetrics.size()>& span_integral,
+                    const std::array<double, kPhaseMetrics.size()>& span_covered) {
+    if (!closed) ++unclosed;
+    times.push_back(f.time_s);
+    spans.push_back(span);
+    time += f.time_s;
+    exclusive_time += f.exclusive_time_s;
+    if (f.energy_j) {
+      energy_known = true;
+      energy += *f.energy_j;
+      exclusive_energy += f.exclusive_energy_j.value_or(0);
     }
     for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
-      if (a.covered[m] > 0) name.total.metrics[m] = a.integral[m] / a.covered[m];
+      integral[m] += span_integral[m];
+      covered[m] += span_covered[m];
     }
-    name.gpu_energy_j.assign(gpu_count, std::nullopt);
-    const auto& per_gpu = name_gpu_energy_[k];
-    for (std::size_t g = 0; g < std::min(gpu_count, per_gpu.size()); ++g) {
-      if (!std::isnan(per_gpu[g])) name.gpu_energy_j[g] = per_gpu[g];
+  }
+};
+
+// A name's figures from its totals: counts, the spread of its instances' times and what they
+// measured together (all but the slow stretches and the energy per GPU).
+PhaseName name_of(const std::string& phase_name, const NameTotals& t,
+                  std::optional<double> job_energy_j, std::optional<double> work_units) {
+  PhaseName name;
+  name.name = phase_name;
+  name.source = t.source;
+  name.count = t.times.size();
+  name.points = t.points;
+  name.unclosed = t.unclosed;
+  if (!t.times.empty()) {
+    const double count = static_cast<double>(t.times.size());
+    name.mean_time_s = t.time / count;
+    name.min_time_s = *std::min_element(t.times.begin(), t.times.end());
+    name.max_time_s = *std::max_element(t.times.begin(), t.times.end());
+    double squares = 0;
+    for (const double time : t.times) {
+      squares += (time - name.mean_time_s) * (time - name.mean_time_s);
     }
+    name.time_cv = name.mean_time_s > 0 ? std::sqrt(squares / count) / name.mean_time_s : 0;
+    name.median_time_s = median_of(t.times);
+  }
+  name.total.time_s = t.time;
+  name.total.exclusive_time_s = t.exclusive_time;
+  if (t.energy_known) {
+    name.total.energy_j = t.energy;
+    name.total.exclusive_energy_j = t.exclusive_energy;
+    if (t.time > 0) name.total.mean_power_w = t.energy / t.time;
+    if (shares_of(job_energy_j)) name.total.energy_share = t.energy / *job_energy_j;
+    if (name.count > 0) name.mean_energy_j = t.energy / static_cast<double>(name.count);
+    if (work_units && *work_units > 0) name.energy_per_unit_j = t.energy / *work_units;
+  }
+  for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
+    if (t.covered[m] > 0) name.total.metrics[m] = t.integral[m] / t.covered[m];
+  }
+  return name;
+}
+
+// A name's energy on each of `gpu_count` GPUs (none where it measured nothing), from the sums
+// per GPU position (NaN: nothing measured).
+std::vector<std::optional<double>> gpu_energies(const std::vector<double>& per_gpu,
+                                                std::size_t gpu_count) {
+  std::vector<std::optional<double>> out(gpu_count, std::nullopt);
+  for (std::size_t g = 0; g < std::min(gpu_count, per_gpu.size()); ++g) {
+    if (!std::isnan(per_gpu[g])) out[g] = per_gpu[g];
+  }
+  return out;
+}
+
+// The names with the most energy first (those without energy last), then the longest.
+void sort_by_energy(std::vector<PhaseName>& names) {
+  std::stable_sort(names.begin(), names.end(), [](const PhaseName& a, const PhaseName& b) {
+    const double ea = a.total.energy_j.value_or(-1);
+    const double eb = b.total.energy_j.value_or(-1);
+    if (ea != eb) return ea > eb;
+    return a.total.time_s > b.total.time_s;
+  });
+}
+
+}  // namespace
+
+PhaseFigures PhaseAnalysis::instance_figures(std::size_t i,
+                                             std::optional<double> job_energy_j) const {
+  const PhaseSpan& s = spans_[i];
+  PhaseFigures f;
+  f.time_s = std::max(s.end_s - s.start_s, 0.0);
+  double children = 0;
+  for (std::size_t c = layout_.cover_begin[i]; c < layout_.cover_begin[i + 1]; ++c) {
+    children += layout_.cover[c].second - layout_.cover[c].first;
+  }
+  f.exclusive_time_s = std::max(f.time_s - children, 0.0);
+  if (energy_known_[i] != 0) {
+    f.energy_j = energy_j_[i];
+    f.exclusive_energy_j = exclusive_energy_j_[i];
+    if (f.time_s > 0) f.mean_power_w = energy_j_[i] / f.time_s;
+    if (shares_of(job_energy_j)) f.energy_share = energy_j_[i] / *job_energy_j;
+  }
+  for (std::size_t m = 0; m < kPhaseMetrics.size(); ++m) {
+    if (covered_[i][m] > 0) f.metrics[m] = integral_[i][m] / covered_[i][m];
+  }
+  return f;
+}
+
+PhaseInstance PhaseAnalysis::instance_of(std::size_t i, const PhaseFigures& figures) const {
+  const PhaseSpan& s = spans_[i];
+  PhaseInstance instance;
+  instance.span = i;
+  instance.name = names_[s.name];
+  instance.instance = s.instance;
+  instance.source = to_text(s.source);
+  instance.run = s.run;
+  instance.start_s = s.start_s;
+  instance.end_s = s.end_s;
+  instance.closed = s.closed;
+  instance.depth = layout_.depth[i];
+  instance.figures = figures;
+  return instance;
+}
+
+PhaseReport PhaseAnalysis::finish(std::optional<double> job_energy_j,
+                                  std::optional<double> work_units, std::size_t gpu_count,
+                                  std::size_t max_instances) const {
+  PhaseReport report;
+  std::vector<NameTotals> totals(names_.size());
+  std::vector<std::pair<double, double>> ranges;
+  for (const std::size_t i : start_order(spans_)) {
+    const PhaseSpan& s = spans_[i];
+    NameTotals& t = totals[s.name];
+    t.add_source(to_text(s.source));
+    if (s.point) {
+      ++t.points;
+      ++report.point_count;
+      continue;
+    }
+    ++report.instance_count;
+    const PhaseFigures f = instance_figures(i, job_energy_j);
+    t.add_instance(i, s.closed, f, integral_[i], covered_[i]);
+    ranges.emplace_back(s.start_s, s.end_s);
+    if (report.instances.size() < max_instances) report.instances.push_back(instance_of(i, f));
+  }
+  report.span_names = names_;
+  if (report.instance_count > report.instances.size()) report.bins = bin_phases();
+  report.covered_time_s = union_length(std::move(ranges));
+
+  for (std::size_t k = 0; k < names_.size(); ++k) {
+    const NameTotals& t = totals[k];
+    if (t.times.empty() && t.points == 0) continue;
+    PhaseName name = name_of(names_[k], t, job_energy_j, work_units);
+    if (!t.times.empty()) {
+      name.slow_stretches = slow_stretches(t.times, t.spans, name.median_time_s);
+    }
+    name.gpu_energy_j = gpu_energies(name_gpu_energy_[k], gpu_count);
     report.names.push_back(std::move(name));
   }
-  std::stable_sort(report.names.begin(), report.names.end(),
-                   [](const PhaseName& a, const PhaseName& b) {
-                     const double ea = a.total.energy_j.value_or(-1);
-                     const double eb = b.total.energy_j.value_or(-1);
-                     if (ea != eb) return ea > eb;
-                     return a.total.time_s > b.total.time_s;
-                   });
+  sort_by_energy(report.names);
   return report;
 }
 

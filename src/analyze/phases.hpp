@@ -172,6 +172,10 @@ class PhaseAnalysis {
   std::vector<std::vector<std::uint32_t>> by_run_;  // range spans of each run
 
   PhaseBins bin_phases() const;
+  // Span i's figures summed over its GPUs (its share of `job_energy_j`, when that is above 0).
+  PhaseFigures instance_figures(std::size_t i, std::optional<double> job_energy_j) const;
+  // Span i as the report lists it, with its `figures`.
+  PhaseInstance instance_of(std::size_t i, const PhaseFigures& figures) const;
   std::vector<std::pair<std::string, std::string>> slow_stretches(
       const std::vector<double>& times, const std::vector<std::size_t>& spans, double median) const;
   // Per span, summed over its GPUs.

@@ -50,6 +50,92 @@ std::int64_t mark_time(const phases::Mark& mark, std::int64_t run_start, std::in
   return arrival;
 }
 
+// How many marks arrived, and how many of them had a time replaced by their arrival.
+struct MarkCounts {
+  std::atomic<std::int64_t> received{0};
+  std::atomic<std::int64_t> retimed{0};
+};
+
+// Hands a mark's edge to the tracker as what the mark is: a begin, an end or an instant.
+void track(phases::PhaseTracker& tracker, phases::MarkKind kind, const phases::PhaseEdge& edge) {
+  switch (kind) {
+    case phases::MarkKind::Begin:
+      tracker.begin(edge);
+      break;
+    case phases::MarkKind::End:
+      tracker.end(edge);
+      break;
+    case phases::MarkKind::Point:
+      tracker.point(edge);
+      break;
+  }
+}
+
+// Opens the marks' socket, whose marks go to `tracker` (counted in `counts`), names it in the
+// job's environment and starts receiving; when that fails, says so in `problems`. Returns the
+// receiver as far as it got (null when it could not be made).
+std::unique_ptr<phases::MarkReceiver> start_mark_receiver(phases::PhaseTracker& tracker,
+                                                          std::int64_t run_start,
+                                                          MarkCounts& counts,
+                                                          launch::LaunchOptions& job_launch,
+                                                          std::vector<std::string>& problems) {
+  std::unique_ptr<phases::MarkReceiver> receiver;
+  try {
+    receiver = std::make_unique<phases::MarkReceiver>(
+        temp_dir(), [&tracker, &counts, run_start](const phases::Mark& mark, std::int64_t arrival) {
+          ++counts.received;
+          const phases::PhaseEdge edge{
+              PhaseSource::Mark, mark.name, mark.instance,
+              mark.pid,          mark.tid,  mark_time(mark, run_start, arrival, counts.retimed)};
+          track(tracker, mark.kind, edge);
+        });
+    job_launch.extra_env[phases::kMarkSocketVariable] = receiver->address();
+    receiver->start();
+  } catch (const Error& e) {
+    problems.push_back(fmt::format("marks were not received: {} ({})", e.summary(), e.reason()));
+  }
+  return receiver;
+}
+
+// Looks at the processes on the sampled GPUs every setup.process_interval while the job `job`
+// runs, into the run database; `watch` stays empty when the interval is 0.
+void start_process_watch(std::optional<ProcessWatch>& watch, const ProfiledRunSetup& setup,
+                         store::RunWriter& writer, pid_t job) {
+  if (setup.process_interval.count() <= 0) return;
+  std::vector<nvml::Device> devices;
+  for (unsigned index : setup.indices) {
+    if (auto device = setup.session->try_device(index)) devices.push_back(*device);
+  }
+  ProcessWatchOptions options;
+  options.interval = setup.process_interval;
+  watch.emplace(
+      std::move(devices), options, [&writer](const GpuProcess& process) { writer.push(process); },
+      [&writer](const ProcessSample& sample) { writer.push(sample); });
+  watch->set_job({job, setup.info.slurm.job_id, setup.info.ranks.job_id});
+  watch->start();
+}
+
+// The phases' problems once the job has ended: what did not pair up, lines on the marks'
+// socket that were not marks, and marks whose time was replaced by their arrival.
+std::vector<std::string> phase_problems(const phases::PhaseTracker& tracker,
+                                        const phases::MarkReceiver* receiver,
+                                        const MarkCounts& counts) {
+  std::vector<std::string> problems = tracker.problems();
+  if (receiver != nullptr && receiver->malformed() > 0) {
+    problems.push_back(fmt::format(
+        "{} line{} on the marks' socket {} not a mark (the last: {}); see docs/phases.md",
+        receiver->malformed(), receiver->malformed() == 1 ? "" : "s",
+        receiver->malformed() == 1 ? "was" : "were", receiver->last_malformed_reason()));
+  }
+  if (counts.retimed > 0) {
+    problems.push_back(fmt::format(
+        "{} of {} marks had a time that was not this machine's CLOCK_MONOTONIC during the run; "
+        "their arrival time was used",
+        counts.retimed.load(), counts.received.load()));
+  }
+  return problems;
+}
+
 }  // namespace
 
 launch::JobResult ProfiledRun::run(const launch::LaunchOptions& launch, collect::SampleSink& sink,
@@ -59,16 +145,9 @@ launch::JobResult ProfiledRun::run(const launch::LaunchOptions& launch, collect:
   collect::Sampler sampler(std::move(readers_), setup_.sampler, sink);
   readers_.clear();
   sampler.start();
+  // The caller's callbacks, each called after gpuscope's own (set below).
   auto user_output = std::move(callbacks.on_output);
   auto user_event = std::move(callbacks.on_event);
-  callbacks.on_output = [this, &user_output](const OutputLine& line) {
-    writer_->push(line);
-    if (user_output) user_output(line);
-  };
-  callbacks.on_event = [&sink, &user_event](const Event& event) {
-    sink.on_event(event);
-    if (user_event) user_event(event);
-  };
   // Phases: marks from the job, output lines matched against the --phase patterns.
   phases_ = 0;
   phases::PhaseTracker tracker([this](Phase phase) {
@@ -76,89 +155,54 @@ launch::JobResult ProfiledRun::run(const launch::LaunchOptions& launch, collect:
     writer_->push(std::move(phase));
   });
   phases::OutputPhaseMatcher matcher(setup_.output_phases, tracker);
-  std::atomic<std::int64_t> marks_received{0};
-  std::atomic<std::int64_t> marks_retimed{0};
+  MarkCounts marks;
   std::unique_ptr<phases::MarkReceiver> receiver;
   launch::LaunchOptions job_launch = launch;
   if (setup_.marks) {
-    const std::int64_t run_start = setup_.info.start_mono_ns;
-    try {
-      receiver = std::make_unique<phases::MarkReceiver>(
-          temp_dir(), [&, run_start](const phases::Mark& mark, std::int64_t arrival) {
-            ++marks_received;
-            const phases::PhaseEdge edge{
-                PhaseSource::Mark, mark.name, mark.instance,
-                mark.pid,          mark.tid,  mark_time(mark, run_start, arrival, marks_retimed)};
-            switch (mark.kind) {
-              case phases::MarkKind::Begin:
-                tracker.begin(edge);
-                break;
-              case phases::MarkKind::End:
-                tracker.end(edge);
-                break;
-              case phases::MarkKind::Point:
-                tracker.point(edge);
-                break;
-            }
-          });
-      job_launch.extra_env[phases::kMarkSocketVariable] = receiver->address();
-      receiver->start();
-    } catch (const Error& e) {
-      phase_problems_.push_back(
-          fmt::format("marks were not received: {} ({})", e.summary(), e.reason()));
-    }
+    receiver =
+        start_mark_receiver(tracker, setup_.info.start_mono_ns, marks, job_launch, phase_problems_);
   }
-  if (!matcher.empty()) {
+  // Each output line is stored (and matched against the --phase patterns, when there are some)
+  // before the caller sees it; each event goes to the sink first.
+  if (matcher.empty()) {
+    callbacks.on_output = [this, &user_output](const OutputLine& line) {
+      writer_->push(line);
+      if (user_output) user_output(line);
+    };
+  } else {
     callbacks.on_output = [this, &user_output, &matcher](const OutputLine& line) {
       writer_->push(line);
       matcher.on_line(line.text, line.mono_ns);
       if (user_output) user_output(line);
     };
   }
-  launch::JobResult result;
-  if (auto job = launch::Job::start(job_launch)) {
-    if (on_job_started) on_job_started(job->start_mono_ns());
-    std::optional<ProcessWatch> watch;
-    if (setup_.process_interval.count() > 0) {
-      std::vector<nvml::Device> devices;
-      for (unsigned index : setup_.indices) {
-        if (auto device = setup_.session->try_device(index)) devices.push_back(*device);
-      }
-      ProcessWatchOptions options;
-      options.interval = setup_.process_interval;
-      watch.emplace(
-          std::move(devices), options,
-          [this](const GpuProcess& process) { writer_->push(process); },
-          [this](const ProcessSample& sample) { writer_->push(sample); });
-      watch->set_job({job->pid(), setup_.info.slurm.job_id, setup_.info.ranks.job_id});
-      watch->start();
-    }
-    result = job->wait(callbacks);
-    if (watch) watch->stop();
-  } else {
-    result = launch::not_started(job.error());
-  }
+  callbacks.on_event = [&sink, &user_event](const Event& event) {
+    sink.on_event(event);
+    if (user_event) user_event(event);
+  };
+  launch::JobResult result = run_job(job_launch, callbacks, on_job_started);
   // Marks already sent are handed on; what is still open ends with the job.
   if (receiver) receiver->stop();
   const std::int64_t job_end =
       result.status == RunStatus::NotStarted ? mono_now_ns() : result.end_mono_ns;
   matcher.finish(job_end);
   tracker.finish(job_end);
-  phase_problems_ = tracker.problems();
-  if (receiver && receiver->malformed() > 0) {
-    phase_problems_.push_back(fmt::format(
-        "{} line{} on the marks' socket {} not a mark (the last: {}); see docs/phases.md",
-        receiver->malformed(), receiver->malformed() == 1 ? "" : "s",
-        receiver->malformed() == 1 ? "was" : "were", receiver->last_malformed_reason()));
-  }
-  if (marks_retimed > 0) {
-    phase_problems_.push_back(fmt::format(
-        "{} of {} marks had a time that was not this machine's CLOCK_MONOTONIC during the run; "
-        "their arrival time was used",
-        marks_retimed.load(), marks_received.load()));
-  }
+  phase_problems_ = phase_problems(tracker, receiver.get(), marks);
   sampler.stop();
   stats_ = sampler.stats();
+  return result;
+}
+
+launch::JobResult ProfiledRun::run_job(const launch::LaunchOptions& job_launch,
+                                       const launch::JobCallbacks& callbacks,
+                                       const std::function<void(std::int64_t)>& on_job_started) {
+  auto job = launch::Job::start(job_launch);
+  if (!job) return launch::not_started(job.error());
+  if (on_job_started) on_job_started(job->start_mono_ns());
+  std::optional<ProcessWatch> watch;
+  start_process_watch(watch, setup_, *writer_, job->pid());
+  launch::JobResult result = job->wait(callbacks);
+  if (watch) watch->stop();
   return result;
 }
 

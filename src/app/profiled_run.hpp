@@ -79,6 +79,12 @@ class ProfiledRun {
   std::vector<std::string> store_end(RunEnd& end);
 
  private:
+  // Starts the job and waits for it, the processes on the GPUs watched meanwhile; NotStarted
+  // when it cannot be spawned.
+  launch::JobResult run_job(const launch::LaunchOptions& job_launch,
+                            const launch::JobCallbacks& callbacks,
+                            const std::function<void(std::int64_t)>& on_job_started);
+
   ProfiledRunSetup setup_;
   std::vector<std::string> notes_;
   std::vector<collect::DeviceReader> readers_;

@@ -223,6 +223,167 @@ std::string describe_process(const SidecarMeta& meta) {
   return fmt::format("process {} ({})", meta.process->pid, command);
 }
 
+// A sidecar file's header records, or none when the file cannot be imported (why is added to
+// `problems`).
+std::optional<SidecarMeta> read_importable_meta(const fs::path& file,
+                                                std::vector<std::string>& problems) {
+  SidecarMeta meta;
+  try {
+    meta = read_sidecar_meta(file);
+  } catch (const Error& e) {
+    problems.push_back(fmt::format("kernel trace file skipped: {}", e.what()));
+    return std::nullopt;
+  }
+  if (!meta.process) {
+    problems.push_back(fmt::format(
+        "kernel trace file {} skipped: it has no process record (written by something else, "
+        "or cut short at its start)",
+        file.filename().string()));
+    return std::nullopt;
+  }
+  return meta;
+}
+
+// A traced process's CUDA devices against the sampled GPUs.
+struct DeviceMatch {
+  std::map<std::uint32_t, std::optional<unsigned>> gpus;  // CUDA device → sampled GPU, if any
+  std::vector<std::string> unsampled;                     // the devices gpuscope did not sample
+};
+
+// Writes trace process `process`'s CUDA devices, each matched to a sampled GPU by UUID or PCI
+// address, and returns the match.
+DeviceMatch add_devices(store::KernelTraceWriter& writer, const SidecarMeta& meta,
+                        std::int64_t process, const std::vector<DeviceDescription>& devices) {
+  DeviceMatch match;
+  for (const auto& [cuda_device, d] : meta.devices) {
+    TraceDevice device;
+    device.process = process;
+    device.cuda_device = cuda_device;
+    device.device_index = match_device(d, devices);
+    if (d.uuid) device.uuid = format_gpu_uuid(*d.uuid);
+    if (d.pci) device.pci_bus_id = format_pci_bus_id(*d.pci);
+    device.name = d.name;
+    match.gpus[cuda_device] = device.device_index;
+    if (!device.device_index) {
+      match.unsampled.push_back(fmt::format("CUDA device {} ({})", cuda_device,
+                                            device.uuid.value_or(device.pci_bus_id.value_or("?"))));
+    }
+    writer.add(device);
+  }
+  return match;
+}
+
+// What went wrong in a traced process, in sentences: what its file says, what was lost, and
+// what the import could not pair up, name or place on a sampled GPU.
+std::vector<std::string> process_problems(const SidecarMeta& meta, const ClockMap& clock,
+                                          const FileImporter& importer,
+                                          const std::vector<std::string>& unsampled) {
+  std::vector<std::string> problems;
+  for (const std::string& note : meta.notes) problems.push_back(note);
+  if (meta.truncated) {
+    problems.push_back(
+        "the trace file ends inside a record: the process died while writing "
+        "it, and what it still held was lost");
+  } else if (!meta.ended) {
+    problems.push_back(
+        "the process did not end normally (a signal, a crash, or _exit): the activity CUPTI "
+        "still held in its buffers (up to about a second's worth) was lost");
+  }
+  if (meta.dropped > 0) {
+    problems.push_back(
+        fmt::format("CUPTI dropped {} activity records (its buffers were full)", meta.dropped));
+  }
+  if (meta.unknown_records) {
+    problems.push_back("records of a newer trace library were skipped");
+  }
+  if (clock.uncalibrated()) {
+    problems.push_back("no clock calibration: CUPTI's clock was taken as CLOCK_REALTIME");
+  }
+  if (importer.unmatched_ends > 0) {
+    problems.push_back(fmt::format("{} NVTX range ends had no start (or reused an open id)",
+                                   importer.unmatched_ends));
+  }
+  if (importer.unclosed > 0) {
+    problems.push_back(fmt::format(
+        "{} NVTX ranges were still open when the process {} (closed = 0 in the phases table)",
+        importer.unclosed, meta.ended ? "ended" : "died"));
+  }
+  if (importer.unnamed > 0) {
+    problems.push_back(fmt::format("{} kernels had no name record", importer.unnamed));
+  }
+  if (!unsampled.empty() && importer.unmatched > 0) {
+    problems.push_back(
+        fmt::format("{} kernels and memory operations ran on GPUs gpuscope did not sample: {}",
+                    importer.unmatched, fmt::join(unsampled, ", ")));
+  }
+  return problems;
+}
+
+// The trace process record of an imported file: who it was, what it held and its problems.
+TraceProcess process_record(const SidecarMeta& meta, const ClockMap& clock, std::int64_t process,
+                            const FileImporter& importer,
+                            const std::vector<std::string>& unsampled) {
+  TraceProcess p;
+  p.process = process;
+  p.pid = meta.process->pid;
+  p.host = meta.process->host;
+  p.command = meta.command;
+  p.cupti_version = meta.process->cupti_version;
+  p.clock = clock.clock_name();
+  p.calibrations = static_cast<std::int64_t>(meta.calibrations.size());
+  p.kernels = importer.kernels;
+  p.memory_ops = importer.memory_ops;
+  p.dropped_records = static_cast<std::int64_t>(meta.dropped);
+  p.complete = meta.ended && !meta.truncated;
+  p.problems = process_problems(meta, clock, importer, unsampled);
+  return p;
+}
+
+// Imports one sidecar file (whose header is `meta`) as a trace process: its devices, its
+// activity and its process record; adds its figures and problems to `summary` and its NVTX
+// ranges to `phases`.
+void import_file(const fs::path& file, const SidecarMeta& meta, store::KernelTraceWriter& writer,
+                 NameTable& names, const std::vector<DeviceDescription>& devices,
+                 const ImportOptions& options, ImportSummary& summary, std::vector<Phase>& phases) {
+  const auto source = static_cast<TimestampSource>(meta.process->timestamp_source);
+  const ClockMap clock(meta.calibrations, source, options.wall_minus_mono_ns);
+  const std::int64_t process = writer.next_process();
+  const DeviceMatch match = add_devices(writer, meta, process, devices);
+
+  FileImporter importer(writer, names, meta, clock, process, match.gpus);
+  for_each_activity(file, importer);
+  importer.close_open(meta.ended ? meta.end_mono_ns : options.run_end_mono_ns);
+
+  const TraceProcess p = process_record(meta, clock, process, importer, match.unsampled);
+  writer.add(p);
+  const std::string who = describe_process(meta);
+  for (const std::string& problem : p.problems) {
+    summary.problems.push_back(fmt::format("kernel trace of {}: {}", who, problem));
+  }
+  ++summary.files;
+  summary.kernels += importer.kernels;
+  summary.memory_ops += importer.memory_ops;
+  summary.unmatched += importer.unmatched;
+  summary.phases += static_cast<std::int64_t>(importer.phases.size());
+  std::move(importer.phases.begin(), importer.phases.end(), std::back_inserter(phases));
+}
+
+// The NVTX ranges, into the phases table (docs/phases.md), in start order.
+void store_phases(const fs::path& database, std::int64_t run_id, std::vector<Phase>& phases) {
+  if (phases.empty()) return;
+  std::stable_sort(phases.begin(), phases.end(), [](const Phase& a, const Phase& b) {
+    return a.start_mono_ns < b.start_mono_ns;
+  });
+  store::append_phases(database, run_id, phases);
+}
+
+// Deletes the imported files, then `dir` if that left it empty; what cannot be deleted stays.
+void remove_imported(const fs::path& dir, const std::vector<fs::path>& imported) {
+  std::error_code ec;
+  for (const fs::path& file : imported) fs::remove(file, ec);
+  fs::remove(dir, ec);  // only when empty
+}
+
 }  // namespace
 
 ImportSummary import_trace_dir(const fs::path& dir, const fs::path& database, std::int64_t run_id,
@@ -241,122 +402,15 @@ ImportSummary import_trace_dir(const fs::path& dir, const fs::path& database, st
   std::vector<fs::path> imported;
   std::vector<Phase> phases;
   for (const fs::path& file : files) {
-    SidecarMeta meta;
-    try {
-      meta = read_sidecar_meta(file);
-    } catch (const Error& e) {
-      summary.problems.push_back(fmt::format("kernel trace file skipped: {}", e.what()));
-      continue;
-    }
-    if (!meta.process) {
-      summary.problems.push_back(fmt::format(
-          "kernel trace file {} skipped: it has no process record (written by something else, "
-          "or cut short at its start)",
-          file.filename().string()));
-      continue;
-    }
-    const auto source = static_cast<TimestampSource>(meta.process->timestamp_source);
-    const ClockMap clock(meta.calibrations, source, options.wall_minus_mono_ns);
-    const std::int64_t process = writer->next_process();
-    const std::string who = describe_process(meta);
-
-    std::map<std::uint32_t, std::optional<unsigned>> gpus;
-    std::vector<std::string> unsampled;
-    for (const auto& [cuda_device, d] : meta.devices) {
-      TraceDevice device;
-      device.process = process;
-      device.cuda_device = cuda_device;
-      device.device_index = match_device(d, devices);
-      if (d.uuid) device.uuid = format_gpu_uuid(*d.uuid);
-      if (d.pci) device.pci_bus_id = format_pci_bus_id(*d.pci);
-      device.name = d.name;
-      gpus[cuda_device] = device.device_index;
-      if (!device.device_index) {
-        unsampled.push_back(fmt::format("CUDA device {} ({})", cuda_device,
-                                        device.uuid.value_or(device.pci_bus_id.value_or("?"))));
-      }
-      writer->add(device);
-    }
-
-    FileImporter importer(*writer, names, meta, clock, process, gpus);
-    for_each_activity(file, importer);
-    importer.close_open(meta.ended ? meta.end_mono_ns : options.run_end_mono_ns);
-
-    TraceProcess p;
-    p.process = process;
-    p.pid = meta.process->pid;
-    p.host = meta.process->host;
-    p.command = meta.command;
-    p.cupti_version = meta.process->cupti_version;
-    p.clock = clock.clock_name();
-    p.calibrations = static_cast<std::int64_t>(meta.calibrations.size());
-    p.kernels = importer.kernels;
-    p.memory_ops = importer.memory_ops;
-    p.dropped_records = static_cast<std::int64_t>(meta.dropped);
-    p.complete = meta.ended && !meta.truncated;
-    for (const std::string& note : meta.notes) p.problems.push_back(note);
-    if (meta.truncated) {
-      p.problems.push_back(
-          "the trace file ends inside a record: the process died while writing "
-          "it, and what it still held was lost");
-    } else if (!meta.ended) {
-      p.problems.push_back(
-          "the process did not end normally (a signal, a crash, or _exit): the activity CUPTI "
-          "still held in its buffers (up to about a second's worth) was lost");
-    }
-    if (meta.dropped > 0) {
-      p.problems.push_back(
-          fmt::format("CUPTI dropped {} activity records (its buffers were full)", meta.dropped));
-    }
-    if (meta.unknown_records) {
-      p.problems.push_back("records of a newer trace library were skipped");
-    }
-    if (clock.uncalibrated()) {
-      p.problems.push_back("no clock calibration: CUPTI's clock was taken as CLOCK_REALTIME");
-    }
-    if (importer.unmatched_ends > 0) {
-      p.problems.push_back(fmt::format("{} NVTX range ends had no start (or reused an open id)",
-                                       importer.unmatched_ends));
-    }
-    if (importer.unclosed > 0) {
-      p.problems.push_back(fmt::format(
-          "{} NVTX ranges were still open when the process {} (closed = 0 in the phases table)",
-          importer.unclosed, meta.ended ? "ended" : "died"));
-    }
-    if (importer.unnamed > 0) {
-      p.problems.push_back(fmt::format("{} kernels had no name record", importer.unnamed));
-    }
-    if (!unsampled.empty() && importer.unmatched > 0) {
-      p.problems.push_back(
-          fmt::format("{} kernels and memory operations ran on GPUs gpuscope did not sample: {}",
-                      importer.unmatched, fmt::join(unsampled, ", ")));
-    }
-    writer->add(p);
-    for (const std::string& problem : p.problems) {
-      summary.problems.push_back(fmt::format("kernel trace of {}: {}", who, problem));
-    }
-    ++summary.files;
-    summary.kernels += importer.kernels;
-    summary.memory_ops += importer.memory_ops;
-    summary.unmatched += importer.unmatched;
-    summary.phases += static_cast<std::int64_t>(importer.phases.size());
-    std::move(importer.phases.begin(), importer.phases.end(), std::back_inserter(phases));
+    const std::optional<SidecarMeta> meta = read_importable_meta(file, summary.problems);
+    if (!meta) continue;
+    import_file(file, *meta, *writer, names, devices, options, summary, phases);
     imported.push_back(file);
   }
   writer->add_run_problems(summary.problems);
   writer->commit();
-  // The NVTX ranges, into the phases table (docs/phases.md), in start order.
-  if (!phases.empty()) {
-    std::stable_sort(phases.begin(), phases.end(), [](const Phase& a, const Phase& b) {
-      return a.start_mono_ns < b.start_mono_ns;
-    });
-    store::append_phases(database, run_id, phases);
-  }
-  if (options.remove_imported) {
-    std::error_code ec;
-    for (const fs::path& file : imported) fs::remove(file, ec);
-    fs::remove(dir, ec);  // only when empty
-  }
+  store_phases(database, run_id, phases);
+  if (options.remove_imported) remove_imported(dir, imported);
   return summary;
 }
 

@@ -41,51 +41,77 @@ std::string letter_of(const std::string& selector) {
   return "Z";
 }
 
-void draw_panel(const sweep::SweepRecord& r, const PlotStream& stream, const PanelDef& def,
-                const Box& box) {
-  plvpor(box.x0, box.x1, box.y0, box.y1);
-  std::vector<double> xs, means, lows, highs, trial_x, trial_y, outlier_x, outlier_y;
+// What a panel shows: each setting's spread over its repeats, and every successful trial.
+struct PanelPoints {
+  std::vector<double> xs, means, lows, highs;  // per setting with a summary
+  std::vector<double> trial_x, trial_y;        // the trials kept
+  std::vector<double> outlier_x, outlier_y;    // the outlier repeats
+};
+
+// The panel's points of `def`'s quantity, from the record's summaries and successful trials.
+PanelPoints panel_points(const sweep::SweepRecord& r, const PanelDef& def) {
+  PanelPoints p;
   for (const auto& s : r.summaries) {
     const auto spread = def.summary(s);
     if (!spread || spread->count == 0) continue;
-    xs.push_back(s.setting);
-    means.push_back(spread->mean);
-    lows.push_back(spread->min);
-    highs.push_back(spread->max);
+    p.xs.push_back(s.setting);
+    p.means.push_back(spread->mean);
+    p.lows.push_back(spread->min);
+    p.highs.push_back(spread->max);
   }
   for (const auto& t : r.trials) {
     if (t.status != sweep::TrialStatus::Ok) continue;
     const auto v = def.trial(t);
     if (!v) continue;
-    (t.outlier ? outlier_x : trial_x).push_back(t.setting);
-    (t.outlier ? outlier_y : trial_y).push_back(*v);
+    (t.outlier ? p.outlier_x : p.trial_x).push_back(t.setting);
+    (t.outlier ? p.outlier_y : p.trial_y).push_back(*v);
   }
-  double x0 = 1e300, x1 = -1e300;
+  return p;
+}
+
+// A range of an axis, in its units.
+struct Range {
+  double lo = 1e300, hi = -1e300;
+};
+
+// The planned settings' range (0..1 when there is no plan).
+Range setting_range(const sweep::SweepRecord& r) {
+  Range x;
   for (const auto& p : r.plan) {
-    x0 = std::min(x0, p.value);
-    x1 = std::max(x1, p.value);
+    x.lo = std::min(x.lo, p.value);
+    x.hi = std::max(x.hi, p.value);
   }
-  if (x0 > x1) x0 = 0, x1 = 1;
-  const double pad = std::max((x1 - x0) * 0.05, 1.0);
-  double y0 = 1e300, y1 = -1e300;
-  for (const auto* v : {&lows, &highs, &trial_y, &outlier_y}) {
-    for (double y : *v) {
-      y0 = std::min(y0, y);
-      y1 = std::max(y1, y);
+  if (x.lo > x.hi) x.lo = 0, x.hi = 1;
+  return x;
+}
+
+// The range of the spreads' ends and the trials' values (empty, lo > hi, when there are none).
+Range value_range(const PanelPoints& p) {
+  Range y;
+  for (const auto* v : {&p.lows, &p.highs, &p.trial_y, &p.outlier_y}) {
+    for (double value : *v) {
+      y.lo = std::min(y.lo, value);
+      y.hi = std::max(y.hi, value);
     }
   }
-  text_size(stream, 14);
-  if (xs.empty()) {
-    plwind(x0 - pad, x1 + pad, 0, 1);
-    set_colour(Colour::Ink);
-    plbox("bcnst", 0, 0, "bc", 0, 0);
-    plmtex("t", 1.2, 0.0, 0.0, def.title.c_str());
-    centred_message(def.needs_work ? "no work measured: give --work-regex or --work-units"
-                                   : "no successful trial");
-    return;
-  }
-  const double ypad = std::max((y1 - y0) * 0.12, std::abs(y1) * 0.02 + 1e-9);
-  plwind(x0 - pad, x1 + pad, std::max(0.0, y0 - ypad), y1 + ypad * 1.6);
+  return y;
+}
+
+// A panel without a summary: its frame and title, with why it is empty.
+void draw_empty_panel(const PanelDef& def, double x_lo, double x_hi) {
+  plwind(x_lo, x_hi, 0, 1);
+  set_colour(Colour::Ink);
+  plbox("bcnst", 0, 0, "bc", 0, 0);
+  plmtex("t", 1.2, 0.0, 0.0, def.title.c_str());
+  centred_message(def.needs_work ? "no work measured: give --work-regex or --work-units"
+                                 : "no successful trial");
+}
+
+// The panel's frame over `x` and `y` (padded), with the grid, the title and the setting's axis.
+void draw_frame(const sweep::SweepRecord& r, const PanelDef& def, double x_lo, double x_hi,
+                const Range& y) {
+  const double ypad = std::max((y.hi - y.lo) * 0.12, std::abs(y.hi) * 0.02 + 1e-9);
+  plwind(x_lo, x_hi, std::max(0.0, y.lo - ypad), y.hi + ypad * 1.6);
   set_colour(Colour::Grid);
   plbox("g", 0, 0, "g", 0, 0);
   set_colour(Colour::Ink);
@@ -95,8 +121,10 @@ void draw_panel(const sweep::SweepRecord& r, const PlotStream& stream, const Pan
          fmt::format("{} ({})", r.knob == sweep::Knob::PowerLimit ? "power limit" : "SM clock",
                      sweep::knob_unit(r.knob))
              .c_str());
+}
 
-  // The recommended settings: dashed lines with their letters.
+// The recommended settings as dashed lines across the panel.
+void draw_recommendation_lines(const sweep::SweepRecord& r) {
   for (const auto& c : r.recommendations) {
     if (!c.setting) continue;
     set_colour(Colour::Limit);
@@ -108,29 +136,40 @@ void draw_panel(const sweep::SweepRecord& r, const PlotStream& stream, const Pan
     plline(2, lx.data(), ly.data());
     pllsty(1);
   }
-  // Spread, mean line, then the trials on top.
+}
+
+// Each setting's min–max spread as a bar and the line through the means, by setting.
+void draw_spreads_and_means(const PanelPoints& p) {
   set_colour(series_colour(0));
   plwidth(2.0);
-  for (std::size_t i = 0; i < xs.size(); ++i) plerry(1, &xs[i], &lows[i], &highs[i]);
-  std::vector<std::size_t> order(xs.size());
+  for (std::size_t i = 0; i < p.xs.size(); ++i) plerry(1, &p.xs[i], &p.lows[i], &p.highs[i]);
+  std::vector<std::size_t> order(p.xs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return xs[a] < xs[b]; });
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return p.xs[a] < p.xs[b]; });
   std::vector<double> sx, sy;
   for (auto i : order) {
-    sx.push_back(xs[i]);
-    sy.push_back(means[i]);
+    sx.push_back(p.xs[i]);
+    sy.push_back(p.means[i]);
   }
   draw_line(sx, sy, 0);
   plwidth(1.0);
+}
+
+// The trials as dots, the outlier repeats as red crosses.
+void draw_trials(const PlotStream& stream, const PanelPoints& p) {
   text_size(stream, 9);
   set_colour(series_colour(1));
-  if (!trial_x.empty())
-    plstring(static_cast<PLINT>(trial_x.size()), trial_x.data(), trial_y.data(), "●");
+  if (!p.trial_x.empty())
+    plstring(static_cast<PLINT>(p.trial_x.size()), p.trial_x.data(), p.trial_y.data(), "●");
   set_colour(Colour::Straggler);
   text_size(stream, 14);
-  if (!outlier_x.empty())
-    plstring(static_cast<PLINT>(outlier_x.size()), outlier_x.data(), outlier_y.data(), "×");
-  // Letters last, so that lines do not cross them.
+  if (!p.outlier_x.empty())
+    plstring(static_cast<PLINT>(p.outlier_x.size()), p.outlier_x.data(), p.outlier_y.data(), "×");
+}
+
+// The selectors' letters at the top of their settings' lines, one label per setting ("ED"
+// where two selectors recommend the same one).
+void draw_recommendation_letters(const sweep::SweepRecord& r, const PlotStream& stream) {
   PLFLT xmin = 0, xmax = 0, ymin = 0, ymax = 0;
   plgvpw(&xmin, &xmax, &ymin, &ymax);
   std::vector<std::pair<double, std::string>> labels;
@@ -150,6 +189,26 @@ void draw_panel(const sweep::SweepRecord& r, const PlotStream& stream, const Pan
   for (const auto& [x, text] : labels) {
     plptex(x, ymax - (ymax - ymin) * 0.06, 1, 0, 0.5, text.c_str());
   }
+}
+
+// One panel of the plot: `def`'s quantity against the setting, in `box`.
+void draw_panel(const sweep::SweepRecord& r, const PlotStream& stream, const PanelDef& def,
+                const Box& box) {
+  plvpor(box.x0, box.x1, box.y0, box.y1);
+  const PanelPoints points = panel_points(r, def);
+  const Range x = setting_range(r);
+  const double pad = std::max((x.hi - x.lo) * 0.05, 1.0);
+  text_size(stream, 14);
+  if (points.xs.empty()) {
+    draw_empty_panel(def, x.lo - pad, x.hi + pad);
+    return;
+  }
+  draw_frame(r, def, x.lo - pad, x.hi + pad, value_range(points));
+  draw_recommendation_lines(r);
+  // Spread, mean line, then the trials on top; letters last, so that lines do not cross them.
+  draw_spreads_and_means(points);
+  draw_trials(stream, points);
+  draw_recommendation_letters(r, stream);
   set_colour(Colour::Ink);
 }
 

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -193,6 +194,119 @@ Kinds requested_kinds() {
   return {kinds.find("kernels") != std::string::npos, kinds.find("nvtx") != std::string::npos};
 }
 
+// Opens this process's sidecar file in `dir` and makes this process its owner; false (said on
+// stderr) when it cannot be opened.
+bool open_sidecar(State& s, const char* dir, const char (&host)[64], pid_t pid) {
+  if (!s.file.open(dir, host, pid)) {
+    std::fprintf(stderr, "gpuscope-cupti: %s; this process is not traced\n",
+                 s.file.error().c_str());
+    return false;
+  }
+  s.owner = pid;
+  s.active = true;
+  return true;
+}
+
+// Asks CUPTI for CLOCK_MONOTONIC timestamps, before any activity is enabled, and writes the
+// file's first records, before any buffer can come back: the process (with the clock its
+// timestamps are on) and the start calibration. Returns CUPTI's answer to the clock request.
+CUptiResult write_process_start(State& s, const char (&host)[64], pid_t pid) {
+  SidecarBatch batch;
+  ProcessRecord process{};
+  process.pid = pid;
+  process.parent_pid = getppid();
+  process.cupti_version = CUPTI_API_VERSION;
+  // When CUPTI refuses, its own clock is converted through the calibration records instead.
+  const CUptiResult clock = cuptiActivityRegisterTimestampCallback(monotonic_timestamp);
+  process.timestamp_source = static_cast<std::uint32_t>(
+      clock == CUPTI_SUCCESS ? TimestampSource::monotonic : TimestampSource::cupti_default);
+  std::memcpy(process.host, host, sizeof(process.host));
+  batch.add(RecordType::process, process, command_line());
+  batch.add(RecordType::calibration, calibrate(CalibrationPoint::start));
+  s.file.append(batch);
+  return clock;
+}
+
+// Ends the file when nothing can be traced in this process: `batch` (what was noted so far),
+// why, and the end record (the file is complete: nothing was lost). Returns 1, as the
+// injection entry points must.
+int give_up(State& s, SidecarBatch& batch, const std::string& why) {
+  batch.note(why + "; nothing is traced in this process (CUPTI " +
+             std::to_string(CUPTI_API_VERSION) +
+             " needs the driver of CUDA 13 or newer, and no other CUPTI client such as nsys, "
+             "ncu or torch.profiler in the process)");
+  const EndRecord end{gpuscope::mono_now_ns()};
+  batch.add(RecordType::end, end);
+  s.file.append(batch);
+  s.file.close();
+  s.finished = true;
+  return 1;
+}
+
+// Enables kernel records, then memcpy and memset records when CUPTI took them; returns CUPTI's
+// answer for the kernels.
+CUptiResult enable_kernel_records(SidecarBatch& batch) {
+  CUptiResult kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  // KERNEL serialises kernels but is what some configurations (e.g. old vGPUs) offer.
+  if (kernels != CUPTI_SUCCESS) kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL);
+  if (kernels == CUPTI_SUCCESS) {
+    enable(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", batch);
+    enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", batch);
+    enable(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", batch);
+  }
+  return kernels;
+}
+
+// Enables NVTX ranges (push/pop, start/end) and marks, then their categories (MARKER_DATA)
+// when CUPTI took them; returns CUPTI's answer for the markers.
+CUptiResult enable_marker_records(SidecarBatch& batch) {
+  const CUptiResult markers = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
+  if (markers == CUPTI_SUCCESS) enable(CUPTI_ACTIVITY_KIND_MARKER_DATA, "MARKER_DATA", batch);
+  return markers;
+}
+
+// Enables the records `kinds` asks for, noting in `batch` what CUPTI refused; returns why
+// nothing can be traced when a refusal leaves nothing of what was asked for.
+std::optional<std::string> enable_requested(const Kinds& kinds, SidecarBatch& batch) {
+  bool enabled = false;
+  if (kinds.kernels) {
+    const CUptiResult kernels = enable_kernel_records(batch);
+    if (kernels == CUPTI_SUCCESS) {
+      enabled = true;
+    } else if (!kinds.nvtx) {
+      return "CUPTI could not enable kernel records: " + result_text(kernels);
+    } else {
+      batch.note("CUPTI could not enable kernel records: " + result_text(kernels) +
+                 "; NVTX ranges are still recorded");
+    }
+  }
+  if (kinds.nvtx) {
+    const CUptiResult markers = enable_marker_records(batch);
+    if (markers != CUPTI_SUCCESS) {
+      if (!enabled) return "CUPTI could not enable NVTX (marker) records: " + result_text(markers);
+      batch.note("CUPTI could not enable NVTX (marker) records: " + result_text(markers));
+    }
+  }
+  return std::nullopt;
+}
+
+// Records each CUDA device's PCI address at its first context's creation (on_resource): finds
+// the driver's functions and subscribes to CUPTI's resource callbacks.
+void record_pci_addresses(State& s) {
+  // The driver is what loaded this library, so its functions are already there (not yet when
+  // NVTX loaded it first: the PCI addresses then come from contexts created later, if the
+  // driver is loaded by then).
+  if (void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+    s.device_get = reinterpret_cast<DeviceGetFn>(dlsym(cuda, "cuDeviceGet"));
+    s.pci_bus_id = reinterpret_cast<PciBusIdFn>(dlsym(cuda, "cuDeviceGetPCIBusId"));
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  if (cuptiSubscribe(&subscriber, on_resource, nullptr) == CUPTI_SUCCESS) {
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                        CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  }  // else another tool subscribed (only one may): GPUs are then matched by UUID alone
+}
+
 // Opens this process's sidecar file and enables what was asked for; once per process (CUDA's
 // cuInit and NVTX's first call may both come here, in either order). Returns 1 as both
 // injection entry points must.
@@ -212,74 +326,16 @@ int initialize() {
   char host[64] = {};
   gethostname(host, sizeof(host) - 1);
   const pid_t pid = getpid();
-  if (!s.file.open(dir, host, pid)) {
-    std::fprintf(stderr, "gpuscope-cupti: %s; this process is not traced\n",
-                 s.file.error().c_str());
-    return 1;
-  }
-  s.owner = pid;
-  s.active = true;
+  if (!open_sidecar(s, dir, host, pid)) return 1;
+  const CUptiResult clock = write_process_start(s, host, pid);
 
   SidecarBatch batch;
-  ProcessRecord process{};
-  process.pid = pid;
-  process.parent_pid = getppid();
-  process.cupti_version = CUPTI_API_VERSION;
-  // CLOCK_MONOTONIC for every timestamp, asked for before any activity is enabled. When CUPTI
-  // refuses, its own clock is converted through the calibration records instead.
-  const CUptiResult clock = cuptiActivityRegisterTimestampCallback(monotonic_timestamp);
-  process.timestamp_source = static_cast<std::uint32_t>(
-      clock == CUPTI_SUCCESS ? TimestampSource::monotonic : TimestampSource::cupti_default);
-  std::memcpy(process.host, host, sizeof(process.host));
-  batch.add(RecordType::process, process, command_line());
-  batch.add(RecordType::calibration, calibrate(CalibrationPoint::start));
-  s.file.append(batch);  // first in the file, before any buffer can come back
-  batch.clear();
-
-  auto give_up = [&](const std::string& why) {
-    batch.note(why + "; nothing is traced in this process (CUPTI " +
-               std::to_string(CUPTI_API_VERSION) +
-               " needs the driver of CUDA 13 or newer, and no other CUPTI client such as nsys, "
-               "ncu or torch.profiler in the process)");
-    const EndRecord end{gpuscope::mono_now_ns()};  // the file is complete: nothing was lost
-    batch.add(RecordType::end, end);
-    s.file.append(batch);
-    s.file.close();
-    s.finished = true;
-    return 1;
-  };
   const CUptiResult callbacks = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   if (callbacks != CUPTI_SUCCESS) {
-    return give_up("cuptiActivityRegisterCallbacks failed: " + result_text(callbacks));
+    return give_up(s, batch, "cuptiActivityRegisterCallbacks failed: " + result_text(callbacks));
   }
-  bool enabled = false;
-  if (kinds.kernels) {
-    CUptiResult kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    // KERNEL serialises kernels but is what some configurations (e.g. old vGPUs) offer.
-    if (kernels != CUPTI_SUCCESS) kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL);
-    if (kernels == CUPTI_SUCCESS) {
-      enabled = true;
-      enable(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", batch);
-      enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", batch);
-      enable(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", batch);
-    } else if (!kinds.nvtx) {
-      return give_up("CUPTI could not enable kernel records: " + result_text(kernels));
-    } else {
-      batch.note("CUPTI could not enable kernel records: " + result_text(kernels) +
-                 "; NVTX ranges are still recorded");
-    }
-  }
-  if (kinds.nvtx) {
-    // NVTX ranges (push/pop, start/end) and marks, with their category (MARKER_DATA).
-    const CUptiResult markers = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
-    if (markers == CUPTI_SUCCESS) {
-      enabled = true;
-      enable(CUPTI_ACTIVITY_KIND_MARKER_DATA, "MARKER_DATA", batch);
-    } else if (!enabled) {
-      return give_up("CUPTI could not enable NVTX (marker) records: " + result_text(markers));
-    } else {
-      batch.note("CUPTI could not enable NVTX (marker) records: " + result_text(markers));
-    }
+  if (const std::optional<std::string> why = enable_requested(kinds, batch)) {
+    return give_up(s, batch, *why);
   }
   if (clock != CUPTI_SUCCESS) {
     batch.note("cuptiActivityRegisterTimestampCallback failed (" + result_text(clock) +
@@ -287,19 +343,7 @@ int initialize() {
   }
   enable(CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE", batch);
   cuptiActivityFlushPeriod(kFlushPeriodMs);
-
-  // The driver is what loaded this library, so its functions are already there (not yet when
-  // NVTX loaded it first: the PCI addresses then come from contexts created later, if the
-  // driver is loaded by then).
-  if (void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
-    s.device_get = reinterpret_cast<DeviceGetFn>(dlsym(cuda, "cuDeviceGet"));
-    s.pci_bus_id = reinterpret_cast<PciBusIdFn>(dlsym(cuda, "cuDeviceGetPCIBusId"));
-  }
-  CUpti_SubscriberHandle subscriber = nullptr;
-  if (cuptiSubscribe(&subscriber, on_resource, nullptr) == CUPTI_SUCCESS) {
-    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                        CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-  }  // else another tool subscribed (only one may): GPUs are then matched by UUID alone
+  record_pci_addresses(s);
   std::atexit(finish);
   s.file.append(batch);
   return 1;
