@@ -92,6 +92,9 @@ std::unique_ptr<phases::MarkReceiver> start_mark_receiver(phases::PhaseTracker& 
     job_launch.extra_env[phases::kMarkSocketVariable] = receiver->address();
     receiver->start();
   } catch (const Error& e) {
+    // The job is not told of a socket nobody listens on.
+    job_launch.extra_env.erase(phases::kMarkSocketVariable);
+    receiver.reset();
     problems.push_back(fmt::format("marks were not received: {} ({})", e.summary(), e.reason()));
   }
   return receiver;
@@ -158,6 +161,7 @@ launch::JobResult ProfiledRun::run(const launch::LaunchOptions& launch, collect:
   MarkCounts marks;
   std::unique_ptr<phases::MarkReceiver> receiver;
   launch::LaunchOptions job_launch = launch;
+  phase_problems_.clear();
   if (setup_.marks) {
     receiver =
         start_mark_receiver(tracker, setup_.info.start_mono_ns, marks, job_launch, phase_problems_);
@@ -187,7 +191,9 @@ launch::JobResult ProfiledRun::run(const launch::LaunchOptions& launch, collect:
       result.status == RunStatus::NotStarted ? mono_now_ns() : result.end_mono_ns;
   matcher.finish(job_end);
   tracker.finish(job_end);
-  phase_problems_ = phase_problems(tracker, receiver.get(), marks);
+  // After what starting the marks' receiver said, if anything.
+  const auto after_job = phase_problems(tracker, receiver.get(), marks);
+  phase_problems_.insert(phase_problems_.end(), after_job.begin(), after_job.end());
   sampler.stop();
   stats_ = sampler.stats();
   return result;

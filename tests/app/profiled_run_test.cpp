@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -110,6 +111,32 @@ TEST(ProfiledRun, StoresSamplesOutputAndTheEndOfTheJob) {
   EXPECT_EQ(number(f.db, "SELECT count(DISTINCT device_index) FROM samples"), 2);
   EXPECT_EQ(number(f.db, "SELECT count(*) FROM samples WHERE device_index NOT IN (1, 3)"), 0);
   EXPECT_EQ(number(f.db, "SELECT count(*) FROM samples"), sink.samples);
+}
+
+// The marks' socket cannot be made (no such temporary folder): the run says so among its
+// problems, and the job is not told of a socket nobody listens on.
+TEST(ProfiledRun, MarksThatCannotBeReceivedAreSaid) {
+  Fixture f("h100");
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  setenv("TMPDIR", f.dir.file("no-such-folder").c_str(), 1);
+  ProfiledRunSetup setup = f.setup({0});
+  setup.marks = true;
+  ProfiledRun run(setup);
+  launch::LaunchOptions launch;
+  launch.argv = {"/bin/sh", "-c", "echo \"socket=${GPUSCOPE_MARK_SOCKET:-none}\""};
+  launch.capture_output = true;
+  launch::JobCallbacks callbacks;
+  std::vector<std::string> lines;
+  callbacks.on_output = [&](const OutputLine& line) { lines.push_back(line.text); };
+  const auto result = run.run(launch, run.sink(), callbacks, [](std::int64_t) {});
+  old ? setenv("TMPDIR", saved.c_str(), 1) : unsetenv("TMPDIR");
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(lines, (std::vector<std::string>{"socket=none"}));
+  const RunEnd end = run.end(result);
+  bool said = false;
+  for (const auto& p : end.problems) said = said || p.find("marks were not received") == 0;
+  EXPECT_TRUE(said) << "the problem is kept to the end of the run";
 }
 
 TEST(ProfiledRun, AJobThatCannotStartIsStoredAsNotStarted) {
