@@ -292,7 +292,7 @@ IntensitySeries parse_series(std::string_view text, std::string_view name) {
                          {}, "give periods that do not overlap");
     }
     p.g_per_kwh = points[i].g;
-    p.kind = "given";
+    p.kind = IntensityKind::Given;
     series.periods.push_back(std::move(p));
   }
   return series;

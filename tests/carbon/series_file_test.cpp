@@ -43,7 +43,7 @@ TEST(SeriesFile, CsvPeriods) {
   EXPECT_EQ(s.periods[0].end_wall_ns, kT0 + 1800 * kS);
   EXPECT_EQ(s.periods[0].g_per_kwh, 180);
   EXPECT_EQ(s.periods[1].g_per_kwh, 95.5);
-  EXPECT_EQ(s.periods[1].kind, "given");
+  EXPECT_EQ(s.periods[1].kind, IntensityKind::Given);
 }
 
 TEST(SeriesFile, PointReadingsHoldUntilTheNext) {
