@@ -1,5 +1,6 @@
 // Carbon: grid intensity (built-in yearly averages or the user's figure), PUE, and emissions
-// from energy, designed for intensity that varies by interval (live grid APIs later).
+// from energy, flat or period by period from a grid intensity series (a user's file or a grid
+// API's answer, read by carbon/; docs/analysis.md §8), and the greener start it suggests.
 #pragma once
 
 #include <cstdint>
