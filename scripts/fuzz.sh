@@ -13,7 +13,9 @@ cd "$(dirname "$0")/.."
 mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
-targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc)
+all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc
+  fuzz_grid_series)
+targets=("${all_targets[@]}")
 
 case $mode in
   smoke | replay) ;;
@@ -52,7 +54,7 @@ built=$(date +%s)
 
 # Seeds, made fresh each time (nothing is written into the source tree).
 seeds=$dir/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{fuzz_scenario,fuzz_sidecar,fuzz_nsys,fuzz_text,fuzz_run_database,fuzz_http,fuzz_proc}
+rm -rf "$seeds" && for target in "${all_targets[@]}"; do mkdir -p "$seeds/$target"; done
 cp scenarios/*.json tests/fixtures/scenarios/*.json "$seeds/fuzz_scenario/"
 "$dir/fuzz/fuzz_make_seeds" "$seeds/fuzz_sidecar" "$seeds/fuzz_nsys"
 printf '\x00127.0.0.1:9400' >"$seeds/fuzz_text/listen4"
@@ -73,6 +75,16 @@ printf '\x0012:memory:/kubepods/burstable/pod1b2c3d4e-0000-4000-8000-00000000abc
 printf '\x000::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n' >"$seeds/fuzz_proc/slurm"
 printf '\x01OMPI_COMM_WORLD_RANK=3\0OMPI_COMM_WORLD_SIZE=4\0PMIX_NAMESPACE=a/../b\0' >"$seeds/fuzz_proc/ompi"
 printf '\x01RANK=1\0WORLD_SIZE=2\0TORCHELASTIC_RUN_ID=..\0' >"$seeds/fuzz_proc/torch"
+# Grid intensity series as tests/carbon/series_file_test.cpp writes them: CSV periods, point
+# readings (Electricity Maps' export), offsets across a DST change, JSON lists and {"data": ...}.
+printf '# our figures\nstart,end,g_per_kwh\n2026-11-25T13:00Z,2026-11-25T13:30Z,180\n2026-11-25T13:30Z,2026-11-25T14:00Z,95.5\n' \
+  >"$seeds/fuzz_grid_series/periods.csv"
+printf 'datetime,carbonIntensity\n2026-11-25T14:00Z,300\n2026-11-25T13:00Z,100\n' >"$seeds/fuzz_grid_series/points.csv"
+printf 'timestamp,g_per_kwh\n2026-10-25T01:00:00+01:00,150\n2026-10-25T01:30:00.25+01:00,140\n1795611600,130\n' \
+  >"$seeds/fuzz_grid_series/offsets.csv"
+printf '[{"from": "2026-11-25T13:00Z", "to": "2026-11-25T13:30Z", "intensity": 210},
+  {"from": "2026-11-25T13:30Z", "to": "2026-11-25T14:00Z", "intensity": "190"}]' >"$seeds/fuzz_grid_series/list.json"
+printf '{"data": [{"timestamp": 1795611600, "g_per_kwh": 42}]}' >"$seeds/fuzz_grid_series/data.json"
 
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
@@ -117,6 +129,7 @@ case $mode in
     run_target fuzz_run_database -runs=400
     run_target fuzz_http -runs=3000
     run_target fuzz_proc -runs=30000
+    run_target fuzz_grid_series -runs=30000
     ;;
   long)
     for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done
