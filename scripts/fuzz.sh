@@ -14,7 +14,7 @@ mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
 all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc
-  fuzz_grid_series)
+  fuzz_grid_series fuzz_grid_api)
 targets=("${all_targets[@]}")
 
 case $mode in
@@ -85,6 +85,18 @@ printf 'timestamp,g_per_kwh\n2026-10-25T01:00:00+01:00,150\n2026-10-25T01:30:00.
 printf '[{"from": "2026-11-25T13:00Z", "to": "2026-11-25T13:30Z", "intensity": 210},
   {"from": "2026-11-25T13:30Z", "to": "2026-11-25T14:00Z", "intensity": "190"}]' >"$seeds/fuzz_grid_series/list.json"
 printf '{"data": [{"timestamp": 1795611600, "g_per_kwh": 42}]}' >"$seeds/fuzz_grid_series/data.json"
+# Grid API answers as tests/carbon/*_test.cpp's stand-in servers give them; the first byte picks
+# the parser: 0 the UK national answer, 1 its regional one, 2 Electricity Maps.
+uk_periods='[{"from": "2026-11-25T13:00Z", "to": "2026-11-25T13:30Z", "intensity": {"forecast": 200, "actual": 100, "index": "moderate"}},
+  {"from": "2026-11-25T13:30Z", "to": "2026-11-25T14:00Z", "intensity": {"forecast": 210, "actual": null, "index": "moderate"}}]'
+printf '\x00{"data": %s}' "$uk_periods" >"$seeds/fuzz_grid_api/uk-national"
+printf '\x01{"data": {"regionid": 12, "dnoregion": "SSE South", "shortname": "South England", "data": %s}}' \
+  "$uk_periods" >"$seeds/fuzz_grid_api/uk-regional"
+printf '\x02{"zone": "DE", "data": [{"zone": "DE", "carbonIntensity": 300, "datetime": "2026-11-25T23:00:00.000Z", "emissionFactorType": "lifecycle", "isEstimated": false},
+  {"zone": "DE", "carbonIntensity": 320, "datetime": "2026-11-26T00:00:00.000Z", "isEstimated": true}]}' \
+  >"$seeds/fuzz_grid_api/electricity-maps"
+printf '\x02{"zone": "DE", "history": [{"carbonIntensity": 310.5, "datetime": "2026-11-25T23:00:00Z"}]}' \
+  >"$seeds/fuzz_grid_api/electricity-maps-history"
 
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
@@ -130,6 +142,7 @@ case $mode in
     run_target fuzz_http -runs=3000
     run_target fuzz_proc -runs=30000
     run_target fuzz_grid_series -runs=30000
+    run_target fuzz_grid_api -runs=30000
     ;;
   long)
     for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done
