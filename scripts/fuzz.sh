@@ -14,7 +14,7 @@ mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
 all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc
-  fuzz_grid_series fuzz_grid_api)
+  fuzz_grid_series fuzz_grid_api fuzz_marks)
 targets=("${all_targets[@]}")
 
 case $mode in
@@ -97,6 +97,11 @@ printf '\x02{"zone": "DE", "data": [{"zone": "DE", "carbonIntensity": 300, "date
   >"$seeds/fuzz_grid_api/electricity-maps"
 printf '\x02{"zone": "DE", "history": [{"carbonIntensity": 310.5, "datetime": "2026-11-25T23:00:00Z"}]}' \
   >"$seeds/fuzz_grid_api/electricity-maps-history"
+# Marks as tests/unit/phases_marks_test.cpp sends them: a begin with every field, a point whose
+# name holds tabs and control characters, a name past kMaxNameBytes in two-byte characters.
+printf 'GSM1\tbegin\t123456789012\t4242\t4243\t17\tforward pass\n' >"$seeds/fuzz_marks/begin"
+printf 'GSM1\tpoint\t5\t1\t\t\tsave\tto\x01disk\n' >"$seeds/fuzz_marks/point"
+printf 'GSM1\tend\t5\t1\t\t\tx%s\n' "$(printf '\xc3\xa9%.0s' {1..261})" >"$seeds/fuzz_marks/long-name"
 
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
@@ -143,6 +148,7 @@ case $mode in
     run_target fuzz_proc -runs=30000
     run_target fuzz_grid_series -runs=30000
     run_target fuzz_grid_api -runs=30000
+    run_target fuzz_marks -runs=30000
     ;;
   long)
     for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done

@@ -46,7 +46,8 @@ std::string format_mark(const Mark& mark);
 std::optional<Mark> parse_mark(std::string_view line, std::string* why = nullptr);
 
 // A name or instance as gpuscope keeps it: control characters (tabs, newlines, NUL, ...)
-// become spaces, surrounding spaces go, and it is cut to kMaxNameBytes at a character boundary.
+// become spaces, surrounding spaces go, and it is cut to kMaxNameBytes at a character boundary
+// (a space the cut leaves at the end goes too, so cleaning it again changes nothing).
 std::string clean_name(std::string_view text);
 
 }  // namespace gpuscope::phases

@@ -83,6 +83,14 @@ TEST(MarkProtocol, LongNamesAreCutAtACharacterBoundary) {
   EXPECT_EQ(cut.size() % 2, 1U);
 }
 
+TEST(MarkProtocol, ACutNameEndsWithoutASpace) {
+  // The cut falls just after a space: the name ends before it, so the line format_mark writes
+  // reads back as the same name (found by fuzz_marks).
+  const std::string cut = clean_name(std::string(kMaxNameBytes - 1, 'a') + " bcd");
+  EXPECT_EQ(cut, std::string(kMaxNameBytes - 1, 'a'));
+  EXPECT_EQ(clean_name(cut), cut);
+}
+
 TEST(MarkSocket, MarksArriveInOrderAndNothingAfterStop) {
   TempDir dir;
   std::mutex mutex;
