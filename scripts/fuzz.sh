@@ -13,7 +13,9 @@ cd "$(dirname "$0")/.."
 mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
-targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc)
+all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc
+  fuzz_grid_series fuzz_grid_api fuzz_marks)
+targets=("${all_targets[@]}")
 
 case $mode in
   smoke | replay) ;;
@@ -52,7 +54,7 @@ built=$(date +%s)
 
 # Seeds, made fresh each time (nothing is written into the source tree).
 seeds=$dir/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{fuzz_scenario,fuzz_sidecar,fuzz_nsys,fuzz_text,fuzz_run_database,fuzz_http,fuzz_proc}
+rm -rf "$seeds" && for target in "${all_targets[@]}"; do mkdir -p "$seeds/$target"; done
 cp scenarios/*.json tests/fixtures/scenarios/*.json "$seeds/fuzz_scenario/"
 "$dir/fuzz/fuzz_make_seeds" "$seeds/fuzz_sidecar" "$seeds/fuzz_nsys"
 printf '\x00127.0.0.1:9400' >"$seeds/fuzz_text/listen4"
@@ -73,6 +75,33 @@ printf '\x0012:memory:/kubepods/burstable/pod1b2c3d4e-0000-4000-8000-00000000abc
 printf '\x000::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n' >"$seeds/fuzz_proc/slurm"
 printf '\x01OMPI_COMM_WORLD_RANK=3\0OMPI_COMM_WORLD_SIZE=4\0PMIX_NAMESPACE=a/../b\0' >"$seeds/fuzz_proc/ompi"
 printf '\x01RANK=1\0WORLD_SIZE=2\0TORCHELASTIC_RUN_ID=..\0' >"$seeds/fuzz_proc/torch"
+# Grid intensity series as tests/carbon/series_file_test.cpp writes them: CSV periods, point
+# readings (Electricity Maps' export), offsets across a DST change, JSON lists and {"data": ...}.
+printf '# our figures\nstart,end,g_per_kwh\n2026-11-25T13:00Z,2026-11-25T13:30Z,180\n2026-11-25T13:30Z,2026-11-25T14:00Z,95.5\n' \
+  >"$seeds/fuzz_grid_series/periods.csv"
+printf 'datetime,carbonIntensity\n2026-11-25T14:00Z,300\n2026-11-25T13:00Z,100\n' >"$seeds/fuzz_grid_series/points.csv"
+printf 'timestamp,g_per_kwh\n2026-10-25T01:00:00+01:00,150\n2026-10-25T01:30:00.25+01:00,140\n1795611600,130\n' \
+  >"$seeds/fuzz_grid_series/offsets.csv"
+printf '[{"from": "2026-11-25T13:00Z", "to": "2026-11-25T13:30Z", "intensity": 210},
+  {"from": "2026-11-25T13:30Z", "to": "2026-11-25T14:00Z", "intensity": "190"}]' >"$seeds/fuzz_grid_series/list.json"
+printf '{"data": [{"timestamp": 1795611600, "g_per_kwh": 42}]}' >"$seeds/fuzz_grid_series/data.json"
+# Grid API answers as tests/carbon/*_test.cpp's stand-in servers give them; the first byte picks
+# the parser: 0 the UK national answer, 1 its regional one, 2 Electricity Maps.
+uk_periods='[{"from": "2026-11-25T13:00Z", "to": "2026-11-25T13:30Z", "intensity": {"forecast": 200, "actual": 100, "index": "moderate"}},
+  {"from": "2026-11-25T13:30Z", "to": "2026-11-25T14:00Z", "intensity": {"forecast": 210, "actual": null, "index": "moderate"}}]'
+printf '\x00{"data": %s}' "$uk_periods" >"$seeds/fuzz_grid_api/uk-national"
+printf '\x01{"data": {"regionid": 12, "dnoregion": "SSE South", "shortname": "South England", "data": %s}}' \
+  "$uk_periods" >"$seeds/fuzz_grid_api/uk-regional"
+printf '\x02{"zone": "DE", "data": [{"zone": "DE", "carbonIntensity": 300, "datetime": "2026-11-25T23:00:00.000Z", "emissionFactorType": "lifecycle", "isEstimated": false},
+  {"zone": "DE", "carbonIntensity": 320, "datetime": "2026-11-26T00:00:00.000Z", "isEstimated": true}]}' \
+  >"$seeds/fuzz_grid_api/electricity-maps"
+printf '\x02{"zone": "DE", "history": [{"carbonIntensity": 310.5, "datetime": "2026-11-25T23:00:00Z"}]}' \
+  >"$seeds/fuzz_grid_api/electricity-maps-history"
+# Marks as tests/unit/phases_marks_test.cpp sends them: a begin with every field, a point whose
+# name holds tabs and control characters, a name past kMaxNameBytes in two-byte characters.
+printf 'GSM1\tbegin\t123456789012\t4242\t4243\t17\tforward pass\n' >"$seeds/fuzz_marks/begin"
+printf 'GSM1\tpoint\t5\t1\t\t\tsave\tto\x01disk\n' >"$seeds/fuzz_marks/point"
+printf 'GSM1\tend\t5\t1\t\t\tx%s\n' "$(printf '\xc3\xa9%.0s' {1..261})" >"$seeds/fuzz_marks/long-name"
 
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
@@ -117,6 +146,9 @@ case $mode in
     run_target fuzz_run_database -runs=400
     run_target fuzz_http -runs=3000
     run_target fuzz_proc -runs=30000
+    run_target fuzz_grid_series -runs=30000
+    run_target fuzz_grid_api -runs=30000
+    run_target fuzz_marks -runs=30000
     ;;
   long)
     for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done

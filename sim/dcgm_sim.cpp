@@ -208,7 +208,7 @@ dcgmReturn_t DcgmSim::start_embedded(dcgmStartEmbeddedV2Params_v2* params) {
     return fail(-7, "DCGM cannot start embedded here (the scenario's dcgm.embedded is false)");
   }
   params->dcgmHandle = next_id_++;
-  connections_[params->dcgmHandle] = Connection{true, {}, {}, {}};
+  connections_[params->dcgmHandle] = Connection{true, {}, {}, {}, 0};
   return dcgm::kOk;
 }
 
@@ -551,11 +551,17 @@ dcgmReturn_t DcgmSim::latest_values(dcgmHandle_t handle, dcgmGroupEntityPair_t* 
 
 dcgmReturn_t DcgmSim::metric_groups(dcgmHandle_t handle, dcgmProfGetMetricGroups_v3* groups) {
   std::lock_guard lock(mutex_);
-  if (find(handle) == nullptr) return dcgm::kConnectionNotValid;
+  Connection* connection = find(handle);
+  if (connection == nullptr) return dcgm::kConnectionNotValid;
   if (groups == nullptr) return -1;
   if (groups->version != dcgm::kProfGetMetricGroupsVersion3) return -12;
   if (groups->gpuId >= scenario().gpus.size()) return -1;
   const DcgmSpec& spec = *scenario().dcgm;
+  if (spec.metric_groups_answers &&
+      connection->metric_groups_calls++ >= *spec.metric_groups_answers) {
+    return fail(dcgm::kConnectionNotValid,
+                "the host engine stopped answering (scenario fault: dcgm.metric_groups_answers)");
+  }
   if (spec.profiling == DcgmProfiling::kModuleMissing) {
     return fail(dcgm::kModuleNotLoaded, "the profiling module is not loaded (scenario fault)");
   }

@@ -75,6 +75,7 @@ class DcgmSim {
     std::map<dcgmGpuGrp_t, std::vector<unsigned>> groups;
     std::map<dcgmFieldGrp_t, std::vector<unsigned short>> field_groups;
     std::map<std::pair<dcgmGpuGrp_t, dcgmFieldGrp_t>, long long> watches;  // -> update_us
+    std::uint64_t metric_groups_calls = 0;  // for dcgm.metric_groups_answers
   };
   // What DCGM's cache holds for one GPU: the last two samples of its profiling counters.
   struct GpuCache {

@@ -57,6 +57,9 @@ DcgmSpec parse_dcgm(const nlohmann::json& value, const std::string& pointer) {
   }
   spec.multipass = reader.boolean("multipass", false);
   spec.refuse_field_groups = reader.boolean("refuse_field_groups", false);
+  if (reader.has("metric_groups_answers")) {
+    spec.metric_groups_answers = reader.unsigned_integer("metric_groups_answers", 0, 1'000'000);
+  }
   if (const nlohmann::json* windows = reader.find("counters_taken")) {
     spec.counters_taken = parse_windows(*windows, reader.child("counters_taken"));
   }

@@ -77,6 +77,9 @@ struct DcgmSpec {
   bool multipass = false;            // refuse watches that need several passes (no multiplexing)
   bool refuse_field_groups = false;  // dcgmFieldGroupCreate answers MAX_LIMIT
   std::vector<CountersTaken> counters_taken;
+  // dcgmProfGetSupportedMetricGroups answers this many calls of each connection, then fails
+  // (the host engine went away between two calls); none: every call answers.
+  std::optional<std::uint64_t> metric_groups_answers;
 };
 
 struct Scenario {

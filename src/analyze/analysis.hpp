@@ -123,7 +123,7 @@ struct CarbonInterval {
   std::int64_t start_wall_ns = 0;
   std::int64_t end_wall_ns = 0;
   double g_per_kwh = 0;
-  std::string kind;     // "actual", "forecast", "given"
+  IntensityKind kind;   // the period's: actual, estimated, forecast, given
   double energy_j = 0;  // the hardware counter's, split at the period's edges
   double grams = 0;     // energy × intensity × PUE
 };

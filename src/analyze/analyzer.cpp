@@ -642,7 +642,7 @@ void series_carbon(const IntensitySeries& series, std::span<const std::ptrdiff_t
                      "profile, the grid's {} figures)",
                      later_min / 60, later_min % 60,
                      util::utc_text(g.start_wall_ns, "%Y-%m-%d %H:%M"), 100 * g.saving, g.grams,
-                     g.baseline_grams, g.kind)});
+                     g.baseline_grams, g.kind.text())});
   }
 }
 

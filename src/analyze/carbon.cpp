@@ -47,6 +47,22 @@ bool equal_ignoring_case(std::string_view a, std::string_view b) {
 
 constexpr double kJoulesPerKwh = 3.6e6;
 
+// How far a period's figure is from a measurement, for the label of a greener start.
+int distance_from_measured(const IntensityKind& kind) {
+  switch (kind.value()) {
+    case IntensityKind::Actual:
+    case IntensityKind::Given:
+      return 0;
+    case IntensityKind::Estimated:
+      return 1;
+    case IntensityKind::Forecast:
+      return 2;
+    case IntensityKind::Other:
+      break;
+  }
+  return 3;
+}
+
 }  // namespace
 
 std::span<const GridRegion> builtin_regions() {
@@ -157,9 +173,11 @@ std::optional<GreenerStart> greener_start(std::span<const IntensityPeriod> perio
   if (best.shift == 0 || !(best.baseline_grams > 0)) return std::nullopt;
   best.saving = 1 - best.grams / best.baseline_grams;
   if (best.saving < 0.01) return std::nullopt;
-  best.kind = "actual";
+  best.kind = IntensityKind::Actual;
   for (std::size_t k = first + best.shift; k <= last + best.shift; ++k) {
-    if (periods[k].kind == "forecast") best.kind = "forecast";
+    if (distance_from_measured(periods[k].kind) > distance_from_measured(best.kind)) {
+      best.kind = periods[k].kind;
+    }
   }
   return best;
 }

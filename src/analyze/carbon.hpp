@@ -1,5 +1,6 @@
 // Carbon: grid intensity (built-in yearly averages or the user's figure), PUE, and emissions
-// from energy, designed for intensity that varies by interval (live grid APIs later).
+// from energy, flat or period by period from a grid intensity series (a user's file or a grid
+// API's answer, read by carbon/; docs/analysis.md §8), and the greener start it suggests.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +63,9 @@ double carbon_grams(std::span<const EnergyInterval> energy,
 // is the job's energy in periods[p] (zero outside the job). A shift counts only where the
 // periods it lands on follow each other without a gap. An estimate: the same energy in the same
 // order, the grid's figures (often forecasts) as they are.
+// `kind` names the least measured figures the moved profile lands on: Forecast when any period is
+// a forecast, else Estimated when any is an estimate, else Actual (a user's own figures count
+// as measured; a kind this gpuscope does not know is named as it was stored).
 struct GreenerStart {
   std::size_t shift = 0;           // periods later
   std::int64_t start_wall_ns = 0;  // the start of the period the job's first period moves to
@@ -69,7 +73,7 @@ struct GreenerStart {
   double grams = 0;                // the job's in-period carbon started then
   double baseline_grams = 0;       // the same, as it ran
   double saving = 0;               // 1 - grams / baseline_grams
-  std::string kind;                // "forecast" when any period used is one, else "actual"
+  IntensityKind kind = IntensityKind::Actual;  // see above
 };
 std::optional<GreenerStart> greener_start(std::span<const IntensityPeriod> periods,
                                           std::span<const double> energy_j, double pue,

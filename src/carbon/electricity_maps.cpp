@@ -91,7 +91,7 @@ IntensitySeries parse_electricity_maps_answer(std::string_view body, std::string
     p.g_per_kwh = g;
     const bool estimated = item.contains("isEstimated") && item["isEstimated"].is_boolean() &&
                            item["isEstimated"].get<bool>();
-    p.kind = estimated ? "estimated" : "actual";
+    p.kind = estimated ? IntensityKind::Estimated : IntensityKind::Actual;
     if (!series.periods.empty() && p.start_wall_ns < series.periods.back().end_wall_ns) continue;
     series.periods.push_back(std::move(p));
   }

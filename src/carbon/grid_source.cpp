@@ -112,7 +112,7 @@ std::optional<IntensitySeries> grid_series(const GridRequest& r, std::int64_t st
   }
   const bool forecast_only =
       std::all_of(series->periods.begin(), series->periods.end(),
-                  [](const IntensityPeriod& p) { return p.kind == "forecast"; });
+                  [](const IntensityPeriod& p) { return p.kind == IntensityKind::Forecast; });
   if (forecast_only) {
     notes.push_back(fmt::format("{}: the API gives forecasts only{}, no measured figures",
                                 series->region,

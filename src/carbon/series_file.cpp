@@ -20,6 +20,9 @@ namespace {
 constexpr std::size_t kMaxFileBytes = std::size_t{64} << 20;  // 64 MiB: years of 5-min figures
 constexpr double kMaxIntensity = 5000;                        // gCO2e/kWh: past any real grid
 constexpr std::int64_t kNsPerS = 1'000'000'000;
+// Times from 1970 to 2096 (Unix seconds 0 to 4e9): every grid's figures, and far from where
+// nanoseconds since 1970 overflow an int64 (before 1678, after 2262).
+constexpr std::int64_t kMaxUnixSeconds = 4'000'000'000;
 
 const std::vector<std::string_view> kStartNames = {"start", "from", "timestamp", "datetime"};
 const std::vector<std::string_view> kEndNames = {"end", "to"};
@@ -171,7 +174,9 @@ std::optional<std::int64_t> parse_time(std::string_view text) {
   if (text.empty()) return std::nullopt;
   if (text.find_first_not_of("0123456789.") == std::string_view::npos) {
     const auto seconds = util::parse_finite_number(text);
-    if (!seconds || *seconds < 0 || *seconds > 4e9) return std::nullopt;
+    if (!seconds || *seconds < 0 || *seconds > static_cast<double>(kMaxUnixSeconds)) {
+      return std::nullopt;
+    }
     return static_cast<std::int64_t>(std::llround(*seconds * 1e9));
   }
   // YYYY-MM-DDThh:mm[:ss[.fff]] then Z or ±hh:mm.
@@ -223,7 +228,9 @@ std::optional<std::int64_t> parse_time(std::string_view text) {
   tm.tm_sec = second;
   const std::time_t utc = timegm(&tm);
   if (utc == static_cast<std::time_t>(-1) || tm.tm_mday != *day) return std::nullopt;
-  return (static_cast<std::int64_t>(utc) - offset_s) * kNsPerS + fraction_ns;
+  const std::int64_t unix_s = static_cast<std::int64_t>(utc) - offset_s;
+  if (unix_s < 0 || unix_s > kMaxUnixSeconds) return std::nullopt;
+  return unix_s * kNsPerS + fraction_ns;
 }
 
 IntensitySeries parse_series(std::string_view text, std::string_view name) {
@@ -292,7 +299,7 @@ IntensitySeries parse_series(std::string_view text, std::string_view name) {
                          {}, "give periods that do not overlap");
     }
     p.g_per_kwh = points[i].g;
-    p.kind = "given";
+    p.kind = IntensityKind::Given;
     series.periods.push_back(std::move(p));
   }
   return series;

@@ -139,10 +139,10 @@ IntensitySeries parse_uk_answer(std::string_view body, bool regional, std::strin
     // Measured where the API has it, else its forecast; a period with neither is a gap.
     if (intensity.contains("actual") && intensity["actual"].is_number()) {
       p.g_per_kwh = intensity["actual"].get<double>();
-      p.kind = "actual";
+      p.kind = IntensityKind::Actual;
     } else if (intensity.contains("forecast") && intensity["forecast"].is_number()) {
       p.g_per_kwh = intensity["forecast"].get<double>();
-      p.kind = "forecast";
+      p.kind = IntensityKind::Forecast;
     } else {
       continue;
     }

@@ -44,6 +44,17 @@ const DcgmMapping* mapping_of(unsigned short field) {
   return field < table.size() ? table[field] : nullptr;
 }
 
+// The profiling fields gpuscope maps that the metric groups list, in the order watched.
+std::vector<unsigned short> mapped_profiling_fields(const std::vector<dcgm::MetricGroup>& groups) {
+  std::set<unsigned short> all;
+  for (const auto& g : groups) all.insert(g.fields.begin(), g.fields.end());
+  std::vector<unsigned short> fields;
+  for (const auto& m : dcgm_mappings()) {
+    if (is_prof(m.field) && all.count(m.field) > 0) fields.push_back(m.field);
+  }
+  return fields;
+}
+
 bool is_blank_value(const dcgmFieldValue_v2& v) {
   if (v.status != dcgm::kOk) return false;
   if (v.fieldType == dcgm::kTypeDouble) return dcgm::is_blank(v.value.dbl);
@@ -107,20 +118,16 @@ std::optional<unsigned> DcgmFeed::gpu_id(const std::string& uuid) {
 dcgm::Expected<std::vector<unsigned short>> DcgmFeed::offered(unsigned gpu_id) const {
   auto groups = session_->metric_groups(gpu_id);
   if (!groups) return tl::unexpected(groups.error());
-  std::set<unsigned short> all;
-  for (const auto& g : *groups) all.insert(g.fields.begin(), g.fields.end());
-  std::vector<unsigned short> fields;
-  for (const auto& m : dcgm_mappings()) {
-    if (is_prof(m.field) && all.count(m.field) > 0) fields.push_back(m.field);
-  }
-  return fields;
+  return mapped_profiling_fields(*groups);
 }
 
 std::string DcgmFeed::start(unsigned index, unsigned gpu_id, std::chrono::microseconds interval,
                             std::vector<std::string>& notes) {
-  auto groups = session_->metric_groups(gpu_id);
+  // One call: the groups give both the fields to watch and, should DCGM refuse to multiplex
+  // them, the single-pass fallback.
+  const auto groups = session_->metric_groups(gpu_id);
   if (!groups) return session_->describe(groups.error());
-  std::vector<unsigned short> prof = *offered(gpu_id);
+  const std::vector<unsigned short> prof = mapped_profiling_fields(*groups);
   if (prof.empty()) return "DCGM lists no profiling field gpuscope records for this GPU";
   std::vector<unsigned short> device;
   for (const auto& m : dcgm_mappings()) {

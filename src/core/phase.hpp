@@ -14,7 +14,7 @@ namespace gpuscope {
 // Where a phase came from.
 enum class PhaseSource {
   Nvtx,    // an NVTX range (push/pop or start/end) or mark, through CUPTI (--trace-nvtx)
-  Mark,    // `gpuscope mark` or a job's own datagram to GPUSCOPE_MARK_SOCKET
+  Mark,    // `gpuscope mark` or a job's own line on the stream socket GPUSCOPE_MARK_SOCKET
   Output,  // a line of the job's output matching a --phase pattern
 };
 

@@ -51,6 +51,7 @@ std::string clean_name(std::string_view text) {
     // Back to the start of a UTF-8 character (not a continuation byte 10xxxxxx).
     while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
     out.resize(cut);
+    out.erase(out.find_last_not_of(' ') + 1);  // a space before the cut ends no name
   }
   return out;
 }

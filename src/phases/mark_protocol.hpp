@@ -41,12 +41,13 @@ struct Mark {
 // The line for `mark`, without its newline (its name and instance cleaned as parse_mark would).
 std::string format_mark(const Mark& mark);
 
-// The mark a line holds, or nullopt with `why` set (a datagram that is not a mark: another
-// program's, a cut one, a future version's). A trailing newline is not part of it.
+// The mark a line holds, or nullopt with `why` set (a line on the socket that is not a mark:
+// another program's, a cut one, a future version's). A trailing newline is not part of it.
 std::optional<Mark> parse_mark(std::string_view line, std::string* why = nullptr);
 
 // A name or instance as gpuscope keeps it: control characters (tabs, newlines, NUL, ...)
-// become spaces, surrounding spaces go, and it is cut to kMaxNameBytes at a character boundary.
+// become spaces, surrounding spaces go, and it is cut to kMaxNameBytes at a character boundary
+// (a space the cut leaves at the end goes too, so cleaning it again changes nothing).
 std::string clean_name(std::string_view text);
 
 }  // namespace gpuscope::phases

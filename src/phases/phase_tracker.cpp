@@ -59,7 +59,7 @@ bool PhaseTracker::begin(const PhaseEdge& edge) {
 }
 
 bool PhaseTracker::end(const PhaseEdge& edge) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   const auto matches = [&edge](const Phase& p, bool same_process) {
     return p.source == edge.source && p.name == edge.name && (!same_process || p.pid == edge.pid);
   };
@@ -77,35 +77,38 @@ bool PhaseTracker::end(const PhaseEdge& edge) {
   Phase phase = std::move(*it);
   open_.erase(std::next(it).base());
   phase.end_mono_ns = std::max(edge.mono_ns, phase.start_mono_ns);
-  emit_locked(std::move(phase));
+  closed_.push_back(std::move(phase));
+  emit_closed(lock);
   return true;
 }
 
 void PhaseTracker::point(const PhaseEdge& edge) {
   Phase phase = phase_at(edge, true);
-  std::lock_guard lock(mutex_);
-  emit_locked(std::move(phase));
+  std::unique_lock lock(mutex_);
+  closed_.push_back(std::move(phase));
+  emit_closed(lock);
 }
 
 int PhaseTracker::end_all(PhaseSource source, const std::string& name, std::int64_t mono_ns) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   int closed = 0;
   for (auto it = open_.begin(); it != open_.end();) {
     if (it->source == source && it->name == name) {
       Phase phase = std::move(*it);
       it = open_.erase(it);
       phase.end_mono_ns = std::max(mono_ns, phase.start_mono_ns);
-      emit_locked(std::move(phase));
+      closed_.push_back(std::move(phase));
       ++closed;
     } else {
       ++it;
     }
   }
+  emit_closed(lock);
   return closed;
 }
 
 void PhaseTracker::finish(std::int64_t mono_ns) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   // Innermost (latest opened) first, so what is emitted stays in closing order.
   while (!open_.empty()) {
     Phase phase = std::move(open_.back());
@@ -113,13 +116,31 @@ void PhaseTracker::finish(std::int64_t mono_ns) {
     phase.end_mono_ns = std::max(mono_ns, phase.start_mono_ns);
     phase.closed = false;
     ++never_closed_[phase.name];
-    emit_locked(std::move(phase));
+    closed_.push_back(std::move(phase));
   }
+  emit_closed(lock);
 }
 
-void PhaseTracker::emit_locked(Phase phase) {
-  ++emitted_;
-  if (emit_) emit_(std::move(phase));
+void PhaseTracker::emit_closed(std::unique_lock<std::mutex>& lock) {
+  // One thread hands phases on at a time, so they reach emit_ in the order they closed; another
+  // thread's (or the callback's own) calls meanwhile only queue theirs, for the loop below.
+  if (emitting_) return;
+  emitting_ = true;
+  while (!closed_.empty()) {
+    Phase phase = std::move(closed_.front());
+    closed_.pop_front();
+    ++emitted_;
+    lock.unlock();
+    try {
+      if (emit_) emit_(std::move(phase));
+    } catch (...) {
+      lock.lock();
+      emitting_ = false;  // the next call hands on what is still queued
+      throw;
+    }
+    lock.lock();
+  }
+  emitting_ = false;
 }
 
 std::int64_t PhaseTracker::open_count() const {

@@ -6,10 +6,12 @@
 //  - an end that closes nothing is counted, never invented into a phase;
 //  - a phase still open at the end (the job ended, its process died inside it) is closed there
 //    with closed = false.
-// Thread-safe: marks arrive on the receiver's thread, output lines on the job's.
+// Thread-safe: marks arrive on the receiver's thread, output lines on the job's. The callback runs
+// without the tracker's lock, one call at a time, and may call the tracker itself.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -36,7 +38,11 @@ class PhaseTracker {
   // bound for a job that never ends what it begins.
   static constexpr std::size_t kMaxOpen = 65536;
 
-  // `emit` gets each phase when it closes (in closing order), on the caller's thread.
+  // `emit` gets each phase once it has closed, in closing order, one call at a time, without the
+  // tracker's lock held (so it may call the tracker: what it closes follows once it returns). It
+  // runs on the thread of a call that closed a phase: when another thread is already handing
+  // phases on, the call returns at once and that thread hands this one on too. Once no call is
+  // running, every phase closed so far has been handed on.
   explicit PhaseTracker(std::function<void(Phase)> emit);
 
   // Returns false when the begin was dropped (kMaxOpen phases are open).
@@ -60,12 +66,15 @@ class PhaseTracker {
   std::vector<std::string> problems() const;
 
  private:
-  void emit_locked(Phase phase);
+  // Hands the closed phases on to emit_ (see the constructor), unlocking `lock` around each call.
+  void emit_closed(std::unique_lock<std::mutex>& lock);
 
   std::function<void(Phase)> emit_;
   mutable std::mutex mutex_;
-  std::vector<Phase> open_;  // in begin order
-  std::int64_t emitted_ = 0;
+  std::vector<Phase> open_;   // in begin order
+  std::deque<Phase> closed_;  // in closing order, not yet handed to emit_
+  bool emitting_ = false;     // a thread is in emit_closed
+  std::int64_t emitted_ = 0;  // handed to emit_
   std::map<std::string, std::int64_t> unmatched_;
   std::map<std::string, std::int64_t> never_closed_;
   std::int64_t dropped_begins_ = 0;

@@ -11,8 +11,10 @@ namespace {
 // Container ids are hex; Docker and its kin print 12 digits of the 64 in a short id, so fewer
 // than that is not an id.
 constexpr std::size_t kMinContainerIdDigits = 12;
-// Pod UIDs are UUIDs (32 hex digits and 4 dashes); a static pod's is 32 hex digits.
-constexpr std::size_t kMinPodUidDigits = 12;
+// Pod UIDs as the kubelet writes them into a pod's folder name: a UUID (8-4-4-4-12 hex digits),
+// or for a static pod the MD5 of its manifest (32 hex digits, no dashes).
+constexpr std::size_t kPodUidGroups[] = {8, 4, 4, 4, 12};
+constexpr std::size_t kStaticPodUidDigits = 32;
 
 bool is_hex_digit(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -22,9 +24,12 @@ bool is_decimal_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
+bool is_hex(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), is_hex_digit);
+}
+
 bool is_container_id(std::string_view text) {
-  return text.size() >= kMinContainerIdDigits &&
-         std::all_of(text.begin(), text.end(), is_hex_digit);
+  return text.size() >= kMinContainerIdDigits && is_hex(text);
 }
 
 bool is_number(std::string_view text) {
@@ -36,20 +41,25 @@ std::string_view without_suffix(std::string_view text, std::string_view suffix) 
   return text;
 }
 
-// A pod UID as the kubelet wrote it in a folder name ('_' for '-' under the systemd driver),
-// with its dashes back; nullopt when it is not hex digits and dashes.
-std::optional<std::string> pod_uid(std::string_view text) {
-  std::string uid(text);
-  std::replace(uid.begin(), uid.end(), '_', '-');
-  std::size_t digits = 0;
-  for (char c : uid) {
-    if (is_hex_digit(c)) {
-      ++digits;
-    } else if (c != '-') {
-      return std::nullopt;
+// A pod UID as the kubelet wrote it in a folder name, its groups joined by `separator` ('-'
+// under the cgroupfs driver, '_' under the systemd driver, whose slice names use '-' between
+// levels), with its dashes back; nullopt when it is not a UID.
+std::optional<std::string> pod_uid(std::string_view text, char separator) {
+  if (text.size() == kStaticPodUidDigits && is_hex(text)) return std::string(text);
+  std::string uid;
+  std::size_t at = 0;
+  for (const std::size_t digits : kPodUidGroups) {
+    if (at > 0) {
+      if (at >= text.size() || text[at] != separator) return std::nullopt;
+      uid += '-';
+      ++at;
     }
+    const std::string_view group = text.substr(at, digits);
+    if (group.size() != digits || !is_hex(group)) return std::nullopt;
+    uid += group;
+    at += digits;
   }
-  if (digits < kMinPodUidDigits) return std::nullopt;
+  if (at != text.size()) return std::nullopt;
   return uid;
 }
 
@@ -96,12 +106,12 @@ void read_container(std::string_view folder, std::string_view parent, CgroupIden
 }
 
 // One level below "kubepods": the QoS class ("burstable", "besteffort"; guaranteed pods have no
-// level of their own) or the pod ("pod<uid>").
-void read_pod_level(std::string_view level, CgroupIdentity& identity) {
+// level of their own) or the pod ("pod<uid>", the UID's groups joined by `separator`).
+void read_pod_level(std::string_view level, char separator, CgroupIdentity& identity) {
   if (level == "burstable" || level == "besteffort") {
     identity.pod_qos = std::string(level);
   } else if (level.starts_with("pod")) {
-    identity.pod_uid = pod_uid(level.substr(3));
+    identity.pod_uid = pod_uid(level.substr(3), separator);
   }
 }
 
@@ -120,13 +130,13 @@ void read_kubernetes(std::string_view folder, bool& in_kubepods, CgroupIdentity&
       if (level == "kubepods") {
         below_kubepods = in_kubepods = true;
       } else if (below_kubepods) {
-        read_pod_level(level, identity);
+        read_pod_level(level, '_', identity);
       }
     }
   } else if (folder == "kubepods") {
     in_kubepods = true;
   } else if (in_kubepods) {
-    read_pod_level(folder, identity);
+    read_pod_level(folder, '-', identity);
   }
 }
 

@@ -16,11 +16,12 @@ struct CgroupIdentity {
   std::optional<std::string> container_runtime;  // "docker", "podman", "containerd", "cri-o",
                                                  // or "kubernetes" when a pod's container id
                                                  // has no runtime marker (cgroupfs driver)
-  std::optional<std::string> pod_uid;       // Kubernetes pod UID with dashes (systemd driver writes
-                                            // '_' for '-')
-  std::optional<std::string> pod_qos;       // "guaranteed", "burstable", "besteffort"
-  std::optional<std::string> slurm_job_id;  // e.g. "4242"
-  std::optional<std::string> slurm_step;    // "0", "batch", "extern", "interactive"
+  std::optional<std::string> pod_uid;            // Kubernetes pod UID: a UUID with dashes (the
+                                                 // systemd driver writes '_' for '-'), or a static
+                                                 // pod's 32 hex digits
+  std::optional<std::string> pod_qos;            // "guaranteed", "burstable", "besteffort"
+  std::optional<std::string> slurm_job_id;       // e.g. "4242"
+  std::optional<std::string> slurm_step;         // "0", "batch", "extern", "interactive"
 };
 
 // Parses one cgroup path ("/kubepods.slice/..."). Unknown shapes: every field but path absent

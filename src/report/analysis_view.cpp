@@ -298,9 +298,9 @@ std::string energy_text(const Analysis& a, const Style& style) {
       std::vector<std::vector<std::string>> rows;
       for (std::size_t i = 0; i < c.intervals.size() && i < kShown; ++i) {
         const auto& p = c.intervals[i];
-        rows.push_back({utc_minute(p.start_wall_ns), utc_minute(p.end_wall_ns), p.kind,
-                        fmt::format("{:.0f}", p.g_per_kwh), format_energy(p.energy_j),
-                        fmt::format("{:.2f} g", p.grams)});
+        rows.push_back({utc_minute(p.start_wall_ns), utc_minute(p.end_wall_ns),
+                        std::string(p.kind.text()), fmt::format("{:.0f}", p.g_per_kwh),
+                        format_energy(p.energy_j), fmt::format("{:.2f} g", p.grams)});
       }
       out += table({"from (UTC)", "to", "kind", "gCO2e/kWh", "energy", "carbon"}, rows, style);
       if (c.intervals.size() > kShown) {
@@ -773,7 +773,7 @@ nlohmann::json analysis_json(const Analysis& a) {
       intervals.push_back({{"start_wall_ns", p.start_wall_ns},
                            {"end_wall_ns", p.end_wall_ns},
                            {"g_per_kwh", p.g_per_kwh},
-                           {"kind", p.kind},
+                           {"kind", std::string(p.kind.text())},
                            {"energy_j", p.energy_j},
                            {"grams", p.grams}});
     }
@@ -793,7 +793,7 @@ nlohmann::json analysis_json(const Analysis& a) {
                                 {"grams", c.greener->grams},
                                 {"baseline_grams", c.greener->baseline_grams},
                                 {"saving", c.greener->saving},
-                                {"kind", c.greener->kind},
+                                {"kind", std::string(c.greener->kind.text())},
                                 {"estimate", true}}
                          : json(nullptr)}};
   }
@@ -844,8 +844,8 @@ std::string analysis_csv(const Analysis& a, View view, const std::vector<Metric>
     for (const auto& p : a.carbon->intervals) {
       out +=
           fmt::format("{},{},{},{},{},{}\n", util::utc_text(p.start_wall_ns, "%Y-%m-%dT%H:%M:%SZ"),
-                      util::utc_text(p.end_wall_ns, "%Y-%m-%dT%H:%M:%SZ"), p.kind, num(p.g_per_kwh),
-                      num(p.energy_j), num(p.grams));
+                      util::utc_text(p.end_wall_ns, "%Y-%m-%dT%H:%M:%SZ"), p.kind.text(),
+                      num(p.g_per_kwh), num(p.energy_j), num(p.grams));
     }
     return out;
   }

@@ -34,7 +34,8 @@ std::optional<IntensitySeries> load_grid_series(const std::filesystem::path& pat
     while (stmt.step()) {
       series.source = stmt.text(0);
       series.region = stmt.opt_text(1).value_or("");
-      series.periods.push_back({stmt.int64(3), stmt.int64(4), stmt.real(5), stmt.text(2)});
+      series.periods.push_back(
+          {stmt.int64(3), stmt.int64(4), stmt.real(5), IntensityKind::parse(stmt.text(2))});
     }
     if (series.periods.empty()) return std::nullopt;
     return series;
@@ -56,7 +57,7 @@ void save_grid_series(const std::filesystem::path& path, const std::string& requ
       insert.bind(1, request);
       insert.bind(2, series.source);
       insert.bind(3, series.region);
-      insert.bind(4, p.kind);
+      insert.bind(4, std::string(p.kind.text()));  // the stored word, as it always was
       insert.bind(5, p.start_wall_ns);
       insert.bind(6, p.end_wall_ns);
       insert.bind(7, p.g_per_kwh);

@@ -155,8 +155,8 @@ TEST(Analyzer, CarbonFromAGridSeriesPeriodByPeriod) {
   IntensitySeries series;
   series.source = "file grid.csv";
   // [5 s, 20 s) at 100 g/kWh, a gap [20, 30), [30, 200) at 300 g/kWh (actual).
-  series.periods = {{t0 + 5 * kS, t0 + 20 * kS, 100, "given"},
-                    {t0 + 30 * kS, t0 + 200 * kS, 300, "actual"}};
+  series.periods = {{t0 + 5 * kS, t0 + 20 * kS, 100, IntensityKind::Given},
+                    {t0 + 30 * kS, t0 + 200 * kS, 300, IntensityKind::Actual}};
   o.grid_series = series;
   const Analysis a = analyse({gpu(0, 100, 10, 80), gpu(1, 100, 10, 80)}, o);
   ASSERT_TRUE(a.carbon);
@@ -166,7 +166,7 @@ TEST(Analyzer, CarbonFromAGridSeriesPeriodByPeriod) {
   ASSERT_EQ(c.intervals.size(), 2U);
   EXPECT_NEAR(c.intervals[0].energy_j, 2 * 4500.0, 1e-6);
   EXPECT_NEAR(c.intervals[1].energy_j, 2 * 27600.0, 1e-6);
-  EXPECT_EQ(c.intervals[1].kind, "actual");
+  EXPECT_EQ(c.intervals[1].kind, IntensityKind::Actual);
   EXPECT_NEAR(c.intervals[0].grams, 2 * 4500.0 / 3.6e6 * 100 * 1.2, 1e-9);
   const double outside_j = 2 * (500.0 + 4000.0);
   const double expected = (2 * 4500.0 * 100 + 2 * 27600.0 * 300 + outside_j * 56) / 3.6e6 * 1.2;

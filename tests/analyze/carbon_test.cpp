@@ -111,7 +111,7 @@ namespace gpuscope::analyze {
 namespace {
 
 // The greener start, by hand: half-hour periods, the job's energy in the first two.
-std::vector<IntensityPeriod> half_hours(const std::vector<double>& g, const std::string& kind) {
+std::vector<IntensityPeriod> half_hours(const std::vector<double>& g, IntensityKind kind) {
   constexpr std::int64_t kHalfHour = 1800LL * 1'000'000'000;
   std::vector<IntensityPeriod> out;
   for (std::size_t i = 0; i < g.size(); ++i) {
@@ -122,7 +122,7 @@ std::vector<IntensityPeriod> half_hours(const std::vector<double>& g, const std:
 }
 
 TEST(GreenerStart, MovesTheProfileToTheCleanestPeriods) {
-  const auto periods = half_hours({300, 200, 400, 100, 50, 250}, "forecast");
+  const auto periods = half_hours({300, 200, 400, 100, 50, 250}, IntensityKind::Forecast);
   const std::vector<double> energy{3.6e6, 7.2e6, 0, 0, 0, 0};  // 1 kWh, then 2 kWh
   const auto g = greener_start(periods, energy, 1.0, 24LL * 3600 * 1'000'000'000);
   ASSERT_TRUE(g);
@@ -133,11 +133,11 @@ TEST(GreenerStart, MovesTheProfileToTheCleanestPeriods) {
   EXPECT_NEAR(g->saving, 1 - 200.0 / 700, 1e-12);
   EXPECT_EQ(g->start_wall_ns, periods[3].start_wall_ns);
   EXPECT_EQ(g->later_ns, 3 * 1800LL * 1'000'000'000);
-  EXPECT_EQ(g->kind, "forecast");
+  EXPECT_EQ(g->kind, IntensityKind::Forecast);
 }
 
 TEST(GreenerStart, StaysWithinTheHorizonAndNeverSpansAGap) {
-  auto periods = half_hours({300, 200, 400, 100, 50, 250}, "actual");
+  auto periods = half_hours({300, 200, 400, 100, 50, 250}, IntensityKind::Actual);
   const std::vector<double> energy{3.6e6, 7.2e6, 0, 0, 0, 0};
   // An hour's horizon allows shifts 1 and 2: shift 1 is 1·200 + 2·400 = 1000 g, shift 2 is
   // 1·400 + 2·100 = 600 g.
@@ -145,7 +145,7 @@ TEST(GreenerStart, StaysWithinTheHorizonAndNeverSpansAGap) {
   ASSERT_TRUE(hour);
   EXPECT_EQ(hour->shift, 2U);
   EXPECT_DOUBLE_EQ(hour->grams, 600);
-  EXPECT_EQ(hour->kind, "actual");
+  EXPECT_EQ(hour->kind, IntensityKind::Actual);
   // A gap before period 4: shift 3 (200 g) would lay the profile over it, so the best is
   // shift 4, over periods 4 and 5: 1·50 + 2·250 = 550 g.
   periods[4].start_wall_ns += 60LL * 1'000'000'000;
@@ -155,8 +155,29 @@ TEST(GreenerStart, StaysWithinTheHorizonAndNeverSpansAGap) {
   EXPECT_DOUBLE_EQ(gap->grams, 550);
 }
 
+TEST(GreenerStart, SaysEstimatedFiguresAreEstimates) {
+  // Electricity Maps' estimated hours are a model's figures for the past: not measured (never
+  // IntensityKind::Actual), not forecast; a forecast among the periods used makes the whole a
+  // forecast.
+  auto periods = half_hours({300, 200, 400, 100, 50, 250}, IntensityKind::Estimated);
+  const std::vector<double> energy{3.6e6, 7.2e6, 0, 0, 0, 0};
+  const auto estimated = greener_start(periods, energy, 1.0, 24LL * 3600 * 1'000'000'000);
+  ASSERT_TRUE(estimated);
+  EXPECT_EQ(estimated->shift, 3U);
+  EXPECT_EQ(estimated->kind, IntensityKind::Estimated);
+  periods[3].kind =
+      IntensityKind::Actual;  // one measured period under the moved profile: still an estimate
+  const auto mixed = greener_start(periods, energy, 1.0, 24LL * 3600 * 1'000'000'000);
+  ASSERT_TRUE(mixed);
+  EXPECT_EQ(mixed->kind, IntensityKind::Estimated);
+  periods[4].kind = IntensityKind::Forecast;
+  const auto forecast = greener_start(periods, energy, 1.0, 24LL * 3600 * 1'000'000'000);
+  ASSERT_TRUE(forecast);
+  EXPECT_EQ(forecast->kind, IntensityKind::Forecast);
+}
+
 TEST(GreenerStart, NothingWhenNoLaterStartIsCleaner) {
-  const auto periods = half_hours({100, 200, 300}, "forecast");
+  const auto periods = half_hours({100, 200, 300}, IntensityKind::Forecast);
   EXPECT_FALSE(
       greener_start(periods, std::vector<double>{3.6e6, 0, 0}, 1.0, 24LL * 3600 * 1'000'000'000));
   EXPECT_FALSE(

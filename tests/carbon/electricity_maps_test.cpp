@@ -93,8 +93,8 @@ TEST(ElectricityMaps, HoursOfTheZoneWithTheTokenInItsHeader) {
   ASSERT_EQ(s.periods.size(), 2U);
   EXPECT_EQ(s.source, "Electricity Maps");
   EXPECT_EQ(s.region, "DE");
-  EXPECT_EQ(s.periods[0].kind, "actual");
-  EXPECT_EQ(s.periods[1].kind, "estimated");
+  EXPECT_EQ(s.periods[0].kind, IntensityKind::Actual);
+  EXPECT_EQ(s.periods[1].kind, IntensityKind::Estimated);
   EXPECT_EQ(s.periods[1].g_per_kwh, 320);
   EXPECT_EQ(s.periods[0].end_wall_ns - s.periods[0].start_wall_ns, 3600 * kS);
 }

@@ -88,7 +88,7 @@ TEST(GridSource, AKeptSeriesCoveringTheRunIsUsedWithoutAsking) {
   MemoryCache cache;
   IntensitySeries kept;
   kept.region = "DE";
-  kept.periods.push_back({kStart - 3600 * kS, kEnd + 3600 * kS, 321.0, "actual"});
+  kept.periods.push_back({kStart - 3600 * kS, kEnd + 3600 * kS, 321.0, IntensityKind::Actual});
   cache.kept["electricitymaps:DE"] = kept;
   std::vector<std::string> notes;
   const auto series = grid_series(request, kStart, kEnd, cache, notes);

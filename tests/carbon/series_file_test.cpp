@@ -30,6 +30,14 @@ TEST(ParseTime, IsoWithZonesAndUnixSeconds) {
   EXPECT_FALSE(parse_time("yesterday").has_value());
   EXPECT_FALSE(parse_time("").has_value());
   EXPECT_FALSE(parse_time("2026-11-25T13:00Zjunk").has_value());
+  // 1970 to 2096, as Unix seconds are: far from where ns since 1970 overflow (fuzz_grid_series).
+  EXPECT_FALSE(parse_time("1013-11-25T13:00Z").has_value());
+  EXPECT_FALSE(parse_time("9999-12-31T23:59Z").has_value());
+  EXPECT_FALSE(parse_time("1969-12-31T23:59Z").has_value());
+  EXPECT_FALSE(parse_time("1970-01-01T00:30+01:00").has_value());
+  EXPECT_EQ(parse_time("1970-01-01T00:00Z"), 0);
+  EXPECT_EQ(parse_time("2096-10-02T07:06:40Z"), 4'000'000'000 * kS);
+  EXPECT_FALSE(parse_time("4000000001").has_value());
 }
 
 TEST(SeriesFile, CsvPeriods) {
@@ -43,7 +51,7 @@ TEST(SeriesFile, CsvPeriods) {
   EXPECT_EQ(s.periods[0].end_wall_ns, kT0 + 1800 * kS);
   EXPECT_EQ(s.periods[0].g_per_kwh, 180);
   EXPECT_EQ(s.periods[1].g_per_kwh, 95.5);
-  EXPECT_EQ(s.periods[1].kind, "given");
+  EXPECT_EQ(s.periods[1].kind, IntensityKind::Given);
 }
 
 TEST(SeriesFile, PointReadingsHoldUntilTheNext) {

@@ -164,9 +164,9 @@ TEST(UkGrid, NationalAcrossMidnightInWholeHalfHours) {
   EXPECT_EQ(api.paths()[0], "/intensity/2026-11-25T23:00Z/2026-11-26T01:00Z");
   ASSERT_EQ(s.periods.size(), 4U);
   EXPECT_EQ(s.periods[0].start_wall_ns, kStart - 600 * kS);
-  EXPECT_EQ(s.periods[0].kind, "actual");  // measured where the API has it
+  EXPECT_EQ(s.periods[0].kind, IntensityKind::Actual);  // measured where the API has it
   EXPECT_EQ(s.periods[0].g_per_kwh, 100);
-  EXPECT_EQ(s.periods[2].kind, "forecast");  // else its forecast, said so
+  EXPECT_EQ(s.periods[2].kind, IntensityKind::Forecast);  // else its forecast, said so
   EXPECT_EQ(s.periods[2].g_per_kwh, 220);
   EXPECT_EQ(s.source, "UK Carbon Intensity API");
   EXPECT_EQ(s.region, "Great Britain");
@@ -188,7 +188,7 @@ TEST(UkGrid, RegionalDataIsAnObjectAndForecastOnly) {
             "/regional/intensity/2026-11-25T23:00Z/2026-11-25T23:30Z/regionid/12");
   EXPECT_EQ(s.region, "South England");
   ASSERT_FALSE(s.periods.empty());
-  EXPECT_EQ(s.periods[0].kind, "forecast");
+  EXPECT_EQ(s.periods[0].kind, IntensityKind::Forecast);
 }
 
 TEST(UkGrid, RateLimitIsRetriedAfterRetryAfter) {

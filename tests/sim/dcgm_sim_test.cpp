@@ -197,6 +197,17 @@ TEST_F(DcgmSimTest, ProfilingModuleFaults) {
   EXPECT_EQ(watch(h, {1002}), dcgm::kProfilingNotSupported);
 }
 
+TEST_F(DcgmSimTest, MetricGroupsAnswerAsOftenAsTheScenarioSays) {
+  ASSERT_EQ(load(R"({"metric_groups_answers": 2})"), dcgm::kOk);
+  const dcgmHandle_t h = embedded();
+  dcgmProfGetMetricGroups_v3 groups{};
+  groups.version = dcgm::kProfGetMetricGroupsVersion3;
+  EXPECT_EQ(sim_.metric_groups(h, &groups), dcgm::kOk);
+  EXPECT_EQ(sim_.metric_groups(h, &groups), dcgm::kOk);
+  EXPECT_EQ(sim_.metric_groups(h, &groups), dcgm::kConnectionNotValid);
+  EXPECT_NE(std::string(sim_.last_error()).find("metric_groups_answers"), std::string::npos);
+}
+
 TEST_F(DcgmSimTest, FieldGroupsRefused) {
   ASSERT_EQ(load(R"({"refuse_field_groups": true})"), dcgm::kOk);
   EXPECT_EQ(watch(embedded(), {1002}), -24);

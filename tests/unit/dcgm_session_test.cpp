@@ -120,6 +120,21 @@ TEST(DcgmSession, ProfilingValuesArriveAfterTwoSamples) {
   EXPECT_EQ(values[1].fieldType, dcgm::kTypeInt64);
 }
 
+TEST(DcgmFeed, StartAsksForTheMetricGroupsOnce) {
+  SimEnvironment env(SimEnvironment::shipped("a100-dcgm"));
+  // The host engine answers one metric-groups call of the connection, then no more.
+  SimEnvironment scenario(
+      a100_with(env, R"({"hostengine": "localhost:5555", "metric_groups_answers": 1})"));
+  collect::DcgmFeed feed(std::make_unique<Session>(sim_dcgm(), ConnectOptions{}));
+  std::vector<std::string> notes;
+  EXPECT_EQ(feed.start(0, 0, std::chrono::milliseconds(100), notes), "");
+  EXPECT_TRUE(notes.empty());
+  // The next GPU's call is refused: it says why instead of watching nothing.
+  const std::string why = feed.start(1, 1, std::chrono::milliseconds(100), notes);
+  EXPECT_NE(why.find("dcgmProfGetSupportedMetricGroups"), std::string::npos) << why;
+  EXPECT_NE(why.find("CONNECTION_NOT_VALID"), std::string::npos) << why;
+}
+
 TEST(DcgmFeed, SinglePassKeepsOneMinorGroupPerMajor) {
   const std::vector<dcgm::MetricGroup> groups = {{0, 0, {1002, 1003, 1004, 1007}},
                                                  {0, 1, {1002, 1003, 1006}},

@@ -83,6 +83,14 @@ TEST(MarkProtocol, LongNamesAreCutAtACharacterBoundary) {
   EXPECT_EQ(cut.size() % 2, 1U);
 }
 
+TEST(MarkProtocol, ACutNameEndsWithoutASpace) {
+  // The cut falls just after a space: the name ends before it, so the line format_mark writes
+  // reads back as the same name (found by fuzz_marks).
+  const std::string cut = clean_name(std::string(kMaxNameBytes - 1, 'a') + " bcd");
+  EXPECT_EQ(cut, std::string(kMaxNameBytes - 1, 'a'));
+  EXPECT_EQ(clean_name(cut), cut);
+}
+
 TEST(MarkSocket, MarksArriveInOrderAndNothingAfterStop) {
   TempDir dir;
   std::mutex mutex;
@@ -205,6 +213,34 @@ TEST(PhaseTracker, AnEndBeforeItsBeginCannotMakeANegativePhase) {
   c.tracker.end(edge("x", 50));  // a clock that went backwards between two senders
   ASSERT_EQ(c.phases.size(), 1U);
   EXPECT_EQ(c.phases[0].end_mono_ns, 100);
+}
+
+TEST(PhaseTracker, TheCallbackMayCallBackIntoTheTracker) {
+  // A callback that reads the tracker and closes another phase from inside itself: it holds no
+  // lock of the tracker's (with emit_ called under its std::mutex, this deadlocked), and what it
+  // closes is handed on after it returns, still in closing order.
+  std::vector<std::string> emitted;
+  std::vector<std::int64_t> open_seen, emitted_seen;
+  PhaseTracker* self = nullptr;
+  PhaseTracker tracker([&](Phase p) {
+    emitted.push_back(p.name);
+    open_seen.push_back(self->open_count());
+    emitted_seen.push_back(self->emitted());
+    if (p.name == "inner") {
+      EXPECT_TRUE(self->end(edge("outer", p.end_mono_ns)));
+    } else if (p.name == "outer") {
+      self->point(edge("after", p.end_mono_ns));
+    }
+  });
+  self = &tracker;
+  tracker.begin(edge("outer", 10));
+  tracker.begin(edge("inner", 20));
+  EXPECT_TRUE(tracker.end(edge("inner", 30)));
+  EXPECT_EQ(emitted, (std::vector<std::string>{"inner", "outer", "after"}));
+  EXPECT_EQ(open_seen, (std::vector<std::int64_t>{1, 0, 0}));
+  EXPECT_EQ(emitted_seen, (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(tracker.emitted(), 3);
+  EXPECT_TRUE(tracker.problems().empty());
 }
 
 TEST(PhaseTracker, OpenPhasesAreBounded) {

@@ -23,6 +23,7 @@ const std::string kCrioId = "8405290c2ed382f3a52f6de87d21f3d7d8fc0e6530fe418ca75
 const std::string kNerdctlId = "704c46ea013cc34b692aa5c19d55c122f93d2f2716692c29ee84599a8183e1e6";
 const std::string kPodUid = "d82d336e-7e65-4d59-b9f9-0fa4f2bab5b8";
 const std::string kPodUidSystemd = "d82d336e_7e65_4d59_b9f9_0fa4f2bab5b8";  // '_' for '-'
+const std::string kStaticPodUid = "6b1a8f0e5c6d2f3e9a4b7c8d0e1f2a3b";       // a static pod's
 
 // A cgroup v1 file as a Debian 11 host writes it, every controller at `path`, with the v2 line
 // of a hybrid host when `unified` is given.
@@ -159,6 +160,22 @@ std::vector<CgroupCase> cases() {
       kPodUidSystemd + ".slice/cri-containerd-" + kContainerdId + ".scope";
   all.push_back(row("k8s_kind_nested_root", v2_file(kind), kind, kContainerdId, "containerd",
                     kPodUid, "besteffort"));
+  // A static pod's UID is the MD5 of its manifest: 32 hex digits, no dashes, in either driver.
+  const std::string static_sd = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" +
+                                kStaticPodUid + ".slice/cri-containerd-" + kContainerdId + ".scope";
+  all.push_back(row("k8s_static_pod_systemd", v2_file(static_sd), static_sd, kContainerdId,
+                    "containerd", kStaticPodUid, "burstable"));
+  const std::string static_fs = "/kubepods/pod" + kStaticPodUid + "/" + kContainerdId;
+  all.push_back(row("k8s_static_pod_cgroupfs", v1_file(static_fs), static_fs, kContainerdId,
+                    "kubernetes", kStaticPodUid, "guaranteed"));
+  // What is not a UID the kubelet writes: too short, grouped otherwise, or '_' where the
+  // cgroupfs driver keeps the dashes. No pod; a runtime's unit is still its container.
+  const std::string short_sd =
+      "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podd82d336e7e65.slice/"
+      "cri-containerd-" +
+      kContainerdId + ".scope";
+  all.push_back(row("k8s_pod_uid_too_short_systemd", v2_file(short_sd), short_sd, kContainerdId,
+                    "containerd"));
 
   // containerd outside Kubernetes.
   const std::string nerdctl = "/system.slice/nerdctl-" + kNerdctlId + ".scope";
@@ -232,6 +249,14 @@ std::vector<CgroupCase> cases() {
           "/mygroup/" + kDockerId);
   unknown("pod_uid_not_hex", v2_file("/kubepods/burstable/podnot-a-uid/" + kContainerdId),
           "/kubepods/burstable/podnot-a-uid/" + kContainerdId);
+  unknown("pod_uid_too_short", v2_file("/kubepods/burstable/pod0123456789ab/" + kContainerdId),
+          "/kubepods/burstable/pod0123456789ab/" + kContainerdId);
+  unknown("pod_uid_grouped_otherwise",
+          v2_file("/kubepods/podd82d336e7e654d59-b9f9-0fa4-f2bab5b8/" + kContainerdId),
+          "/kubepods/podd82d336e7e654d59-b9f9-0fa4-f2bab5b8/" + kContainerdId);
+  unknown("pod_uid_underscores_under_cgroupfs",
+          v2_file("/kubepods/burstable/pod" + kPodUidSystemd + "/" + kContainerdId),
+          "/kubepods/burstable/pod" + kPodUidSystemd + "/" + kContainerdId);
   unknown("slurm_job_not_a_number", v2_file("/system.slice/slurmstepd.scope/job_x/step_0"),
           "/system.slice/slurmstepd.scope/job_x/step_0");
   unknown("job_folders_outside_slurm", v2_file("/batch/job_5/step_0"), "/batch/job_5/step_0");

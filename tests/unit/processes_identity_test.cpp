@@ -205,6 +205,38 @@ TEST(ProcessIdentity, SlurmJobFromEnvironThenCgroup) {
   EXPECT_FALSE(resolve_process(9, proc.root()).slurm_job_id);
 }
 
+TEST(ProcessIdentity, PodUidsAreUuidsInEitherDriver) {
+  const std::string container = "68b261df10c564fa59492dbb5ceafdabbfdca0eb4a9c056afe193e7a2013101b";
+  FakeProc proc;
+  // The kubelet's systemd driver: the UID's dashes become '_' in the slice's name.
+  proc.write(11, "cgroup",
+             "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-"
+             "pod1b2c3d4e_5f60_4718_9a2b_3c4d5e6f7a8b.slice/cri-containerd-" +
+                 container + ".scope\n");
+  // Its cgroupfs driver: the UID as it is.
+  proc.write(12, "cgroup",
+             "0::/kubepods/besteffort/pod1b2c3d4e-5f60-4718-9a2b-3c4d5e6f7a8b/" + container + "\n");
+  // Twelve hex digits are no UID, in either form.
+  proc.write(13, "cgroup",
+             "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e5f60.slice/"
+             "cri-containerd-" +
+                 container + ".scope\n");
+  proc.write(14, "cgroup", "0::/kubepods/besteffort/pod1b2c3d4e5f60/" + container + "\n");
+  const ProcessIdentity systemd = resolve_process(11, proc.root());
+  EXPECT_EQ(systemd.cgroup.pod_uid, "1b2c3d4e-5f60-4718-9a2b-3c4d5e6f7a8b");
+  EXPECT_EQ(systemd.cgroup.pod_qos, "burstable");
+  const ProcessIdentity cgroupfs = resolve_process(12, proc.root());
+  EXPECT_EQ(cgroupfs.cgroup.pod_uid, "1b2c3d4e-5f60-4718-9a2b-3c4d5e6f7a8b");
+  EXPECT_EQ(cgroupfs.cgroup.container_runtime, "kubernetes");
+  const ProcessIdentity short_systemd = resolve_process(13, proc.root());
+  EXPECT_FALSE(short_systemd.cgroup.pod_uid);
+  EXPECT_FALSE(short_systemd.cgroup.pod_qos);
+  EXPECT_EQ(short_systemd.cgroup.container_id, container);  // the runtime's unit says so
+  const ProcessIdentity short_cgroupfs = resolve_process(14, proc.root());
+  EXPECT_FALSE(short_cgroupfs.cgroup.pod_uid);
+  EXPECT_FALSE(short_cgroupfs.cgroup.container_id);  // a bare id under no pod: whose is unknown
+}
+
 TEST(ProcessIdentity, LongCommandLinesAreCutOnACharacterBoundary) {
   const std::string ellipsis = "\xE2\x80\xA6";
   FakeProc proc;
