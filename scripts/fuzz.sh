@@ -14,7 +14,7 @@ mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
 all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc
-  fuzz_grid_series fuzz_grid_api fuzz_marks)
+  fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr)
 targets=("${all_targets[@]}")
 
 case $mode in
@@ -102,6 +102,11 @@ printf '\x02{"zone": "DE", "history": [{"carbonIntensity": 310.5, "datetime": "2
 printf 'GSM1\tbegin\t123456789012\t4242\t4243\t17\tforward pass\n' >"$seeds/fuzz_marks/begin"
 printf 'GSM1\tpoint\t5\t1\t\t\tsave\tto\x01disk\n' >"$seeds/fuzz_marks/point"
 printf 'GSM1\tend\t5\t1\t\t\tx%s\n' "$(printf '\xc3\xa9%.0s' {1..261})" >"$seeds/fuzz_marks/long-name"
+# gssr's files as the tests' fixtures have them: process files (first byte 0) and the export (1).
+for file in tests/fixtures/gssr/profile_out_JobID_4242/*/*_proc_[01].json; do
+  { printf '\x00'; cat "$file"; } >"$seeds/fuzz_gssr/$(basename "$file")"
+done
+{ printf '\x01'; cat tests/fixtures/gssr/train-4242.sqlite; } >"$seeds/fuzz_gssr/export.sqlite"
 
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
