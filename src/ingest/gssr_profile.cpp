@@ -135,6 +135,9 @@ Process parse_process(const std::string& text, const std::string& name,
     bad(name, fmt::format("it is not complete JSON ({}); a gssr run that was killed while "
                           "writing leaves such a file: remove it, or profile again",
                           e.what()));
+  } catch (const json::exception& e) {
+    // A number past what a double holds (1e400): JSON, but not a value gssr writes.
+    bad(name, fmt::format("it holds a value gpuscope cannot read ({})", e.what()));
   }
   if (!doc.is_object()) bad(name, "its top level is not an object");
   const auto metadata = doc.find("metadata");

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "support/temp_dir.hpp"
@@ -77,6 +79,22 @@ TEST(GssrProfile, AFolderThatCannotBeReadIsAnErrorNamingIt) {
   fs::permissions(root / "train_job_4242_step_1", fs::perms(0755));
   // Opened again, the same folder reads whole: both processes.
   EXPECT_EQ(read_profile(root).processes.size(), 2U);
+}
+
+// Found by fuzz_gssr: a number too large for a double is a clear error, not an escaped
+// exception of the JSON library.
+TEST(GssrProfile, ANumberPastADoubleIsAnErrorNamingTheFile) {
+  std::vector<std::string> notes;
+  try {
+    parse_process(R"({"metadata": {"job_id": 1, "start_time": 1795300000e00000615}, "data": {}})",
+                  "x_proc_0.json", notes);
+    FAIL() << "an overflowing number must be an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("x_proc_0.json is not a gssr process file"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot read"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
