@@ -9,10 +9,11 @@
 #include <string_view>
 #include <utility>
 
+#include "core/stored_word.hpp"
+
 namespace gpuscope {
 
-class EventKind {
- public:
+struct EventKindWords {
   enum Value {
     JobStart,       // the job was spawned
     JobExit,        // how it ended
@@ -28,30 +29,6 @@ class EventKind {
     Other,          // a word this gpuscope does not know
   };
 
-  EventKind(Value value) : value_(value) {}  // NOLINT: implicit, as for an enum
-  // The kind a stored word stands for; Other (keeping the word) when this gpuscope does not know
-  // it.
-  static EventKind parse(std::string_view word) {
-    for (const auto& [value, text] : kWords) {
-      if (text == word) return EventKind(value);
-    }
-    EventKind other(Other);
-    other.other_ = std::string(word);
-    return other;
-  }
-
-  Value value() const { return value_; }
-  // The stored word: "job_start", "gpu_lost", ...
-  std::string_view text() const {
-    for (const auto& [value, text] : kWords) {
-      if (value == value_) return text;
-    }
-    return other_;
-  }
-  bool operator==(Value value) const { return value_ == value; }
-  bool operator==(const EventKind& other) const { return text() == other.text(); }
-
- private:
   static constexpr std::array<std::pair<Value, std::string_view>, 11> kWords = {{
       {JobStart, "job_start"},
       {JobExit, "job_exit"},
@@ -65,14 +42,7 @@ class EventKind {
       {WriteError, "write_error"},
       {MetricsSource, "metrics_source"},
   }};
-
-  Value value_;
-  std::string other_;
 };
-
-// Writes the stored word (for logs and test messages).
-inline std::ostream& operator<<(std::ostream& out, const EventKind& kind) {
-  return out << kind.text();
-}
+using EventKind = StoredWord<EventKindWords>;
 
 }  // namespace gpuscope

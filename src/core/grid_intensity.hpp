@@ -12,14 +12,15 @@
 #include <utility>
 #include <vector>
 
+#include "core/stored_word.hpp"
+
 namespace gpuscope {
 
 // Where a period's figure comes from, spelled once: an enum for code to compare, the word stored
 // in grid_intensity.kind (docs/database.md) and shown in reports beside each (docs/analysis.md
 // §8). A word this gpuscope does not know (a newer one stored it) reads as Other and keeps its
 // word, so it is still shown as it was stored.
-class IntensityKind {
- public:
+struct IntensityKindWords {
   enum Value {
     Actual,     // measured, after the fact (the UK API's "actual", Electricity Maps' measured)
     Estimated,  // a model's estimate of the past where measurements are missing (Electricity
@@ -29,47 +30,14 @@ class IntensityKind {
     Other,      // a word this gpuscope does not know, or none ("")
   };
 
-  // No kind said yet: Other, with no word.
-  IntensityKind() : value_(Other) {}
-  IntensityKind(Value value) : value_(value) {}  // NOLINT: implicit, as for an enum
-  // The kind a stored word stands for; Other (keeping the word) when this gpuscope does not know
-  // it.
-  static IntensityKind parse(std::string_view word) {
-    for (const auto& [value, text] : kWords) {
-      if (text == word) return IntensityKind(value);
-    }
-    IntensityKind other(Other);
-    other.other_ = std::string(word);
-    return other;
-  }
-
-  Value value() const { return value_; }
-  // The stored word: "actual", "estimated", "forecast", "given".
-  std::string_view text() const {
-    for (const auto& [value, text] : kWords) {
-      if (value == value_) return text;
-    }
-    return other_;
-  }
-  bool operator==(Value value) const { return value_ == value; }
-  bool operator==(const IntensityKind& other) const { return text() == other.text(); }
-
- private:
   static constexpr std::array<std::pair<Value, std::string_view>, 4> kWords = {{
       {Actual, "actual"},
       {Estimated, "estimated"},
       {Forecast, "forecast"},
       {Given, "given"},
   }};
-
-  Value value_;
-  std::string other_;
 };
-
-// Writes the stored word (for logs and test messages).
-inline std::ostream& operator<<(std::ostream& out, const IntensityKind& kind) {
-  return out << kind.text();
-}
+using IntensityKind = StoredWord<IntensityKindWords>;
 
 struct IntensityPeriod {
   std::int64_t start_wall_ns = 0;  // CLOCK_REALTIME (UTC), [start, end)
