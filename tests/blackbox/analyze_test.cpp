@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -110,6 +111,31 @@ TEST_F(Analyze, JsonHasTheDocumentedShape) {
   const auto& space = out["over_space"]["power_w"];
   EXPECT_EQ(space["t_s"].size(), space["mean"].size());
   EXPECT_GT(space["t_s"].size(), 5U);
+}
+
+// When the devices table does not list every GPU that has samples (an edited or damaged file),
+// both passes read with one cursor over the run instead of GPU by GPU on the worker threads:
+// the figures are the same either way.
+TEST_F(Analyze, ACursorOverTheRunGivesWhatTheWorkersGive) {
+  const auto db = profile("h100x4-straggler", "2", "4");
+  const std::string copy = dir_.file("without-device.db");
+  std::filesystem::copy_file(db, copy);
+  run_sql(copy, "DELETE FROM devices WHERE device_index = 2");
+  const auto by_gpu = analyze_json({db});
+  const auto by_cursor = analyze_json({copy});
+  ASSERT_EQ(by_gpu["gpus"].size(), 4U);
+  ASSERT_EQ(by_cursor["gpus"].size(), 4U) << "the GPU left out of devices still has samples";
+  for (std::size_t g = 0; g < 4; ++g) {
+    const auto& a = by_gpu["gpus"][g];
+    const auto& b = by_cursor["gpus"][g];
+    EXPECT_EQ(a["index"], b["index"]);
+    EXPECT_EQ(a["activity"], b["activity"]) << g;
+    EXPECT_EQ(a["energy_j"], b["energy_j"]) << g;
+    EXPECT_EQ(a["over_time"]["sm_active_pct"], b["over_time"]["sm_active_pct"]) << g;
+  }
+  EXPECT_EQ(by_gpu["window"], by_cursor["window"]);
+  EXPECT_EQ(by_gpu["efficiency_score"], by_cursor["efficiency_score"]);
+  EXPECT_EQ(by_gpu["balance"]["stragglers"], by_cursor["balance"]["stragglers"]);
 }
 
 TEST_F(Analyze, EnergyFromTheCounterMatchesTheDatabase) {
