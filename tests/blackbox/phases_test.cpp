@@ -2,7 +2,7 @@
 // the documented Python snippet, or prints lines that --phase patterns match, under `profile
 // --simulate` of a scenario whose power and activity change at known times; analyze's figures per
 // phase are checked against the scenario's physics. Then what goes wrong: unbalanced marks, a job
-// killed inside a phase, a profiler that is gone, bad patterns, datagrams that are not marks.
+// killed inside a phase, a profiler that is gone, bad patterns, lines that are not marks.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

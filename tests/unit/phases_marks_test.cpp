@@ -1,5 +1,5 @@
-// phases/: the mark protocol, the socket (real datagrams through a real Unix socket), the tracker
-// that pairs begins with ends, and the output patterns.
+// phases/: the mark protocol, the socket (real lines through a real Unix stream socket), the
+// tracker that pairs begins with ends, and the output patterns.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -31,9 +31,9 @@ TEST(MarkProtocol, RoundTrip) {
   m.tid = 4243;
   m.instance = "17";
   m.name = "forward pass";
-  const std::string datagram = format_mark(m);
-  EXPECT_EQ(datagram, "GSM1\tbegin\t123456789012\t4242\t4243\t17\tforward pass");
-  const auto back = parse_mark(datagram);
+  const std::string line = format_mark(m);
+  EXPECT_EQ(line, "GSM1\tbegin\t123456789012\t4242\t4243\t17\tforward pass");
+  const auto back = parse_mark(line);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->kind, MarkKind::Begin);
   EXPECT_EQ(back->mono_ns, m.mono_ns);
