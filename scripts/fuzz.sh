@@ -161,6 +161,7 @@ case $mode in
     run_target fuzz_grid_series -runs=30000
     run_target fuzz_grid_api -runs=30000
     run_target fuzz_marks -runs=30000
+    run_target fuzz_gssr -runs=10000
     ;;
   long)
     for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done
