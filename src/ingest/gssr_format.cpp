@@ -13,7 +13,7 @@
 #include "dcgm/fields.hpp"
 #include "ingest/gssr_export.hpp"
 #include "ingest/gssr_profile.hpp"
-#include "util/output_file.hpp"
+#include "ingest/import.hpp"
 
 namespace gpuscope::ingest {
 namespace {
@@ -124,15 +124,8 @@ void write_process(const gssr::Process& p, RunTarget& target) {
 std::vector<gssr::Process> read_processes(const std::vector<fs::path>& inputs,
                                           std::vector<std::string>& notes) {
   std::vector<gssr::Process> processes;
-  std::vector<fs::path> named;
-  for (const auto& input : inputs) {
-    // One input named twice (two spellings, a link) is read once, as analyze does with files.
-    if (std::any_of(named.begin(), named.end(),
-                    [&](const fs::path& earlier) { return util::same_file(earlier, input); })) {
-      notes.push_back(fmt::format("{} was named more than once; it is read once", input.string()));
-      continue;
-    }
-    named.push_back(input);
+  // One input named twice (two spellings, a link) is read once, as analyze does with files.
+  for (const auto& input : each_file_once(inputs, notes)) {
     if (gssr::is_export(input)) {
       auto read = gssr::read_export(input, notes);
       processes.insert(processes.end(), std::make_move_iterator(read.begin()),

@@ -124,9 +124,13 @@ std::vector<fs::path> expand_run_databases(const std::vector<std::string>& input
       files.emplace_back(input);
     }
   }
-  // One file named twice is read once: counting it twice would double the job's energy.
+  return each_file_once(files, notes);
+}
+
+std::vector<fs::path> each_file_once(const std::vector<fs::path>& paths,
+                                     std::vector<std::string>& notes) {
   std::vector<fs::path> unique;
-  for (const auto& file : files) {
+  for (const auto& file : paths) {
     if (std::any_of(unique.begin(), unique.end(),
                     [&](const fs::path& earlier) { return util::same_file(earlier, file); })) {
       notes.push_back(fmt::format("{} was named more than once; it is read once", file.string()));

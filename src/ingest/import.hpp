@@ -53,6 +53,11 @@ class RunInputs {
 std::vector<std::filesystem::path> expand_run_databases(const std::vector<std::string>& inputs,
                                                         std::vector<std::string>& notes);
 
+// `paths` with each file once (named twice, by two spellings, a link: counting it twice would
+// double the job's energy); what was left out is said in `notes`.
+std::vector<std::filesystem::path> each_file_once(const std::vector<std::filesystem::path>& paths,
+                                                  std::vector<std::string>& notes);
+
 // The files `inputs` name (folders with their *.db files), for the check that no output
 // overwrites an input (core/output_file.hpp). Never throws: missing inputs are reported later.
 std::vector<std::filesystem::path> named_input_files(const std::vector<std::string>& inputs);
