@@ -29,7 +29,7 @@ case $mode in
   tsan)
     dir=build-tsan sanitize=thread
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
-    tests=(-R '^(Sampler|RunWriter|CrashSafety|DiskFull|SampleChunks|Exporter|ExpositionTest|Pusher|PushBuffer|LatestValues|Prometheus|Monitor|ProfileLive|Profile|Job|Driver|LaunchDriver|ForwardedSignals|Terminal|LineSplitter|Faults|Sweep|ProcessWatch|ProcessExposition|processes)')
+    tests=(-R '^(Analyze|AnalysisLoader|PhaseTracker|TemporaryFolder|RunInputs|Gssr|Sampler|RunWriter|CrashSafety|DiskFull|SampleChunks|Exporter|ExpositionTest|Pusher|PushBuffer|LatestValues|Prometheus|Monitor|ProfileLive|Profile|Job|Driver|LaunchDriver|ForwardedSignals|Terminal|LineSplitter|Faults|Sweep|ProcessWatch|ProcessExposition|processes)')
     ;;
   *)
     echo "sanitize: unknown mode '$mode' (asan or tsan)" >&2
