@@ -38,7 +38,6 @@ class RunInputs {
   const std::vector<std::string>& paths() const { return paths_; }
   // What the imports left out, and why.
   const std::vector<std::string>& notes() const { return notes_; }
-  bool any_imported() const { return temporary_ != nullptr; }
 
  private:
   std::vector<std::string> paths_;

@@ -41,8 +41,7 @@ class RunTarget {
   // Ends a run added by add_run: its end, its GPUs and samples counted, the writer's problems
   // kept as notes.
   void finish_run(store::RunWriter& writer, const RunEnd& end, std::size_t gpus);
-  // Something the reader left out, and why.
-  void note(std::string text) { summary_.notes.push_back(std::move(text)); }
+  // What the reader left out, and why: said with the summary.
   std::vector<std::string>& notes() { return summary_.notes; }
 
   // Merges the runs into the output. Throws Error::usage when no run was added.

@@ -72,9 +72,6 @@ std::string ForeignRows::text(int column) const {
 std::optional<std::string> ForeignRows::opt_text(int column) const {
   return statement_->opt_text(column);
 }
-std::optional<std::int64_t> ForeignRows::opt_int64(int column) const {
-  return statement_->opt_int64(column);
-}
 
 ForeignDatabase::ForeignDatabase(const std::filesystem::path& path) : path_(path) {
   translated(

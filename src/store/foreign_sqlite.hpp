@@ -45,7 +45,6 @@ class ForeignRows {
   double real(int column) const;
   std::string text(int column) const;
   std::optional<std::string> opt_text(int column) const;
-  std::optional<std::int64_t> opt_int64(int column) const;
 
  private:
   friend class ForeignDatabase;
