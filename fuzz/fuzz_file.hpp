@@ -11,6 +11,11 @@
 
 namespace gpuscope::fuzz {
 
+// A property the target checks: libFuzzer reports the input that breaks it as a crash.
+inline void require(bool ok) {
+  if (!ok) std::abort();
+}
+
 // Writes the input to a fresh file in $TMPDIR (or /tmp), removed when this goes.
 class InputFile {
  public:

@@ -13,14 +13,13 @@
 #include "carbon/electricity_maps.hpp"
 #include "carbon/uk_grid.hpp"
 #include "core/error.hpp"
+#include "fuzz_file.hpp"
+
+using gpuscope::fuzz::require;
 
 namespace {
 
 using namespace gpuscope;
-
-void require(bool ok) {
-  if (!ok) std::abort();
-}
 
 void check(const IntensitySeries& series, bool uk) {
   constexpr std::int64_t kHourNs = 3600LL * 1'000'000'000;

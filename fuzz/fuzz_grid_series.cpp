@@ -10,14 +10,9 @@
 
 #include "carbon/series_file.hpp"
 #include "core/error.hpp"
+#include "fuzz_file.hpp"
 
-namespace {
-
-void require(bool ok) {
-  if (!ok) std::abort();
-}
-
-}  // namespace
+using gpuscope::fuzz::require;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gpuscope;

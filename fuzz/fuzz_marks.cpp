@@ -10,15 +10,14 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_file.hpp"
 #include "phases/mark_protocol.hpp"
+
+using gpuscope::fuzz::require;
 
 namespace {
 
 using namespace gpuscope::phases;
-
-void require(bool ok) {
-  if (!ok) std::abort();
-}
 
 void require_clean(const std::string& text) {
   require(text.size() <= kMaxNameBytes);

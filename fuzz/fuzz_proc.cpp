@@ -8,18 +8,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "fuzz_file.hpp"
 #include "processes/cgroup.hpp"
 #include "processes/process_identity.hpp"
 #include "ranks/output_path.hpp"
 #include "ranks/rank_context.hpp"
 
-namespace {
-
-void require(bool ok) {
-  if (!ok) std::abort();
-}
-
-}  // namespace
+using gpuscope::fuzz::require;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gpuscope;
