@@ -137,9 +137,10 @@ int run_report(const ReportRun& o) {
   if (*kGitRevision != '\0') options.generator += fmt::format(" ({})", kGitRevision);
   const std::string html = report::html_report(analysis, options);
   write_output_file(output, html);
-  fmt::print(stderr, "gpuscope: wrote {} ({:.1f} MB, {} GPUs)\n",
+  fmt::print(stderr, "gpuscope: wrote {} ({:.1f} MB, {} GPU{})\n",
              output == "-" ? std::string("the report to standard output") : output.string(),
-             static_cast<double>(html.size()) / 1e6, analysis.gpus.size());
+             static_cast<double>(html.size()) / 1e6, analysis.gpus.size(),
+             analysis.gpus.size() == 1 ? "" : "s");
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string_view>
 #include <limits>
 
 namespace gpuscope::analyze {
@@ -205,6 +206,28 @@ TEST(Analyzer, TensorIdleWhileFp32BusySuggestsMixedPrecision) {
   bool said = false;
   for (const auto& f : a.findings) said |= f.kind == "no_tensor_cores";
   EXPECT_TRUE(said);
+}
+
+bool has_finding(const Analysis& a, std::string_view kind) {
+  for (const auto& f : a.findings) {
+    if (f.kind == kind) return true;
+  }
+  return false;
+}
+
+TEST(Analyzer, LowOccupancyIsAFindingOnlyWithoutBusyTensorCores) {
+  // What an H200 read for a bf16 GEMM: SM active 97 %, occupancy 14 %, tensor cores 94 %.
+  DeviceSeries gemm = gpu(0, 30, 0, 97);
+  gemm.values[static_cast<std::size_t>(Metric::SmOccupancyPct)].assign(30, 14.0);
+  gemm.values[static_cast<std::size_t>(Metric::TensorActivePct)].assign(30, 94.0);
+  EXPECT_FALSE(has_finding(analyse({gemm}), "low_occupancy"));
+  // The same occupancy with the tensor cores idle: kernels that launch few warps.
+  DeviceSeries scalar = gemm;
+  scalar.values[static_cast<std::size_t>(Metric::TensorActivePct)].assign(30, 2.0);
+  EXPECT_TRUE(has_finding(analyse({scalar}), "low_occupancy"));
+  DeviceSeries unknown = gemm;  // no tensor metric at all (an older GPU without profiling)
+  unknown.values[static_cast<std::size_t>(Metric::TensorActivePct)].assign(30, kNaN);
+  EXPECT_TRUE(has_finding(analyse({unknown}), "low_occupancy"));
 }
 
 TEST(Analyzer, PowerCapFinding) {
