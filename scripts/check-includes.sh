@@ -24,9 +24,10 @@ declare -A allowed=(
   [src/sweep]="sweep core util"
   [src/kernels]="kernels store core util"
   [src/trace]="trace kernels store core util"
-  [src/ingest]="ingest store kernels dcgm core util"
-  [src/app]="app collect launch ranks processes phases carbon store ingest analyze report export sweep kernels trace nvml core util"
-  [src/cli]="cli app collect launch ranks processes phases carbon store ingest analyze report export sweep kernels trace nvml core util"
+  [src/tsdb]="tsdb core util"
+  [src/ingest]="ingest store kernels dcgm tsdb core util"
+  [src/app]="app collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml core util"
+  [src/cli]="cli app collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml core util"
   [sim]="sim nvml dcgm util"
 )
 

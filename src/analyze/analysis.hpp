@@ -55,6 +55,7 @@ struct RunMeta {
   std::string status;
   std::optional<int> exit_code;
   std::optional<std::string> scenario;
+  std::optional<std::string> origin;  // where imported samples came from (RunInfo::origin)
 };
 
 // The part of the run the statistics cover, after trimming.

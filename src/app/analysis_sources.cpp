@@ -68,6 +68,7 @@ RunMeta meta_of(const store::StoredRun& run, const fs::path& path) {
   meta.status = std::string(store::status_text(run.end.status));
   meta.exit_code = run.end.exit_code;
   meta.scenario = run.info.scenario;
+  meta.origin = run.info.origin;
   return meta;
 }
 

@@ -68,6 +68,10 @@ struct RunInfo {
   std::optional<std::string> scenario;          // set for --simulate runs
   std::optional<std::string> driver_version;
   std::optional<std::string> cuda_visible_devices;
+  // Where the samples came from when gpuscope did not take them itself: "Prometheus at URL,
+  // gpuscope serve's series, 15 s scrape", "gssr profile folder". Absent for runs gpuscope
+  // profiled; analyze and the report show it.
+  std::optional<std::string> origin;
   SlurmContext slurm;
   RankContext ranks;
 };

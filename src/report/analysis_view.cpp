@@ -150,6 +150,7 @@ std::string header_text(const Analysis& a, const Style& style) {
     if (r.exit_code) line += fmt::format(" (exit {})", *r.exit_code);
     if (!r.label.empty()) line += " · " + r.label;
     if (r.scenario) line += " · simulated: " + *r.scenario;
+    if (r.origin) line += " · from " + *r.origin;
     out += style.dim(line) + "\n";
     if (a.runs.size() > 8 && &r == &a.runs[7]) {
       out += style.dim(fmt::format("  … and {} more runs", a.runs.size() - 8)) + "\n";
@@ -565,6 +566,7 @@ json runs_json(const Analysis& a) {
                     {"status", r.status},
                     {"exit_code", opt(r.exit_code)},
                     {"scenario", opt(r.scenario)},
+                    {"origin", opt(r.origin)},
                     {"sampling_interval_s", r.sampling_interval_s}});
   }
   return runs;

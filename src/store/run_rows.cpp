@@ -111,6 +111,7 @@ std::int64_t insert_run(Database& db, const RunInfo& run) {
   bind(stmt, "node_name", run.ranks.node_name);
   bind(stmt, "pod_name", run.ranks.pod_name);
   bind(stmt, "pod_namespace", run.ranks.pod_namespace);
+  bind(stmt, "origin", run.origin);
   stmt.run();
   return db.last_insert_rowid();
 }
@@ -204,6 +205,7 @@ StoredRun read_run(const Statement& row) {
   info.ranks.node_name = row.opt_text(at("node_name"));
   info.ranks.pod_name = row.opt_text(at("pod_name"));
   info.ranks.pod_namespace = row.opt_text(at("pod_namespace"));
+  info.origin = row.opt_text(at("origin"));
   if (!info.ranks.active() && info.slurm.active()) {
     // A file from before schema 1.3 knew only SLURM's ranks.
     info.ranks.launcher = "slurm";

@@ -61,6 +61,8 @@ constexpr std::array kRunColumns = std::to_array<Column>({
     {"node_name", "TEXT"},
     {"pod_name", "TEXT"},
     {"pod_namespace", "TEXT"},
+    // 1.7: where the samples came from when gpuscope did not take them (RunInfo::origin).
+    {"origin", "TEXT"},
 });
 
 // The run columns schema 1.3 added (migrate() adds them to an older file).
@@ -421,6 +423,7 @@ void migrate(Database& db, int from_version) {
   if (minor < 6) {
     add_missing_columns(db, "devices", std::span(kDeviceColumns).subspan(kDeviceColumnsBefore16));
   }
+  if (minor < 7) add_missing_columns(db, "runs", kRunColumns);
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",
                   kSchemaMinorVersion));

@@ -27,8 +27,9 @@ inline constexpr int kOldestReadableSchema = 1;
 // 1.1 added sample_chunks, the columnar copy of samples; 1.2 the kernel trace tables
 // (store/kernel_tables.hpp); 1.3 the launcher's rank context in runs and the processes and
 // process_samples tables; 1.4 grid_intensity (store/grid_tables.hpp); 1.5 phases
-// (store/phase_tables.hpp); 1.6 the saturation source of each device (devices.saturation_*).
-inline constexpr int kSchemaMinorVersion = 6;
+// (store/phase_tables.hpp); 1.6 the saturation source of each device (devices.saturation_*); 1.7
+// runs.origin, where imported samples came from.
+inline constexpr int kSchemaMinorVersion = 7;
 
 struct Column {
   std::string_view name;

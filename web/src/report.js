@@ -138,9 +138,9 @@ async function gpuscopeDataText() {
       { html: esc(r.command), cls: "wrap" }, r.status + (r.exit_code != null ? " (" + r.exit_code + ")" : ""),
       new Date((d.t0_unix_s + (r.start_offset_s || 0)) * 1000).toISOString().replace(".000Z", "Z"),
       r.end_offset_s != null ? gs.fmtTime(r.end_offset_s - r.start_offset_s) : "interrupted",
-      gs.num(r.sampling_interval_s * 1000, 0) + " ms", r.scenario || "", { html: esc(r.source), cls: "text" }]);
+      gs.num(r.sampling_interval_s * 1000, 0) + " ms", r.scenario || r.origin || "", { html: esc(r.source), cls: "text" }]);
     s.appendChild(div("scroll", table(["run", "command", "status", "start (UTC)", "duration", "interval",
-      "simulated", "file"], runs)));
+      "simulated / imported from", "file"], runs)));
     const w = d.window;
     document.getElementById("subtitle").textContent = d.runs.length + " run" + (d.runs.length === 1 ? "" : "s") +
       " · " + d.gpus.length + " GPU" + (d.gpus.length === 1 ? "" : "s") + " · " + gs.fmtTime(d.duration_s) +
