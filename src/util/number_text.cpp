@@ -17,3 +17,15 @@ std::optional<double> parse_finite_number(std::string_view text) {
 }
 
 }  // namespace gpuscope::util
+
+namespace gpuscope::util {
+
+std::optional<unsigned long long> parse_unsigned(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  unsigned long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace gpuscope::util
