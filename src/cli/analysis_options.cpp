@@ -14,13 +14,16 @@ namespace gpuscope::cli {
 
 namespace plots = report::plots;
 
-void add_analysis_options(CLI::App& app, app::AnalyzeOptions& o) {
+void add_input_options(CLI::App& app, app::AnalyzeOptions& o) {
   app.add_option("inputs", o.inputs,
                  "Run databases, merged databases or directories of them; gssr profile folders "
                  "and exports too (docs/gssr.md)")
       ->type_name("INPUT...");
   app.add_option("-i,--input", o.inputs, "Same as a positional INPUT (repeatable)")
       ->type_name("INPUT");
+}
+
+void add_analysis_options(CLI::App& app, app::AnalyzeOptions& o) {
   app.add_option("-d,--detect-outliers", o.trim,
                  "Leave idle edges out of the statistics: leading (default), trailing, all, none")
       ->type_name("MODE");

@@ -14,8 +14,11 @@
 
 namespace gpuscope::cli {
 
-// Registers INPUT..., -i, -d, --carbon-intensity, --region, --pue, --work-regex, --work-units,
-// --work-name and --straggler-threshold on `app`, stored in `options`.
+// Registers INPUT... and -i on `app`, stored in `options.inputs`.
+void add_input_options(CLI::App& app, app::AnalyzeOptions& options);
+
+// Registers -d, --carbon-intensity, --region, --pue, --work-regex, --work-units, --work-name
+// and --straggler-threshold on `app`, stored in `options`.
 void add_analysis_options(CLI::App& app, app::AnalyzeOptions& options);
 
 }  // namespace gpuscope::cli

@@ -15,6 +15,7 @@ Command add_analyze_command(CLI::App& parent) {
       "analyze",
       "Summarise runs: aggregations, idle trimming, efficiency score, load balance, "
       "energy, carbon and a diagnosis");
+  add_input_options(*app, o->analyze);
   add_analysis_options(*app, o->analyze);
   app->add_option(
          "-a,--aggregate", o->analyze.aggregate,

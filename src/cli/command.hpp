@@ -31,5 +31,6 @@ Command add_sweep_command(CLI::App& parent);
 Command add_kernels_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_mark_command(CLI::App& parent);
+Command add_job_command(CLI::App& parent);
 
 }  // namespace gpuscope::cli

@@ -14,6 +14,7 @@ Command add_report_command(CLI::App& parent) {
       "report",
       "Write a self-contained HTML report (summary, diagnosis, timelines, heatmap, load balance, "
       "energy and carbon) or static PNG/SVG/PDF plots");
+  add_input_options(*app, o->analyze);
   add_analysis_options(*app, o->analyze);
   app->add_option("-o,--output", o->output,
                   "The HTML file to write (required); for --format png or svg a prefix: "

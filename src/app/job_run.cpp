@@ -1,0 +1,127 @@
+#include "app/job_run.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+#include "app/analyze_run.hpp"
+#include "app/job_server.hpp"
+#include "app/job_window.hpp"
+#include "core/error.hpp"
+#include "core/output_file.hpp"
+#include "util/environment.hpp"
+#include "util/temporary_folder.hpp"
+
+namespace gpuscope::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void check_choice(const JobRun& o) {
+  const int given = (o.job_id.empty() ? 0 : 1) + (o.pod ? 1 : 0) + (o.hosts.empty() ? 0 : 1);
+  if (given != 1) {
+    throw Error::usage("say which job: a SLURM job id, --pod NAMESPACE/NAME, or --hosts",
+                       given == 0 ? "none was given" : "more than one was given",
+                       "gpuscope job 123456, gpuscope job --pod ns/name, or gpuscope job "
+                       "--hosts a,b --from TIME --to TIME");
+  }
+  if (o.analyze.json && !o.output.empty() && fs::path(o.output).extension() == ".html") {
+    throw Error::usage("--json prints the analysis; -o *.html writes the report",
+                       "choose one of them");
+  }
+}
+
+ingest::JobWindow find_job(const JobRun& o, tsdb::Source& source, std::int64_t now) {
+  ingest::JobWindow job;
+  if (!o.hosts.empty()) return hosts_window(o.hosts, o.from, o.to, now);
+  if (o.pod) {
+    job = pod_window(source, *o.pod, now, std::llround(o.lookback_days * 86'400'000));
+  } else {
+    const std::string sacct = util::environment_or_empty("GPUSCOPE_SACCT");
+    job = slurm_job_window(sacct.empty() ? o.sacct : sacct, o.job_id, now);
+  }
+  // --from/--to narrow a job's window (a part of a long job).
+  if (o.from) job.window.start_ms = std::max(job.window.start_ms, time_option_ms("--from", *o.from, now));
+  if (o.to) job.window.end_ms = std::min(job.window.end_ms, time_option_ms("--to", *o.to, now));
+  if (job.window.end_ms <= job.window.start_ms) {
+    throw Error::usage("--from and --to leave nothing of the job's window");
+  }
+  return job;
+}
+
+std::string job_title(const ingest::JobWindow& job) {
+  if (job.kind == "slurm") {
+    std::string title = "job " + job.id;
+    if (job.name && !job.name->empty()) title += " (" + *job.name;
+    if (job.user && !job.user->empty()) title += (job.name ? ", " : " (") + *job.user;
+    if ((job.name && !job.name->empty()) || (job.user && !job.user->empty())) title += ")";
+    return title;
+  }
+  if (job.kind == "pod") return "pod " + job.id;
+  return fmt::format("hosts {}", fmt::join(job.nodes, ","));
+}
+
+void say_what_was_read(const ingest::JobWindow& job, const ingest::MonitoringResult& r,
+                       const tsdb::ServerInfo& server) {
+  fmt::print(stderr, "gpuscope: {}: {} GPU{} on {} from {} ({}; {}), {} {:g} s{}\n",
+             job_title(job), r.gpus, r.gpus == 1 ? "" : "s", fmt::join(job.nodes, ","),
+             server.url, r.family, r.matched_by,
+             r.summarised ? "summarised per" : "samples every", r.resolution_s,
+             job.running ? "; still running" : "");
+  for (const auto& note : r.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
+}
+
+}  // namespace
+
+int run_job(JobRun o) {
+  check_choice(o);
+  const std::int64_t now = now_ms();
+  const std::unique_ptr<tsdb::Source> source = open_job_server(o.server, o.config);
+  const ingest::JobWindow job = find_job(o, *source, now);
+
+  const bool keep = !o.output.empty() && fs::path(o.output).extension() == ".db";
+  const bool html = !o.output.empty() && !keep;
+  std::unique_ptr<util::TemporaryFolder> scratch;
+  fs::path database;
+  if (keep) {
+    OutputCheck check;
+    check.force = o.force;
+    database = check_output_file(o.output, check);
+  } else {
+    scratch = std::make_unique<util::TemporaryFolder>("gpuscope-job-");
+    database = scratch->path() / "job.db";
+  }
+  ingest::RunTarget target(database, keep ? o.force : true);
+  const ingest::MonitoringResult read = ingest::read_job(*source, job, o.monitoring, target);
+  const ingest::ImportSummary summary = target.finish();
+  for (const auto& note : summary.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
+  say_what_was_read(job, read, source->server());
+  for (const auto& warning : source->warnings()) {
+    fmt::print(stderr, "gpuscope: warning: the server said: {}\n", warning);
+  }
+  if (keep) fmt::print(stderr, "gpuscope: kept the job's data in {}\n", database.string());
+
+  o.analyze.inputs = {database.string()};
+  if (html) {
+    ReportRun report;
+    report.analyze = o.analyze;
+    report.output = o.output;
+    report.plots.force = o.force;
+    return run_report(report);
+  }
+  AnalyzeRun analyze;
+  analyze.analyze = o.analyze;
+  return run_analyze(analyze);
+}
+
+}  // namespace gpuscope::app

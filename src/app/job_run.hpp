@@ -1,0 +1,35 @@
+// `gpuscope job`, start to end: the job's window and nodes (SLURM's accounting, a pod's
+// kube-state-metrics series, or given), its GPUs' series from the site's Prometheus or
+// VictoriaMetrics read into a run database through the ingest layer, then analysed as analyze
+// does, written as the HTML report, or kept (docs/jobs.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/analysis_loader.hpp"
+#include "ingest/monitoring.hpp"
+
+namespace gpuscope::app {
+
+struct JobRun {
+  std::string job_id;                  // a SLURM job id
+  std::optional<std::string> pod;      // --pod NAMESPACE/NAME
+  std::vector<std::string> hosts;      // --hosts a,b
+  std::optional<std::string> from;     // --from TIME (with --hosts, or to narrow a job)
+  std::optional<std::string> to;       // --to TIME
+  std::optional<std::string> server;   // --prometheus URL (else the site's configuration)
+  std::optional<std::string> config;   // --config FILE (the site's configuration file)
+  std::string output;                  // -o: job.db keeps the data, *.html the report
+  bool force = false;
+  ingest::MonitoringOptions monitoring;
+  double lookback_days = 31;           // how far back a pod is searched for
+  std::string sacct = "sacct";         // GPUSCOPE_SACCT for tests and odd installs
+  AnalyzeOptions analyze;              // inputs are filled by the workflow
+};
+
+// Runs it; returns the exit code. Throws Error (usage for bad options).
+int run_job(JobRun o);
+
+}  // namespace gpuscope::app

@@ -1,0 +1,42 @@
+#include "tsdb/promql.hpp"
+
+#include <fmt/format.h>
+
+namespace gpuscope::tsdb {
+
+std::string quote(std::string_view value) {
+  std::string out = "\"";
+  for (const char c : value) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string selector(std::string_view name,
+                     const std::vector<std::pair<std::string, std::string>>& matches) {
+  std::string out(name);
+  out += '{';
+  for (std::size_t i = 0; i < matches.size(); ++i) {
+    if (i > 0) out += ',';
+    out += matches[i].first + "=" + quote(matches[i].second);
+  }
+  return out + '}';
+}
+
+std::string duration(std::int64_t ms) {
+  return fmt::format("{}s", std::max<std::int64_t>(1, (ms + 999) / 1000));
+}
+
+}  // namespace gpuscope::tsdb
