@@ -41,6 +41,9 @@ struct MonitoringOptions {
   // Buckets of the summarised timeline (the window divided into about this many).
   std::size_t summary_buckets = 240;
   bool force_summary = false;  // --summary
+  // Longer windows are refused (a job's start or end misread as years apart); the caller may
+  // narrow the window.
+  double max_window_days = 366;
 };
 
 // What read_job found and did, for the user.
@@ -50,6 +53,9 @@ struct MonitoringResult {
   double resolution_s = 0;  // scrape interval found, or the summary's bucket width
   bool summarised = false;  // the server's per-bucket summaries, not the samples
   std::size_t gpus = 0;
+  std::size_t runs = 0;                    // one per node with series
+  std::int64_t samples = 0;                // sample rows written (per GPU per scrape or bucket)
+  std::vector<std::string> nodes_missing;  // job nodes no exporter series was found for
   std::vector<std::string> notes;  // what is missing, assumed, or odd, said once each
 };
 
