@@ -5,6 +5,7 @@
 
 #include "dcgm/abi.hpp"
 #include "dcgm/fields.hpp"
+#include "tsdb/promql.hpp"
 
 namespace gpuscope::ingest {
 namespace {
@@ -315,20 +316,6 @@ std::string node_of(const tsdb::Labels& labels, const std::vector<std::string>& 
   return first;
 }
 
-std::string promql_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default: out += c;
-    }
-  }
-  return out + "\"";
-}
 
 std::string regex_quote(std::string_view text) {
   static constexpr std::string_view kMeta = R"(\.+*?()|[]{}^$)";
@@ -344,7 +331,7 @@ std::string selector(const std::vector<Matcher>& matchers) {
   std::string out = "{";
   for (const auto& m : matchers) {
     if (out.size() > 1) out += ',';
-    out += m.label + m.op + promql_string(m.value);
+    out += m.label + m.op + tsdb::quote(m.value);
   }
   return out + "}";
 }

@@ -89,8 +89,6 @@ std::string node_of(const tsdb::Labels& labels, const std::vector<std::string>& 
 
 // --- PromQL text ---------------------------------------------------------------------------
 
-// `text` as a PromQL double-quoted string literal, quotes included.
-std::string promql_string(std::string_view text);
 // `text` with the regular-expression metacharacters escaped, for a =~ matcher (RE2 syntax).
 std::string regex_quote(std::string_view text);
 

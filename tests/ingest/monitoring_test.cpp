@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tsdb/promql.hpp"
+
 #include <filesystem>
 #include <map>
 
@@ -465,7 +467,7 @@ TEST(MonitoringSummary, BucketsFromTheServersSummaries) {
 }
 
 TEST(MonitoringSelectors, ValuesAreEscaped) {
-  EXPECT_EQ(promql_string("a\"b\\c\nd"), R"("a\"b\\c\nd")");
+  EXPECT_EQ(tsdb::quote("a\"b\\c\nd"), R"("a\"b\\c\nd")");
   EXPECT_EQ(regex_quote("123+4.5"), R"(123\+4\.5)");
   EXPECT_EQ(selector({{"__name__", "=", "x"}, {"hpc_job", "=~", regex_quote("1+2")}}),
             R"({__name__="x",hpc_job=~"1\\+2"})");
