@@ -158,7 +158,7 @@ JobWindow read_sacct_job(std::string_view output, const std::string& job_id,
                          std::int64_t now_ms) {
   for (const std::string_view line : split(output, '\n')) {
     const auto f = split(line, '|');
-    if (f.size() < 8 || f[0] != job_id) continue;
+    if (f.size() < 11 || f[0] != job_id) continue;
     const std::string state = first_word(f[3]);
     const auto start = sacct_time_ms(f[4]);
     if (!start || state == "PENDING") {
@@ -174,10 +174,10 @@ JobWindow read_sacct_job(std::string_view output, const std::string& job_id,
     job.running = state == "RUNNING" || state == "SUSPENDED" || state == "COMPLETING";
     const auto end = sacct_time_ms(f[5]);
     job.window = {*start, end && !job.running ? *end : now_ms};
-    job.nodes = expand_hostlist(f[6]);
-    job.gpus = allocated_gpus(f[7]);
+    job.nodes = expand_hostlist(f[7]);
+    job.gpus = allocated_gpus(f[8]);
     if (job.nodes.empty()) {
-      throw Error(fmt::format("sacct names no node for job {} ('{}')", job_id, f[6]),
+      throw Error(fmt::format("sacct names no node for job {} ('{}')", job_id, f[7]),
                   "a job that never got nodes used no GPU");
     }
     return job;

@@ -15,7 +15,7 @@ namespace gpuscope::ingest {
 
 // The fields read_sacct_job expects, in this order: sacct -j ID -X -n -P -o <these>.
 inline constexpr std::string_view kSacctJobFields =
-    "JobIDRaw,JobName,User,State,Start,End,NodeList,AllocTRES";
+    "JobIDRaw,JobName,User,State,Start,End,Elapsed,NodeList,AllocTRES,AllocCPUS,ExitCode";
 // The fields read_sacct_overlaps expects: the jobs of some nodes over a window.
 inline constexpr std::string_view kSacctOverlapFields = "JobIDRaw,NodeList,Start,End,State";
 

@@ -58,8 +58,8 @@ TEST_F(SacctTest, TimesAreLocalAndUnknownIsAbsent) {
 
 TEST_F(SacctTest, AFinishedJobsWindowNodesAndGpus) {
   const std::string out =
-      "123|train|alice|COMPLETED|2026-11-25T10:00:00|2026-11-25T11:00:00|n[1-2]|"
-      "billing=8,cpu=8,gres/gpu=8,mem=64G,node=2\n";
+      "123|train|alice|COMPLETED|2026-11-25T10:00:00|2026-11-25T11:00:00|01:00:00|n[1-2]|"
+      "billing=8,cpu=8,gres/gpu=8,mem=64G,node=2|8|0:0\n";
   const JobWindow job = read_sacct_job(out, "123", 0);
   EXPECT_EQ(job.kind, "slurm");
   EXPECT_EQ(job.window.start_ms, 1795600800000);
@@ -73,8 +73,8 @@ TEST_F(SacctTest, AFinishedJobsWindowNodesAndGpus) {
 
 TEST_F(SacctTest, ARunningJobEndsNowAndTypedGpusAddUp) {
   const std::string out =
-      "77|serve|bob|RUNNING|2026-11-25T10:00:00|Unknown|gpu01|cpu=4,gres/gpu:a100=2,"
-      "gres/gpu:h100=1,node=1\n";
+      "77|serve|bob|RUNNING|2026-11-25T10:00:00|Unknown|00:03:20|gpu01|cpu=4,gres/gpu:a100=2,"
+      "gres/gpu:h100=1,node=1|4|0:0\n";
   const JobWindow job = read_sacct_job(out, "77", 1795601000000);
   EXPECT_TRUE(job.running);
   EXPECT_EQ(job.window.end_ms, 1795601000000);
@@ -83,7 +83,7 @@ TEST_F(SacctTest, ARunningJobEndsNowAndTypedGpusAddUp) {
 
 TEST_F(SacctTest, AJobWithoutGpusHasNoCount) {
   const JobWindow job = read_sacct_job(
-      "5|x|u|FAILED|2026-11-25T10:00:00|2026-11-25T10:00:05|n1|cpu=1,mem=1G,node=1", "5", 0);
+      "5|x|u|FAILED|2026-11-25T10:00:00|2026-11-25T10:00:05|00:00:05|n1|cpu=1,mem=1G,node=1|1|3:0", "5", 0);
   EXPECT_FALSE(job.gpus);
   EXPECT_EQ(job.window.end_ms - job.window.start_ms, 5000);
 }
@@ -96,13 +96,14 @@ TEST_F(SacctTest, UnknownAndPendingJobsSaySo) {
     EXPECT_NE(std::string(e.what()).find("no job 9"), std::string::npos) << e.what();
   }
   try {
-    read_sacct_job("9|x|u|PENDING|Unknown|Unknown|None assigned|", "9", 0);
+    read_sacct_job("9|x|u|PENDING|Unknown|Unknown|00:00:00|None assigned||1|0:0", "9", 0);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("has not started"), std::string::npos) << e.what();
   }
   // A job cancelled while pending has a start of "None".
-  EXPECT_THROW(read_sacct_job("9|x|u|CANCELLED by 0|None|2026-11-25T10:00:00|None assigned|",
+  EXPECT_THROW(read_sacct_job("9|x|u|CANCELLED by 0|None|2026-11-25T10:00:00|00:00:00|None assigned||"
+                              "1|0:0",
                               "9", 0),
                Error);
 }
