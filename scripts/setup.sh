@@ -20,7 +20,10 @@ packages=(
   # static plots: PLplot with its cairo drivers (PNG, SVG, PDF) and a font for their text
   libplplot-dev plplot-driver-cairo fonts-dejavu-core
   # tests and benchmarks: GoogleTest, Google Benchmark, the sqlite3 shell, a real SLURM cluster
-  libgtest-dev libgmock-dev libbenchmark-dev sqlite3 slurm-wlm munge
+  # with accounting (slurmdbd over a private MariaDB server: the server and client binaries
+  # only, not mariadb-server, whose service would start the machine's own database)
+  libgtest-dev libgmock-dev libbenchmark-dev sqlite3 slurm-wlm munge slurmdbd
+  mariadb-server-core mariadb-client-core
   # the launcher tests run a real Open MPI mpirun
   openmpi-bin
   # the processes test reads serve's /metrics with the curl command

@@ -29,20 +29,17 @@ struct ServeOptions {
   double interval_ms = 1000;
   std::string gpus;
   std::string naming = "gpuscope";
+  std::string node_name;  // --node-name or GPUSCOPE_NODE_NAME; empty: the scheduler's or host's
   app::PushOptions push;
   double process_sampling_ms = 1000;  // 0: no process series
   std::size_t max_processes_per_gpu = 8;
 };
 
-exporter::ExportLabels labels_for(const app::LiveGpus& gpus) {
+exporter::ExportLabels labels_for(const app::LiveGpus& gpus, const std::string& node_name) {
   exporter::ExportLabels labels;
-  labels.hostname = app::short_host_name();
   labels.driver_version = gpus.system.driver_version.value_or("");
-  // The node's name as the scheduler knows it: SLURMD_NODENAME under SLURM, NODE_NAME (the
-  // downward API's spec.nodeName, as the DaemonSet sets it) in a Kubernetes pod, whose own host
-  // name is the pod's.
   const RankContext context = ranks::read_rank_context(ranks::process_environment());
-  if (context.node_name) labels.hostname = *context.node_name;
+  labels.hostname = exporter::node_label(node_name, context.node_name, app::short_host_name());
   return labels;
 }
 
@@ -53,10 +50,11 @@ int run_serve(const ServeOptions& o) {
   const auto naming = exporter::naming_from_text(o.naming);
   if (!naming) {
     throw Error::usage(fmt::format("--naming '{}' is not a naming", o.naming), {},
-                       "use gpuscope (gpuscope_* names) or dcgm (dcgm-exporter's DCGM_FI_* names)");
+                       "use gpuscope (gpuscope_* names), dcgm (dcgm-exporter's DCGM_FI_* names) "
+                       "or jobstats (Princeton jobstats' nvidia_gpu_* names)");
   }
   app::LiveGpus gpus = app::open_live_gpus(o.backend, o.gpus, interval);
-  const exporter::ExportLabels labels = labels_for(gpus);
+  const exporter::ExportLabels labels = labels_for(gpus, o.node_name);
 
   exporter::LatestValues latest(gpus.identities);
   // Which processes use each GPU: per-process series and the GPUs' workload labels.
@@ -129,9 +127,15 @@ Command add_serve_command(CLI::App& parent) {
                   "GPUs to serve: NVML indices, GPU-/MIG- UUIDs or all (default)")
       ->type_name("LIST");
   app->add_option("--naming", o->naming,
-                  "Metric names: gpuscope (gpuscope_power_watts, ...; default) or dcgm "
-                  "(dcgm-exporter's DCGM_FI_DEV_POWER_USAGE, ..., for its Grafana dashboards)")
-      ->type_name("gpuscope|dcgm");
+                  "Metric names: gpuscope (gpuscope_power_watts, ...; default), dcgm "
+                  "(dcgm-exporter's DCGM_FI_DEV_POWER_USAGE, ..., for its Grafana dashboards) or "
+                  "jobstats (Princeton jobstats' nvidia_gpu_duty_cycle, ..., with the SLURM job)")
+      ->type_name("gpuscope|dcgm|jobstats");
+  app->add_option("--node-name", o->node_name,
+                  "The node's name in the hostname label (default: SLURMD_NODENAME in a SLURM "
+                  "job, NODE_NAME in a pod, else the host's short name)")
+      ->envname("GPUSCOPE_NODE_NAME")
+      ->type_name("NAME");
   add_number_option(*app, "--process-sampling-ms", o->process_sampling_ms, kProcessSamplingMs,
                     "How often to look at which processes use each GPU: per-process series and "
                     "the GPUs' pod/namespace/container/slurm_job_id labels (default 1000; 0: "

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "export/jobstats_exposition.hpp"
+
 namespace gpuscope::exporter {
 namespace {
 
@@ -42,6 +44,10 @@ std::string format_value(double value) {
 
 Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<GpuIdentity>& gpus)
     : naming_(naming), common_(std::move(labels)) {
+  if (naming_ == Naming::Jobstats) {
+    jobstats_gpus_ = gpus;  // no hostname label: jobstats knows the node by its scrape target
+    return;
+  }
   for (const GpuIdentity& gpu : gpus) {
     std::string series;
     std::string info;
@@ -81,6 +87,10 @@ Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<Gpu
 
 void Exposition::set_workload(
     const std::map<unsigned, std::vector<std::pair<std::string, std::string>>>& labels) {
+  if (naming_ == Naming::Jobstats) {
+    jobstats_workload_ = labels;
+    return;
+  }
   for (std::size_t k = 0; k < indices_.size(); ++k) {
     std::string series = base_labels_[k];
     if (auto it = labels.find(indices_[k]); it != labels.end()) {
@@ -113,6 +123,8 @@ void Exposition::append_value(std::string& out, const std::string& name, const s
 }
 
 std::string Exposition::render(const Snapshot& snapshot) const {
+  if (naming_ == Naming::Jobstats)
+    return render_jobstats(snapshot, jobstats_gpus_, jobstats_workload_);
   std::string out;
   out.reserve(512 + snapshot.gpus.size() * kMetricCount * 160);
   for (std::size_t i = 0; i < kMetricCount; ++i) {

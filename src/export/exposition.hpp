@@ -22,7 +22,7 @@ class Exposition {
   std::string render(const Snapshot& snapshot) const;
 
   // One line per present metric of `row`: `name{labels} value timestamp_ms\n`, appended to `out`.
-  // Returns the number of lines.
+  // Returns the number of lines (none with jobstats naming: pushes use gpuscope's names).
   std::size_t append_lines(const SampleRow& row, std::string& out) const;
   // The same for a fast-cadence power row (power and energy only).
   std::size_t append_lines(const PowerRow& row, std::string& out) const;
@@ -30,11 +30,12 @@ class Exposition {
   Naming naming() const { return naming_; }
 
   // Adds, per GPU, the labels of the workload now using it (export/process_exposition.hpp) to
-  // every series of that GPU; GPUs not in `labels` go back to their own labels.
+  // every series of that GPU; GPUs not in `labels` go back to their own labels. With jobstats
+  // naming, `labels` are its jobid and userid.
   void set_workload(
       const std::map<unsigned, std::vector<std::pair<std::string, std::string>>>& labels);
   // A GPU's own labels without the braces (`gpu="0",uuid="…",hostname="…"`); empty when it is
-  // not exported.
+  // not exported, and with jobstats naming (its exporter has no per-process series).
   std::string label_body(unsigned device_index) const;
 
  private:
@@ -44,6 +45,9 @@ class Exposition {
 
   Naming naming_;
   ExportLabels common_;
+  // Jobstats naming renders its own shape (export/jobstats_exposition.hpp) from these.
+  std::vector<GpuIdentity> jobstats_gpus_;
+  std::map<unsigned, std::vector<std::pair<std::string, std::string>>> jobstats_workload_;
   std::vector<unsigned> indices_;
   std::vector<std::string> gpu_labels_;   // `{gpu="0",uuid="...",hostname="..."}` per GPU
   std::vector<std::string> base_labels_;  // the same without the workload and the closing brace

@@ -28,6 +28,17 @@ struct ExportLabels {
   std::string driver_version;  // dcgm naming mode only (DCGM_FI_DRIVER_VERSION)
 };
 
+// The node's name on exported series (`hostname`, dcgm's `Hostname`): the one given
+// (--node-name, GPUSCOPE_NODE_NAME), else the scheduler's (SLURMD_NODENAME in a SLURM job,
+// NODE_NAME, the downward API's spec.nodeName, in a Kubernetes pod, whose own host name is the
+// pod's), else the host's short name.
+inline std::string node_label(const std::string& given, const std::optional<std::string>& scheduler,
+                              const std::string& host) {
+  if (!given.empty()) return given;
+  if (scheduler && !scheduler->empty()) return *scheduler;
+  return host;
+}
+
 inline GpuIdentity identity_of(const DeviceDescription& d) {
   GpuIdentity id;
   id.index = d.index;

@@ -95,10 +95,65 @@ constexpr std::array<DcgmName, 27> kDcgmNames = {{
 }};
 // clang-format on
 
+struct JobstatsName {
+  Metric metric;
+  std::string_view name;
+  std::string_view help;
+  double scale;
+  std::string_view clock_type;  // nvidia_gpu_clock's type label
+};
+
+// Princeton jobstats' GPU exporter (github.com/plazonic/nvidia_gpu_prometheus_exporter, main.go):
+// its names and help texts, and its units: duty cycle in % (NVML's utilization rate), power in
+// mW, clocks in MHz with a type label, the GPM fields as 0-1 ratios despite their `_percent`
+// names (it divides NVML's percentages by 100), PCIe and NVLink in bytes per second. Its other
+// series (num_devices, memory_total_bytes, jobId, jobUid) are not catalog metrics.
+// clang-format off
+constexpr std::array<JobstatsName, 21> kJobstatsNames = {{
+  {Metric::GpuUtilPct, "nvidia_gpu_duty_cycle", "Percent of time over the past sample period during which one or more kernels were executing on the GPU device", 1, ""},
+  {Metric::MemoryUsedBytes, "nvidia_gpu_memory_used_bytes", "Memory used by the GPU device in bytes", 1, ""},
+  {Metric::PowerW, "nvidia_gpu_power_usage_milliwatts", "Power usage of the GPU device in milliwatts", 1000, ""},
+  {Metric::TemperatureC, "nvidia_gpu_temperature_celsius", "Temperature of the GPU device in celsius", 1, ""},
+  {Metric::GraphicsClockMhz, "nvidia_gpu_clock", "Clock speed", 1, "graphics"},
+  {Metric::SmClockMhz, "nvidia_gpu_clock", "Clock speed", 1, "sm"},
+  {Metric::MemClockMhz, "nvidia_gpu_clock", "Clock speed", 1, "mem"},
+  {Metric::ClockEventReasons, "nvidia_gpu_clock_event_reason", "Bitmask of active clocks event reasons, check NvmlClocksEventReasons", 1, ""},
+  {Metric::GraphicsActivePct, "nvidia_gpu_graphics_util_percent", "Percentage of time any compute/graphics app was active on the GPU", 0.01, ""},
+  {Metric::SmActivePct, "nvidia_gpu_sm_util_percent", "Percentage of SMs that were busy", 0.01, ""},
+  {Metric::SmOccupancyPct, "nvidia_gpu_sm_occupancy_percent", "Percentage of warps that were active vs theoretical maximum", 0.01, ""},
+  {Metric::IntegerActivePct, "nvidia_gpu_integer_util", "Percentage of time the GPU's SMs were doing integer operations", 0.01, ""},
+  {Metric::TensorActivePct, "nvidia_gpu_any_tensor_util_percent", "Percentage of time the GPU's SMs were doing ANY tensor operations", 0.01, ""},
+  {Metric::DramActivePct, "nvidia_gpu_dram_bw_util_percent", "Percentage of DRAM bw used vs theoretical maximum", 0.01, ""},
+  {Metric::Fp64ActivePct, "nvidia_gpu_fp64_util_percent", "Percentage of time the GPU's SMs were doing non-tensor FP64 math", 0.01, ""},
+  {Metric::Fp32ActivePct, "nvidia_gpu_fp32_util_percent", "Percentage of time the GPU's SMs were doing non-tensor FP32 math", 0.01, ""},
+  {Metric::Fp16ActivePct, "nvidia_gpu_fp16_util_percent", "Percentage of time the GPU's SMs were doing non-tensor FP16 math", 0.01, ""},
+  {Metric::PcieTxBytesPerS, "nvidia_gpu_pcie_tx_per_sec", "PCIe traffic from this GPU in bytes/sec", 1, ""},
+  {Metric::PcieRxBytesPerS, "nvidia_gpu_pcie_rx_per_sec", "PCIe traffic to this GPU in bytes/sec", 1, ""},
+  {Metric::NvlinkRxBytesPerS, "nvidia_gpu_nvlink_total_rx_per_sec", "NvLink read bandwidth for all links in bytes/sec", 1, ""},
+  {Metric::NvlinkTxBytesPerS, "nvidia_gpu_nvlink_total_tx_per_sec", "NvLink write bandwidth for all links in bytes/sec", 1, ""},
+}};
+// clang-format on
+
+std::optional<ExportedMetric> jobstats_name(Metric metric) {
+  for (const JobstatsName& j : kJobstatsNames) {
+    if (j.metric != metric) continue;
+    ExportedMetric out{std::string(j.name), "gauge", std::string(j.help), j.scale};
+    if (!j.clock_type.empty()) {
+      out.label_name = "type";
+      out.label_value = j.clock_type;
+    }
+    // NVML gives milliwatts as an integer; the catalog's watts are that over 1000.
+    out.whole = metric == Metric::PowerW;
+    return out;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ExportedMetric> exported_metric(Metric metric, Naming naming) {
   if (naming == Naming::Gpuscope) return gpuscope_name(info(metric));
+  if (naming == Naming::Jobstats) return jobstats_name(metric);
   for (const DcgmName& d : kDcgmNames) {
     if (d.metric == metric)
       return ExportedMetric{std::string(d.name), d.type, std::string(d.help), d.scale};
@@ -119,6 +174,7 @@ std::optional<ExportedMetric> exported_metric(Metric metric, Naming naming) {
 std::optional<Naming> naming_from_text(std::string_view text) {
   if (text == "gpuscope") return Naming::Gpuscope;
   if (text == "dcgm") return Naming::Dcgm;
+  if (text == "jobstats") return Naming::Jobstats;
   return std::nullopt;
 }
 

@@ -49,6 +49,13 @@ std::map<unsigned, LabelList> workload_labels(const ProcessesNow& processes, Nam
     for (const auto* entry : list) {
       const GpuProcess& p = entry->second;
       LabelList labels;
+      if (naming == Naming::Jobstats) {
+        // jobstats' exporter knows SLURM jobs only: the job's id and its user's uid.
+        if (!p.slurm_job_id || p.slurm_job_id->empty()) continue;
+        labels = {{"jobid", *p.slurm_job_id}, {"userid", p.uid ? std::to_string(*p.uid) : ""}};
+        out[device] = std::move(labels);
+        break;
+      }
       auto add = [&](const char* name, const std::optional<std::string>& value) {
         if (value && !value->empty()) labels.emplace_back(name, *value);
       };

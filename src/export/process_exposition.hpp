@@ -22,7 +22,9 @@ using LabelList = std::vector<std::pair<std::string, std::string>>;
 
 // Per GPU, the labels of the workload using it: that of the process holding the most memory
 // among those with a known workload (pod, namespace, container; slurm_job_id, or
-// dcgm-exporter's hpc_job with dcgm naming). A GPU without such a process has none.
+// dcgm-exporter's hpc_job with dcgm naming). A GPU without such a process has none. With
+// jobstats naming: `jobid` and `userid` (the uid, empty when unknown) of the process holding the
+// most memory among those in a SLURM job.
 std::map<unsigned, LabelList> workload_labels(const ProcessesNow& processes, Naming naming);
 
 // The per-process series: gpuscope_process_memory_used_bytes and

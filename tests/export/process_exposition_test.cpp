@@ -96,6 +96,20 @@ TEST(ProcessExposition, WorkloadIsTheKnownProcessHoldingTheMostMemory) {
   EXPECT_EQ(workload_labels({slurm}, Naming::Dcgm)[0], (LabelList{{"hpc_job", "4242"}}));
 }
 
+TEST(ProcessExposition, JobstatsWorkloadIsTheSlurmJobAndItsUsersUid) {
+  // A pod's process holds more memory, but jobstats' exporter knows SLURM jobs only.
+  auto slurm = process(0, 5, 100);
+  slurm.second.slurm_job_id = "4242";
+  slurm.second.uid = 1001;
+  auto no_uid = process(1, 6, 100);
+  no_uid.second.slurm_job_id = "77";
+  const ProcessesNow now{process(0, 1, 9000, "train-0"), slurm, no_uid, process(2, 7, 5, "p")};
+  auto labels = workload_labels(now, Naming::Jobstats);
+  EXPECT_EQ(labels[0], (LabelList{{"jobid", "4242"}, {"userid", "1001"}}));
+  EXPECT_EQ(labels[1], (LabelList{{"jobid", "77"}, {"userid", ""}}));
+  EXPECT_EQ(labels.count(2), 0U);
+}
+
 TEST(ProcessExposition, TheGpusSeriesCarryTheWorkloadAndLoseItAgain) {
   GpuIdentity gpu;
   gpu.index = 0;

@@ -92,8 +92,9 @@ json prometheus_query(int port, const std::string& query) {
   return json::parse(response->body)["data"]["result"];
 }
 
-// Two `serve` of one scenario, gpuscope's names and dcgm-exporter's, and a Prometheus scraping
-// both every 500 ms; everything stops with this object.
+// Two `serve` of one scenario, gpuscope's names and dcgm-exporter's, standing for nodes n1
+// (--node-name) and n2 (GPUSCOPE_NODE_NAME), and a Prometheus scraping both every 500 ms;
+// everything stops with this object.
 struct ScrapedServes {
   int serve_port = free_port();
   int dcgm_port = free_port();
@@ -103,12 +104,15 @@ struct ScrapedServes {
   void start(const std::string& prometheus_binary, const std::string& scenario,
              const TempDir& dir) {
     const auto env = sim_env(dir);
-    serve = start_gpuscope({"serve", "--simulate", scenario, "--listen",
-                            "127.0.0.1:" + std::to_string(serve_port), "--interval", "200"},
-                           env, dir.file("serve.out"), dir.file("serve.err"));
+    serve = start_gpuscope(
+        {"serve", "--simulate", scenario, "--listen", "127.0.0.1:" + std::to_string(serve_port),
+         "--interval", "200", "--node-name", "n1"},
+        env, dir.file("serve.out"), dir.file("serve.err"));
+    auto n2 = env;
+    n2["GPUSCOPE_NODE_NAME"] = "n2";
     dcgm = start_gpuscope({"serve", "--simulate", scenario, "--naming", "dcgm", "--listen",
                            "127.0.0.1:" + std::to_string(dcgm_port), "--interval", "200"},
-                          env, dir.file("dcgm.out"), dir.file("dcgm.err"));
+                          n2, dir.file("dcgm.out"), dir.file("dcgm.err"));
     ASSERT_TRUE(eventually([&] { return http_get(serve_port, "/metrics").has_value(); }))
         << read_file(dir.file("serve.err"));
     ASSERT_TRUE(eventually([&] { return http_get(dcgm_port, "/metrics").has_value(); }))
@@ -181,6 +185,7 @@ TEST(PrometheusTest, ScrapedValuesEqualWhatTheSimulatedGpusProduced) {
       ASSERT_LT(gpu, 2u);
       EXPECT_EQ(uuid, gpus[gpu]["uuid"]) << name;
       EXPECT_EQ(s["metric"]["job"], dcgm_names ? "dcgm" : "gpuscope");
+      EXPECT_EQ(s["metric"][dcgm_names ? "Hostname" : "hostname"], dcgm_names ? "n2" : "n1");
       const double expected = gpus[gpu][field].get<double>() * scale;
       ASSERT_GE(s["values"].size(), 2u) << name;
       // NVML's own values travel bit for bit; GPM ratios are computed by the driver from counter
@@ -273,6 +278,101 @@ TEST(PrometheusTest, DcgmSaturationMetricsOfAnA100ReachPrometheus) {
       }
     }
   }
+}
+
+// `serve --naming jobstats`, as Princeton jobstats' GPU exporter: a process of SLURM job 4242
+// holds GPU 0, and Prometheus stores the job id as nvidia_gpu_jobId's value and as the jobid
+// label of GPU 0's series, the simulated GPUs' values in that exporter's units, and no job on
+// GPU 1.
+TEST(PrometheusTest, JobstatsNamingStoresTheGpusValuesAndTheirJob) {
+  const std::string prometheus = find_program("prometheus");
+  if (prometheus.empty())
+    GTEST_SKIP() << "prometheus is not installed (scripts/setup.sh installs it)";
+  TempDir dir;
+  auto env = sim_env(dir);
+  BackgroundProcess job({"sleep", "600"}, {{"SLURM_JOB_ID", "4242"}}, dir.file("job.out"),
+                        dir.file("job.err"));
+  std::ofstream(dir.file("processes.txt")) << "0 " << job.pid() << " 1024\n";
+  auto serve_env = env;
+  serve_env["GPUSCOPE_SIM_PROCESSES_FILE"] = dir.file("processes.txt");
+  const int serve_port = free_port();
+  const int prometheus_port = free_port();
+  auto serve = start_gpuscope({"serve", "--simulate", kSteady, "--naming", "jobstats", "--listen",
+                               "127.0.0.1:" + std::to_string(serve_port), "--interval", "200",
+                               "--process-sampling-ms", "200"},
+                              serve_env, dir.file("serve.out"), dir.file("serve.err"));
+  ASSERT_TRUE(eventually([&] { return http_get(serve_port, "/metrics").has_value(); }))
+      << read_file(dir.file("serve.err"));
+  std::ofstream(dir.file("prometheus.yml"))
+      << "global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\n"
+      << "scrape_configs:\n  - job_name: jobstats\n    static_configs:\n"
+      << "      - targets: ['127.0.0.1:" << serve_port << "']\n";
+  BackgroundProcess server({prometheus, "--config.file=" + dir.file("prometheus.yml"),
+                            "--storage.tsdb.path=" + dir.file("tsdb"),
+                            "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port)},
+                           {}, dir.file("prometheus.out"), dir.file("prometheus.err"));
+  ASSERT_TRUE(eventually([&] {
+    const json r = prometheus_query(prometheus_port, "count_over_time(nvidia_gpu_jobId[1m])");
+    const json d = prometheus_query(prometheus_port, "count_over_time(nvidia_gpu_duty_cycle[1m])");
+    return r.is_array() && r.size() == 1 && std::stod(r[0]["value"][1].get<std::string>()) >= 4 &&
+           d.is_array() && d.size() >= 2 && std::stod(d[0]["value"][1].get<std::string>()) >= 4;
+  })) << read_file(dir.file("prometheus.err"))
+      << *http_get(serve_port, "/metrics");
+
+  const ProcessResult once =
+      run_gpuscope({"monitor", "--once", "--json", "--simulate", kSteady}, env);
+  ASSERT_EQ(once.exit_code, 0) << once.err;
+  const json gpus = json::parse(once.out)["gpus"];
+  ASSERT_EQ(gpus.size(), 2u);
+  const json ids = prometheus_query(prometheus_port, "nvidia_gpu_jobId");
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids[0]["value"][1], "4242");
+  EXPECT_EQ(ids[0]["metric"]["jobid"], "4242");
+  EXPECT_EQ(ids[0]["metric"]["ordinal"], "0");
+  EXPECT_EQ(ids[0]["metric"]["userid"], std::to_string(getuid()));
+  EXPECT_EQ(prometheus_query(prometheus_port, "nvidia_gpu_jobUid")[0]["value"][1],
+            std::to_string(getuid()));
+  // Constant levels, in the exporter's units; the series of the job's GPU carry its id.
+  const std::vector<std::tuple<std::string, std::string, double>> constant = {
+      {"nvidia_gpu_duty_cycle", "gpu_util_pct", 1},
+      {"nvidia_gpu_memory_used_bytes", "memory_used_bytes", 1},
+      {"nvidia_gpu_memory_total_bytes", "memory_total_bytes", 1},
+      {"nvidia_gpu_sm_util_percent", "sm_active_pct", 0.01},
+      {"nvidia_gpu_any_tensor_util_percent", "tensor_active_pct", 0.01},
+      {"nvidia_gpu_dram_bw_util_percent", "dram_active_pct", 0.01},
+      {"nvidia_gpu_fp16_util_percent", "fp16_active_pct", 0.01},
+  };
+  for (const auto& [name, field, scale] : constant) {
+    // The job's series start once the processes were looked at: earlier ones have no jobid.
+    const json series = prometheus_query(prometheus_port, name + "[1m]");
+    ASSERT_GE(series.size(), 2u) << name;
+    std::set<std::string> jobs_on_gpu0;
+    for (const json& s : series) {
+      const std::size_t gpu = std::stoul(s["metric"]["ordinal"].get<std::string>());
+      ASSERT_LT(gpu, 2u);
+      EXPECT_EQ(s["metric"]["uuid"], gpus[gpu]["uuid"]) << name;
+      EXPECT_EQ(s["metric"]["name"], gpus[gpu]["name"]) << name;
+      EXPECT_EQ(s["metric"]["minor_number"], s["metric"]["ordinal"]) << name;
+      EXPECT_FALSE(s["metric"].contains("hostname")) << name;
+      if (gpu == 0) jobs_on_gpu0.insert(s["metric"].value("jobid", ""));
+      if (gpu == 1) EXPECT_FALSE(s["metric"].contains("jobid")) << name;
+      const double expected = gpus[gpu][field].get<double>() * scale;
+      for (const json& point : s["values"]) {
+        EXPECT_NEAR(std::stod(point[1].get<std::string>()), expected, 1e-12 * (1 + expected))
+            << name << " GPU " << gpu << " at " << point[0];
+      }
+    }
+    EXPECT_EQ(jobs_on_gpu0.count("4242"), 1u) << name;
+  }
+  for (const json& s : prometheus_query(prometheus_port, "nvidia_gpu_power_usage_milliwatts")) {
+    const std::size_t gpu = std::stoul(s["metric"]["ordinal"].get<std::string>());
+    const double mw = std::stod(s["value"][1].get<std::string>());
+    EXPECT_EQ(mw, std::round(mw)) << "whole milliwatts";
+    EXPECT_NEAR(mw, gpus[gpu]["power_w"].get<double>() * 1000,
+                0.05 * gpus[gpu]["power_w"].get<double>() * 1000);
+  }
+  EXPECT_EQ(prometheus_query(prometheus_port, "nvidia_gpu_num_devices")[0]["value"][1], "2");
+  EXPECT_TRUE(prometheus_query(prometheus_port, "{__name__=~\"gpuscope_.*\"}").empty());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,7 +6,11 @@
 #  - --per-node leaves one database per node;
 #  - gpuscope merge combines the per-rank files;
 #  - each task's process is attributed to its SLURM job and rank (processes table);
-#  - slurm-cluster.sh stop leaves no daemon running (munged included, when start began it).
+#  - accounting answers: sacct knows a finished two-node job, a running one (End Unknown), a
+#    failed and a cancelled one, with SLURM's own formats;
+#  - GRES GPUs: --gpus-per-node / --gres hand out GPUs (CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS) and
+#    sacct's AllocTRES counts them;
+#  - slurm-cluster.sh stop leaves no daemon running (munged, slurmdbd and MariaDB included).
 # Usage: slurm_test.sh GPUSCOPE_BINARY REPO_ROOT. Exit 77 (skip) when SLURM is not installed.
 set -euo pipefail
 gpuscope=$1
@@ -98,7 +102,48 @@ status=$?
 set -e
 check "exit status through srun" "5" "$status"
 
-# 7. stop ends every daemon that start began, munged included (it used to be left running).
+# 7. Accounting: sacct answers for finished, running, failed and cancelled jobs. Records reach
+#    slurmdbd a moment after the job ends, so each check polls (at most 30 s) for its state.
+acct() { sacct -j "$1" -X -n -P -o JobIDRaw,State,Start,End,NodeList,AllocTRES,ElapsedRaw; }
+wait_state() {  # wait_state JOB STATE: polls until the job's state starts with STATE
+  for _ in $(seq 1 300); do
+    case "$(sacct -j "$1" -X -n -P -o State 2>/dev/null)" in "$2"*) return 0 ;; esac
+    sleep 0.1
+  done
+}
+time_re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$'
+two=$(srun -N 2 -n 2 --gpus-per-node=2 --chdir "$work" sh -c \
+  'echo "$SLURMD_NODENAME $CUDA_VISIBLE_DEVICES" >"gpus.$SLURMD_NODENAME"; [ "$SLURM_PROCID" = 0 ] && echo "$SLURM_JOB_ID"; true')
+check "GPUs handed out on n1 and n2" "n1 0,1|n2 0,1" "$(cat "$work/gpus.n1")|$(cat "$work/gpus.n2")"
+wait_state "$two" COMPLETED
+IFS='|' read -r id state start end nodelist tres elapsed <<<"$(acct "$two")"
+check "finished job's id" "$two" "$id"
+check "finished job's state" "COMPLETED" "$state"
+check "finished job's nodes (compressed)" "n[1-2]" "$nodelist"
+check "finished job's start and end are ISO times" "yes yes" \
+  "$([[ $start =~ $time_re ]] && echo yes) $([[ $end =~ $time_re ]] && echo yes)"
+check "finished job's end is not before its start" "yes" "$([[ ! $end < $start ]] && echo yes)"
+check "finished job's AllocTRES" "billing=2,cpu=2,gres/gpu=4,node=2" "$tres"
+check "finished job's ElapsedRaw is whole seconds" "yes" "$([[ $elapsed =~ ^[0-9]+$ ]] && echo yes)"
+
+running=$(sbatch --parsable -o /dev/null -w n1 --gres=gpu:1 --chdir "$work" \
+  --wrap 'echo "$SLURM_JOB_GPUS" >job_gpus; sleep 120')
+wait_state "$running" RUNNING
+IFS='|' read -r id state start end nodelist tres elapsed <<<"$(acct "$running")"
+check "running job's state and end" "RUNNING Unknown n1" "$state $end $nodelist"
+check "running job's GPU in AllocTRES" "billing=1,cpu=1,gres/gpu=1,node=1" "$tres"
+for _ in $(seq 1 100); do [ -s "$work/job_gpus" ] && break; sleep 0.1; done
+check "batch job's SLURM_JOB_GPUS" "0" "$(cat "$work/job_gpus" 2>/dev/null)"
+scancel "$running"
+wait_state "$running" CANCELLED
+check "cancelled job's state" "CANCELLED by 0" "$(acct "$running" | cut -d'|' -f2)"
+
+failed=$(sbatch --parsable -o /dev/null -w n2 --wrap 'exit 3')
+wait_state "$failed" FAILED
+check "failed job's state and exit code" "FAILED|3:0|n2" \
+  "$(sacct -j "$failed" -X -n -P -o State,ExitCode,NodeList)"
+
+# 8. stop ends every daemon that start began, munged included (it used to be left running).
 daemons=$(cat "$cluster"/*.pid | tr '\n' ' ')
 "$root/scripts/slurm-cluster.sh" stop "$cluster"
 alive=""
