@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.hpp"
 
@@ -122,6 +124,47 @@ TEST(SacctArguments, AskTheFieldsTheReaderExpects) {
   EXPECT_EQ(args.back(), std::string(kSacctJobFields));
   const auto overlap = sacct_overlap_arguments({"n1", "n2"}, {0, 1000});
   EXPECT_EQ(overlap[1], "n1,n2");
+}
+
+}  // namespace
+}  // namespace gpuscope::ingest
+
+namespace gpuscope::ingest {
+namespace {
+
+// What the test cluster's real sacct (SLURM 22.05.8, UTC) printed for gpuscope's own fields
+// (tests/fixtures/slurm/README.md).
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(GPUSCOPE_TEST_FIXTURE_DIR) + "/slurm/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_F(SacctTest, RealSacctAnswers) {
+  const JobWindow train = read_sacct_job(fixture("finished_two_nodes.txt"), "1", 0);
+  EXPECT_EQ(train.nodes, (Names{"n1", "n2"}));
+  EXPECT_EQ(train.gpus, 4);
+  EXPECT_EQ(train.name, "train");
+  EXPECT_EQ(train.window.end_ms - train.window.start_ms, 2000);  // Elapsed 00:00:02
+  EXPECT_FALSE(train.running);
+
+  const JobWindow serve = read_sacct_job(fixture("running.txt"), "4", 9'999'999'999'999);
+  EXPECT_TRUE(serve.running);
+  EXPECT_EQ(serve.window.end_ms, 9'999'999'999'999);
+  EXPECT_EQ(serve.gpus, 1);
+
+  const JobWindow broken = read_sacct_job(fixture("failed.txt"), "3", 0);
+  EXPECT_FALSE(broken.gpus);
+  EXPECT_EQ(broken.nodes, (Names{"n1"}));
+
+  const JobWindow stopped = read_sacct_job(fixture("cancelled.txt"), "6", 0);
+  EXPECT_EQ(stopped.nodes, (Names{"n1", "n2"}));
+  EXPECT_THROW(read_sacct_job(fixture("pending.txt"), "5", 0), Error);
+
+  // Jobs 1, 2, 3, 4 and 6 ran on n1 in the window: four beside job 1.
+  EXPECT_EQ(read_sacct_overlaps(fixture("node_n1_window.txt"), "1"),
+            (Names{"2", "3", "4", "6"}));
 }
 
 }  // namespace
