@@ -17,15 +17,23 @@ namespace {
 struct Received {
   const Request* request;
   Response* response;
+  const CurlLibrary* curl;
+  CURL* handle;
   bool too_large = false;
   bool stopped = false;
+  std::optional<bool> streamed;  // decided at the first byte: a 2xx answer goes to on_body
 };
 
 std::size_t collect_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto* r = static_cast<Received*>(user);
   const std::size_t bytes = size * count;
   r->response->body_bytes += bytes;
-  if (r->request->on_body) {
+  if (r->request->on_body && !r->streamed) {
+    long status = 0;
+    r->curl->easy_getinfo(r->handle, CURLINFO_RESPONSE_CODE, &status);
+    r->streamed = status / 100 == 2;
+  }
+  if (r->streamed.value_or(false)) {
     if (r->request->on_body(std::string_view(data, bytes))) return bytes;
     r->stopped = true;
     return 0;  // makes curl stop with CURLE_WRITE_ERROR
@@ -139,8 +147,8 @@ Response perform(const Request& request) {
   for (const auto& header : request.headers) list = c.slist_append(list, header.c_str());
   std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_list(list, c.slist_free_all);
   Response response;
-  Received received{&request, &response};
   CURL* h = curl.get();
+  Received received{&request, &response, &c, h, false, false, std::nullopt};
   set_options(c, h, request, list, &received);
   const CURLcode rc = c.easy_perform(h);
   if (rc != CURLE_OK || received.too_large || received.stopped) {

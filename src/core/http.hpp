@@ -24,8 +24,9 @@ struct Request {
   std::chrono::milliseconds timeout{5000};          // the whole request
   std::chrono::milliseconds connect_timeout{3000};  // capped by timeout
   std::size_t max_body = std::size_t{16} << 20;     // larger answers fail (kind TooLarge)
-  // Set: the body goes here piece by piece instead of into Response::body (max_body does not
-  // apply); returning false stops the transfer (kind Stopped).
+  // Set: a 2xx answer's body goes here piece by piece instead of into Response::body (max_body
+  // does not apply); returning false stops the transfer (kind Stopped). Other answers' bodies
+  // (an error's words, before a retry) are kept in Response::body as without it.
   std::function<bool(std::string_view)> on_body;
   std::string basic_auth;  // "user:password", sent as HTTP basic auth; empty: none
   std::string ca_file;     // HTTPS: the CA bundle to trust; empty: the system's

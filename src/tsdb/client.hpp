@@ -67,6 +67,7 @@ class Client : public Source {
   http::Request request_for(const std::string& path, const Fields& fields) const;
   http::Response send(const http::Request& request, const std::string& query);
   nlohmann::json call(const std::string& path, const Fields& fields, const std::string& query);
+  std::optional<nlohmann::json> status_data(const std::string& path);
   void detect();
   void detect_victoria_metrics();
   std::vector<Series> raw_victoria_metrics(const std::string& selector, const Window& window,

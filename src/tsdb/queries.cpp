@@ -89,11 +89,8 @@ std::vector<Series> Client::raw_victoria_metrics(const std::string& selector, co
     if (reader.failure) throw *reader.failure;
     throw;
   }
+  if (r.status != 200) fail_status(r, "/api/v1/export", selector);
   reader.line(reader.pending);
-  if (r.status != 200) {
-    r.body = reader.unparsed;
-    fail_status(r, "/api/v1/export", selector);
-  }
   if (!reader.unparsed.empty()) {
     throw Error(fmt::format("{} answered /api/v1/export with something else than export lines",
                             server_name()),

@@ -85,33 +85,47 @@ ServerInfo Client::server() {
   return *info_;
 }
 
+// A status endpoint's JSON data; nullopt when the server does not answer it (a proxy may hide
+// it). Refused credentials are an error: every later request would be refused too.
+std::optional<nlohmann::json> Client::status_data(const std::string& path) {
+  const http::Response r = send(request_for(path, {}), "");
+  if (r.status == 401 || r.status == 403) fail_status(r, path, "");
+  if (r.status != 200) return std::nullopt;
+  auto doc = nlohmann::json::parse(r.body, nullptr, false);
+  if (!doc.is_object() || !doc.contains("data") || !doc["data"].is_object()) return std::nullopt;
+  return doc["data"];
+}
+
 void Client::detect() {
   ServerInfo info;
   info.url = options_.url;
   info_ = info;  // messages of the probes below name the URL only
-  const auto build = call("/api/v1/status/buildinfo", {}, "");
-  if (const auto data = build.find("data"); data != build.end() && data->is_object()) {
-    info_->version = data->value("version", "");
+  if (const auto build = status_data("/api/v1/status/buildinfo")) {
+    info_->version = build->value("version", "");
   }
   const http::Response flags = send(request_for("/api/v1/status/flags", {}), "");
-  if (flags.status == 200) {
-    const auto doc = nlohmann::json::parse(flags.body, nullptr, false);
-    const auto data = doc.is_object() ? doc.find("data") : doc.end();
-    if (data != doc.end() && data->is_object() && data->contains("storage.tsdb.retention.time")) {
-      info_->kind = ServerKind::Prometheus;
-      if (const auto samples = number_of(data->value("query.max-samples", ""))) {
-        server_max_samples_ = static_cast<std::int64_t>(*samples);
-      }
-      const auto runtime = call("/api/v1/status/runtimeinfo", {}, "");
-      std::string retention = runtime["data"].value("storageRetention", "");
-      retention = retention.substr(0, retention.find(' '));  // "15d or 10GiB"
-      info_->retention_s = prometheus_duration_s(retention);
-      const auto flag = prometheus_duration_s(data->value("storage.tsdb.retention.time", ""));
-      if (!info_->retention_s && flag && *flag > 0) info_->retention_s = flag;
-    }
+  if (flags.status == 401 || flags.status == 403) fail_status(flags, "/api/v1/status/flags", "");
+  if (flags.body.find("unsupported path requested") != std::string::npos) {
+    detect_victoria_metrics();
     return;
   }
-  if (flags.body.find("unsupported path requested") != std::string::npos) detect_victoria_metrics();
+  const auto doc = nlohmann::json::parse(flags.body, nullptr, false);
+  const auto data = doc.is_object() ? doc.find("data") : doc.end();
+  if (flags.status != 200 || data == doc.end() || !data->is_object() ||
+      !data->contains("storage.tsdb.retention.time")) {
+    return;  // another Prometheus-API server (Thanos, Mimir): Prometheus' rules, no retention
+  }
+  info_->kind = ServerKind::Prometheus;
+  if (const auto samples = number_of(data->value("query.max-samples", ""))) {
+    server_max_samples_ = static_cast<std::int64_t>(*samples);
+  }
+  if (const auto runtime = status_data("/api/v1/status/runtimeinfo")) {
+    std::string retention = runtime->value("storageRetention", "");
+    info_->retention_s = prometheus_duration_s(retention.substr(0, retention.find(' ')));
+  }
+  const auto flag = prometheus_duration_s(data->value("storage.tsdb.retention.time", ""));
+  if (!info_->retention_s && flag && *flag > 0) info_->retention_s = flag;
+  if (!info_->retention_s) info_->retention_s = 15 * kDayS;  // Prometheus' default
 }
 
 void Client::detect_victoria_metrics() {
