@@ -202,6 +202,28 @@ TEST_F(Servers, RawReadsPastMaxPointsFail) {
   }
 }
 
+TEST_F(Servers, ABadSelectorSaysTheServersWords) {
+  const Window window{kT0, kT0 + 3600'000};
+  try {
+    Client(at(vm_->url())).raw("gpu_util{", window, 1000);
+    ADD_FAILURE() << "no Error";
+  } catch (const Error& e) {
+    // The export's error answer is kept whole, not streamed as export lines.
+    EXPECT_NE(std::string(e.what()).find("answered HTTP 400 to /api/v1/export of gpu_util{"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    Client(at(prometheus_->url())).raw("gpu_util{", window, 1000);
+    ADD_FAILURE() << "no Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Prometheus at " + prometheus_->url() +
+                                         " refused /api/v1/series of `gpu_util{` (bad_data: "),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(Servers, SeriesAndInstantQueries) {
   for (const auto& url : {vm_->url(), prometheus_->url()}) {
     Client client(at(url));
