@@ -24,19 +24,6 @@ std::string trimmed_first_line(const std::string& text) {
   return first == std::string::npos ? std::string() : line.substr(first);
 }
 
-std::string url_encode(std::string_view text) {
-  std::string out;
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) != 0 || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
-      out += ch;
-    } else {
-      out += fmt::format("%{:02X}", static_cast<unsigned>(c));
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string electricity_maps_token(const std::optional<std::filesystem::path>& file,
@@ -107,7 +94,7 @@ IntensitySeries fetch_electricity_maps(const std::string& zone, const std::strin
   std::string base = options.base_url.empty() ? std::string(kElectricityMapsUrl) : options.base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   const std::string url = fmt::format(
-      "{}/v3/carbon-intensity/past-range?zone={}&start={}&end={}", base, url_encode(zone),
+      "{}/v3/carbon-intensity/past-range?zone={}&start={}&end={}", base, http::url_encode(zone),
       util::utc_text(from, "%Y-%m-%dT%H:%M:%SZ"), util::utc_text(to, "%Y-%m-%dT%H:%M:%SZ"));
   const HttpResponse r =
       get_with_retries(url, {"Accept: application/json", "auth-token: " + token}, options);

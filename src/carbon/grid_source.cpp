@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "carbon/electricity_maps.hpp"
-#include "carbon/http_get.hpp"
+#include "carbon/fetch.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 
@@ -133,8 +133,8 @@ std::string uk_region_list(const std::string& base_url) {
   std::map<int, double> forecast;
   std::string when;
   try {
-    const auto r = http_get((base_url.empty() ? std::string(kUkApiUrl) : base_url) + "/regional",
-                            {"Accept: application/json"}, std::chrono::milliseconds(5000));
+    const auto r = http::get((base_url.empty() ? std::string(kUkApiUrl) : base_url) + "/regional",
+                             {"Accept: application/json"}, std::chrono::milliseconds(5000));
     const auto doc = nlohmann::json::parse(r.body);
     const auto& entry = doc.at("data").at(0);
     when = entry.value("from", "");

@@ -8,7 +8,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "carbon/http_get.hpp"
+#include "carbon/fetch.hpp"
 #include "carbon/series_file.hpp"
 #include "core/error.hpp"
 #include "util/utc_time.hpp"

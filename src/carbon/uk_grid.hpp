@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "carbon/http_get.hpp"
+#include "carbon/fetch.hpp"
 #include "core/grid_intensity.hpp"
 
 namespace gpuscope::carbon {

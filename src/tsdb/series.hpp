@@ -22,7 +22,7 @@ struct Series {
   Labels labels;
   std::vector<Point> points;  // in time order, no two at the same t_ms
 
-  const std::string& name() const;                      // labels["__name__"], or ""
+  const std::string& name() const;                         // labels["__name__"], or ""
   const std::string* label(const std::string& key) const;  // nullptr when absent
 };
 
