@@ -355,7 +355,9 @@ TEST(PrometheusTest, JobstatsNamingStoresTheGpusValuesAndTheirJob) {
       EXPECT_EQ(s["metric"]["minor_number"], s["metric"]["ordinal"]) << name;
       EXPECT_FALSE(s["metric"].contains("hostname")) << name;
       if (gpu == 0) jobs_on_gpu0.insert(s["metric"].value("jobid", ""));
-      if (gpu == 1) EXPECT_FALSE(s["metric"].contains("jobid")) << name;
+      if (gpu == 1) {
+        EXPECT_FALSE(s["metric"].contains("jobid")) << name;
+      }
       const double expected = gpus[gpu][field].get<double>() * scale;
       for (const json& point : s["values"]) {
         EXPECT_NEAR(std::stod(point[1].get<std::string>()), expected, 1e-12 * (1 + expected))
