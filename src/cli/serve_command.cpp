@@ -15,6 +15,7 @@
 #include "export/exposition.hpp"
 #include "export/latest_values.hpp"
 #include "export/metrics_server.hpp"
+#include "export/process_exposition.hpp"
 #include "export/tee_sink.hpp"
 #include "ranks/rank_context.hpp"
 
@@ -80,6 +81,11 @@ int run_serve(const ServeOptions& o) {
   std::unique_ptr<exporter::Pusher> pusher;
   // serve's samples exist nowhere else: what cannot be delivered at the end is saved to a file.
   if (o.push.enabled()) pusher = app::make_pusher(o.push, push_exposition, true);
+  if (pusher && processes) {
+    pusher->follow_workload([&processes] { return processes->looks(); }, [&processes] {
+      return exporter::workload_labels(processes->latest(), exporter::Naming::Gpuscope);
+    });
+  }
 
   exporter::MetricsServer server(address, cache);
   server.start();  // fails here, before sampling, when the port is taken

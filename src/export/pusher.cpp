@@ -26,13 +26,31 @@ Pusher::~Pusher() {
   if (thread_.joinable()) thread_.join();
 }
 
+void Pusher::follow_workload(std::function<std::uint64_t()> looks,
+                             std::function<std::map<unsigned, LabelList>()> labels) {
+  std::lock_guard lock(open_mutex_);
+  workload_looks_ = std::move(looks);
+  workload_labels_ = std::move(labels);
+  workload_seen_ = 0;
+}
+
+void Pusher::refresh_workload() {
+  if (!workload_looks_) return;
+  const std::uint64_t looks = workload_looks_();
+  if (looks == workload_seen_) return;
+  workload_seen_ = looks;
+  exposition_.set_workload(workload_labels_());
+}
+
 void Pusher::on_sample(const SampleRow& row) {
   std::lock_guard lock(open_mutex_);
+  refresh_workload();
   open_lines_ += exposition_.append_lines(row, open_);
 }
 
 void Pusher::on_power(const PowerRow& row) {
   std::lock_guard lock(open_mutex_);
+  refresh_workload();
   open_lines_ += exposition_.append_lines(row, open_);
 }
 

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "collect/sink.hpp"
 #include "export/exposition.hpp"
+#include "export/process_exposition.hpp"
 #include "export/push_buffer.hpp"
 
 namespace gpuscope::exporter {
@@ -70,6 +72,11 @@ class Pusher : public collect::SampleSink {
   void on_power(const PowerRow& row) override;
   void on_event(const Event&) override {}
 
+  // The GPUs' workload labels (slurm_job_id, pod, namespace, container) as /metrics carries them,
+  // refreshed whenever `looks` changes (serve: gpuscope job finds a job's series by them).
+  void follow_workload(std::function<std::uint64_t()> looks,
+                       std::function<std::map<unsigned, LabelList>()> labels);
+
   void start();
   // Stops the thread and sends what is left, retrying until `deadline` has passed.
   PushSummary finish(std::chrono::milliseconds deadline);
@@ -82,8 +89,13 @@ class Pusher : public collect::SampleSink {
   // Sends buffered batches while the server takes them; false when it failed (backoff set).
   bool send_pending();
 
+  void refresh_workload();  // under open_mutex_
+
   std::unique_ptr<PushTransport> transport_;
-  const Exposition& exposition_;
+  Exposition exposition_;  // a copy: its workload labels change with the processes
+  std::function<std::uint64_t()> workload_looks_;
+  std::function<std::map<unsigned, LabelList>()> workload_labels_;
+  std::uint64_t workload_seen_ = 0;
   PusherOptions options_;
   Log log_;
 

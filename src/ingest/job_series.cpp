@@ -247,7 +247,7 @@ std::vector<tsdb::Labels> by_uuid(tsdb::Source& source, const std::string& names
 // GPUs a label query found that carried another job's label too during the window (the
 // exporter labels a GPU with the workload of the moment): said, as only this job's samples
 // are read.
-void say_shared(tsdb::Source& source, const JobWindow& job, const JobSeries& js, Notes& notes) {
+void say_shared(tsdb::Source& source, const JobWindow& job, JobSeries& js, Notes& notes) {
   for (std::size_t q = 0; q < js.queries.size(); ++q) {
     const SeriesQuery& query = js.queries[q];
     if (query.job_label.empty()) continue;
@@ -263,8 +263,9 @@ void say_shared(tsdb::Source& source, const JobWindow& job, const JobSeries& js,
                                         uuids, job.window)) {
         other_jobs[labels.at(uuid_label)].insert(labels.at(query.job_label));
       }
-      for (const auto& g : js.gpus) {
+      for (auto& g : js.gpus) {
         if (g.query != q || !other_jobs.contains(g.key)) continue;
+        g.shared = true;
         std::vector<std::string> list(other_jobs[g.key].begin(), other_jobs[g.key].end());
         notes.once("shared:" + g.key, g.node,
                    fmt::format("GPU {} on {} was shared: it was labelled {}=\"{}\" during the "

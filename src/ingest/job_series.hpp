@@ -59,6 +59,7 @@ struct JobGpu {
   // jobstats' job-id series: the times the GPU was this job's; empty: all of the window.
   std::vector<Span> job_times;
   std::set<std::string> names;  // series names found for it (metrics and descriptions)
+  bool shared = false;  // another job's label was on it during the window too
 };
 
 struct JobSeries {

@@ -128,6 +128,26 @@ const JobGpu* gpu_of(const JobSeries& js, std::size_t query, const tsdb::Labels&
   return nullptr;
 }
 
+// The matchers that read query `q`'s samples. An exporter's job label comes and goes with its
+// view of the job's processes, a second or more after the job's own start and end; so where
+// every GPU the label found has a UUID and none was shared, their samples are read by UUID over
+// the scheduler's window of the job instead, which is the job's. Else the query's own.
+std::vector<Matcher> sample_matchers(const JobSeries& js, std::size_t q) {
+  const SeriesQuery& query = js.queries[q];
+  std::string uuids;
+  std::string uuid_label;
+  for (const auto& g : js.gpus) {
+    if (g.query != q) continue;
+    if (!g.has_uuid || g.shared || (!uuid_label.empty() && g.uuid_label != uuid_label)) {
+      return query.matchers;
+    }
+    uuid_label = g.uuid_label;
+    uuids += (uuids.empty() ? "" : "|") + regex_quote(g.key);
+  }
+  if (query.job_label.empty() || uuids.empty()) return query.matchers;
+  return {{uuid_label, "=~", uuids}};
+}
+
 // Every sample of the job's GPUs, one request per query that found some.
 std::map<std::string, GpuTimeline> fetch_raw(tsdb::Source& source, const JobWindow& job,
                                              const JobSeries& js, const MonitoringOptions& options,
@@ -138,9 +158,10 @@ std::map<std::string, GpuTimeline> fetch_raw(tsdb::Source& source, const JobWind
     if (std::none_of(js.gpus.begin(), js.gpus.end(), [&](const JobGpu& g) { return g.query == q; })) {
       continue;
     }
-    const auto& query = js.queries[q];
-    for (auto& s : source.raw(query.selector(names_regex(query.family)), job.window,
-                              options.max_raw_points)) {
+    std::vector<Matcher> m = {{"__name__", "=~", names_regex(js.queries[q].family)}};
+    const auto matchers = sample_matchers(js, q);
+    m.insert(m.end(), matchers.begin(), matchers.end());
+    for (auto& s : source.raw(selector(m), job.window, options.max_raw_points)) {
       if (const JobGpu* gpu = gpu_of(js, q, s.labels, job.nodes)) {
         all.push_back(s);
         by_gpu[gpu->key].push_back(std::move(s));
@@ -168,7 +189,8 @@ void summarise_name(tsdb::Source& source, const JobWindow& job, const JobSeries&
                     std::map<std::string, std::map<Metric, Bucketed>>& out) {
   std::vector<Matcher> m = {{"__name__", "=", std::string(name.name)}};
   if (!name.label.empty()) m.push_back({std::string(name.label), "=", std::string(name.value)});
-  m.insert(m.end(), js.queries[q].matchers.begin(), js.queries[q].matchers.end());
+  const auto matchers = sample_matchers(js, q);
+  m.insert(m.end(), matchers.begin(), matchers.end());
   const std::string expr = fmt::format("{}({}[{}s])", name.counter ? "last_over_time" : "avg_over_time",
                                        selector(m), step_ms / 1000);
   tsdb::Window w = job.window;

@@ -172,8 +172,9 @@ JobWindow read_sacct_job(std::string_view output, const std::string& job_id,
     job.name = std::string(f[1]);
     job.user = std::string(f[2]);
     job.running = state == "RUNNING" || state == "SUSPENDED" || state == "COMPLETING";
+    // sacct's times are whole seconds, cut down: the job ran until before End + 1 s.
     const auto end = sacct_time_ms(f[5]);
-    job.window = {*start, end && !job.running ? *end : now_ms};
+    job.window = {*start, end && !job.running ? *end + 999 : now_ms};
     job.nodes = expand_hostlist(f[7]);
     job.gpus = allocated_gpus(f[8]);
     if (job.nodes.empty()) {

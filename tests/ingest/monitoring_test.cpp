@@ -136,7 +136,23 @@ TEST(MonitoringFamilies, GpuscopeServeNamesAndUnits) {
   EXPECT_EQ(r.db.devices.at(run.run_id).at(0).uuid, "GPU-aaa");
   ASSERT_EQ(src.raw_asked.size(), 2U) << "the interval probe, then the job's series at once";
   EXPECT_EQ(src.raw_asked[1],
-            "{__name__=~\"" + names_regex(Family::Gpuscope) + "\",slurm_job_id=\"123\"}");
+            "{__name__=~\"" + names_regex(Family::Gpuscope) + "\",uuid=~\"GPU-aaa\"}")
+      << "the label found the GPUs; their samples are read by UUID over the job's window";
+}
+
+TEST(MonitoringFamilies, TheJobsWindowNotTheLabelsBoundsTheSamples) {
+  // The exporter saw the job's process a scrape late and lost it a scrape late: the samples
+  // before the label came (unlabelled) are the job's too, those after its end are not.
+  FakeSource src;
+  tsdb::Labels bare = kServe;
+  bare.erase("slurm_job_id");
+  src.add(with(bare, "gpuscope_power_watts"), points(same(100, 1), kT0));
+  src.add(with(kServe, "gpuscope_power_watts"), points(same(300, 10), kT0 + kScrape));
+  const Read r = read(src, slurm_job());  // the window: kT0 .. kT0 + 9 scrapes
+  const auto& rows = r.db.samples.begin()->second;
+  ASSERT_EQ(rows.size(), 10U) << "the unlabelled first scrape in, the one after the end out";
+  EXPECT_DOUBLE_EQ(value(rows[0], Metric::PowerW), 100);
+  EXPECT_DOUBLE_EQ(value(rows[9], Metric::PowerW), 300);
 }
 
 TEST(MonitoringFamilies, GpuscopeNamesAreThoseServeExports) {
@@ -457,8 +473,9 @@ TEST(MonitoringSummary, BucketsFromTheServersSummaries) {
   EXPECT_TRUE(said(r.result, "the timeline is summarised")) << all_notes(r.result);
   bool avg = false, last = false;
   for (const auto& q : src.asked) {
-    avg = avg || q == "avg_over_time({__name__=\"gpuscope_power_watts\",slurm_job_id=\"123\"}[150s])";
-    last = last || q == "last_over_time({__name__=\"gpuscope_energy_joules_total\",slurm_job_id=\"123\"}[150s])";
+    avg = avg || q == R"(avg_over_time({__name__="gpuscope_power_watts",uuid=~"GPU-aaa"}[150s]))";
+    last = last ||
+           q == R"(last_over_time({__name__="gpuscope_energy_joules_total",uuid=~"GPU-aaa"}[150s]))";
   }
   EXPECT_TRUE(avg && last) << "the server summarises; no sample pulled";
   ASSERT_EQ(src.raw_asked.size(), 1U) << "only the probe of the scrape interval pulls samples";

@@ -65,7 +65,7 @@ TEST_F(SacctTest, AFinishedJobsWindowNodesAndGpus) {
   const JobWindow job = read_sacct_job(out, "123", 0);
   EXPECT_EQ(job.kind, "slurm");
   EXPECT_EQ(job.window.start_ms, 1795600800000);
-  EXPECT_EQ(job.window.end_ms, 1795604400000);
+  EXPECT_EQ(job.window.end_ms, 1795604400999) << "End is cut to the second";
   EXPECT_EQ(job.nodes, (Names{"n1", "n2"}));
   EXPECT_EQ(job.gpus, 8);
   EXPECT_EQ(job.user, "alice");
@@ -87,7 +87,7 @@ TEST_F(SacctTest, AJobWithoutGpusHasNoCount) {
   const JobWindow job = read_sacct_job(
       "5|x|u|FAILED|2026-11-25T10:00:00|2026-11-25T10:00:05|00:00:05|n1|cpu=1,mem=1G,node=1|1|3:0", "5", 0);
   EXPECT_FALSE(job.gpus);
-  EXPECT_EQ(job.window.end_ms - job.window.start_ms, 5000);
+  EXPECT_EQ(job.window.end_ms - job.window.start_ms, 5999);
 }
 
 TEST_F(SacctTest, UnknownAndPendingJobsSaySo) {
@@ -146,7 +146,7 @@ TEST_F(SacctTest, RealSacctAnswers) {
   EXPECT_EQ(train.nodes, (Names{"n1", "n2"}));
   EXPECT_EQ(train.gpus, 4);
   EXPECT_EQ(train.name, "train");
-  EXPECT_EQ(train.window.end_ms - train.window.start_ms, 2000);  // Elapsed 00:00:02
+  EXPECT_EQ(train.window.end_ms - train.window.start_ms, 2999);  // Elapsed 00:00:02, cut
   EXPECT_FALSE(train.running);
 
   const JobWindow serve = read_sacct_job(fixture("running.txt"), "4", 9'999'999'999'999);

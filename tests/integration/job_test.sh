@@ -8,8 +8,8 @@
 # Usage: job_test.sh GPUSCOPE_BINARY REPO_ROOT. Exit 77 (skip) without SLURM, Prometheus or
 # VictoriaMetrics, or without root.
 set -euo pipefail
-gpuscope=$1
-root=$2
+gpuscope=$(realpath "$1")
+root=$(realpath "$2")
 if [ "$(id -u)" -ne 0 ]; then echo "SKIP: the SLURM cluster needs root"; exit 77; fi
 for tool in prometheus victoria-metrics python3; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
@@ -93,6 +93,10 @@ prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom"
   --web.listen-address="127.0.0.1:$prom_port" --log.level=error >"$work/prom.log" 2>&1 &
 pids+=($!)
 wait_for "Prometheus ready" curl -sf "http://127.0.0.1:$prom_port/-/ready"
+# Prometheus applies its targets a few seconds after it is ready: the job starts once both
+# serves have been scraped.
+scraped() { curl -sf "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode 'query=count(up == 1)' | grep -q '"value":\[[0-9.]*,"2"\]'; }
+wait_for "Prometheus scraping both serves" scraped
 
 # The job: on each node, gpuscope profile of a command that names itself to the simulated
 # driver as the user of its node's four GPUs (so serve labels them with the job), for 40 s.
@@ -100,24 +104,81 @@ cat >"$work/task.sh" <<'EOF2'
 #!/bin/bash
 node=$SLURMD_NODENAME
 GPUSCOPE_SIM_STATE=$WORK/state-$node.json exec "$GPUSCOPE" profile --simulate "$WORK/$node.json" \
-  -q -s 250 -o "$WORK/prof/$node.db" -- bash -c \
+  -q -s 250 -o "$WORK/prof/$node.%r.db" -- bash -c \
   'for g in 0 1 2 3; do echo "$g $$ 1000" >>"$WORK/procs-'"$node"'.txt"; done; sleep 40'
 EOF2
 chmod +x "$work/task.sh"
 mkdir -p "$work/prof"
 job=$(WORK=$work GPUSCOPE=$gpuscope sbatch --parsable --wait -N 2 --ntasks-per-node=1 \
-  --gres=gpu:4 -J train -o "$work/job.out" --wrap "srun $work/task.sh")
+  --gres=gpu:4 -J train -o "$work/job.out" --wrap "srun $work/task.sh") || {
+  echo "FAIL: the job failed"; cat "$work/job.out"; exit 1; }
 echo "job $job done"
 sleep 3  # the last scrapes and pushes
 kill "${pids[1]}" "${pids[2]}" 2>/dev/null || true  # the serves: their last pushes go out
 sleep 1
 
-"$gpuscope" analyze "$work/prof/n1.db" "$work/prof/n2.db" --json >"$work/profile.json"
+"$gpuscope" analyze "$work/prof" --json >"$work/profile.json"
 "$gpuscope" job "$job" --prometheus "http://127.0.0.1:$prom_port" --json >"$work/prom.json" \
   2>"$work/prom.err" || { cat "$work/prom.err"; exit 1; }
 "$gpuscope" job "$job" --prometheus "http://127.0.0.1:$vm_port" --json >"$work/vm.json" \
   2>"$work/vm.err" || { cat "$work/vm.err"; exit 1; }
 cat "$work/prom.err" "$work/vm.err"
-echo "PENDING: compare"
+if [ -n "${GPUSCOPE_KEEP:-}" ]; then  # for a look after the test: the JSON and databases
+  cp "$work"/*.json "$work"/prof/*.db "$GPUSCOPE_KEEP/"
+  for server in "prom $prom_port" "vm $vm_port"; do set -- $server
+    "$gpuscope" job "$job" --prometheus "http://127.0.0.1:$2" -f -o "$GPUSCOPE_KEEP/$1.db" >/dev/null 2>&1
+  done
+fi
+
+# The same GPUs, the same numbers (per GPU by UUID: n2's differ from n1's).
+for server in prom vm; do
+  python3 - "$work/profile.json" "$work/$server.json" "$server" <<'PY' || failures=$((failures + 1))
+import json, sys
+profile, job, server = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+p = {g["uuid"]: g for g in profile["gpus"]}
+j = {g["uuid"]: g for g in job["gpus"]}
+bad = []
+if sorted(p) != sorted(j):
+    bad.append(f"GPUs differ: profile {sorted(p)}, job {sorted(j)}")
+for uuid in sorted(set(p) & set(j)):
+    a, b = p[uuid], j[uuid]
+    pa, ja = 100 * a["activity"], 100 * b["activity"]  # ratios: points are percent
+    pe, je = a["energy_j"]["counter"], b["energy_j"]["counter"]
+    print(f"{server} {b['host']} GPU {b['index']}: activity {pa:.2f} % vs {ja:.2f} %, "
+          f"energy {pe:.0f} J vs {je:.0f} J ({100 * (je - pe) / pe:+.2f} %)")
+    if abs(pa - ja) > 1.0:
+        bad.append(f"{uuid}: activity {pa:.2f} vs {ja:.2f}")
+    if abs(pe - je) > 0.02 * pe:
+        bad.append(f"{uuid}: energy {pe:.0f} J vs {je:.0f} J")
+def stragglers(d):
+    return sorted(d["gpus"][s["gpu"]]["uuid"] for s in d["balance"]["stragglers"])
+ps, js = stragglers(profile), stragglers(job)
+print(f"{server} stragglers: profile {ps}, job {js}")
+if not ps or ps != js:
+    bad.append(f"stragglers differ: {ps} vs {js}")
+for line in bad: print(f"FAIL: {server}: {line}")
+sys.exit(1 if bad else 0)
+PY
+done
+# Kept as a run database (one run per node, saying where its samples came from), and the report.
+prom=http://127.0.0.1:$prom_port
+"$gpuscope" job "$job" --prometheus "$prom" -o "$work/job.db" >/dev/null 2>"$work/keep.err"
+check "kept: a run per node" "n1 n2 " "$(sqlite3 "$work/job.db" "SELECT host FROM runs ORDER BY host" | tr '\n' ' ')"
+check "kept: the job's id" "$job $job " "$(sqlite3 "$work/job.db" "SELECT slurm_job_id FROM runs" | tr '\n' ' ')"
+check "kept: where the samples came from" "Prometheus at $prom, gpuscope serve's series, 0.5 s scrape" \
+  "$(sqlite3 "$work/job.db" "SELECT DISTINCT origin FROM runs")"
+"$gpuscope" analyze "$work/job.db" >"$work/kept.txt"
+check "analyze reads it and says where it came from" "2" "$(grep -c "from Prometheus at" "$work/kept.txt")"
+"$gpuscope" job "$job" --prometheus "$prom" -o "$work/job.html" 2>"$work/html.err"
+check "the HTML report of the 8 GPUs" "yes" "$(grep -q "wrote $work/job.html (.* MB, 8 GPUs)" "$work/html.err" && [ -s "$work/job.html" ] && echo yes)"
+
+# What goes wrong says so.
+expect_error "an unknown job" "SLURM's accounting has no job 999999" "$gpuscope" job 999999 --prometheus "$prom"
+expect_error "a server that is not there" "127.0.0.1:1" "$gpuscope" job "$job" --prometheus http://127.0.0.1:1
+expect_error "no server configured" "GPUSCOPE_PROMETHEUS_URL" env -u GPUSCOPE_PROMETHEUS_URL \
+  GPUSCOPE_CONFIG= XDG_CONFIG_HOME="$work/none" "$gpuscope" job "$job"
+expect_error "not a job id" "is not a SLURM job id" "$gpuscope" job "1;rm" --prometheus "$prom"
+expect_error "the wrong API path" "404" "$gpuscope" job "$job" --prometheus "$prom/nothing/here"
+
 echo "$failures failed"
 [ $failures -eq 0 ]
