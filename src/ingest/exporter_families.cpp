@@ -142,7 +142,8 @@ constexpr ExportedName kNames[] = {
   {J, "nvidia_gpu_clock", M::SmClockMhz, 1, false, "type", "sm"},
   {J, "nvidia_gpu_clock", M::MemClockMhz, 1, false, "type", "mem"},
   {J, "nvidia_gpu_clock", M::GraphicsClockMhz, 1, false, "type", "graphics"},
-  {J, "nvidia_gpu_clock_event_reason", M::ClockEventReasons, 1},
+  // nvidia_gpu_clock_event_reason is one series per active reason (value: its bit), not the
+  // bitmask: not read yet (clock events stay NULL for this family).
   {J, "nvidia_gpu_graphics_util_percent", M::GraphicsActivePct, 100},
   {J, "nvidia_gpu_sm_util_percent", M::SmActivePct, 100},
   {J, "nvidia_gpu_sm_occupancy_percent", M::SmOccupancyPct, 100},
@@ -334,6 +335,14 @@ std::string selector(const std::vector<Matcher>& matchers) {
     out += m.label + m.op + tsdb::quote(m.value);
   }
   return out + "}";
+}
+
+bool is_workload_label(std::string_view label) {
+  if (label.substr(0, 9) == "exported_") label.remove_prefix(9);
+  static constexpr std::array<std::string_view, 12> kWorkload = {
+      "slurm_job_id", "hpc_job",       "jobid",     "userid",         "pod",      "namespace",
+      "container",    "pod_name",      "pod_uid",   "pod_namespace",  "container_name", "jobId"};
+  return std::find(kWorkload.begin(), kWorkload.end(), label) != kWorkload.end();
 }
 
 }  // namespace gpuscope::ingest

@@ -82,6 +82,11 @@ inline constexpr std::array<std::string_view, 5> kNodeLabels = {"hostname", "Hos
 // short name of a fully qualified one (an IP address is kept whole).
 std::string short_host(std::string_view value);
 
+// Whether `label` names the workload of the moment (slurm_job_id, hpc_job, jobid, userid, pod,
+// namespace, container and their older and exported_ forms): exporters add and drop these as
+// processes come and go, so a GPU's series with and without them are one series.
+bool is_workload_label(std::string_view label);
+
 // The node a series is from: the first label of kNodeLabels whose value names one of `nodes`
 // (compared by short_host), spelled as in `nodes`; otherwise the short form of the first of
 // those labels present; "" when none is.

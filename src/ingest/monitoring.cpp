@@ -148,6 +148,24 @@ std::vector<Matcher> sample_matchers(const JobSeries& js, std::size_t q) {
   return {{uuid_label, "=~", uuids}};
 }
 
+// Adds `s` to a GPU's pieces: its workload labels (which the exporter adds and drops as the
+// job's processes come and go) left out, and merged by time into the piece with the same other
+// labels, so the samples before, during and after the label are one series.
+void add_piece(std::vector<tsdb::Series>& pieces, tsdb::Series s) {
+  std::erase_if(s.labels, [](const auto& label) { return is_workload_label(label.first); });
+  for (auto& piece : pieces) {
+    if (piece.labels != s.labels) continue;
+    piece.points.insert(piece.points.end(), s.points.begin(), s.points.end());
+    std::stable_sort(piece.points.begin(), piece.points.end(),
+                     [](const auto& a, const auto& b) { return a.t_ms < b.t_ms; });
+    piece.points.erase(std::unique(piece.points.begin(), piece.points.end(),
+                                   [](const auto& a, const auto& b) { return a.t_ms == b.t_ms; }),
+                       piece.points.end());
+    return;
+  }
+  pieces.push_back(std::move(s));
+}
+
 // Every sample of the job's GPUs, one request per query that found some.
 std::map<std::string, GpuTimeline> fetch_raw(tsdb::Source& source, const JobWindow& job,
                                              const JobSeries& js, const MonitoringOptions& options,
@@ -164,7 +182,7 @@ std::map<std::string, GpuTimeline> fetch_raw(tsdb::Source& source, const JobWind
     for (auto& s : source.raw(selector(m), job.window, options.max_raw_points)) {
       if (const JobGpu* gpu = gpu_of(js, q, s.labels, job.nodes)) {
         all.push_back(s);
-        by_gpu[gpu->key].push_back(std::move(s));
+        add_piece(by_gpu[gpu->key], std::move(s));
       }
     }
   }

@@ -66,46 +66,67 @@ for node, seed in (("n1", 4004), ("n2", 5005)):
     s["seed"] = seed
     json.dump(s, open(f"{sys.argv[2]}/{node}.json", "w"))
 PY
-export GPUSCOPE_SIM_EPOCH_NS=$(date +%s%N)
-serve_ports=()
+# The scenario (2 s idle, 59 s of training, then idle) starts when the job does: its window
+# and the profile's then differ only in idle seconds, as on a real machine.
+epoch_s=$(($(date +%s) + 15))
+export GPUSCOPE_SIM_EPOCH_NS=${epoch_s}000000000
+# One exporter of each family per node, on the same simulated GPUs: gpuscope serve's own names
+# (scraped by one Prometheus and pushed to VictoriaMetrics), dcgm-exporter's names (a second
+# Prometheus) and jobstats' exporter's (a third, which names the node in `instance`, as the
+# sites running jobstats do).
+declare -A port
+serve_pids=()
 for node in n1 n2; do
-  port=$(free_port)
-  serve_ports+=("$port")
   : >"$work/procs-$node.txt"
-  GPUSCOPE_SIM_STATE=$work/state-$node.json GPUSCOPE_SIM_PROCESSES_FILE=$work/procs-$node.txt \
-    "$gpuscope" serve --simulate "$work/$node.json" --node-name "$node" --interval 250 \
-    --process-sampling-ms 100 --listen "127.0.0.1:$port" --push "http://127.0.0.1:$vm_port" \
-    >"$work/serve-$node.log" 2>&1 &
-  pids+=($!)
-  wait_for "serve on $node" curl -sf "http://127.0.0.1:$port/metrics"
+  for naming in gpuscope dcgm jobstats; do
+    port[$naming-$node]=$(free_port)
+    push=()
+    if [ $naming = gpuscope ]; then push=(--push "http://127.0.0.1:$vm_port"); fi
+    GPUSCOPE_SIM_STATE=$work/state-$node.json GPUSCOPE_SIM_PROCESSES_FILE=$work/procs-$node.txt \
+      "$gpuscope" serve --simulate "$work/$node.json" --naming $naming --node-name "$node" \
+      --interval 250 --process-sampling-ms 100 --listen "127.0.0.1:${port[$naming-$node]}" \
+      "${push[@]}" >"$work/serve-$naming-$node.log" 2>&1 &
+    serve_pids+=($!)
+    pids+=($!)
+    wait_for "$naming serve on $node" curl -sf "http://127.0.0.1:${port[$naming-$node]}/metrics"
+  done
 done
-prom_port=$(free_port)
-cat >"$work/prometheus.yml" <<EOF2
-global:
-  scrape_interval: 500ms
-  scrape_timeout: 400ms
-scrape_configs:
-  - job_name: gpu
-    static_configs:
-      - targets: ['127.0.0.1:${serve_ports[0]}', '127.0.0.1:${serve_ports[1]}']
-EOF2
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom" \
-  --web.listen-address="127.0.0.1:$prom_port" --log.level=error >"$work/prom.log" 2>&1 &
-pids+=($!)
-wait_for "Prometheus ready" curl -sf "http://127.0.0.1:$prom_port/-/ready"
-# Prometheus applies its targets a few seconds after it is ready: the job starts once both
-# serves have been scraped.
-scraped() { curl -sf "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode 'query=count(up == 1)' | grep -q '"value":\[[0-9.]*,"2"\]'; }
-wait_for "Prometheus scraping both serves" scraped
+declare -A prom_ports
+for naming in gpuscope dcgm jobstats; do
+  prom_ports[$naming]=$(free_port)
+  {
+    echo "global: {scrape_interval: 500ms, scrape_timeout: 400ms}"
+    echo "scrape_configs:"
+    echo "  - job_name: $naming"
+    echo "    static_configs:"
+    for node in n1 n2; do
+      echo "      - targets: ['127.0.0.1:${port[$naming-$node]}']"
+      if [ $naming = jobstats ]; then echo "        labels: {instance: '$node:9445'}"; fi
+    done
+  } >"$work/prometheus-$naming.yml"
+  prometheus --config.file="$work/prometheus-$naming.yml" --storage.tsdb.path="$work/prom-$naming" \
+    --web.listen-address="127.0.0.1:${prom_ports[$naming]}" --log.level=error \
+    >"$work/prom-$naming.log" 2>&1 &
+  pids+=($!)
+done
+# Prometheus applies its targets a few seconds after it is ready: the job starts once every
+# serve has been scraped.
+scraped() { curl -sf "http://127.0.0.1:$1/api/v1/query" --data-urlencode 'query=count(up == 1)' | grep -q '"value":\[[0-9.]*,"2"\]'; }
+for naming in gpuscope dcgm jobstats; do
+  wait_for "Prometheus scraping the $naming serves" scraped "${prom_ports[$naming]}"
+done
+prom_port=${prom_ports[gpuscope]}
+
+while [ "$(date +%s)" -lt $((epoch_s - 1)) ]; do sleep 0.2; done
 
 # The job: on each node, gpuscope profile of a command that names itself to the simulated
-# driver as the user of its node's four GPUs (so serve labels them with the job), for 40 s.
+# driver as the user of its node's four GPUs (so serve labels them with the job), for 66 s.
 cat >"$work/task.sh" <<'EOF2'
 #!/bin/bash
 node=$SLURMD_NODENAME
 GPUSCOPE_SIM_STATE=$WORK/state-$node.json exec "$GPUSCOPE" profile --simulate "$WORK/$node.json" \
   -q -s 250 -o "$WORK/prof/$node.%r.db" -- bash -c \
-  'for g in 0 1 2 3; do echo "$g $$ 1000" >>"$WORK/procs-'"$node"'.txt"; done; sleep 40'
+  'for g in 0 1 2 3; do echo "$g $$ 1000" >>"$WORK/procs-'"$node"'.txt"; done; sleep 66'
 EOF2
 chmod +x "$work/task.sh"
 mkdir -p "$work/prof"
@@ -114,7 +135,7 @@ job=$(WORK=$work GPUSCOPE=$gpuscope sbatch --parsable --wait -N 2 --ntasks-per-n
   echo "FAIL: the job failed"; cat "$work/job.out"; exit 1; }
 echo "job $job done"
 sleep 3  # the last scrapes and pushes
-kill "${pids[1]}" "${pids[2]}" 2>/dev/null || true  # the serves: their last pushes go out
+kill "${serve_pids[@]}" 2>/dev/null || true  # the serves: their last pushes go out
 sleep 1
 
 "$gpuscope" analyze "$work/prof" --json >"$work/profile.json"
@@ -122,7 +143,11 @@ sleep 1
   2>"$work/prom.err" || { cat "$work/prom.err"; exit 1; }
 "$gpuscope" job "$job" --prometheus "http://127.0.0.1:$vm_port" --json >"$work/vm.json" \
   2>"$work/vm.err" || { cat "$work/vm.err"; exit 1; }
-cat "$work/prom.err" "$work/vm.err"
+for naming in dcgm jobstats; do
+  "$gpuscope" job "$job" --prometheus "http://127.0.0.1:${prom_ports[$naming]}" --json \
+    >"$work/$naming.json" 2>"$work/$naming.err" || { cat "$work/$naming.err"; exit 1; }
+done
+cat "$work"/{prom,vm,dcgm,jobstats}.err
 if [ -n "${GPUSCOPE_KEEP:-}" ]; then  # for a look after the test: the JSON and databases
   cp "$work"/*.json "$work"/prof/*.db "$GPUSCOPE_KEEP/"
   for server in "prom $prom_port" "vm $vm_port"; do set -- $server
@@ -131,7 +156,7 @@ if [ -n "${GPUSCOPE_KEEP:-}" ]; then  # for a look after the test: the JSON and 
 fi
 
 # The same GPUs, the same numbers (per GPU by UUID: n2's differ from n1's).
-for server in prom vm; do
+for server in prom vm dcgm jobstats; do
   python3 - "$work/profile.json" "$work/$server.json" "$server" <<'PY' || failures=$((failures + 1))
 import json, sys
 profile, job, server = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
@@ -143,7 +168,8 @@ if sorted(p) != sorted(j):
 for uuid in sorted(set(p) & set(j)):
     a, b = p[uuid], j[uuid]
     pa, ja = 100 * a["activity"], 100 * b["activity"]  # ratios: points are percent
-    pe, je = a["energy_j"]["counter"], b["energy_j"]["counter"]
+    # jobstats' exporter has no energy counter: its energy is integrated power.
+    pe, je = a["energy_j"]["counter"], b["energy_j"]["counter"] or b["energy_j"]["integrated"]
     print(f"{server} {b['host']} GPU {b['index']}: activity {pa:.2f} % vs {ja:.2f} %, "
           f"energy {pe:.0f} J vs {je:.0f} J ({100 * (je - pe) / pe:+.2f} %)")
     if abs(pa - ja) > 1.0:
