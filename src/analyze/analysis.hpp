@@ -26,7 +26,7 @@ struct GpuKey {
   unsigned device_index = 0;
   std::string uuid;
   std::string name;
-  // Where its saturation metrics came from ("gpm", "dcgm"; nullopt: nowhere, or a file older
+  // Where its saturation metrics came from ("gpm", "dcgm", "exporter"; nullopt: nowhere, or a file older
   // than schema 1.6) and how, or why not (docs/sources.md).
   std::optional<std::string> saturation_source;
   std::optional<std::string> saturation_detail;

@@ -52,8 +52,9 @@ std::vector<DeviceDescription> devices_of(const std::vector<const JobGpu*>& gpus
     if (t.memory_total_bytes) d.memory_total_bytes = static_cast<std::uint64_t>(*t.memory_total_bytes);
     if (has_saturation(t)) {
       const Family f = js.queries[g.query].family;
-      if (f == Family::Dcgm) d.saturation_source = "dcgm";
-      if (f == Family::Jobstats) d.saturation_source = "gpm";
+      // dcgm-exporter reads DCGM and jobstats' exporter GPM; serve's series came from either,
+      // which its exposition does not say.
+      d.saturation_source = f == Family::Dcgm ? "dcgm" : f == Family::Jobstats ? "gpm" : "exporter";
       d.saturation_detail = fmt::format("{}'s series, read from the monitoring database",
                                         family_name(f));
     }

@@ -138,13 +138,15 @@ sleep 3  # the last scrapes and pushes
 kill "${serve_pids[@]}" 2>/dev/null || true  # the serves: their last pushes go out
 sleep 1
 
-"$gpuscope" analyze "$work/prof" --json >"$work/profile.json"
-"$gpuscope" job "$job" --prometheus "http://127.0.0.1:$prom_port" --json >"$work/prom.json" \
+# Idle edges left out of both (-d all): the job's window holds a few idle seconds more than the
+# profiled command (srun's start, sacct's whole seconds).
+"$gpuscope" analyze "$work/prof" -d all --json >"$work/profile.json"
+"$gpuscope" job "$job" --prometheus "http://127.0.0.1:$prom_port" -d all --json >"$work/prom.json" \
   2>"$work/prom.err" || { cat "$work/prom.err"; exit 1; }
-"$gpuscope" job "$job" --prometheus "http://127.0.0.1:$vm_port" --json >"$work/vm.json" \
+"$gpuscope" job "$job" --prometheus "http://127.0.0.1:$vm_port" -d all --json >"$work/vm.json" \
   2>"$work/vm.err" || { cat "$work/vm.err"; exit 1; }
 for naming in dcgm jobstats; do
-  "$gpuscope" job "$job" --prometheus "http://127.0.0.1:${prom_ports[$naming]}" --json \
+  "$gpuscope" job "$job" --prometheus "http://127.0.0.1:${prom_ports[$naming]}" -d all --json \
     >"$work/$naming.json" 2>"$work/$naming.err" || { cat "$work/$naming.err"; exit 1; }
 done
 cat "$work"/{prom,vm,dcgm,jobstats}.err
@@ -153,6 +155,7 @@ if [ -n "${GPUSCOPE_KEEP:-}" ]; then  # for a look after the test: the JSON and 
   for server in "prom $prom_port" "vm $vm_port"; do set -- $server
     "$gpuscope" job "$job" --prometheus "http://127.0.0.1:$2" -f -o "$GPUSCOPE_KEEP/$1.db" >/dev/null 2>&1
   done
+  "$gpuscope" job "$job" --prometheus "http://127.0.0.1:$prom_port" --no-color >"$GPUSCOPE_KEEP/job.txt" 2>&1
 fi
 
 # The same GPUs, the same numbers (per GPU by UUID: n2's differ from n1's).
