@@ -65,7 +65,7 @@ time_job() {  # LABEL URL REQ_REGEX BYTES_REGEX ARGS...
   shift 4
   local walls=() rss=() r0 r1 b0 b1
   echo "== $label"
-  echo "   gpuscope job $* --prometheus $url --json > /dev/null"
+  echo "   gpuscope job $* --prometheus $url --json > /dev/null" | sed -E 's/(gpu0001),[^ ]*,(gpu[0-9]+) /\1,...,\2 /' 
   for ((i = 1; i <= RUNS; i++)); do
     r0=$(metric_sum "$url" "$req_re")
     [[ -n $bytes_re ]] && b0=$(metric_sum "$url" "$bytes_re")
@@ -80,7 +80,7 @@ time_job() {  # LABEL URL REQ_REGEX BYTES_REGEX ARGS...
     printf '   run %d: %6.2f s  peak RSS %4d MB  %d API requests  %s answer bytes\n' \
       "$i" "$wall" $((kb / 1024)) $((r1 - r0)) "$bytes"
   done
-  grep '^gpuscope: ' "$WORK/stderr" | sed 's/^/   /' | head -5
+  grep '^gpuscope: ' "$WORK/stderr" | sed -E 's/^/   /; s/(gpu0001),[^ ]*,(gpu[0-9]+)/\1,...,\2/g' | head -5
   printf '   median: %.2f s, peak RSS %d MB (of %d runs)\n' \
     "$(printf '%s\n' "${walls[@]}" | median)" \
     $(($(printf '%s\n' "${rss[@]}" | median | cut -d. -f1) / 1024)) "$RUNS"
@@ -108,8 +108,8 @@ part_a() {
   wait_ready "$url/-/ready"
   printf '   data generated, backfilled and served in %.1f s\n' "$(echo "$(date +%s.%N) - $t0" | bc)"
   time_job "a. gpuscope job, 64 GPUs x 1 h, Prometheus 2.42" "$url" \
-    '^prometheus_http_requests_total\{.*handler="/api/v1/' \
-    '^prometheus_http_response_size_bytes_sum\{handler="/api/v1/' \
+    '^prometheus_http_requests_total[{].*handler="/api/v1/' \
+    '^prometheus_http_response_size_bytes_sum[{]handler="/api/v1/' \
     --hosts "$(hosts_list 8)" --from "$start" --to "$end"
 }
 
@@ -134,9 +134,9 @@ part_b() {
   printf '   %s series imported (5760 samples each) in %.1f s\n' "$samples" "$(echo "$t1 - $t0" | bc)"
   local args=(--hosts "$(hosts_list "$B_HOSTS")" --from "$start" --to "$end")
   time_job "b. gpuscope job --summary, $((B_HOSTS * 8)) GPUs x 24 h, VictoriaMetrics 1.79" "$url" \
-    '^vm_http_requests_total\{path="/api/v1/' '' "${args[@]}" --summary
+    '^vm_http_requests_total[{]path="/api/v1/' '' "${args[@]}" --summary
   time_job "b. gpuscope job (no --summary), $((B_HOSTS * 8)) GPUs x 24 h, VictoriaMetrics 1.79" "$url" \
-    '^vm_http_requests_total\{path="/api/v1/' '' "${args[@]}"
+    '^vm_http_requests_total[{]path="/api/v1/' '' "${args[@]}"
 }
 
 echo "# gpuscope job benchmark: $(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p')), load $(cut -d' ' -f1-3 /proc/loadavg)"
