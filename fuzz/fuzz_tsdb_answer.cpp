@@ -53,7 +53,8 @@ void export_lines(std::string_view body) {
     body = end == std::string_view::npos ? std::string_view() : body.substr(end + 1);
     try {
       const tsdb::Series s = tsdb::export_line(line);
-      for (std::size_t i = 1; i < s.points.size(); ++i) (void)(s.points[i].t_ms - s.points[i - 1].t_ms);
+      for (std::size_t i = 1; i < s.points.size(); ++i)
+        (void)(s.points[i].t_ms - s.points[i - 1].t_ms);
     } catch (const tsdb::AnswerShapeError& e) {
       require(!e.what.empty());
     }
@@ -75,10 +76,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     switch (data[0] % 4) {
-      case 0: query(body); break;
-      case 1: series(body); break;
-      case 2: export_lines(body); break;
-      default: site(body); break;
+      case 0:
+        query(body);
+        break;
+      case 1:
+        series(body);
+        break;
+      case 2:
+        export_lines(body);
+        break;
+      default:
+        site(body);
+        break;
     }
   } catch (const tsdb::AnswerShapeError& e) {
     require(!e.what.empty());

@@ -159,8 +159,9 @@ json answer_document(std::string_view body) {
 std::optional<ApiError> answer_error(const json& doc) {
   if (!doc.is_object()) return ApiError{{}, "the answer is not a JSON object"};
   const auto status = doc.find("status");
-  const std::string status_text =
-      status == doc.end() ? "?" : status->is_string() ? status->get<std::string>() : brief(*status);
+  const std::string status_text = status == doc.end()   ? "?"
+                                  : status->is_string() ? status->get<std::string>()
+                                                        : brief(*status);
   if (status_text == "success") return std::nullopt;
   ApiError error;
   const auto type = doc.find("errorType");
@@ -178,7 +179,8 @@ QueryAnswer query_answer(const json& doc) {
   if (data == doc.end() || !data->is_object()) shape("the answer has no \"data\" object");
   QueryAnswer answer;
   const auto type = data->find("resultType");
-  if (type != data->end() && !type->is_string()) shape("the answer's \"resultType\" is not a string");
+  if (type != data->end() && !type->is_string())
+    shape("the answer's \"resultType\" is not a string");
   if (type != data->end()) answer.result_type = type->get<std::string>();
   const auto result = data->find("result");
   if (result == data->end()) shape("the answer's data has no \"result\"");
