@@ -14,7 +14,7 @@ mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
 all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc
-  fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr)
+  fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr fuzz_tsdb_answer)
 targets=("${all_targets[@]}")
 
 case $mode in
@@ -115,6 +115,22 @@ sqlite3 "$seeds/small-export.sqlite" 'DELETE FROM data WHERE sample_index > 3; V
 { printf '\x01'; cat "$seeds/small-export.sqlite"; } >"$seeds/fuzz_gssr/export.sqlite"
 rm -f "$seeds/small-export.sqlite"
 
+# Prometheus-API answers as tests/tsdb/answer_test.cpp and the real servers give them; the first
+# byte picks the reader: 0 a query's answer, 1 /api/v1/series, 2 export lines, 3 the site file.
+printf '\x00{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"gpuscope_power_watts","uuid":"GPU-1","pod":"train-0"},"values":[[1795611600,"150.5"],[1795611615.25,"NaN"],["1795611630","+Inf"]]}]},"warnings":["w"],"isPartial":true}' \
+  >"$seeds/fuzz_tsdb_answer/matrix"
+printf '\x00{"status":"success","data":{"resultType":"vector","result":[{"metric":{"namespace":"ml","pod":"train-0","uid":"5d9b"},"value":[1795611600.123,"1795600000"]}]}}' \
+  >"$seeds/fuzz_tsdb_answer/vector"
+printf '\x00{"status":"success","data":{"resultType":"scalar","result":[1795611600,"-Inf"]}}' >"$seeds/fuzz_tsdb_answer/scalar"
+printf '\x00{"status":"error","errorType":"bad_data","error":"exceeded maximum resolution of 11,000 points per timeseries"}' \
+  >"$seeds/fuzz_tsdb_answer/error"
+printf '\x01{"status":"success","data":[{"__name__":"kube_pod_info","namespace":"ml","pod":"train-0","node":"gpu-node-1"},{"__name__":"up"}]}' \
+  >"$seeds/fuzz_tsdb_answer/series"
+printf '\x02{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","UUID":"GPU-2"},"values":[1.5,NaN,-Inf,Inf],"timestamps":[1795611600000,1795611615000,1795611630000,1795611645000]}\n{"metric":{},"values":[],"timestamps":[]}\n' \
+  >"$seeds/fuzz_tsdb_answer/export"
+printf '\x03# the site'"'"'s server\nurl = https://vm.example:8428/select/0/prometheus\nbearer_token_file = /etc/gpuscope/token\nca_file = /etc/ssl/ca.pem\ninsecure_skip_verify = false\ntimeout = 2m\n' \
+  >"$seeds/fuzz_tsdb_answer/site"
+
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
   local target=$1
@@ -162,6 +178,7 @@ case $mode in
     run_target fuzz_grid_api -runs=30000
     run_target fuzz_marks -runs=30000
     run_target fuzz_gssr -runs=10000
+    run_target fuzz_tsdb_answer -runs=30000
     ;;
   long)
     for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done

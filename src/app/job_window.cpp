@@ -110,14 +110,18 @@ ingest::JobWindow pod_window(tsdb::Source& source, const std::string& namespace_
   job.pod_namespace = namespace_and_name.substr(0, slash);
   job.pod_name = namespace_and_name.substr(slash + 1);
   job.id = namespace_and_name;
-  const std::vector<std::pair<std::string, std::string>> pod{{"namespace", *job.pod_namespace},
-                                                             {"pod", *job.pod_name}};
+  std::vector<std::pair<std::string, std::string>> pod{{"namespace", *job.pod_namespace},
+                                                       {"pod", *job.pod_name}};
   const std::string range = "[" + tsdb::duration(lookback_ms) + "]";
   auto last = [&](const char* name) {
-    return only_value(
-        source.instant("last_over_time(" + tsdb::selector(name, pod) + range + ")", now_ms));
+    return source.instant("last_over_time(" + tsdb::selector(name, pod) + range + ")", now_ms);
   };
-  const auto start_s = last("kube_pod_start_time");
+  // A pod's name comes back with each new pod of a StatefulSet or a Job's retry: kube-state-
+  // metrics tells them apart by uid. The latest start is the pod meant; its completion time and
+  // node are those of its uid (another pod of the name may have completed since, or run on
+  // another node the same day).
+  const auto starts = last("kube_pod_start_time");
+  const auto start_s = only_value(starts);
   if (!start_s) {
     throw Error(fmt::format("no pod {} in the monitoring database", namespace_and_name),
                 fmt::format("no kube_pod_start_time series names it over the last {} days",
@@ -125,8 +129,18 @@ ingest::JobWindow pod_window(tsdb::Source& source, const std::string& namespace_
                 "check the name (kubectl get pod -n NAMESPACE), that kube-state-metrics is "
                 "scraped into this server, or give --lookback-days");
   }
+  for (const auto& s : starts) {
+    const auto uid = s.labels.find("uid");
+    if (uid == s.labels.end() || uid->second.empty()) continue;
+    if (std::any_of(s.points.begin(), s.points.end(),
+                    [&](const tsdb::Point& p) { return p.value == *start_s; })) {
+      pod.emplace_back("uid", uid->second);
+      break;
+    }
+  }
   job.window.start_ms = std::llround(*start_s * 1000);
-  const auto end_s = last("kube_pod_completion_time");
+  auto end_s = only_value(last("kube_pod_completion_time"));
+  if (end_s && *end_s < *start_s) end_s.reset();  // another pod's, where no uid tells them apart
   job.running = !end_s;
   job.window.end_ms = end_s ? std::llround(*end_s * 1000) : now_ms;
   for (const auto& s : source.series(tsdb::selector("kube_pod_info", pod), job.window)) {

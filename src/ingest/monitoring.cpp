@@ -341,9 +341,15 @@ MonitoringResult read_job(tsdb::Source& source, const JobWindow& job,
     timelines = fetch_raw(source, job, js, options, interval_ms, notes);
     result.resolution_s = interval_ms / 1e3;
   }
+  // A label query's series come from the server's index, which answers per day (VictoriaMetrics)
+  // or per block (Prometheus): GPUs labelled with an earlier pod or job of the same name the same
+  // day are among them, with no sample in the window. They are not the job's.
+  JobSeries found = js;
+  std::erase_if(found.gpus, [&](const JobGpu& g) { return timelines.at(g.key).rows.empty(); });
+  if (found.gpus.empty()) found.gpus = js.gpus;
   std::set<Family> families;
   std::vector<std::string> how;
-  for (const auto& g : js.gpus) {
+  for (const auto& g : found.gpus) {
     families.insert(js.queries[g.query].family);
     if (std::find(how.begin(), how.end(), js.queries[g.query].how) == how.end()) {
       how.push_back(js.queries[g.query].how);
@@ -367,16 +373,16 @@ MonitoringResult read_job(tsdb::Source& source, const JobWindow& job,
                            "those of bucket means; energy from the counter stays exact)",
                            points, options.max_raw_points, duration_text(result.resolution_s)));
   }
-  say_other_nodes(job, js, notes);
+  say_other_nodes(job, found, notes);
   if (!js.nodes_missing.empty()) {
     notes.once("missing", "",
                fmt::format("no exporter series of {} were found: {} not in the analysis",
                            join(js.nodes_missing), js.nodes_missing.size() == 1 ? "it is" : "they are"));
   }
   for (const auto& w : source.warnings()) notes.once("warn:" + w, "", "the server warned: " + w);
-  result.samples = write_job_runs(job, js, timelines, origin, result.resolution_s, notes,
+  result.samples = write_job_runs(job, found, timelines, origin, result.resolution_s, notes,
                                       target, result.runs);
-  result.gpus = js.gpus.size();
+  result.gpus = found.gpus.size();
   result.nodes_missing = js.nodes_missing;
   result.notes = notes.texts();
   return result;

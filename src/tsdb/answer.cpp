@@ -16,6 +16,18 @@ using nlohmann::json;
   throw AnswerShapeError{std::move(what)};
 }
 
+// A JSON value for a message: a string in quotes, a number or word as JSON writes it, and only
+// the kind of an array or object (nlohmann's dump() recurses: a deep nesting would overflow
+// the stack, a large one fill the message). At most 200 characters.
+std::string brief(const json& value) {
+  std::string out = value.is_string()   ? '"' + value.get<std::string>() + '"'
+                    : value.is_array()  ? "(an array)"
+                    : value.is_object() ? "(an object)"
+                                        : value.dump();
+  if (out.size() > 200) out = out.substr(0, 200) + "…";
+  return out;
+}
+
 std::optional<double> number_in(std::string_view text) {
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   if (text == "Inf" || text == "inf") return std::numeric_limits<double>::infinity();
@@ -46,6 +58,7 @@ std::vector<Series> matrix_of(const json& result) {
   std::vector<Series> out;
   out.reserve(result.size());
   for (const auto& item : result) {
+    if (!item.is_object()) shape("a matrix series is not an object");
     Series s;
     s.labels = labels_of(item.value("metric", json::object()));
     const auto values = item.find("values");
@@ -61,6 +74,7 @@ std::vector<Series> vector_of(const json& result) {
   std::vector<Series> out;
   out.reserve(result.size());
   for (const auto& item : result) {
+    if (!item.is_object()) shape("a vector sample is not an object");
     Series s;
     s.labels = labels_of(item.value("metric", json::object()));
     const auto value = item.find("value");
@@ -110,9 +124,9 @@ double sample_value(const json& value) {
   if (value.is_number()) return value.get<double>();
   if (value.is_string()) {
     if (const auto number = number_in(value.get_ref<const std::string&>())) return *number;
-    shape(fmt::format("sample value {} is not a number", value.dump()));
+    shape(fmt::format("sample value {} is not a number", brief(value)));
   }
-  shape(fmt::format("sample value {} is neither a number nor a string", value.dump()));
+  shape(fmt::format("sample value {} is neither a number nor a string", brief(value)));
 }
 
 std::int64_t sample_time_ms(const json& time) {
@@ -121,12 +135,15 @@ std::int64_t sample_time_ms(const json& time) {
     seconds = time.get<double>();
   } else if (time.is_string()) {
     const auto number = number_in(time.get_ref<const std::string&>());
-    if (!number) shape(fmt::format("sample time {} is not a number", time.dump()));
+    if (!number) shape(fmt::format("sample time {} is not a number", brief(time)));
     seconds = *number;
   } else {
-    shape(fmt::format("sample time {} is not a number", time.dump()));
+    shape(fmt::format("sample time {} is not a number", brief(time)));
   }
-  if (!std::isfinite(seconds)) shape("a sample time is not finite");
+  // Past ±10^12 s (31,000 years) the milliseconds leave what llround can hold.
+  if (!std::isfinite(seconds) || std::abs(seconds) > 1e12) {
+    shape("a sample time is not finite or out of range");
+  }
   return std::llround(seconds * 1000.0);
 }
 
@@ -140,15 +157,20 @@ json answer_document(std::string_view body) {
 }
 
 std::optional<ApiError> answer_error(const json& doc) {
-  if (doc.value("status", "") == "success") return std::nullopt;
+  if (!doc.is_object()) return ApiError{{}, "the answer is not a JSON object"};
+  const auto status = doc.find("status");
+  const std::string status_text = status == doc.end()   ? "?"
+                                  : status->is_string() ? status->get<std::string>()
+                                                        : brief(*status);
+  if (status_text == "success") return std::nullopt;
   ApiError error;
   const auto type = doc.find("errorType");
-  if (type != doc.end()) error.type = type->is_string() ? type->get<std::string>() : type->dump();
+  if (type != doc.end()) error.type = type->is_string() ? type->get<std::string>() : brief(*type);
   const auto message = doc.find("error");
   if (message != doc.end()) {
-    error.message = message->is_string() ? message->get<std::string>() : message->dump();
+    error.message = message->is_string() ? message->get<std::string>() : brief(*message);
   }
-  if (error.message.empty()) error.message = "status " + doc.value("status", std::string("?"));
+  if (error.message.empty()) error.message = "status " + status_text;
   return error;
 }
 
@@ -156,7 +178,10 @@ QueryAnswer query_answer(const json& doc) {
   const auto data = doc.find("data");
   if (data == doc.end() || !data->is_object()) shape("the answer has no \"data\" object");
   QueryAnswer answer;
-  answer.result_type = data->value("resultType", "");
+  const auto type = data->find("resultType");
+  if (type != data->end() && !type->is_string())
+    shape("the answer's \"resultType\" is not a string");
+  if (type != data->end()) answer.result_type = type->get<std::string>();
   const auto result = data->find("result");
   if (result == data->end()) shape("the answer's data has no \"result\"");
   if (answer.result_type == "matrix" && result->is_array()) {
@@ -186,7 +211,7 @@ std::vector<std::string> answer_warnings(const json& doc) {
   std::vector<std::string> out;
   const auto warnings = doc.find("warnings");
   if (warnings != doc.end() && warnings->is_array()) {
-    for (const auto& w : *warnings) out.push_back(w.is_string() ? w.get<std::string>() : w.dump());
+    for (const auto& w : *warnings) out.push_back(w.is_string() ? w.get<std::string>() : brief(w));
   }
   const auto partial = doc.find("isPartial");
   if (partial != doc.end() && partial->is_boolean() && partial->get<bool>()) {
