@@ -26,8 +26,8 @@ struct GpuKey {
   unsigned device_index = 0;
   std::string uuid;
   std::string name;
-  // Where its saturation metrics came from ("gpm", "dcgm", "exporter"; nullopt: nowhere, or a file older
-  // than schema 1.6) and how, or why not (docs/sources.md).
+  // Where its saturation metrics came from ("gpm", "dcgm", "exporter"; nullopt: nowhere, or a file
+  // older than schema 1.6) and how, or why not (docs/sources.md).
   std::optional<std::string> saturation_source;
   std::optional<std::string> saturation_detail;
   // "nid0012 rank 3 GPU 1", or "GPU 1" for a single-run analysis.

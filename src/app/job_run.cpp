@@ -51,7 +51,8 @@ ingest::JobWindow find_job(const JobRun& o, tsdb::Source& source, std::int64_t n
     job = slurm_job_window(sacct.empty() ? o.sacct : sacct, o.job_id, now);
   }
   // --from/--to narrow a job's window (a part of a long job).
-  if (o.from) job.window.start_ms = std::max(job.window.start_ms, time_option_ms("--from", *o.from, now));
+  if (o.from)
+    job.window.start_ms = std::max(job.window.start_ms, time_option_ms("--from", *o.from, now));
   if (o.to) job.window.end_ms = std::min(job.window.end_ms, time_option_ms("--to", *o.to, now));
   if (job.window.end_ms <= job.window.start_ms) {
     throw Error::usage("--from and --to leave nothing of the job's window");
@@ -73,10 +74,9 @@ std::string job_title(const ingest::JobWindow& job) {
 
 void say_what_was_read(const ingest::JobWindow& job, const ingest::MonitoringResult& r,
                        const tsdb::ServerInfo& server) {
-  fmt::print(stderr, "gpuscope: {}: {} GPU{} on {} from {} ({}; {}), {} {:g} s{}\n",
-             job_title(job), r.gpus, r.gpus == 1 ? "" : "s", fmt::join(job.nodes, ","),
-             server.url, r.family, r.matched_by,
-             r.summarised ? "summarised per" : "samples every", r.resolution_s,
+  fmt::print(stderr, "gpuscope: {}: {} GPU{} on {} from {} ({}; {}), {} {:g} s{}\n", job_title(job),
+             r.gpus, r.gpus == 1 ? "" : "s", fmt::join(job.nodes, ","), server.url, r.family,
+             r.matched_by, r.summarised ? "summarised per" : "samples every", r.resolution_s,
              job.running ? "; still running" : "");
   for (const auto& note : r.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
 }

@@ -14,19 +14,19 @@
 namespace gpuscope::app {
 
 struct JobRun {
-  std::string job_id;                  // a SLURM job id
-  std::optional<std::string> pod;      // --pod NAMESPACE/NAME
-  std::vector<std::string> hosts;      // --hosts a,b
-  std::optional<std::string> from;     // --from TIME (with --hosts, or to narrow a job)
-  std::optional<std::string> to;       // --to TIME
-  std::optional<std::string> server;   // --prometheus URL (else the site's configuration)
-  std::optional<std::string> config;   // --config FILE (the site's configuration file)
-  std::string output;                  // -o: job.db keeps the data, *.html the report
+  std::string job_id;                 // a SLURM job id
+  std::optional<std::string> pod;     // --pod NAMESPACE/NAME
+  std::vector<std::string> hosts;     // --hosts a,b
+  std::optional<std::string> from;    // --from TIME (with --hosts, or to narrow a job)
+  std::optional<std::string> to;      // --to TIME
+  std::optional<std::string> server;  // --prometheus URL (else the site's configuration)
+  std::optional<std::string> config;  // --config FILE (the site's configuration file)
+  std::string output;                 // -o: job.db keeps the data, *.html the report
   bool force = false;
   ingest::MonitoringOptions monitoring;
-  double lookback_days = 31;           // how far back a pod is searched for
-  std::string sacct = "sacct";         // GPUSCOPE_SACCT for tests and odd installs
-  AnalyzeOptions analyze;              // inputs are filled by the workflow
+  double lookback_days = 31;    // how far back a pod is searched for
+  std::string sacct = "sacct";  // GPUSCOPE_SACCT for tests and odd installs
+  AnalyzeOptions analyze;       // inputs are filled by the workflow
 };
 
 // Runs it; returns the exit code. Throws Error (usage for bad options).

@@ -59,8 +59,8 @@ ingest::JobWindow slurm_job_window(const std::string& sacct, const std::string& 
     throw Error::usage(fmt::format("'{}' is not a SLURM job id", job_id), {},
                        "give the number sbatch printed (array tasks as 123_4)");
   }
-  ingest::JobWindow job = ingest::read_sacct_job(
-      run_sacct(sacct, ingest::sacct_job_arguments(job_id)), job_id, now_ms);
+  ingest::JobWindow job =
+      ingest::read_sacct_job(run_sacct(sacct, ingest::sacct_job_arguments(job_id)), job_id, now_ms);
   const auto others = ingest::read_sacct_overlaps(
       run_sacct(sacct, ingest::sacct_overlap_arguments(job.nodes, job.window)), job_id);
   job.exclusive = others.empty();

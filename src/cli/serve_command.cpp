@@ -82,9 +82,11 @@ int run_serve(const ServeOptions& o) {
   // serve's samples exist nowhere else: what cannot be delivered at the end is saved to a file.
   if (o.push.enabled()) pusher = app::make_pusher(o.push, push_exposition, true);
   if (pusher && processes) {
-    pusher->follow_workload([&processes] { return processes->looks(); }, [&processes] {
-      return exporter::workload_labels(processes->latest(), exporter::Naming::Gpuscope);
-    });
+    pusher->follow_workload([&processes] { return processes->looks(); },
+                            [&processes] {
+                              return exporter::workload_labels(processes->latest(),
+                                                               exporter::Naming::Gpuscope);
+                            });
   }
 
   exporter::MetricsServer server(address, cache);

@@ -16,7 +16,9 @@ constexpr Family D = Family::Dcgm;
 constexpr Family J = Family::Jobstats;
 
 // DCGM's unit to the catalog's for a field dcgm/fields.hpp maps (ratios ×100, MiB to bytes).
-constexpr double dcgm_scale(unsigned short field) { return dcgm::field_mapping(field)->scale; }
+constexpr double dcgm_scale(unsigned short field) {
+  return dcgm::field_mapping(field)->scale;
+}
 
 // clang-format off
 constexpr ExportedName kNames[] = {
@@ -217,14 +219,19 @@ std::string_view host_part(std::string_view value) {
 
 std::string_view family_name(Family family) {
   switch (family) {
-    case Family::Gpuscope: return "gpuscope serve";
-    case Family::Dcgm: return "dcgm-exporter";
-    case Family::Jobstats: return "jobstats (nvidia_gpu_*)";
+    case Family::Gpuscope:
+      return "gpuscope serve";
+    case Family::Dcgm:
+      return "dcgm-exporter";
+    case Family::Jobstats:
+      return "jobstats (nvidia_gpu_*)";
   }
   return "?";
 }
 
-std::span<const ExportedName> exported_names() { return kNames; }
+std::span<const ExportedName> exported_names() {
+  return kNames;
+}
 
 const ExportedName* exported_name(const tsdb::Labels& labels) {
   const std::string* name = find(labels, "__name__");
@@ -238,7 +245,9 @@ const ExportedName* exported_name(const tsdb::Labels& labels) {
   return nullptr;
 }
 
-bool is_description_series(const std::string& name) { return description(name) != nullptr; }
+bool is_description_series(const std::string& name) {
+  return description(name) != nullptr;
+}
 
 std::optional<double> memory_total_bytes(const std::string& name, double value) {
   const Description* d = description(name);
@@ -317,7 +326,6 @@ std::string node_of(const tsdb::Labels& labels, const std::vector<std::string>& 
   return first;
 }
 
-
 std::string regex_quote(std::string_view text) {
   static constexpr std::string_view kMeta = R"(\.+*?()|[]{}^$)";
   std::string out;
@@ -340,8 +348,9 @@ std::string selector(const std::vector<Matcher>& matchers) {
 bool is_workload_label(std::string_view label) {
   if (label.substr(0, 9) == "exported_") label.remove_prefix(9);
   static constexpr std::array<std::string_view, 12> kWorkload = {
-      "slurm_job_id", "hpc_job",       "jobid",     "userid",         "pod",      "namespace",
-      "container",    "pod_name",      "pod_uid",   "pod_namespace",  "container_name", "jobId"};
+      "slurm_job_id", "hpc_job",       "jobid",          "userid",
+      "pod",          "namespace",     "container",      "pod_name",
+      "pod_uid",      "pod_namespace", "container_name", "jobId"};
   return std::find(kWorkload.begin(), kWorkload.end(), label) != kWorkload.end();
 }
 

@@ -49,14 +49,15 @@ std::vector<DeviceDescription> devices_of(const std::vector<const JobGpu*>& gpus
     if (g.has_uuid) d.uuid = g.key;
     d.name = g.name;
     d.pci_bus_id = g.pci_bus_id;
-    if (t.memory_total_bytes) d.memory_total_bytes = static_cast<std::uint64_t>(*t.memory_total_bytes);
+    if (t.memory_total_bytes)
+      d.memory_total_bytes = static_cast<std::uint64_t>(*t.memory_total_bytes);
     if (has_saturation(t)) {
       const Family f = js.queries[g.query].family;
       // dcgm-exporter reads DCGM and jobstats' exporter GPM; serve's series came from either,
       // which its exposition does not say.
       d.saturation_source = f == Family::Dcgm ? "dcgm" : f == Family::Jobstats ? "gpm" : "exporter";
-      d.saturation_detail = fmt::format("{}'s series, read from the monitoring database",
-                                        family_name(f));
+      d.saturation_detail =
+          fmt::format("{}'s series, read from the monitoring database", family_name(f));
     }
     devices.push_back(std::move(d));
   }
@@ -127,9 +128,9 @@ std::int64_t write_job_runs(const JobWindow& job, const JobSeries& js,
       if (g.node == node && !timelines.at(g.key).rows.empty()) gpus.push_back(&g);
     }
     if (gpus.empty()) {
-      notes.once("empty:" + node, node,
-                 fmt::format("the series of {} hold no sample in the window: not in the analysis",
-                             node));
+      notes.once(
+          "empty:" + node, node,
+          fmt::format("the series of {} hold no sample in the window: not in the analysis", node));
       continue;
     }
     say_energy(node, gpus, timelines, notes);

@@ -89,7 +89,8 @@ void add_gpu(const tsdb::Labels& labels, std::size_t query, const JobSeries& js,
                            "exporter's index only",
                            family_name(js.queries[query].family), gpu.node));
   }
-  auto it = std::find_if(found.begin(), found.end(), [&](const JobGpu& g) { return g.key == gpu.key; });
+  auto it =
+      std::find_if(found.begin(), found.end(), [&](const JobGpu& g) { return g.key == gpu.key; });
   if (it == found.end()) {
     gpu.query = query;
     found.push_back(std::move(gpu));
@@ -110,9 +111,8 @@ void add_gpu(const tsdb::Labels& labels, std::size_t query, const JobSeries& js,
   if (const std::string* pci = label(labels, "pci_bus_id"); pci != nullptr && !pci->empty()) {
     it->pci_bus_id = *pci;
   }
-  const std::string* value = js.queries[query].job_label.empty()
-                                 ? nullptr
-                                 : label(labels, js.queries[query].job_label);
+  const std::string* value =
+      js.queries[query].job_label.empty() ? nullptr : label(labels, js.queries[query].job_label);
   if (value != nullptr && *value != js.queries[query].job_value) {
     notes.once("list:" + it->key, it->node,
                fmt::format("GPU {} on {} was labelled with several jobs at once ({}=\"{}\"): its "
@@ -259,19 +259,19 @@ void say_shared(tsdb::Source& source, const JobWindow& job, JobSeries& js, Notes
       const std::vector<Matcher> others = {{query.job_label, "!=", ""},
                                            {query.job_label, "!=", query.job_value}};
       std::map<std::string, std::set<std::string>> other_jobs;
-      for (const auto& labels : by_uuid(source, names_regex(query.family), others, uuid_label,
-                                        uuids, job.window)) {
+      for (const auto& labels :
+           by_uuid(source, names_regex(query.family), others, uuid_label, uuids, job.window)) {
         other_jobs[labels.at(uuid_label)].insert(labels.at(query.job_label));
       }
       for (auto& g : js.gpus) {
         if (g.query != q || !other_jobs.contains(g.key)) continue;
         g.shared = true;
         std::vector<std::string> list(other_jobs[g.key].begin(), other_jobs[g.key].end());
-        notes.once("shared:" + g.key, g.node,
-                   fmt::format("GPU {} on {} was shared: it was labelled {}=\"{}\" during the "
-                               "window too; only the samples labelled {} are read",
-                               g.key, g.node, query.job_label, join(list, "\", \""),
-                               query.job_value));
+        notes.once(
+            "shared:" + g.key, g.node,
+            fmt::format("GPU {} on {} was shared: it was labelled {}=\"{}\" during the "
+                        "window too; only the samples labelled {} are read",
+                        g.key, g.node, query.job_label, join(list, "\", \""), query.job_value));
       }
     }
   }
@@ -328,13 +328,15 @@ std::vector<SeriesQuery> label_queries(const JobWindow& job) {
   if (job.kind == "slurm") {
     const std::string list = in_list_regex(job.id);
     for (const char* prefix : {"", "exported_"}) {
-      out.push_back(label_query(Family::Gpuscope, prefix + std::string("slurm_job_id"), "=", job.id, job.id));
+      out.push_back(
+          label_query(Family::Gpuscope, prefix + std::string("slurm_job_id"), "=", job.id, job.id));
     }
     for (const char* prefix : {"", "exported_"}) {
       out.push_back(label_query(Family::Dcgm, prefix + std::string("hpc_job"), "=~", list, job.id));
     }
     for (const char* prefix : {"", "exported_"}) {
-      out.push_back(label_query(Family::Jobstats, prefix + std::string("jobid"), "=", job.id, job.id));
+      out.push_back(
+          label_query(Family::Jobstats, prefix + std::string("jobid"), "=", job.id, job.id));
     }
   } else if (job.kind == "pod") {
     const auto pod = pod_of(job);
@@ -352,7 +354,8 @@ JobSeries find_job_series(tsdb::Source& source, const JobWindow& job, Notes& not
   js.queries = label_queries(job);
   for (std::size_t q = 0; q < js.queries.size(); ++q) {
     const auto& query = js.queries[q];
-    for (const auto& labels : source.series(query.selector(names_regex(query.family)), job.window)) {
+    for (const auto& labels :
+         source.series(query.selector(names_regex(query.family)), job.window)) {
       add_gpu(labels, q, js, job, js.gpus, notes);
     }
   }

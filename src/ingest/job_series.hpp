@@ -59,12 +59,12 @@ struct JobGpu {
   // jobstats' job-id series: the times the GPU was this job's; empty: all of the window.
   std::vector<Span> job_times;
   std::set<std::string> names;  // series names found for it (metrics and descriptions)
-  bool shared = false;  // another job's label was on it during the window too
+  bool shared = false;          // another job's label was on it during the window too
 };
 
 struct JobSeries {
   std::vector<SeriesQuery> queries;
-  std::vector<JobGpu> gpus;  // one per GPU, in query order
+  std::vector<JobGpu> gpus;                // one per GPU, in query order
   std::vector<std::string> nodes_missing;  // job nodes with no series of any family
 };
 

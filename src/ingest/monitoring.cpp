@@ -28,9 +28,12 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep = "
 
 std::string_view server_name(const tsdb::ServerInfo& server) {
   switch (server.kind) {
-    case tsdb::ServerKind::Prometheus: return "Prometheus";
-    case tsdb::ServerKind::VictoriaMetrics: return "VictoriaMetrics";
-    case tsdb::ServerKind::Other: break;
+    case tsdb::ServerKind::Prometheus:
+      return "Prometheus";
+    case tsdb::ServerKind::VictoriaMetrics:
+      return "VictoriaMetrics";
+    case tsdb::ServerKind::Other:
+      break;
   }
   return "the monitoring server";
 }
@@ -59,10 +62,10 @@ void say_retention(const tsdb::ServerInfo& server, const JobWindow& job, Notes& 
                           .count();
   const auto kept_from = now_ms - static_cast<std::int64_t>(*server.retention_s * 1e3);
   if (job.window.start_ms < kept_from) {
-    notes.once("retention", "",
-               fmt::format("{} keeps {} of samples: what the job did before {} is gone",
-                           server_name(server), duration_text(*server.retention_s),
-                           utc_text(kept_from)));
+    notes.once(
+        "retention", "",
+        fmt::format("{} keeps {} of samples: what the job did before {} is gone",
+                    server_name(server), duration_text(*server.retention_s), utc_text(kept_from)));
   }
 }
 
@@ -108,9 +111,8 @@ double probe_interval(tsdb::Source& source, const JobWindow& job, const JobSerie
 }
 
 std::size_t metric_series(const JobGpu& gpu) {
-  return static_cast<std::size_t>(std::count_if(gpu.names.begin(), gpu.names.end(), [](const auto& n) {
-    return !is_description_series(n);
-  }));
+  return static_cast<std::size_t>(std::count_if(
+      gpu.names.begin(), gpu.names.end(), [](const auto& n) { return !is_description_series(n); }));
 }
 
 const JobGpu* gpu_of(const JobSeries& js, std::size_t query, const tsdb::Labels& labels,
@@ -173,7 +175,8 @@ std::map<std::string, GpuTimeline> fetch_raw(tsdb::Source& source, const JobWind
   std::map<std::string, std::vector<tsdb::Series>> by_gpu;
   std::vector<tsdb::Series> all;
   for (std::size_t q = 0; q < js.queries.size(); ++q) {
-    if (std::none_of(js.gpus.begin(), js.gpus.end(), [&](const JobGpu& g) { return g.query == q; })) {
+    if (std::none_of(js.gpus.begin(), js.gpus.end(),
+                     [&](const JobGpu& g) { return g.query == q; })) {
       continue;
     }
     std::vector<Matcher> m = {{"__name__", "=~", names_regex(js.queries[q].family)}};
@@ -206,15 +209,16 @@ struct Bucketed {
 
 // One summarised series name of one query: per GPU and bucket, the mean (gauges) or the value
 // at the bucket's end (counters).
-void summarise_name(tsdb::Source& source, const JobWindow& job, const JobSeries& js,
-                    std::size_t q, const ExportedName& name, std::int64_t step_ms,
+void summarise_name(tsdb::Source& source, const JobWindow& job, const JobSeries& js, std::size_t q,
+                    const ExportedName& name, std::int64_t step_ms,
                     std::map<std::string, std::map<Metric, Bucketed>>& out) {
   std::vector<Matcher> m = {{"__name__", "=", std::string(name.name)}};
   if (!name.label.empty()) m.push_back({std::string(name.label), "=", std::string(name.value)});
   const auto matchers = sample_matchers(js, q);
   m.insert(m.end(), matchers.begin(), matchers.end());
-  const std::string expr = fmt::format("{}({}[{}s])", name.counter ? "last_over_time" : "avg_over_time",
-                                       selector(m), step_ms / 1000);
+  const std::string expr =
+      fmt::format("{}({}[{}s])", name.counter ? "last_over_time" : "avg_over_time", selector(m),
+                  step_ms / 1000);
   tsdb::Window w = job.window;
   w.start_ms = std::min(w.start_ms + step_ms, w.end_ms);
   for (const auto& s : source.range(expr, w, step_ms)) {
@@ -242,9 +246,9 @@ GpuTimeline bucket_rows(const JobGpu& gpu, const std::map<Metric, Bucketed>& met
       if (name.ratio_or_percent && v > 1.0) scale = 1.0;
     }
     if (scale != name.scale) {
-      notes.once("pct:" + std::string(name.name), gpu.node,
-                 fmt::format("{} holds values above 1: read as percent, not as a 0-1 ratio",
-                             name.name));
+      notes.once(
+          "pct:" + std::string(name.name), gpu.node,
+          fmt::format("{} holds values above 1: read as percent, not as a 0-1 ratio", name.name));
     }
     // By bucket end; a stable sort keeps one bucket's values in the order they came.
     std::vector<std::pair<std::int64_t, double>> values = b.values;
@@ -325,15 +329,16 @@ MonitoringResult read_job(tsdb::Source& source, const JobWindow& job,
   double interval_ms = probe_interval(source, job, js);
   std::size_t series = 0;
   for (const auto& g : js.gpus) series += metric_series(g);
-  const double points = static_cast<double>(series) *
-                        static_cast<double>(job.window.length_ms()) / std::max(interval_ms, 1.0);
+  const double points = static_cast<double>(series) * static_cast<double>(job.window.length_ms()) /
+                        std::max(interval_ms, 1.0);
   result.summarised = options.force_summary || points > static_cast<double>(options.max_raw_points);
   std::map<std::string, GpuTimeline> timelines;
   std::int64_t step_ms = 0;
   if (result.summarised) {
-    const auto buckets = static_cast<std::int64_t>(std::max<std::size_t>(options.summary_buckets, 1));
-    step_ms = std::max<std::int64_t>({job.window.length_ms() / buckets,
-                                      static_cast<std::int64_t>(interval_ms), 1000});
+    const auto buckets =
+        static_cast<std::int64_t>(std::max<std::size_t>(options.summary_buckets, 1));
+    step_ms = std::max<std::int64_t>(
+        {job.window.length_ms() / buckets, static_cast<std::int64_t>(interval_ms), 1000});
     step_ms = (step_ms + 999) / 1000 * 1000;
     timelines = fetch_summary(source, job, js, step_ms, notes);
     result.resolution_s = static_cast<double>(step_ms) / 1e3;
@@ -359,12 +364,13 @@ MonitoringResult read_job(tsdb::Source& source, const JobWindow& job,
     result.family += (result.family.empty() ? "" : " + ") + std::string(family_name(f));
   }
   result.matched_by = join(how, "; ");
-  std::string origin = fmt::format("{} at {}, {}'s series, ", server_name(server), server.url,
-                                   result.family);
+  std::string origin =
+      fmt::format("{} at {}, {}'s series, ", server_name(server), server.url, result.family);
   origin += result.summarised
-                ? fmt::format("summarised into buckets of {} (means per bucket; peaks are those "
-                              "of bucket means)",
-                              duration_text(result.resolution_s))
+                ? fmt::format(
+                      "summarised into buckets of {} (means per bucket; peaks are those "
+                      "of bucket means)",
+                      duration_text(result.resolution_s))
                 : fmt::format("{} scrape", duration_text(result.resolution_s));
   if (result.summarised) {
     notes.once("summary", "",
@@ -375,13 +381,14 @@ MonitoringResult read_job(tsdb::Source& source, const JobWindow& job,
   }
   say_other_nodes(job, found, notes);
   if (!js.nodes_missing.empty()) {
-    notes.once("missing", "",
-               fmt::format("no exporter series of {} were found: {} not in the analysis",
-                           join(js.nodes_missing), js.nodes_missing.size() == 1 ? "it is" : "they are"));
+    notes.once(
+        "missing", "",
+        fmt::format("no exporter series of {} were found: {} not in the analysis",
+                    join(js.nodes_missing), js.nodes_missing.size() == 1 ? "it is" : "they are"));
   }
   for (const auto& w : source.warnings()) notes.once("warn:" + w, "", "the server warned: " + w);
-  result.samples = write_job_runs(job, found, timelines, origin, result.resolution_s, notes,
-                                      target, result.runs);
+  result.samples = write_job_runs(job, found, timelines, origin, result.resolution_s, notes, target,
+                                  result.runs);
   result.gpus = found.gpus.size();
   result.nodes_missing = js.nodes_missing;
   result.notes = notes.texts();

@@ -56,7 +56,7 @@ struct MonitoringResult {
   std::size_t runs = 0;                    // one per node with series
   std::int64_t samples = 0;                // sample rows written (per GPU per scrape or bucket)
   std::vector<std::string> nodes_missing;  // job nodes no exporter series was found for
-  std::vector<std::string> notes;  // what is missing, assumed, or odd, said once each
+  std::vector<std::string> notes;          // what is missing, assumed, or odd, said once each
 };
 
 // Finds the job's GPUs in `source` and writes one run per node into `target`. Throws Error

@@ -70,7 +70,8 @@ void expand_item(std::string_view list, std::string_view item, std::vector<std::
   std::size_t at = 0;
   while (at < item.size()) {
     const std::size_t open = item.find('[', at);
-    const std::string_view plain = item.substr(at, open == std::string_view::npos ? open : open - at);
+    const std::string_view plain =
+        item.substr(at, open == std::string_view::npos ? open : open - at);
     for (auto& n : names) n += plain;
     if (open == std::string_view::npos) break;
     const std::size_t close = item.find(']', open);
@@ -113,8 +114,13 @@ std::string first_word(std::string_view state) {
 }  // namespace
 
 std::vector<std::string> sacct_job_arguments(const std::string& job_id) {
-  return {"--jobs", job_id, "--allocations", "--noheader", "--parsable2",
-          "--format", std::string(kSacctJobFields)};
+  return {"--jobs",
+          job_id,
+          "--allocations",
+          "--noheader",
+          "--parsable2",
+          "--format",
+          std::string(kSacctJobFields)};
 }
 
 std::vector<std::string> sacct_overlap_arguments(const std::vector<std::string>& nodes,
@@ -127,10 +133,12 @@ std::vector<std::string> sacct_overlap_arguments(const std::vector<std::string>&
     std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
     return std::string(text);
   };
-  return {"--nodelist", fmt::format("{}", fmt::join(nodes, ",")), "--starttime",
-          local(window.start_ms), "--endtime", local(window.end_ms), "--allusers",
-          "--allocations", "--noheader", "--parsable2", "--format",
-          std::string(kSacctOverlapFields)};
+  return {"--nodelist",  fmt::format("{}", fmt::join(nodes, ",")),
+          "--starttime", local(window.start_ms),
+          "--endtime",   local(window.end_ms),
+          "--allusers",  "--allocations",
+          "--noheader",  "--parsable2",
+          "--format",    std::string(kSacctOverlapFields)};
 }
 
 std::optional<std::int64_t> sacct_time_ms(std::string_view text) {
@@ -154,8 +162,7 @@ std::vector<std::string> expand_hostlist(std::string_view list) {
   return out;
 }
 
-JobWindow read_sacct_job(std::string_view output, const std::string& job_id,
-                         std::int64_t now_ms) {
+JobWindow read_sacct_job(std::string_view output, const std::string& job_id, std::int64_t now_ms) {
   for (const std::string_view line : split(output, '\n')) {
     const auto f = split(line, '|');
     if (f.size() < 11 || f[0] != job_id) continue;
@@ -189,8 +196,7 @@ JobWindow read_sacct_job(std::string_view output, const std::string& job_id,
               "slurmdbd (SLURM_CONF, -M CLUSTER)");
 }
 
-std::vector<std::string> read_sacct_overlaps(std::string_view output,
-                                             const std::string& job_id) {
+std::vector<std::string> read_sacct_overlaps(std::string_view output, const std::string& job_id) {
   std::vector<std::string> out;
   for (const std::string_view line : split(output, '\n')) {
     const auto f = split(line, '|');

@@ -28,8 +28,7 @@ std::vector<std::string> sacct_overlap_arguments(const std::vector<std::string>&
 // The job `job_id` from sacct's output; `now_ms` ends the window of a running job. Throws
 // Error when the output has no such job, the job never started (pending, cancelled before it
 // ran), or its fields cannot be read (the message quotes the line).
-JobWindow read_sacct_job(std::string_view output, const std::string& job_id,
-                         std::int64_t now_ms);
+JobWindow read_sacct_job(std::string_view output, const std::string& job_id, std::int64_t now_ms);
 
 // The ids of the jobs other than `job_id` in sacct's overlap output (steps left out).
 std::vector<std::string> read_sacct_overlaps(std::string_view output, const std::string& job_id);

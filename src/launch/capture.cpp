@@ -1,11 +1,11 @@
 #include "launch/capture.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <fmt/format.h>
 
 #include <cerrno>
 #include <cstring>
@@ -31,8 +31,8 @@ Pipe make_pipe() {
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-pid_t start(const std::string& program, const std::vector<std::string>& arguments,
-            const Pipe& out, const Pipe& err, const std::string& install_hint) {
+pid_t start(const std::string& program, const std::vector<std::string>& arguments, const Pipe& out,
+            const Pipe& err, const std::string& install_hint) {
   std::vector<std::string> argv{program};
   argv.insert(argv.end(), arguments.begin(), arguments.end());
   std::vector<char*> args;

@@ -10,10 +10,10 @@
 namespace gpuscope::launch {
 
 struct Captured {
-  int exit_code = -1;        // as a shell reports it (128 + signal when killed)
-  std::string out;           // its standard output, at most `max_output` bytes
-  std::string err;           // its standard error, likewise
-  bool timed_out = false;    // killed at the time limit
+  int exit_code = -1;      // as a shell reports it (128 + signal when killed)
+  std::string out;         // its standard output, at most `max_output` bytes
+  std::string err;         // its standard error, likewise
+  bool timed_out = false;  // killed at the time limit
 };
 
 // Runs `program` (looked up in PATH) with `arguments`; stdin is /dev/null. Throws Error when

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <string_view>
 #include <limits>
+#include <string_view>
 
 namespace gpuscope::analyze {
 namespace {

@@ -28,10 +28,12 @@ inline std::vector<ParsedMatcher> parse_selector(const std::string& text) {
   ++i;
   while (i < text.size() && text[i] != '}') {
     ParsedMatcher m;
-    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
+    while (i < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
       m.label += text[i++];
     }
-    while (i < text.size() && (text[i] == '=' || text[i] == '!' || text[i] == '~')) m.op += text[i++];
+    while (i < text.size() && (text[i] == '=' || text[i] == '!' || text[i] == '~'))
+      m.op += text[i++];
     if (m.label.empty() || (m.op != "=" && m.op != "!=" && m.op != "=~" && m.op != "!~") ||
         i >= text.size() || text[i] != '"') {
       throw std::invalid_argument("bad matcher in " + text);
@@ -146,7 +148,8 @@ class FakeSource : public tsdb::Source {
     const auto ms = parse_selector(sel);
     bool named = false;
     for (const auto& m : ms) named = named || (m.label == "__name__" && m.value != ".*");
-    if (!named) throw std::invalid_argument("a selector without a name asks for everything: " + sel);
+    if (!named)
+      throw std::invalid_argument("a selector without a name asks for everything: " + sel);
     std::vector<tsdb::Series> out;
     for (const auto& s : data) {
       if (!matches(s.labels, ms)) continue;

@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include "tsdb/promql.hpp"
-
 #include <filesystem>
 #include <map>
 
@@ -16,6 +14,7 @@
 #include "ingest/exporter_families.hpp"
 #include "store/run_reader.hpp"
 #include "support/temp_dir.hpp"
+#include "tsdb/promql.hpp"
 
 namespace gpuscope::ingest {
 namespace {
@@ -33,7 +32,9 @@ std::vector<tsdb::Point> points(std::vector<double> values, std::int64_t from = 
   return out;
 }
 
-std::vector<double> same(double v, std::size_t n = 10) { return std::vector<double>(n, v); }
+std::vector<double> same(double v, std::size_t n = 10) {
+  return std::vector<double>(n, v);
+}
 
 tsdb::Labels with(tsdb::Labels base, const std::string& name) {
   base["__name__"] = name;
@@ -97,22 +98,30 @@ std::string all_notes(const MonitoringResult& r) {
   return out;
 }
 
-const tsdb::Labels kServe = {{"gpu", "0"}, {"uuid", "GPU-aaa"}, {"hostname", "n1"},
-                             {"instance", "n1:9400"}, {"slurm_job_id", "123"}};
-const tsdb::Labels kDcgm = {{"gpu", "0"}, {"UUID", "GPU-aaa"}, {"device", "nvidia0"},
-                            {"modelName", "NVIDIA H100 80GB HBM3"}, {"Hostname", "n1"},
-                            {"pci_bus_id", "00000000:19:00.0"}, {"instance", "n1:9400"},
+const tsdb::Labels kServe = {{"gpu", "0"},
+                             {"uuid", "GPU-aaa"},
+                             {"hostname", "n1"},
+                             {"instance", "n1:9400"},
+                             {"slurm_job_id", "123"}};
+const tsdb::Labels kDcgm = {{"gpu", "0"},
+                            {"UUID", "GPU-aaa"},
+                            {"device", "nvidia0"},
+                            {"modelName", "NVIDIA H100 80GB HBM3"},
+                            {"Hostname", "n1"},
+                            {"pci_bus_id", "00000000:19:00.0"},
+                            {"instance", "n1:9400"},
                             {"hpc_job", "123"}};
-const tsdb::Labels kJobstats = {{"minor_number", "0"}, {"uuid", "GPU-aaa"},
-                                {"name", "NVIDIA A100-SXM4-80GB"}, {"instance", "n1.cluster:9445"},
-                                {"jobid", "123"}, {"ordinal", "0"}};
+const tsdb::Labels kJobstats = {
+    {"minor_number", "0"},           {"uuid", "GPU-aaa"}, {"name", "NVIDIA A100-SXM4-80GB"},
+    {"instance", "n1.cluster:9445"}, {"jobid", "123"},    {"ordinal", "0"}};
 
 TEST(MonitoringFamilies, GpuscopeServeNamesAndUnits) {
   FakeSource src;
   src.add(with(kServe, "gpuscope_power_watts"), points(same(250)));
   src.add(with(kServe, "gpuscope_sm_active_ratio"), points(same(0.5)));
   src.add(with(kServe, "gpuscope_sm_clock_hertz"), points(same(1.5e9)));
-  src.add(with(kServe, "gpuscope_energy_joules_total"), points({1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009}));
+  src.add(with(kServe, "gpuscope_energy_joules_total"),
+          points({1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009}));
   src.add(with(kServe, "gpuscope_memory_used_bytes"), points(same(4e9)));
   const Read r = read(src, slurm_job());
   ASSERT_EQ(r.db.runs.size(), 1U);
@@ -131,7 +140,8 @@ TEST(MonitoringFamilies, GpuscopeServeNamesAndUnits) {
   EXPECT_EQ(run.info.host, "n1");
   EXPECT_EQ(run.info.slurm.job_id, "123");
   EXPECT_EQ(run.info.sampling_interval_ns, 15'000'000'000);
-  EXPECT_EQ(run.info.origin, "VictoriaMetrics at http://vm.test:8428, gpuscope serve's series, 15 s scrape");
+  EXPECT_EQ(run.info.origin,
+            "VictoriaMetrics at http://vm.test:8428, gpuscope serve's series, 15 s scrape");
   EXPECT_EQ(run.end.status, RunStatus::Finished);
   EXPECT_EQ(r.db.devices.at(run.run_id).at(0).uuid, "GPU-aaa");
   ASSERT_EQ(src.raw_asked.size(), 2U) << "the interval probe, then the job's series at once";
@@ -180,7 +190,8 @@ TEST(MonitoringFamilies, GpuscopeNamesAreThoseServeExports) {
 TEST(MonitoringFamilies, DcgmExporterNamesUnitsAndLabels) {
   FakeSource src;
   src.add(with(kDcgm, "DCGM_FI_DEV_POWER_USAGE"), points(same(300)));
-  src.add(with(kDcgm, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"), points({5e6, 5.1e6, 5.2e6, 5.3e6, 5.4e6, 5.5e6, 5.6e6, 5.7e6, 5.8e6, 5.9e6}));
+  src.add(with(kDcgm, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"),
+          points({5e6, 5.1e6, 5.2e6, 5.3e6, 5.4e6, 5.5e6, 5.6e6, 5.7e6, 5.8e6, 5.9e6}));
   src.add(with(kDcgm, "DCGM_FI_DEV_FB_USED"), points(same(1024)));
   src.add(with(kDcgm, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"), points(same(0.25)));
   src.add(with(kDcgm, "DCGM_FI_DEV_SM_CLOCK"), points(same(1980)));
@@ -289,8 +300,11 @@ TEST(MonitoringConventions, TriedInOrderGpuscopeFirst) {
 
 TEST(MonitoringConventions, PodLabels) {
   FakeSource src;
-  tsdb::Labels labels = {{"gpu", "1"}, {"uuid", "GPU-bbb"}, {"hostname", "k8s-node-3"},
-                         {"pod", "trainer-0"}, {"namespace", "ml"}};
+  tsdb::Labels labels = {{"gpu", "1"},
+                         {"uuid", "GPU-bbb"},
+                         {"hostname", "k8s-node-3"},
+                         {"pod", "trainer-0"},
+                         {"namespace", "ml"}};
   src.add(with(labels, "gpuscope_power_watts"), points(same(200)));
   JobWindow job;
   job.kind = "pod";
@@ -358,7 +372,8 @@ TEST(MonitoringConventions, HostsKindReadsEveryGpuOfTheHosts) {
 
 TEST(MonitoringAwkward, CounterResetPassesThroughAndIsSaid) {
   FakeSource src;
-  src.add(with(kServe, "gpuscope_energy_joules_total"), points({100, 110, 120, 130, 5, 15, 25, 35, 45, 55}));
+  src.add(with(kServe, "gpuscope_energy_joules_total"),
+          points({100, 110, 120, 130, 5, 15, 25, 35, 45, 55}));
   const Read r = read(src, slurm_job());
   const auto& rows = r.db.samples.begin()->second;
   EXPECT_DOUBLE_EQ(value(rows[4], Metric::EnergyMj), 5000) << "passed through, not corrected";
@@ -433,7 +448,8 @@ TEST(MonitoringAwkward, NoSeriesAtAllSaysWhatToCheck) {
     FAIL() << "no GPU must be an error";
   } catch (const Error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("job 123 ran on n1,n2 but no exporter series names it"), std::string::npos) << what;
+    EXPECT_NE(what.find("job 123 ran on n1,n2 but no exporter series names it"), std::string::npos)
+        << what;
     EXPECT_NE(what.find("hpc_job"), std::string::npos) << what;
   }
 }
@@ -474,8 +490,9 @@ TEST(MonitoringSummary, BucketsFromTheServersSummaries) {
   bool avg = false, last = false;
   for (const auto& q : src.asked) {
     avg = avg || q == R"(avg_over_time({__name__="gpuscope_power_watts",uuid=~"GPU-aaa"}[150s]))";
-    last = last ||
-           q == R"(last_over_time({__name__="gpuscope_energy_joules_total",uuid=~"GPU-aaa"}[150s]))";
+    last =
+        last ||
+        q == R"(last_over_time({__name__="gpuscope_energy_joules_total",uuid=~"GPU-aaa"}[150s]))";
   }
   EXPECT_TRUE(avg && last) << "the server summarises; no sample pulled";
   ASSERT_EQ(src.raw_asked.size(), 1U) << "only the probe of the scrape interval pulls samples";

@@ -26,7 +26,10 @@ class SacctTest : public ::testing::Test {
     tzset();
   }
   void TearDown() override {
-    if (saved_) setenv("TZ", saved_->c_str(), 1); else unsetenv("TZ");
+    if (saved_)
+      setenv("TZ", saved_->c_str(), 1);
+    else
+      unsetenv("TZ");
     tzset();
   }
   std::optional<std::string> saved_;
@@ -34,7 +37,8 @@ class SacctTest : public ::testing::Test {
 
 TEST(Hostlist, ExpandsRangesListsAndPadding) {
   EXPECT_EQ(expand_hostlist("n[1-3,7]"), (Names{"n1", "n2", "n3", "n7"}));
-  EXPECT_EQ(expand_hostlist("gpu-[008-010],login1"), (Names{"gpu-008", "gpu-009", "gpu-010", "login1"}));
+  EXPECT_EQ(expand_hostlist("gpu-[008-010],login1"),
+            (Names{"gpu-008", "gpu-009", "gpu-010", "login1"}));
   EXPECT_EQ(expand_hostlist("nid[001-002]x"), (Names{"nid001x", "nid002x"}));
   EXPECT_EQ(expand_hostlist("r[1-2]n[1-2]"), (Names{"r1n1", "r1n2", "r2n1", "r2n2"}));
   EXPECT_EQ(expand_hostlist("n1"), (Names{"n1"}));
@@ -85,7 +89,8 @@ TEST_F(SacctTest, ARunningJobEndsNowAndTypedGpusAddUp) {
 
 TEST_F(SacctTest, AJobWithoutGpusHasNoCount) {
   const JobWindow job = read_sacct_job(
-      "5|x|u|FAILED|2026-11-25T10:00:00|2026-11-25T10:00:05|00:00:05|n1|cpu=1,mem=1G,node=1|1|3:0", "5", 0);
+      "5|x|u|FAILED|2026-11-25T10:00:00|2026-11-25T10:00:05|00:00:05|n1|cpu=1,mem=1G,node=1|1|3:0",
+      "5", 0);
   EXPECT_FALSE(job.gpus);
   EXPECT_EQ(job.window.end_ms - job.window.start_ms, 5999);
 }
@@ -104,10 +109,11 @@ TEST_F(SacctTest, UnknownAndPendingJobsSaySo) {
     EXPECT_NE(std::string(e.what()).find("has not started"), std::string::npos) << e.what();
   }
   // A job cancelled while pending has a start of "None".
-  EXPECT_THROW(read_sacct_job("9|x|u|CANCELLED by 0|None|2026-11-25T10:00:00|00:00:00|None assigned||"
-                              "1|0:0",
-                              "9", 0),
-               Error);
+  EXPECT_THROW(
+      read_sacct_job("9|x|u|CANCELLED by 0|None|2026-11-25T10:00:00|00:00:00|None assigned||"
+                     "1|0:0",
+                     "9", 0),
+      Error);
 }
 
 TEST(SacctOverlaps, OtherJobsButNotStepsOrPending) {
@@ -163,8 +169,7 @@ TEST_F(SacctTest, RealSacctAnswers) {
   EXPECT_THROW(read_sacct_job(fixture("pending.txt"), "5", 0), Error);
 
   // Jobs 1, 2, 3, 4 and 6 ran on n1 in the window: four beside job 1.
-  EXPECT_EQ(read_sacct_overlaps(fixture("node_n1_window.txt"), "1"),
-            (Names{"2", "3", "4", "6"}));
+  EXPECT_EQ(read_sacct_overlaps(fixture("node_n1_window.txt"), "1"), (Names{"2", "3", "4", "6"}));
 }
 
 }  // namespace
