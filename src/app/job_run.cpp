@@ -81,6 +81,53 @@ void say_what_was_read(const ingest::JobWindow& job, const ingest::MonitoringRes
   for (const auto& note : r.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
 }
 
+// The folder of kept summaries, or nullopt when none is set.
+std::optional<fs::path> summary_dir(const JobRun& o) {
+  if (o.summary_dir) return fs::path(*o.summary_dir);
+  const std::string env = util::environment_or_empty("GPUSCOPE_SUMMARY_DIR");
+  if (!env.empty()) return fs::path(env);
+  return std::nullopt;
+}
+
+// Reads the job from the server into `database`; says what was read.
+void read_into(const JobRun& o, tsdb::Source& source, const ingest::JobWindow& job,
+               const fs::path& database, bool overwrite) {
+  ingest::RunTarget target(database, overwrite);
+  const ingest::MonitoringResult read = ingest::read_job(source, job, o.monitoring, target);
+  const ingest::ImportSummary summary = target.finish();
+  for (const auto& note : summary.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
+  say_what_was_read(job, read, source.server());
+  for (const auto& warning : source.warnings()) {
+    fmt::print(stderr, "gpuscope: warning: the server said: {}\n", warning);
+  }
+}
+
+// --keep-summary (a SLURM EpilogSlurmctld, as jobstats' is): the job's GPUs summarised by the
+// server into <dir>/<id>.db, which outlives the server's retention.
+int keep_summary(JobRun o, tsdb::Source& source, const ingest::JobWindow& job) {
+  const auto dir = summary_dir(o);
+  if (!dir || job.id.empty() || job.id.find('/') != std::string::npos) {
+    throw Error::usage(
+        "--keep-summary needs a SLURM job and --summary-dir (or GPUSCOPE_SUMMARY_DIR)");
+  }
+  OutputCheck check;
+  check.force = true;
+  const fs::path database = check_output_file(*dir / (job.id + ".db"), check);
+  o.monitoring.force_summary = true;
+  read_into(o, source, job, database, true);
+  fmt::print(stderr, "gpuscope: kept the summary of {} in {}\n", job_title(job), database.string());
+  return 0;
+}
+
+// The summary kept at the job's end, when there is one: <dir>/<id>.db.
+std::optional<fs::path> kept_summary(const JobRun& o, const ingest::JobWindow& job) {
+  const auto dir = summary_dir(o);
+  if (!dir || job.kind != "slurm") return std::nullopt;
+  const fs::path kept = *dir / (job.id + ".db");
+  if (!fs::is_regular_file(kept)) return std::nullopt;
+  return kept;
+}
+
 }  // namespace
 
 int run_job(JobRun o) {
@@ -88,6 +135,7 @@ int run_job(JobRun o) {
   const std::int64_t now = now_ms();
   const std::unique_ptr<tsdb::Source> source = open_job_server(o.server, o.config);
   const ingest::JobWindow job = find_job(o, *source, now);
+  if (o.keep_summary) return keep_summary(o, *source, job);
 
   const bool keep = !o.output.empty() && fs::path(o.output).extension() == ".db";
   const bool html = !o.output.empty() && !keep;
@@ -101,15 +149,23 @@ int run_job(JobRun o) {
     scratch = std::make_unique<util::TemporaryFolder>("gpuscope-job-");
     database = scratch->path() / "job.db";
   }
-  ingest::RunTarget target(database, keep ? o.force : true);
-  const ingest::MonitoringResult read = ingest::read_job(*source, job, o.monitoring, target);
-  const ingest::ImportSummary summary = target.finish();
-  for (const auto& note : summary.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
-  say_what_was_read(job, read, source->server());
-  for (const auto& warning : source->warnings()) {
-    fmt::print(stderr, "gpuscope: warning: the server said: {}\n", warning);
+  try {
+    read_into(o, *source, job, database, keep ? o.force : true);
+    if (keep) fmt::print(stderr, "gpuscope: kept the job's data in {}\n", database.string());
+  } catch (const Error& e) {
+    // Gone from the server (its retention), or never there: the summary kept at the job's end.
+    const auto kept = kept_summary(o, job);
+    if (!kept) throw;
+    fmt::print(stderr,
+               "gpuscope: the monitoring database could not give {} ({}); this is the summary "
+               "kept at its end, {}\n",
+               job_title(job), e.what(), kept->string());
+    if (keep) {
+      fs::copy_file(*kept, database, fs::copy_options::overwrite_existing);
+    } else {
+      database = *kept;
+    }
   }
-  if (keep) fmt::print(stderr, "gpuscope: kept the job's data in {}\n", database.string());
 
   o.analyze.inputs = {database.string()};
   if (html) {

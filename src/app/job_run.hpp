@@ -26,7 +26,11 @@ struct JobRun {
   ingest::MonitoringOptions monitoring;
   double lookback_days = 31;    // how far back a pod is searched for
   std::string sacct = "sacct";  // GPUSCOPE_SACCT for tests and odd installs
-  AnalyzeOptions analyze;       // inputs are filled by the workflow
+  // Where jobs' summaries are kept past the server's retention (--summary-dir, else
+  // GPUSCOPE_SUMMARY_DIR): <dir>/<job id>.db, read when the server no longer has the job.
+  std::optional<std::string> summary_dir;
+  bool keep_summary = false;  // --keep-summary: write the job's summary there, print nothing else
+  AnalyzeOptions analyze;     // inputs are filled by the workflow
 };
 
 // Runs it; returns the exit code. Throws Error (usage for bad options).

@@ -45,6 +45,13 @@ Command add_job_command(CLI::App& parent) {
   app->add_flag("--summary", o->monitoring.force_summary,
                 "Let the server summarise each GPU per time bucket instead of pulling every "
                 "sample (automatic for huge jobs)");
+  app->add_option("--summary-dir", o->summary_dir,
+                  "Where jobs' summaries are kept past the server's retention (default "
+                  "GPUSCOPE_SUMMARY_DIR): read when the server no longer has the job")
+      ->type_name("DIR");
+  app->add_flag("--keep-summary", o->keep_summary,
+                "Write the job's summary to the summary folder as JOBID.db and nothing else "
+                "(for SLURM's EpilogSlurmctld)");
   add_number_option(*app, "--lookback-days", o->lookback_days, {0.01, 3650, "days"},
                     "How far back --pod is looked for (default 31)")
       ->type_name("DAYS");

@@ -209,5 +209,24 @@ expect_error "no server configured" "GPUSCOPE_PROMETHEUS_URL" env -u GPUSCOPE_PR
 expect_error "not a job id" "is not a SLURM job id" "$gpuscope" job "1;rm" --prometheus "$prom"
 expect_error "the wrong API path" "404" "$gpuscope" job "$job" --prometheus "$prom/nothing/here"
 
+# The epilog's summary (--keep-summary) outlives the series: gone from the server, the job is
+# analysed from it, and says so.
+vm=http://127.0.0.1:$vm_port
+"$gpuscope" job "$job" --prometheus "$vm" --summary-dir "$work/kept" --keep-summary 2>"$work/keep.err"
+check "the summary kept" "yes" "$([ -s "$work/kept/$job.db" ] && echo yes)"
+check "the kept summary is summarised" "1" "$(sqlite3 "$work/kept/$job.db" "SELECT count(DISTINCT origin) FROM runs WHERE origin LIKE '%summarised%'")"
+curl -sf "$vm/api/v1/admin/tsdb/delete_series" --data-urlencode 'match[]={__name__=~"gpuscope_.*"}' >/dev/null
+expect_error "the series gone, no summary kept" "no exporter series names it" "$gpuscope" job "$job" --prometheus "$vm"
+"$gpuscope" job "$job" --prometheus "$vm" --summary-dir "$work/kept" -d all --json >"$work/kept.json" 2>"$work/kept.err"
+check "then the kept summary, said" "yes" "$(grep -q "this is the summary kept at its end" "$work/kept.err" && echo yes)"
+python3 - "$work/profile.json" "$work/kept.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+p, k = (json.load(open(f)) for f in sys.argv[1:3])
+pe = sum(g["energy_j"]["counter"] for g in p["gpus"])
+ke = sum(g["energy_j"]["counter"] for g in k["gpus"])
+print(f"kept summary: {len(k['gpus'])} GPUs, energy {ke:.0f} J vs the profile's {pe:.0f} J")
+sys.exit(0 if len(k["gpus"]) == 8 and abs(ke - pe) < 0.02 * pe else 1)
+PY
+
 echo "$failures failed"
 [ $failures -eq 0 ]
