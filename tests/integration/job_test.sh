@@ -208,6 +208,10 @@ expect_error "no server configured" "GPUSCOPE_PROMETHEUS_URL" env -u GPUSCOPE_PR
   GPUSCOPE_CONFIG= XDG_CONFIG_HOME="$work/none" "$gpuscope" job "$job"
 expect_error "not a job id" "is not a SLURM job id" "$gpuscope" job "1;rm" --prometheus "$prom"
 expect_error "the wrong API path" "404" "$gpuscope" job "$job" --prometheus "$prom/nothing/here"
+# VictoriaMetrics keeps a month here (its default): a day of 2020 is gone, and says so.
+expect_error "older than the server keeps" "and the server keeps 31 days" \
+  "$gpuscope" job --hosts n1 --from 2020-01-01T00:00Z --to 2020-01-02T00:00Z \
+  --prometheus "http://127.0.0.1:$vm_port"
 
 # The epilog's summary (--keep-summary) outlives the series: gone from the server, the job is
 # analysed from it, and says so.
