@@ -190,6 +190,7 @@ std::string utc_text(std::int64_t t_ms) {
 }
 
 std::string duration_text(double s) {
+  if (s < 1) return fmt::format("{:g} s", std::round(s * 1000) / 1000);  // 0.25 s, not 0.3 s
   if (s < 60) return fmt::format("{:g} s", std::round(s * 10) / 10);
   if (s < 3600) {
     const auto m = static_cast<long>(s / 60), rest = std::lround(s - 60.0 * static_cast<double>(m));
