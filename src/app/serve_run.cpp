@@ -1,0 +1,111 @@
+#include "app/serve_run.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "app/live_gpus.hpp"
+#include "app/process_watch.hpp"
+#include "app/run_context.hpp"
+#include "collect/sampler.hpp"
+#include "core/error.hpp"
+#include "export/exposition.hpp"
+#include "export/latest_values.hpp"
+#include "export/metrics_server.hpp"
+#include "export/process_exposition.hpp"
+#include "export/tee_sink.hpp"
+#include "ranks/rank_context.hpp"
+
+namespace gpuscope::app {
+namespace {
+
+exporter::ExportLabels labels_for(const LiveGpus& gpus, const std::string& node_name) {
+  exporter::ExportLabels labels;
+  labels.driver_version = gpus.system.driver_version.value_or("");
+  const RankContext context = ranks::read_rank_context(ranks::process_environment());
+  labels.hostname = exporter::node_label(node_name, context.node_name, short_host_name());
+  return labels;
+}
+
+}  // namespace
+
+int run_serve(const ServeRun& o) {
+  StopSignals stop;  // before any thread
+  const auto interval = sampling_interval(o.interval_ms, "--interval");
+  auto address = exporter::parse_listen_address(o.listen);
+  const auto naming = exporter::naming_from_text(o.naming);
+  if (!naming) {
+    throw Error::usage(fmt::format("--naming '{}' is not a naming", o.naming), {},
+                       "use gpuscope (gpuscope_* names), dcgm (dcgm-exporter's DCGM_FI_* names) "
+                       "or jobstats (Princeton jobstats' nvidia_gpu_* names)");
+  }
+  LiveGpus gpus = open_live_gpus(o.backend, o.gpus, interval);
+  const exporter::ExportLabels labels = labels_for(gpus, o.node_name);
+
+  exporter::LatestValues latest(gpus.identities);
+  // Which processes use each GPU: per-process series and the GPUs' workload labels.
+  std::unique_ptr<ProcessWatch> processes;
+  std::optional<exporter::ProcessSource> process_source;
+  if (o.process_sampling_ms > 0) {
+    std::vector<nvml::Device> devices;
+    for (const auto& identity : gpus.identities) {
+      if (auto device = gpus.session->try_device(identity.index)) devices.push_back(*device);
+    }
+    ProcessWatchOptions options;
+    options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
+    processes = std::make_unique<ProcessWatch>(std::move(devices), options);
+    process_source = exporter::ProcessSource{[&processes] { return processes->latest(); },
+                                             [&processes] { return processes->looks(); },
+                                             o.max_processes_per_gpu};
+  }
+  exporter::ExpositionCache cache(latest, exporter::Exposition(*naming, labels, gpus.identities),
+                                  process_source);
+  // Pushed series always carry gpuscope's names: they are stored, and dashboards for stored
+  // gpuscope data use them.
+  const exporter::Exposition push_exposition(exporter::Naming::Gpuscope, labels, gpus.identities);
+  std::unique_ptr<exporter::Pusher> pusher;
+  // serve's samples exist nowhere else: what cannot be delivered at the end is saved to a file.
+  if (o.push.enabled()) pusher = make_pusher(o.push, push_exposition, true);
+  if (pusher && processes) {
+    pusher->follow_workload([&processes] { return processes->looks(); },
+                            [&processes] {
+                              return exporter::workload_labels(processes->latest(),
+                                                               exporter::Naming::Gpuscope);
+                            });
+  }
+
+  exporter::MetricsServer server(address, cache);
+  server.start();  // fails here, before sampling, when the port is taken
+  std::vector<collect::SampleSink*> sinks{&latest};
+  if (pusher) sinks.push_back(pusher.get());
+  exporter::TeeSink sink(sinks);
+  const std::size_t count = gpus.readers.size();
+  collect::Sampler sampler(std::move(gpus.readers), {interval, {}}, sink);
+  sampler.start();
+  if (processes) processes->start();
+  if (pusher) pusher->start();
+
+  fmt::print(stderr,
+             "gpuscope: serving {} GPU{} at http://{}/metrics ({} names), sampling every {} ms{}\n",
+             count, count == 1 ? "" : "s", address.text(), o.naming, o.interval_ms,
+             pusher ? fmt::format(", pushing to {}", o.push.url) : "");
+  if (!address.loopback()) {
+    fmt::print(stderr, "gpuscope: note: {} is reachable from other machines\n", address.text());
+  }
+  while (!stop.wait(std::chrono::seconds(3600))) {
+  }
+  fmt::print(stderr, "gpuscope: stopping\n");
+  server.stop();
+  if (processes) processes->stop();
+  sampler.stop();
+  if (pusher) report_push(pusher->finish(std::chrono::seconds(5)), o.push);
+  return 0;
+}
+
+}  // namespace gpuscope::app

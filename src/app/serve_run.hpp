@@ -1,0 +1,30 @@
+// `gpuscope serve`, start to end: a Prometheus exporter. The sampler runs on its own cadence; a
+// scrape reads the latest values (never NVML); optionally the same samples are pushed to
+// VictoriaMetrics.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "app/push.hpp"
+#include "collect/backend.hpp"
+
+namespace gpuscope::app {
+
+struct ServeRun {
+  collect::BackendOptions backend;
+  std::string listen = "127.0.0.1:9400";
+  double interval_ms = 1000;
+  std::string gpus;
+  std::string naming = "gpuscope";
+  std::string node_name;  // --node-name or GPUSCOPE_NODE_NAME; empty: the scheduler's or host's
+  PushOptions push;
+  double process_sampling_ms = 1000;  // 0: no process series
+  std::size_t max_processes_per_gpu = 8;
+};
+
+// Serves the GPUs' metrics at `o.listen` until SIGINT or SIGTERM; returns the exit code.
+// Throws Error (usage for bad options).
+int run_serve(const ServeRun& o);
+
+}  // namespace gpuscope::app
