@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "analyze/analysis.hpp"
+#include "ingest/format.hpp"
 
 namespace gpuscope::app {
 
 struct AnalyzeOptions {
   std::vector<std::string> inputs;
+  ingest::ReadOptions read;  // for logs that cannot say what they are (docs/logs.md)
   std::string trim = "leading";
   std::string aggregate = "summary";
   std::vector<std::string> metrics;

@@ -19,7 +19,7 @@ namespace {
 
 // Foreign inputs imported (docs/gssr.md), with what the import left out said on stderr.
 ingest::RunInputs resolve_inputs(AnalyzeOptions& o) {
-  ingest::RunInputs resolved(o.inputs);
+  ingest::RunInputs resolved(o.inputs, o.read);
   for (const auto& note : resolved.notes()) fmt::print(stderr, "gpuscope: note: {}\n", note);
   o.inputs = resolved.paths();
   return resolved;

@@ -37,7 +37,7 @@ int run_export(const ExportRun& o) {
     options.metrics.push_back(*metric);
   }
   // Foreign inputs through a temporary run database (docs/gssr.md), run databases as they are.
-  const ingest::RunInputs resolved(o.inputs);
+  const ingest::RunInputs resolved(o.inputs, o.read);
   std::vector<std::string> notes = resolved.notes();
   const std::vector<fs::path> inputs = ingest::expand_run_databases(resolved.paths(), notes);
   for (const auto& note : notes) fmt::print(stderr, "gpuscope: note: {}\n", note);

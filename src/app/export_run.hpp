@@ -5,11 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "ingest/format.hpp"
+
 namespace gpuscope::app {
 
 struct ExportRun {
   std::string perfetto;  // the file to write; "-" is standard output
   std::vector<std::string> inputs;
+  ingest::ReadOptions read;
   std::vector<std::string> metrics;  // only these counter tracks (default: every one with data)
   bool force = false;
   bool no_kernels = false;

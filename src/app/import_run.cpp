@@ -1,6 +1,7 @@
 #include "app/import_run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 
@@ -16,18 +17,17 @@ int run_import(const ImportRun& o) {
   for (const auto& input : o.inputs) check.inputs.emplace_back(input);
   const std::filesystem::path output = check_output_file(o.output, check);
   const std::vector<std::filesystem::path> inputs(o.inputs.begin(), o.inputs.end());
-  const ingest::ImportSummary imported = ingest::import_inputs(inputs, output, o.force);
+  const ingest::ImportSummary imported = ingest::import_inputs(inputs, output, o.force, o.read);
   for (const auto& note : imported.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
-  fmt::print(stderr,
-             "gpuscope: imported {} gssr process{} ({} GPU{}, {} samples) into {}; gssr recorded "
-             "no power, energy, temperatures or clocks (docs/gssr.md)\n",
-             imported.runs, imported.runs == 1 ? "" : "es", imported.gpus,
-             imported.gpus == 1 ? "" : "s", imported.samples, output.string());
+  fmt::print(stderr, "gpuscope: imported {} run{} ({} GPU{}, {} samples) from {} into {}\n",
+             imported.runs, imported.runs == 1 ? "" : "s", imported.gpus,
+             imported.gpus == 1 ? "" : "s", imported.samples, fmt::join(imported.formats, ", "),
+             output.string());
   return 0;
 }
 
 int run_merge(const ImportRun& o) {
-  const ingest::RunInputs resolved(o.inputs);  // foreign data: docs/gssr.md
+  const ingest::RunInputs resolved(o.inputs, o.read);  // foreign data: docs/gssr.md
   for (const auto& note : resolved.notes()) fmt::print(stderr, "gpuscope: note: {}\n", note);
   std::vector<std::filesystem::path> inputs(resolved.paths().begin(), resolved.paths().end());
   const store::MergeSummary summary = store::merge(o.output, inputs, o.force);

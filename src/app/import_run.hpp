@@ -5,10 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "ingest/format.hpp"
+
 namespace gpuscope::app {
 
 struct ImportRun {
   std::vector<std::string> inputs;
+  ingest::ReadOptions read;  // for logs (docs/logs.md)
   std::string output;
   bool force = false;  // replace an existing output file
 };

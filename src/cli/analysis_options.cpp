@@ -16,11 +16,46 @@ namespace plots = report::plots;
 
 void add_input_options(CLI::App& app, app::AnalyzeOptions& o) {
   app.add_option("inputs", o.inputs,
-                 "Run databases, merged databases or directories of them; gssr profile folders "
-                 "and exports too (docs/gssr.md)")
+                 "Run databases, merged databases or directories of them; nvidia-smi and dcgmi "
+                 "logs (docs/logs.md); gssr profile folders and exports (docs/gssr.md)")
       ->type_name("INPUT...");
   app.add_option("-i,--input", o.inputs, "Same as a positional INPUT (repeatable)")
       ->type_name("INPUT");
+  add_read_options(app, o.read);
+}
+
+void add_read_options(CLI::App& app, ingest::ReadOptions& o) {
+  const char* group = "Logs (docs/logs.md)";
+  app.add_option("--input-format", o.format,
+                 "Read inputs that are not run databases as this format: nvidia-smi-csv, "
+                 "nvidia-smi-dmon, dcgmi-dmon, gssr (default: recognised from the content)")
+      ->type_name("NAME")
+      ->group(group);
+  app.add_option("--query-gpu", o.query_gpu,
+                 "The fields of an nvidia-smi CSV written with noheader, as given to nvidia-smi "
+                 "--query-gpu")
+      ->type_name("FIELDS")
+      ->group(group);
+  app.add_option("--timezone", o.timezone,
+                 "Zone of a log's local timestamps: Europe/Zurich, UTC, +02:00 (default: this "
+                 "machine's zone)")
+      ->type_name("ZONE")
+      ->group(group);
+  add_number_option(app, "--log-gpus", o.gpus, {1, 1024, "GPUs"},
+                    "GPUs per sampling tick of a log without a GPU column (default: read from "
+                    "the timestamps)")
+      ->type_name("N")
+      ->group(group);
+  add_number_option(app, "--log-interval", o.interval_s, {0.001, 86400, "s"},
+                    "Seconds between the ticks of a log without timestamps (nvidia-smi dmon -d, "
+                    "dcgmi dmon -d in ms / 1000)")
+      ->type_name("S")
+      ->group(group);
+  app.add_option("--log-start", o.start,
+                 "Local time of the first tick of a log without dates, \"2026-11-25 22:40:11\" "
+                 "(default: its last tick at the file's modification time)")
+      ->type_name("TIME")
+      ->group(group);
 }
 
 void add_analysis_options(CLI::App& app, app::AnalyzeOptions& o) {

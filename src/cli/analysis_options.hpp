@@ -10,12 +10,17 @@
 #include "analyze/analysis.hpp"
 #include "app/analysis_loader.hpp"
 #include "app/plot_request.hpp"
+#include "ingest/format.hpp"
 #include "report/plots/plots.hpp"
 
 namespace gpuscope::cli {
 
-// Registers INPUT... and -i on `app`, stored in `options.inputs`.
+// Registers INPUT... and -i on `app`, stored in `options.inputs`, and the read options.
 void add_input_options(CLI::App& app, app::AnalyzeOptions& options);
+
+// Registers what the user says about logs that cannot say it themselves (--input-format,
+// --query-gpu, --timezone, --log-gpus, --log-interval, --log-start; docs/logs.md).
+void add_read_options(CLI::App& app, ingest::ReadOptions& options);
 
 // Registers -d, --carbon-intensity, --region, --pue, --work-regex, --work-units, --work-name
 // and --straggler-threshold on `app`, stored in `options`.

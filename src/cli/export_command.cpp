@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "app/export_run.hpp"
+#include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 
 namespace gpuscope::cli {
@@ -26,6 +27,7 @@ Command add_export_command(CLI::App& parent) {
       ->type_name("NAME,...");
   app->add_flag("--no-kernels", o->no_kernels, "Leave out the kernel and memcpy/memset slices");
   app->add_flag("-f,--force-overwrite,--force", o->force, "Overwrite the output file");
+  add_read_options(*app, o->read);
   return {app, [o] { return app::run_export(*o); }};
 }
 

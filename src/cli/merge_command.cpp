@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "app/import_run.hpp"
+#include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 
 namespace gpuscope::cli {
@@ -18,6 +19,7 @@ Command add_merge_command(CLI::App& parent) {
       ->required()
       ->type_name("INPUT...");
   app->add_flag("-f,--force-overwrite", o->force, "Replace an existing output file");
+  add_read_options(*app, o->read);
   return {app, [o] { return app::run_merge(*o); }};
 }
 

@@ -64,6 +64,13 @@ CLI::Option* add_number_option(CLI::App& app, const std::string& name,
   return add_checked(app, name, range, description, [&target](double v) { target = v; });
 }
 
+CLI::Option* add_number_option(CLI::App& app, const std::string& name,
+                               std::optional<unsigned>& target, const NumberRange& range,
+                               const std::string& description) {
+  return add_checked(app, name, range.whole(), description,
+                     [&target](double v) { target = static_cast<unsigned>(v); });
+}
+
 CLI::Option* add_number_option(CLI::App& app, const std::string& name, int& target,
                                const NumberRange& range, const std::string& description) {
   return add_checked(app, name, range, description,

@@ -54,11 +54,15 @@ double checked_number(std::string_view option, std::string_view text, const Numb
 std::string range_text(const NumberRange& range);
 
 // Registers `name` on `app`, storing the checked number into `target` when given. Help text
-// gets the range appended. The targets gpuscope uses: double, optional<double>, int, size_t.
+// gets the range appended. The targets gpuscope uses: double, optional<double>, optional<unsigned>
+// (whole numbers), int, size_t.
 CLI::Option* add_number_option(CLI::App& app, const std::string& name, double& target,
                                const NumberRange& range, const std::string& description);
 CLI::Option* add_number_option(CLI::App& app, const std::string& name,
                                std::optional<double>& target, const NumberRange& range,
+                               const std::string& description);
+CLI::Option* add_number_option(CLI::App& app, const std::string& name,
+                               std::optional<unsigned>& target, const NumberRange& range,
                                const std::string& description);
 CLI::Option* add_number_option(CLI::App& app, const std::string& name, int& target,
                                const NumberRange& range, const std::string& description);

@@ -162,11 +162,12 @@ std::string_view GssrFormat::inputs() const {
          "the SQLite gssr analyze --export wrote";
 }
 
-bool GssrFormat::recognises(const fs::path& path) const {
+bool GssrFormat::recognises(const fs::path& path, const ReadOptions&) const {
   return gssr::is_profile_input(path) || gssr::is_export(path);
 }
 
-void GssrFormat::read(const std::vector<fs::path>& inputs, RunTarget& target) const {
+void GssrFormat::read(const std::vector<fs::path>& inputs, const ReadOptions&,
+                      RunTarget& target) const {
   const std::vector<gssr::Process> processes = read_processes(inputs, target.notes());
   if (processes.empty()) {
     throw Error::usage("the gssr input holds no process with samples", {},

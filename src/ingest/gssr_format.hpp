@@ -13,8 +13,9 @@ class GssrFormat final : public Format {
  public:
   std::string_view name() const override { return "gssr"; }
   std::string_view inputs() const override;
-  bool recognises(const std::filesystem::path& path) const override;
-  void read(const std::vector<std::filesystem::path>& inputs, RunTarget& target) const override;
+  bool recognises(const std::filesystem::path& path, const ReadOptions& options) const override;
+  void read(const std::vector<std::filesystem::path>& inputs, const ReadOptions& options,
+            RunTarget& target) const override;
 };
 
 // The problem every imported run carries: what gssr did not record, so that nothing is invented.

@@ -38,10 +38,11 @@ std::string format_names(const char* separator) {
 // The inputs grouped by format, in the order formats are first met; nullopt for a path that is
 // no foreign format.
 std::vector<std::pair<const Format*, std::vector<fs::path>>> by_format(
-    const std::vector<fs::path>& inputs, std::vector<std::string>* others) {
+    const std::vector<fs::path>& inputs, const ReadOptions& options,
+    std::vector<std::string>* others) {
   std::vector<std::pair<const Format*, std::vector<fs::path>>> groups;
   for (const auto& input : inputs) {
-    const Format* format = format_of(input);
+    const Format* format = format_of(input, options);
     if (format == nullptr) {
       if (others == nullptr) not_importable(input);
       others->push_back(input.string());
@@ -68,15 +69,21 @@ fs::path named_after(const fs::path& input, const fs::path& folder, std::string_
 }  // namespace
 
 ImportSummary import_inputs(const std::vector<fs::path>& inputs, const fs::path& output,
-                            bool overwrite) {
+                            bool overwrite, const ReadOptions& options) {
   RunTarget target(output, overwrite);
-  for (const auto& [format, paths] : by_format(inputs, nullptr)) format->read(paths, target);
-  return target.finish();
+  std::vector<std::string> names;
+  for (const auto& [format, paths] : by_format(inputs, options, nullptr)) {
+    format->read(paths, options, target);
+    names.emplace_back(format->name());
+  }
+  ImportSummary summary = target.finish();
+  summary.formats = std::move(names);
+  return summary;
 }
 
-RunInputs::RunInputs(const std::vector<std::string>& inputs) {
+RunInputs::RunInputs(const std::vector<std::string>& inputs, const ReadOptions& options) {
   const std::vector<fs::path> given(inputs.begin(), inputs.end());
-  const auto groups = by_format(given, &paths_);
+  const auto groups = by_format(given, options, &paths_);
   if (groups.empty()) return;
   try {
     temporary_ = std::make_unique<util::TemporaryFolder>("gpuscope-import-");
@@ -87,7 +94,7 @@ RunInputs::RunInputs(const std::vector<std::string>& inputs) {
   for (const auto& [format, paths] : groups) {
     const fs::path file = named_after(paths.front(), temporary_->path(), format->name());
     RunTarget target(file, true);
-    format->read(paths, target);
+    format->read(paths, options, target);
     const ImportSummary summary = target.finish();
     notes_.insert(notes_.end(), summary.notes.begin(), summary.notes.end());
     paths_.push_back(file.string());

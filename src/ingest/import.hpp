@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ingest/format.hpp"
 #include "ingest/run_target.hpp"
 
 namespace gpuscope::util {
@@ -22,14 +23,15 @@ namespace gpuscope::ingest {
 // Error for unreadable input (naming the file and what is wrong) or an output that cannot be
 // written; nothing is left at `output` then.
 ImportSummary import_inputs(const std::vector<std::filesystem::path>& inputs,
-                            const std::filesystem::path& output, bool overwrite);
+                            const std::filesystem::path& output, bool overwrite,
+                            const ReadOptions& options = {});
 
 // The run databases a command reads: inputs of a foreign format imported into a temporary run
 // database per format (in a private folder removed when this object goes, or when a signal ends
 // the process), run databases and folders of them as they are.
 class RunInputs {
  public:
-  explicit RunInputs(const std::vector<std::string>& inputs);
+  explicit RunInputs(const std::vector<std::string>& inputs, const ReadOptions& options = {});
   ~RunInputs();
   RunInputs(RunInputs&&) noexcept;
   RunInputs& operator=(RunInputs&&) noexcept;

@@ -24,6 +24,7 @@ struct ImportSummary {
   std::size_t runs = 0;
   std::size_t gpus = 0;
   std::int64_t samples = 0;
+  std::vector<std::string> formats;  // the formats read ("gssr", "nvidia-smi-csv")
   std::vector<std::string> notes;
 };
 

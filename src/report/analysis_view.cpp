@@ -145,7 +145,8 @@ std::string header_text(const Analysis& a, const Style& style) {
       a.gpus.size(), a.gpus.size() == 1 ? "" : "s", seconds_text(a.duration_s)));
   out += "\n";
   for (const auto& r : a.runs) {
-    std::string line = fmt::format("  {}{}: {} · {}", r.host, rank_text(r),
+    const std::string where = r.host + rank_text(r);
+    std::string line = fmt::format("  {}{}{} · {}", where, where.empty() ? "" : ": ",
                                    r.command_line.empty() ? "-" : r.command_line, r.status);
     if (r.exit_code) line += fmt::format(" (exit {})", *r.exit_code);
     if (!r.label.empty()) line += " · " + r.label;
@@ -210,7 +211,9 @@ std::string gpus_text(const Analysis& a, const Style& style) {
       vs = diff == 0 ? "0 %" : fmt::format("{:+.0f} %", diff);  // never "-0 %"
     }
     rows.push_back({g.key.label(hosts), g.activity ? pct(*g.activity) : "-", vs,
-                    e.counter_j ? format_energy(*e.counter_j) : "-",
+                    e.counter_j      ? format_energy(*e.counter_j)
+                    : e.integrated_j ? "≈" + format_energy(*e.integrated_j)
+                                     : "-",
                     e.average_power_w ? fmt::format("{:.0f} W", *e.average_power_w) : "-",
                     e.peak_power_w ? fmt::format("{:.0f} W", *e.peak_power_w) : "-",
                     e.power_limit_w ? fmt::format("{:.0f} W", *e.power_limit_w) : "-",

@@ -1,5 +1,6 @@
 #include "store/update_run_file.hpp"
 
+#include "store/run_rows.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
 #include "store/sqlite_errors.hpp"
@@ -24,6 +25,11 @@ void update_run_file(const std::filesystem::path& path, const std::string& what,
                             db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
                             return 0;
                           });
+}
+
+void add_devices(const std::filesystem::path& path, std::int64_t run_id,
+                 const std::vector<DeviceDescription>& devices) {
+  update_run_file(path, "add the GPUs", [&](Database& db) { insert_devices(db, run_id, devices); });
 }
 
 }  // namespace gpuscope::store

@@ -1,0 +1,110 @@
+#include "ingest/log_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "store/run_writer.hpp"
+#include "store/update_run_file.hpp"
+
+namespace gpuscope::ingest {
+namespace {
+
+// Rows held before the start and interval are decided; rows between flushes after (with the
+// writer's own buffer this bounds an import's memory to a few MB per run).
+constexpr std::size_t kLookahead = 4096;
+constexpr std::int64_t kFlushRows = 32768;
+
+// The median positive gap between consecutive rows of one GPU; 0 when there is none.
+std::int64_t median_gap(const std::vector<SampleRow>& rows) {
+  std::map<unsigned, std::int64_t> last;
+  std::vector<std::int64_t> gaps;
+  for (const auto& row : rows) {
+    const auto it = last.find(row.device_index);
+    if (it != last.end() && row.wall_ns > it->second) gaps.push_back(row.wall_ns - it->second);
+    last[row.device_index] = row.wall_ns;
+  }
+  if (gaps.empty()) return 0;
+  auto mid = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
+  std::nth_element(gaps.begin(), mid, gaps.end());
+  return *mid;
+}
+
+}  // namespace
+
+std::string interval_text(std::int64_t ns) {
+  if (ns >= 1'000'000'000) return fmt::format("{:g} s", static_cast<double>(ns) / 1e9);
+  return fmt::format("{:g} ms", static_cast<double>(ns) / 1e6);
+}
+
+LogRun::LogRun(RunTarget& target, RunInfo info, std::int64_t interval_ns)
+    : target_(target), info_(std::move(info)), interval_ns_(interval_ns) {
+  pending_.reserve(kLookahead);
+}
+
+LogRun::~LogRun() = default;
+
+DeviceDescription& LogRun::device(unsigned index) {
+  auto [it, added] = devices_.try_emplace(index);
+  if (added) it->second.index = index;
+  return it->second;
+}
+
+void LogRun::push(SampleRow& row) {
+  device(row.device_index);
+  if (rows_ == 0) first_ns_ = row.wall_ns;
+  first_ns_ = std::min(first_ns_, row.wall_ns);
+  last_ns_ = std::max(last_ns_, row.wall_ns);
+  ++rows_;
+  if (!writer_) {
+    pending_.push_back(row);
+    if (pending_.size() >= kLookahead) start();
+    return;
+  }
+  write(row);
+}
+
+void LogRun::start() {
+  std::int64_t first = pending_.front().wall_ns;
+  for (const auto& row : pending_) first = std::min(first, row.wall_ns);
+  info_.start_wall_ns = first;
+  info_.start_mono_ns = 0;  // a log has wall times only: mono_ns is the time since its start
+  if (interval_ns_ <= 0) interval_ns_ = median_gap(pending_);
+  info_.sampling_interval_ns = interval_ns_;
+  writer_ = target_.add_run(info_, {});
+  for (auto& row : pending_) write(row);
+  pending_.clear();
+  pending_.shrink_to_fit();
+}
+
+void LogRun::write(SampleRow& row) {
+  row.mono_ns = row.wall_ns - info_.start_wall_ns;
+  writer_->push(row);
+  if (++since_flush_ >= kFlushRows) {
+    writer_->flush();
+    since_flush_ = 0;
+  }
+}
+
+bool LogRun::finish(std::vector<std::string> problems) {
+  if (finished_) return writer_ != nullptr;
+  finished_ = true;
+  if (!writer_ && pending_.empty()) return false;
+  if (!writer_) start();
+  RunEnd end;
+  end.status = RunStatus::Finished;
+  end.end_wall_ns = last_ns_;
+  end.end_mono_ns = last_ns_ - info_.start_wall_ns;
+  end.samples_taken = rows_;
+  end.problems = std::move(problems);
+  const std::filesystem::path part = writer_->path();
+  const std::int64_t run_id = writer_->run_id();
+  target_.finish_run(*writer_, end, devices_.size());
+  std::vector<DeviceDescription> devices;
+  for (auto& [index, d] : devices_) devices.push_back(d);
+  store::add_devices(part, run_id, devices);
+  writer_.reset();
+  return true;
+}
+
+}  // namespace gpuscope::ingest

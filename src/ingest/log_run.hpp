@@ -1,0 +1,63 @@
+// One run of a log (a file, or one host of it): rows streamed to a RunWriter as they are read
+// (flushed every few thousand, so memory stays bounded on a 10 GB log), the run's start and
+// sampling interval from its first rows, and its GPUs as the log describes them, written at the
+// end (a log names its GPUs as it goes). Shared by the log formats (docs/logs.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/device_description.hpp"
+#include "core/run.hpp"
+#include "ingest/run_target.hpp"
+
+namespace gpuscope::ingest {
+
+class LogRun {
+ public:
+  // `info`: the run's fields but its start and interval (from the rows); `interval_ns`: the
+  // log's interval where it is known otherwise (0: the median gap between a GPU's rows).
+  LogRun(RunTarget& target, RunInfo info, std::int64_t interval_ns = 0);
+  ~LogRun();
+  LogRun(const LogRun&) = delete;
+  LogRun& operator=(const LogRun&) = delete;
+
+  // A row of GPU row.device_index at row.wall_ns (mono_ns is set here).
+  void push(SampleRow& row);
+  // What the log says about GPU `index` (created with that index on first use).
+  DeviceDescription& device(unsigned index);
+  // The run's fields, to complete while the first rows are read (used when the run starts).
+  RunInfo& info() { return info_; }
+  bool has_device(unsigned index) const { return devices_.count(index) != 0; }
+  std::int64_t rows() const { return rows_; }
+  std::int64_t first_wall_ns() const { return first_ns_; }
+  std::int64_t last_wall_ns() const { return last_ns_; }
+
+  // Writes what is left, the run's end (status finished, `problems` kept on the run) and its
+  // GPUs. A run without rows writes nothing (false).
+  bool finish(std::vector<std::string> problems);
+
+ private:
+  void start();
+  void write(SampleRow& row);
+
+  RunTarget& target_;
+  RunInfo info_;
+  std::int64_t interval_ns_;
+  std::vector<SampleRow> pending_;  // the first rows, until the start is known
+  std::unique_ptr<store::RunWriter> writer_;
+  std::map<unsigned, DeviceDescription> devices_;
+  std::int64_t rows_ = 0;
+  std::int64_t since_flush_ = 0;
+  std::int64_t first_ns_ = 0;
+  std::int64_t last_ns_ = 0;
+  bool finished_ = false;
+};
+
+// "1.2 s", "100 ms": an interval for notes.
+std::string interval_text(std::int64_t ns);
+
+}  // namespace gpuscope::ingest

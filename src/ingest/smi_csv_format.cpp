@@ -1,0 +1,507 @@
+#include "ingest/smi_csv_format.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "ingest/import.hpp"
+#include "ingest/local_time.hpp"
+#include "ingest/log_run.hpp"
+#include "ingest/log_text.hpp"
+#include "ingest/log_ticks.hpp"
+#include "ingest/smi_csv_fields.hpp"
+#include "util/number_text.hpp"
+
+namespace gpuscope::ingest {
+namespace {
+
+namespace fs = std::filesystem;
+using smi::FieldRole;
+
+// One column of the log: the field it is and the unit its header names.
+struct Column {
+  std::string header;  // as written, for messages
+  std::string name;    // without the unit
+  std::string unit;
+  const smi::Field* field = nullptr;  // nullptr: not understood
+  bool stored = false;                // its values are kept (the first column of its metric)
+};
+
+struct Plan {
+  std::vector<Column> columns;
+  std::string text;  // the header line, to know it when it repeats
+  int timestamp = -1, index = -1, uuid = -1, bus = -1, host = -1;
+  bool has_mask = false;      // clocks_event_reasons.active
+  bool has_energy = false;    // an energy counter column
+  bool limit_from_requested = false;  // power.limit stands for the limit in force
+};
+
+Plan plan_of(const std::vector<std::string_view>& cells, std::string_view text) {
+  Plan plan;
+  plan.text = std::string(text);
+  std::set<Metric> taken;
+  bool enforced = false;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto cell = smi::split_header_cell(cells[i]);
+    Column c{std::string(cells[i]), std::string(cell.name), std::string(cell.unit),
+             smi::field_named(cell.name)};
+    const int at = static_cast<int>(i);
+    if (c.field != nullptr) {
+      switch (c.field->role) {
+        case FieldRole::Timestamp: plan.timestamp = at; break;
+        case FieldRole::Index: plan.index = at; break;
+        case FieldRole::Uuid: plan.uuid = at; break;
+        case FieldRole::BusId: plan.bus = at; break;
+        case FieldRole::Hostname: plan.host = at; break;
+        case FieldRole::ReasonsMask: plan.has_mask = true; break;
+        case FieldRole::Metric:
+          c.stored = taken.insert(c.field->metric).second;
+          enforced = enforced || c.field->metric == Metric::PowerLimitW;
+          plan.has_energy = plan.has_energy || c.field->metric == Metric::EnergyMj;
+          break;
+        default: break;
+      }
+    }
+    plan.columns.push_back(std::move(c));
+  }
+  for (const auto& c : plan.columns) {
+    if (c.field != nullptr && c.field->role == FieldRole::PowerLimit && !enforced) {
+      plan.limit_from_requested = true;
+    }
+  }
+  return plan;
+}
+
+// Whether `cells` are a header: most of them nvidia-smi field names, one a timestamp or a metric.
+bool is_header(const std::vector<std::string_view>& cells) {
+  std::size_t known = 0;
+  bool telling = false;
+  for (auto cell : cells) {
+    const smi::Field* f = smi::field_named(smi::split_header_cell(cell).name);
+    if (f == nullptr) continue;
+    ++known;
+    telling = telling || f->role == FieldRole::Timestamp || f->role == FieldRole::Metric;
+  }
+  return telling && known * 2 > cells.size();
+}
+
+// What was absent or left out, counted over the file and said once at the end.
+struct Tally {
+  std::map<std::string, std::map<std::string, std::int64_t>> absent;  // column -> why -> rows
+  std::vector<std::size_t> repeated_headers;
+  std::vector<std::size_t> new_headers;
+};
+
+class CsvLog {
+ public:
+  CsvLog(const fs::path& path, const ReadOptions& options, RunTarget& target)
+      : path_(path), options_(options), target_(target), lines_(path), zone_(options.timezone) {}
+
+  void read();
+
+ private:
+  bool start();
+  void infer_ticks();
+  void handle(std::string_view line);
+  void row(const std::vector<std::string_view>& cells);
+  std::int64_t time_of(const std::vector<std::string_view>& cells);
+  unsigned gpu_of(const std::vector<std::string_view>& cells, const std::string& host,
+                  std::int64_t wall_ns);
+  void fill(const std::vector<std::string_view>& cells, SampleRow& sample);
+  void describe(const std::vector<std::string_view>& cells, LogRun& run, unsigned gpu);
+  LogRun& run_of(const std::string& host);
+  void say_tally();
+  [[noreturn]] void bad(const std::string& what, const std::string& hint = {}) const;
+  void finish();
+
+  fs::path path_;
+  const ReadOptions& options_;
+  RunTarget& target_;
+  LogLines lines_;
+  LocalZone zone_;
+  Plan plan_;
+  Tally tally_;
+  std::vector<std::string_view> cells_;
+  std::map<std::string, std::unique_ptr<LogRun>> runs_;  // by host
+  std::map<std::string, unsigned> gpu_keys_;             // host + uuid/bus id -> index
+  std::map<std::string, TickCounter> ticks_;             // by host, where the log names no GPU
+  std::optional<TickShape> shape_;
+  std::vector<std::pair<std::string, std::size_t>> lookahead_;  // lines held for the shape
+  std::size_t row_count_ = 0;
+};
+
+void CsvLog::bad(const std::string& what, const std::string& hint) const {
+  throw Error::usage(fmt::format("{}: {}", lines_.where(), what), {},
+                     hint.empty() ? "check the log; docs/logs.md lists what gpuscope reads" : hint);
+}
+
+// Reads the header (or takes --query-gpu's fields); false for an empty file.
+bool CsvLog::start() {
+  std::string_view line;
+  while (lines_.next(line)) {
+    if (trim(line).empty()) continue;
+    split_fields(line, ',', cells_);
+    if (is_header(cells_)) {
+      plan_ = plan_of(cells_, line);
+      return true;
+    }
+    if (options_.query_gpu.empty()) {
+      bad("the first line is no nvidia-smi CSV header",
+          "a log written with --format=csv,noheader needs the fields: give --query-gpu with the "
+          "list given to nvidia-smi");
+    }
+    std::vector<std::string_view> query;
+    split_fields(options_.query_gpu, ',', query);
+    plan_ = plan_of(query, {});
+    handle(std::string(line));
+    return true;
+  }
+  return false;
+}
+
+void CsvLog::read() {
+  if (!start()) {
+    target_.notes().push_back(fmt::format("{} is empty; nothing read from it", path_.string()));
+    return;
+  }
+  std::string_view line;
+  while (lines_.next(line)) {
+    try {
+      handle(line);
+    } catch (const Error&) {
+      if (!lines_.unterminated()) throw;
+      target_.notes().push_back(
+          fmt::format("{}: the last line was cut off mid-write; left out", lines_.where()));
+    }
+  }
+  finish();
+}
+
+void CsvLog::handle(std::string_view line) {
+  if (trim(line).empty()) return;
+  split_fields(line, ',', cells_);
+  if (cells_.size() != plan_.columns.size() || plan_.text == line) {
+    if (is_header(cells_)) {
+      if (plan_.text == line) {
+        tally_.repeated_headers.push_back(lines_.number());
+      } else {
+        infer_ticks();  // rows held so far are of the old columns
+        tally_.new_headers.push_back(lines_.number());
+        plan_ = plan_of(cells_, line);
+      }
+      return;
+    }
+    bad(fmt::format("{} fields where the header has {}", cells_.size(), plan_.columns.size()),
+        "a line of another log, or a cut-off line: fix or remove it");
+  }
+  if (plan_.index < 0 && plan_.uuid < 0 && plan_.bus < 0 && !shape_) {
+    lookahead_.emplace_back(std::string(line), lines_.number());
+    if (lookahead_.size() >= 4096) infer_ticks();
+    return;
+  }
+  row(cells_);
+}
+
+// Decides the ticks' shape from the rows held, then reads them.
+void CsvLog::infer_ticks() {
+  if (lookahead_.empty() || shape_) return;
+  std::vector<std::int64_t> times;
+  std::vector<std::string_view> cells;
+  for (const auto& [text, number] : lookahead_) {
+    split_fields(text, ',', cells);
+    times.push_back(time_of(cells));
+  }
+  std::string why;
+  shape_ = tick_shape(times, options_.gpus, why);
+  if (!shape_) {
+    throw Error::usage(
+        fmt::format("{}: the log has no GPU column and {}", path_.string(), why), {},
+        "give --log-gpus N (the GPUs nvidia-smi listed each tick), or log with index or uuid");
+  }
+  if (shape_->gpus > 1) {
+    target_.notes().push_back(fmt::format(
+        "{}: no GPU column; {} GPUs read from the ticks (rows of one tick within {}, ticks {} "
+        "apart){}",
+        path_.string(), shape_->gpus, interval_text(shape_->boundary_ns),
+        interval_text(shape_->interval_ns), options_.gpus ? "" : "; give --log-gpus N if wrong"));
+  }
+  auto held = std::move(lookahead_);
+  lookahead_.clear();
+  for (const auto& [text, number] : held) {
+    split_fields(text, ',', cells);
+    row(cells);
+  }
+}
+
+std::int64_t CsvLog::time_of(const std::vector<std::string_view>& cells) {
+  if (plan_.timestamp < 0) {
+    bad("the log has no timestamp column: its samples have no time",
+        "log with --query-gpu=timestamp,... (gpuscope does not invent the times)");
+  }
+  const auto text = cells[static_cast<std::size_t>(plan_.timestamp)];
+  const auto parts = smi::parse_timestamp(text);
+  if (!parts) bad(fmt::format("'{}' is no timestamp as nvidia-smi prints it", text));
+  const auto ns = zone_.to_utc_ns({parts->year, parts->month, parts->day, parts->hour,
+                                   parts->minute, parts->second_ns});
+  if (!ns) bad(fmt::format("'{}' is no date", text));
+  return *ns;
+}
+
+unsigned CsvLog::gpu_of(const std::vector<std::string_view>& cells, const std::string& host,
+                        std::int64_t wall_ns) {
+  if (plan_.index >= 0) {
+    const auto text = cells[static_cast<std::size_t>(plan_.index)];
+    const auto index = util::parse_unsigned(text);
+    if (!index || *index > 1023) bad(fmt::format("'{}' is no GPU index", text));
+    return static_cast<unsigned>(*index);
+  }
+  const int key_column = plan_.uuid >= 0 ? plan_.uuid : plan_.bus;
+  if (key_column >= 0) {
+    std::string key = host;
+    key += '/';
+    key += cells[static_cast<std::size_t>(key_column)];
+    const auto found = gpu_keys_.find(key);
+    if (found != gpu_keys_.end()) return found->second;
+    unsigned next = 0;
+    for (const auto& [k, v] : gpu_keys_) next += k.rfind(host + "/", 0) == 0 ? 1U : 0U;
+    return gpu_keys_.emplace(std::move(key), next).first->second;
+  }
+  auto it = ticks_.try_emplace(host, shape_.value_or(TickShape{})).first;
+  std::string why;
+  const auto position = it->second.next(wall_ns, why);
+  if (!position) bad(why, "give --log-gpus N, or log with an index or uuid column");
+  return *position;
+}
+
+void CsvLog::row(const std::vector<std::string_view>& cells) {
+  const std::string host =
+      plan_.host >= 0 ? std::string(cells[static_cast<std::size_t>(plan_.host)]) : std::string();
+  SampleRow sample;
+  sample.wall_ns = time_of(cells);
+  sample.device_index = gpu_of(cells, host, sample.wall_ns);
+  fill(cells, sample);
+  LogRun& run = run_of(host);
+  describe(cells, run, sample.device_index);
+  run.push(sample);
+  ++row_count_;
+}
+
+void CsvLog::fill(const std::vector<std::string_view>& cells, SampleRow& sample) {
+  std::uint64_t bits = 0;
+  bool any_bit = false;
+  std::optional<smi::Absent> absent;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const Column& c = plan_.columns[i];
+    if (c.field == nullptr) continue;
+    const FieldRole role = c.field->role;
+    if (role == FieldRole::Metric && c.stored) {
+      const auto value = smi::metric_value(*c.field, cells[i], c.unit, absent);
+      if (value) {
+        sample.set(c.field->metric, *value);
+      } else if (absent) {
+        ++tally_.absent[c.name][std::string(absent->why)];
+      } else {
+        bad(fmt::format("'{}' is no value of {}", cells[i], c.header));
+      }
+    } else if (role == FieldRole::ReasonsMask) {
+      if (const auto mask = smi::hex_mask(cells[i])) {
+        sample.set(Metric::ClockEventReasons, static_cast<double>(*mask));
+      } else if (!smi::absent_value(cells[i])) {
+        bad(fmt::format("'{}' is no bitmask ({})", cells[i], c.header));
+      }
+    } else if (role == FieldRole::ReasonBit && !plan_.has_mask) {
+      if (const auto active = smi::reason_active(cells[i])) {
+        any_bit = true;
+        bits |= *active ? c.field->bit : 0;
+      }
+    } else if (role == FieldRole::PowerLimit && plan_.limit_from_requested) {
+      if (const auto value = smi::metric_value(*c.field, cells[i], c.unit, absent)) {
+        sample.set(Metric::PowerLimitW, *value);
+      }
+    }
+  }
+  if (any_bit) sample.set(Metric::ClockEventReasons, static_cast<double>(bits));
+}
+
+// The GPU's facts from its first row that has them.
+void CsvLog::describe(const std::vector<std::string_view>& cells, LogRun& run, unsigned gpu) {
+  if (run.has_device(gpu) && run.device(gpu).name) return;
+  DeviceDescription& d = run.device(gpu);
+  std::optional<smi::Absent> absent;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const Column& c = plan_.columns[i];
+    if (c.field == nullptr || smi::absent_value(cells[i])) continue;
+    const std::string text(cells[i]);
+    const auto number = [&] { return smi::metric_value(*c.field, cells[i], c.unit, absent); };
+    switch (c.field->role) {
+      case FieldRole::Name: d.name = text; break;
+      case FieldRole::Uuid: d.uuid = text; break;
+      case FieldRole::BusId: d.pci_bus_id = text; break;
+      case FieldRole::MemoryTotal:
+        if (auto v = number()) d.memory_total_bytes = static_cast<std::uint64_t>(*v);
+        break;
+      case FieldRole::PowerLimit: d.power_limit_w = number(); break;
+      case FieldRole::DefaultPowerLimit: d.default_power_limit_w = number(); break;
+      case FieldRole::MinPowerLimit: d.min_power_limit_w = number(); break;
+      case FieldRole::MaxPowerLimit: d.max_power_limit_w = number(); break;
+      case FieldRole::MaxSmClock:
+        if (auto v = number()) d.max_sm_clock_mhz = static_cast<unsigned>(*v);
+        break;
+      case FieldRole::MaxMemoryClock:
+        if (auto v = number()) d.max_memory_clock_mhz = static_cast<unsigned>(*v);
+        break;
+      case FieldRole::MaxGraphicsClock:
+        if (auto v = number()) d.max_graphics_clock_mhz = static_cast<unsigned>(*v);
+        break;
+      case FieldRole::DriverVersion: run.info().driver_version = text; break;
+      default: break;
+    }
+  }
+  if (!d.name) d.name = "";  // described once, even when the log names no product
+}
+
+LogRun& CsvLog::run_of(const std::string& host) {
+  auto& run = runs_[host];
+  if (run) return *run;
+  RunInfo info;
+  info.label = path_.filename().string();
+  info.host = host;
+  info.tool_version = fmt::format("nvidia-smi (imported by gpuscope {})", kVersion);
+  info.origin = fmt::format("nvidia-smi --query-gpu log {}, local times read in {}",
+                            path_.string(), zone_.description());
+  const std::int64_t interval =
+      options_.interval_s ? static_cast<std::int64_t>(*options_.interval_s * 1e9)
+                          : (shape_ ? shape_->interval_ns : 0);
+  run = std::make_unique<LogRun>(target_, std::move(info), interval);
+  return *run;
+}
+
+// "lines 3, 9 and 12 more".
+std::string line_list(const std::vector<std::size_t>& lines) {
+  std::string out;
+  for (std::size_t i = 0; i < lines.size() && i < 5; ++i) {
+    out += fmt::format("{}{}", i == 0 ? "" : ", ", lines[i]);
+  }
+  if (lines.size() > 5) out += fmt::format(" and {} more", lines.size() - 5);
+  return out;
+}
+
+void CsvLog::say_tally() {
+  auto& notes = target_.notes();
+  const std::string file = path_.string();
+  if (!tally_.repeated_headers.empty()) {
+    notes.push_back(fmt::format("{}: the header repeats at line{} {} (logs appended to one file); "
+                                "read as one log",
+                                file, tally_.repeated_headers.size() == 1 ? "" : "s",
+                                line_list(tally_.repeated_headers)));
+  }
+  if (!tally_.new_headers.empty()) {
+    notes.push_back(fmt::format("{}: other columns from line{} {} on (a log appended with other "
+                                "fields); each part read with its own header",
+                                file, tally_.new_headers.size() == 1 ? "" : "s",
+                                line_list(tally_.new_headers)));
+  }
+  for (const auto& [column, whys] : tally_.absent) {
+    std::string text;
+    for (const auto& [why, rows] : whys) {
+      text += fmt::format("{}{} in {} row{}", text.empty() ? "" : ", ", why, rows,
+                          rows == 1 ? "" : "s");
+    }
+    notes.push_back(fmt::format("{}: {} has no value ({}); left empty", file, column, text));
+  }
+}
+
+// What the log's columns leave out, said once per file.
+void say_columns(const fs::path& path, const Plan& plan, std::vector<std::string>& notes) {
+  std::string unknown, no_column, repeated;
+  const auto add = [](std::string& list, const std::string& name) {
+    list += (list.empty() ? "" : ", ") + name;
+  };
+  for (const auto& c : plan.columns) {
+    if (c.field == nullptr) {
+      add(unknown, c.name);
+    } else if (c.field->role == FieldRole::NoColumn) {
+      add(no_column, c.name);
+    } else if (c.field->role == FieldRole::Metric && !c.stored) {
+      add(repeated, c.name);
+    }
+  }
+  if (!unknown.empty()) {
+    notes.push_back(fmt::format("{}: columns not understood, left out: {}", path.string(), unknown));
+  }
+  if (!no_column.empty()) {
+    notes.push_back(fmt::format("{}: nvidia-smi fields gpuscope has no column for, left out: {}",
+                                path.string(), no_column));
+  }
+  if (!repeated.empty()) {
+    notes.push_back(fmt::format("{}: {} left out: another column gives the same quantity",
+                                path.string(), repeated));
+  }
+}
+
+void CsvLog::finish() {
+  infer_ticks();
+  say_columns(path_, plan_, target_.notes());
+  say_tally();
+  target_.notes().push_back(
+      fmt::format("{}: local times read in {}", path_.string(), zone_.description()));
+  if (plan_.limit_from_requested) {
+    target_.notes().push_back(fmt::format(
+        "{}: no enforced.power.limit; power.limit (the requested limit) taken as the limit in "
+        "force",
+        path_.string()));
+  }
+  std::vector<std::string> problems = {kSmiCsvNotRecorded};
+  if (!plan_.has_energy) {
+    problems.push_back(
+        "no energy counter in the log: energy is its power integrated between samples "
+        "(power.draw is a 1 s average on Ampere and newer but A100; docs/logs.md)");
+  }
+  std::size_t written = 0;
+  for (auto& [host, run] : runs_) written += run->finish(problems) ? 1U : 0U;
+  if (written == 0) {
+    target_.notes().push_back(fmt::format("{} holds no samples; nothing read from it",
+                                          path_.string()));
+  }
+}
+
+}  // namespace
+
+std::string_view SmiCsvFormat::inputs() const {
+  return "nvidia-smi --query-gpu logs (--format=csv, with or without nounits; noheader with "
+         "--query-gpu)";
+}
+
+bool SmiCsvFormat::recognises(const fs::path& path, const ReadOptions& options) const {
+  if (!is_foreign_text(path)) return false;
+  const std::string head = read_head(path, 64 * 1024);
+  std::size_t at = 0;
+  while (at < head.size()) {
+    const std::size_t end = std::min(head.find('\n', at), head.size());
+    const std::string_view line = trim(std::string_view(head).substr(at, end - at));
+    at = end + 1;
+    if (line.empty()) continue;
+    std::vector<std::string_view> cells;
+    split_fields(line, ',', cells);
+    if (is_header(cells)) return true;
+    if (options.query_gpu.empty()) return false;
+    std::vector<std::string_view> query;
+    split_fields(options.query_gpu, ',', query);
+    return query.size() == cells.size() && is_header(query);
+  }
+  return false;
+}
+
+void SmiCsvFormat::read(const std::vector<fs::path>& inputs, const ReadOptions& options,
+                        RunTarget& target) const {
+  for (const auto& input : each_file_once(inputs, target.notes())) {
+    CsvLog log(input, options, target);
+    log.read();
+  }
+}
+
+}  // namespace gpuscope::ingest
