@@ -40,6 +40,8 @@ packages=(
   libpng-dev
   # the HTML report's browser test opens it in a real headless Chromium
   chromium
+  # the log readers' tests read local times in named zones (--timezone Europe/Zurich)
+  tzdata
   # exporters: libevent's evhttp serves /metrics, libcurl pushes (loaded at run time);
   # cpp-httplib is the tests' client; the integration tests run a real Prometheus and a real
   # VictoriaMetrics; wrk for the scrape benchmark

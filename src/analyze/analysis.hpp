@@ -56,6 +56,9 @@ struct RunMeta {
   std::optional<int> exit_code;
   std::optional<std::string> scenario;
   std::optional<std::string> origin;  // where imported samples came from (RunInfo::origin)
+  // What the run's data lacks or met, as recorded with it (RunEnd::problems): an import's
+  // "the log has no energy counter", a profile's sampling failures.
+  std::vector<std::string> problems;
 };
 
 // The part of the run the statistics cover, after trimming.

@@ -69,6 +69,7 @@ RunMeta meta_of(const store::StoredRun& run, const fs::path& path) {
   meta.exit_code = run.end.exit_code;
   meta.scenario = run.info.scenario;
   meta.origin = run.info.origin;
+  meta.problems = run.end.problems;
   return meta;
 }
 

@@ -16,23 +16,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// "gssr" or "gssr or nvidia-smi": the formats' names for "X is not ... data".
-std::string format_names(const char* separator) {
-  std::string out;
-  for (const Format* format : formats()) {
-    if (!out.empty()) out += separator;
-    out += format->name();
-  }
-  return out;
-}
-
 [[noreturn]] void not_importable(const fs::path& input) {
-  std::string what;
+  std::string names, what;
   for (const Format* format : formats()) {
+    names += (names.empty() ? "" : ", ") + std::string(format->name());
     what += (what.empty() ? "give " : "; or ") + std::string(format->inputs());
   }
-  throw Error::usage(fmt::format("{} is not {} data", input.string(), format_names(" or ")), {},
-                     what);
+  throw Error::usage(
+      fmt::format("{} is no input gpuscope reads (a run database, or {})", input.string(), names),
+      {}, what + "; --input-format NAME reads a log gpuscope does not recognise as NAME");
 }
 
 // The inputs grouped by format, in the order formats are first met; nullopt for a path that is

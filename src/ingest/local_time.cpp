@@ -186,10 +186,10 @@ std::int64_t timeless_start_ns(const fs::path& file, const std::string& start, L
     if (!ns) {
       throw Error::usage(fmt::format("--log-start {}: not a time like 2026-11-25 22:40:11", start));
     }
-    notes.push_back(fmt::format("{}: the log has no timestamps; its first tick taken at "
-                                "--log-start {} ({}), ticks {:g} s apart",
-                                file.string(), start, zone.description(),
-                                static_cast<double>(interval_ns) / 1e9));
+    notes.push_back(fmt::format(
+        "{}: the log has no timestamps; its first tick taken at "
+        "--log-start {} ({}), ticks {:g} s apart",
+        file.string(), start, zone.description(), static_cast<double>(interval_ns) / 1e9));
     return *ns;
   }
   std::error_code error;
@@ -199,10 +199,11 @@ std::int64_t timeless_start_ns(const fs::path& file, const std::string& start, L
                                std::chrono::file_clock::to_sys(modified).time_since_epoch())
                                .count();
   const auto span = static_cast<std::int64_t>(ticks > 0 ? ticks - 1 : 0) * interval_ns;
-  notes.push_back(fmt::format("{}: the log has no timestamps; its last tick taken at the file's "
-                              "modification time, ticks {:g} s apart (give --log-start and "
-                              "--log-interval when they differ)",
-                              file.string(), static_cast<double>(interval_ns) / 1e9));
+  notes.push_back(
+      fmt::format("{}: the log has no timestamps; its last tick taken at the file's "
+                  "modification time, ticks {:g} s apart (give --log-start and "
+                  "--log-interval when they differ)",
+                  file.string(), static_cast<double>(interval_ns) / 1e9));
   return end - span;
 }
 

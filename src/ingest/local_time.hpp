@@ -40,8 +40,8 @@ class LocalZone {
  private:
   std::optional<std::int64_t> minute_start(const LocalDateTime& local, int isdst);
 
-  std::string zone_;     // as given; empty: this machine's
-  std::string tz_value_; // the TZ value to convert with; empty: the process's own
+  std::string zone_;      // as given; empty: this machine's
+  std::string tz_value_;  // the TZ value to convert with; empty: the process's own
   std::optional<std::int64_t> fixed_offset_s_;
   std::int64_t cached_key_ = -1;
   std::int64_t cached_start_s_ = 0;

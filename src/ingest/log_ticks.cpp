@@ -72,9 +72,10 @@ std::optional<TickShape> tick_shape(std::span<const std::int64_t> wall_ns,
     shape.interval_ns = median(deltas);
     shape.boundary_ns = deltas.front() < 0 ? 0 : std::max<std::int64_t>(deltas.front() / 2, 0);
     if (gpus.value_or(1) != 1) {
-      why = fmt::format("--log-gpus {} was given, but the rows come evenly spaced (~{:.0f} ms "
-                        "apart), one per tick",
-                        *gpus, static_cast<double>(shape.interval_ns) / 1e6);
+      why = fmt::format(
+          "--log-gpus {} was given, but the rows come evenly spaced (~{:.0f} ms "
+          "apart), one per tick",
+          *gpus, static_cast<double>(shape.interval_ns) / 1e6);
       return std::nullopt;
     }
     return shape;
@@ -83,12 +84,17 @@ std::optional<TickShape> tick_shape(std::span<const std::int64_t> wall_ns,
   const std::int64_t between = deltas[split];
   shape.boundary_ns = inside + (between - inside) / 2;
   const auto sizes = tick_sizes(wall_ns, shape.boundary_ns);
-  if (sizes.size() != 1 || sizes.begin()->second < 2) {
+  // The count the user gave stands when most ticks agree with it: the tick that does not is
+  // refused by TickCounter, naming its line.
+  const auto most = std::max_element(
+      sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  const bool given_fits = gpus && most != sizes.end() && most->first == *gpus;
+  if (!given_fits && (sizes.size() != 1 || sizes.begin()->second < 2)) {
     why = fmt::format("its ticks differ in size ({}): rows cannot be told apart by GPU",
                       sizes_text(sizes));
     return std::nullopt;
   }
-  shape.gpus = static_cast<unsigned>(sizes.begin()->first);
+  shape.gpus = static_cast<unsigned>(given_fits ? most->first : sizes.begin()->first);
   if (gpus && *gpus != shape.gpus) {
     why = fmt::format("--log-gpus {} was given, but the log's ticks hold {} rows each", *gpus,
                       shape.gpus);
@@ -108,9 +114,10 @@ std::optional<TickShape> tick_shape(std::span<const std::int64_t> wall_ns,
 std::optional<unsigned> TickCounter::next(std::int64_t wall_ns, std::string& why) {
   if (!started_ || wall_ns - last_ns_ > shape_.boundary_ns || shape_.gpus == 1) {
     if (started_ && position_ != shape_.gpus && shape_.gpus > 1) {
-      why = fmt::format("the tick before it holds {} rows where the log's ticks hold {}: which "
-                        "GPU is missing cannot be told",
-                        position_, shape_.gpus);
+      why = fmt::format(
+          "the tick before it holds {} rows where the log's ticks hold {}: which "
+          "GPU is missing cannot be told",
+          position_, shape_.gpus);
       return std::nullopt;
     }
     position_ = 0;
@@ -118,9 +125,10 @@ std::optional<unsigned> TickCounter::next(std::int64_t wall_ns, std::string& why
   started_ = true;
   last_ns_ = wall_ns;
   if (position_ >= shape_.gpus) {
-    why = fmt::format("its tick holds more than the log's {} rows per tick (are two logs "
-                      "interleaved?)",
-                      shape_.gpus);
+    why = fmt::format(
+        "its tick holds more than the log's {} rows per tick (are two logs "
+        "interleaved?)",
+        shape_.gpus);
     return std::nullopt;
   }
   return position_++;

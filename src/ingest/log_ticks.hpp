@@ -14,9 +14,9 @@
 namespace gpuscope::ingest {
 
 struct TickShape {
-  unsigned gpus = 1;              // rows per tick
-  std::int64_t interval_ns = 0;   // median time between ticks
-  std::int64_t boundary_ns = 0;   // a gap longer than this starts a new tick
+  unsigned gpus = 1;             // rows per tick
+  std::int64_t interval_ns = 0;  // median time between ticks
+  std::int64_t boundary_ns = 0;  // a gap longer than this starts a new tick
 };
 
 // The shape of the ticks the times `wall_ns` (of the log's first rows, in file order) show, or

@@ -29,7 +29,8 @@ const Format* format_of(const std::filesystem::path& path, const ReadOptions& op
     const Format* named = format_named(options.format);
     if (named == nullptr) {
       std::string names;
-      for (const Format* format : formats()) names += (names.empty() ? "" : ", ") + std::string(format->name());
+      for (const Format* format : formats())
+        names += (names.empty() ? "" : ", ") + std::string(format->name());
       throw Error::usage(fmt::format("--input-format {}: no such format", options.format), {},
                          fmt::format("give one of {}", names));
     }

@@ -13,25 +13,25 @@
 namespace gpuscope::ingest::smi {
 
 enum class FieldRole {
-  Timestamp,     // "2026/11/25 22:40:11.719", local time
-  Index,         // the GPU's index on its node
-  Uuid,          // GPU-…
-  BusId,         // 00000000:00:06.0
-  Hostname,      // the node
-  Name,          // the GPU's product name
+  Timestamp,  // "2026/11/25 22:40:11.719", local time
+  Index,      // the GPU's index on its node
+  Uuid,       // GPU-…
+  BusId,      // 00000000:00:06.0
+  Hostname,   // the node
+  Name,       // the GPU's product name
   DriverVersion,
-  Metric,        // a samples column (`metric`), value x `scale` from the field's unit
-  ReasonsMask,   // clocks_event_reasons.active: the bitmask, hex
-  ReasonBit,     // clocks_event_reasons.<reason>: "Active" / "Not Active" (`bit`)
-  MemoryTotal,   // the GPU's memory, MiB
-  PowerLimit,    // power.limit: the requested limit (a GPU fact; the limit in force if alone)
+  Metric,       // a samples column (`metric`), value x `scale` from the field's unit
+  ReasonsMask,  // clocks_event_reasons.active: the bitmask, hex
+  ReasonBit,    // clocks_event_reasons.<reason>: "Active" / "Not Active" (`bit`)
+  MemoryTotal,  // the GPU's memory, MiB
+  PowerLimit,   // power.limit: the requested limit (a GPU fact; the limit in force if alone)
   DefaultPowerLimit,
   MinPowerLimit,
   MaxPowerLimit,
   MaxSmClock,
   MaxMemoryClock,
   MaxGraphicsClock,
-  NoColumn,      // a field nvidia-smi has and gpuscope does not store (pstate, fan.speed, ...)
+  NoColumn,  // a field nvidia-smi has and gpuscope does not store (pstate, fan.speed, ...)
 };
 
 struct Field {

@@ -35,8 +35,8 @@ struct Plan {
   std::vector<Column> columns;
   std::string text;  // the header line, to know it when it repeats
   int timestamp = -1, index = -1, uuid = -1, bus = -1, host = -1;
-  bool has_mask = false;      // clocks_event_reasons.active
-  bool has_energy = false;    // an energy counter column
+  bool has_mask = false;              // clocks_event_reasons.active
+  bool has_energy = false;            // an energy counter column
   bool limit_from_requested = false;  // power.limit stands for the limit in force
 };
 
@@ -52,18 +52,31 @@ Plan plan_of(const std::vector<std::string_view>& cells, std::string_view text) 
     const int at = static_cast<int>(i);
     if (c.field != nullptr) {
       switch (c.field->role) {
-        case FieldRole::Timestamp: plan.timestamp = at; break;
-        case FieldRole::Index: plan.index = at; break;
-        case FieldRole::Uuid: plan.uuid = at; break;
-        case FieldRole::BusId: plan.bus = at; break;
-        case FieldRole::Hostname: plan.host = at; break;
-        case FieldRole::ReasonsMask: plan.has_mask = true; break;
+        case FieldRole::Timestamp:
+          plan.timestamp = at;
+          break;
+        case FieldRole::Index:
+          plan.index = at;
+          break;
+        case FieldRole::Uuid:
+          plan.uuid = at;
+          break;
+        case FieldRole::BusId:
+          plan.bus = at;
+          break;
+        case FieldRole::Hostname:
+          plan.host = at;
+          break;
+        case FieldRole::ReasonsMask:
+          plan.has_mask = true;
+          break;
         case FieldRole::Metric:
           c.stored = taken.insert(c.field->metric).second;
           enforced = enforced || c.field->metric == Metric::PowerLimitW;
           plan.has_energy = plan.has_energy || c.field->metric == Metric::EnergyMj;
           break;
-        default: break;
+        default:
+          break;
       }
     }
     plan.columns.push_back(std::move(c));
@@ -132,10 +145,11 @@ class CsvLog {
   std::optional<TickShape> shape_;
   std::vector<std::pair<std::string, std::size_t>> lookahead_;  // lines held for the shape
   std::size_t row_count_ = 0;
+  std::size_t line_ = 0;  // the line being read, for messages (a held line's own number)
 };
 
 void CsvLog::bad(const std::string& what, const std::string& hint) const {
-  throw Error::usage(fmt::format("{}: {}", lines_.where(), what), {},
+  throw Error::usage(fmt::format("{}:{}: {}", path_.string(), line_, what), {},
                      hint.empty() ? "check the log; docs/logs.md lists what gpuscope reads" : hint);
 }
 
@@ -143,6 +157,7 @@ void CsvLog::bad(const std::string& what, const std::string& hint) const {
 bool CsvLog::start() {
   std::string_view line;
   while (lines_.next(line)) {
+    line_ = lines_.number();
     if (trim(line).empty()) continue;
     split_fields(line, ',', cells_);
     if (is_header(cells_)) {
@@ -170,18 +185,20 @@ void CsvLog::read() {
   }
   std::string_view line;
   while (lines_.next(line)) {
-    try {
-      handle(line);
-    } catch (const Error&) {
-      if (!lines_.unterminated()) throw;
+    // nvidia-smi ends every line it writes: a last line without its end was cut off mid-write
+    // (the logger killed with the job), even where what is left of it would parse.
+    if (lines_.unterminated() && !trim(line).empty()) {
       target_.notes().push_back(
           fmt::format("{}: the last line was cut off mid-write; left out", lines_.where()));
+      break;
     }
+    handle(line);
   }
   finish();
 }
 
 void CsvLog::handle(std::string_view line) {
+  line_ = lines_.number();
   if (trim(line).empty()) return;
   split_fields(line, ',', cells_);
   if (cells_.size() != plan_.columns.size() || plan_.text == line) {
@@ -212,6 +229,7 @@ void CsvLog::infer_ticks() {
   std::vector<std::int64_t> times;
   std::vector<std::string_view> cells;
   for (const auto& [text, number] : lookahead_) {
+    line_ = number;
     split_fields(text, ',', cells);
     times.push_back(time_of(cells));
   }
@@ -232,6 +250,7 @@ void CsvLog::infer_ticks() {
   auto held = std::move(lookahead_);
   lookahead_.clear();
   for (const auto& [text, number] : held) {
+    line_ = number;
     split_fields(text, ',', cells);
     row(cells);
   }
@@ -245,8 +264,8 @@ std::int64_t CsvLog::time_of(const std::vector<std::string_view>& cells) {
   const auto text = cells[static_cast<std::size_t>(plan_.timestamp)];
   const auto parts = smi::parse_timestamp(text);
   if (!parts) bad(fmt::format("'{}' is no timestamp as nvidia-smi prints it", text));
-  const auto ns = zone_.to_utc_ns({parts->year, parts->month, parts->day, parts->hour,
-                                   parts->minute, parts->second_ns});
+  const auto ns = zone_.to_utc_ns(
+      {parts->year, parts->month, parts->day, parts->hour, parts->minute, parts->second_ns});
   if (!ns) bad(fmt::format("'{}' is no date", text));
   return *ns;
 }
@@ -338,16 +357,30 @@ void CsvLog::describe(const std::vector<std::string_view>& cells, LogRun& run, u
     const std::string text(cells[i]);
     const auto number = [&] { return smi::metric_value(*c.field, cells[i], c.unit, absent); };
     switch (c.field->role) {
-      case FieldRole::Name: d.name = text; break;
-      case FieldRole::Uuid: d.uuid = text; break;
-      case FieldRole::BusId: d.pci_bus_id = text; break;
+      case FieldRole::Name:
+        d.name = text;
+        break;
+      case FieldRole::Uuid:
+        d.uuid = text;
+        break;
+      case FieldRole::BusId:
+        d.pci_bus_id = text;
+        break;
       case FieldRole::MemoryTotal:
         if (auto v = number()) d.memory_total_bytes = static_cast<std::uint64_t>(*v);
         break;
-      case FieldRole::PowerLimit: d.power_limit_w = number(); break;
-      case FieldRole::DefaultPowerLimit: d.default_power_limit_w = number(); break;
-      case FieldRole::MinPowerLimit: d.min_power_limit_w = number(); break;
-      case FieldRole::MaxPowerLimit: d.max_power_limit_w = number(); break;
+      case FieldRole::PowerLimit:
+        d.power_limit_w = number();
+        break;
+      case FieldRole::DefaultPowerLimit:
+        d.default_power_limit_w = number();
+        break;
+      case FieldRole::MinPowerLimit:
+        d.min_power_limit_w = number();
+        break;
+      case FieldRole::MaxPowerLimit:
+        d.max_power_limit_w = number();
+        break;
       case FieldRole::MaxSmClock:
         if (auto v = number()) d.max_sm_clock_mhz = static_cast<unsigned>(*v);
         break;
@@ -357,8 +390,11 @@ void CsvLog::describe(const std::vector<std::string_view>& cells, LogRun& run, u
       case FieldRole::MaxGraphicsClock:
         if (auto v = number()) d.max_graphics_clock_mhz = static_cast<unsigned>(*v);
         break;
-      case FieldRole::DriverVersion: run.info().driver_version = text; break;
-      default: break;
+      case FieldRole::DriverVersion:
+        run.info().driver_version = text;
+        break;
+      default:
+        break;
     }
   }
   if (!d.name) d.name = "";  // described once, even when the log names no product
@@ -371,11 +407,11 @@ LogRun& CsvLog::run_of(const std::string& host) {
   info.label = path_.filename().string();
   info.host = host;
   info.tool_version = fmt::format("nvidia-smi (imported by gpuscope {})", kVersion);
-  info.origin = fmt::format("nvidia-smi --query-gpu log {}, local times read in {}",
-                            path_.string(), zone_.description());
-  const std::int64_t interval =
-      options_.interval_s ? static_cast<std::int64_t>(*options_.interval_s * 1e9)
-                          : (shape_ ? shape_->interval_ns : 0);
+  info.origin = fmt::format("nvidia-smi --query-gpu log {}, local times read in {}", path_.string(),
+                            zone_.description());
+  const std::int64_t interval = options_.interval_s
+                                    ? static_cast<std::int64_t>(*options_.interval_s * 1e9)
+                                    : (shape_ ? shape_->interval_ns : 0);
   run = std::make_unique<LogRun>(target_, std::move(info), interval);
   return *run;
 }
@@ -394,16 +430,16 @@ void CsvLog::say_tally() {
   auto& notes = target_.notes();
   const std::string file = path_.string();
   if (!tally_.repeated_headers.empty()) {
-    notes.push_back(fmt::format("{}: the header repeats at line{} {} (logs appended to one file); "
-                                "read as one log",
-                                file, tally_.repeated_headers.size() == 1 ? "" : "s",
-                                line_list(tally_.repeated_headers)));
+    notes.push_back(fmt::format(
+        "{}: the header repeats at line{} {} (logs appended to one file); "
+        "read as one log",
+        file, tally_.repeated_headers.size() == 1 ? "" : "s", line_list(tally_.repeated_headers)));
   }
   if (!tally_.new_headers.empty()) {
-    notes.push_back(fmt::format("{}: other columns from line{} {} on (a log appended with other "
-                                "fields); each part read with its own header",
-                                file, tally_.new_headers.size() == 1 ? "" : "s",
-                                line_list(tally_.new_headers)));
+    notes.push_back(fmt::format(
+        "{}: other columns from line{} {} on (a log appended with other "
+        "fields); each part read with its own header",
+        file, tally_.new_headers.size() == 1 ? "" : "s", line_list(tally_.new_headers)));
   }
   for (const auto& [column, whys] : tally_.absent) {
     std::string text;
@@ -431,7 +467,8 @@ void say_columns(const fs::path& path, const Plan& plan, std::vector<std::string
     }
   }
   if (!unknown.empty()) {
-    notes.push_back(fmt::format("{}: columns not understood, left out: {}", path.string(), unknown));
+    notes.push_back(
+        fmt::format("{}: columns not understood, left out: {}", path.string(), unknown));
   }
   if (!no_column.empty()) {
     notes.push_back(fmt::format("{}: nvidia-smi fields gpuscope has no column for, left out: {}",
@@ -464,8 +501,8 @@ void CsvLog::finish() {
   std::size_t written = 0;
   for (auto& [host, run] : runs_) written += run->finish(problems) ? 1U : 0U;
   if (written == 0) {
-    target_.notes().push_back(fmt::format("{} holds no samples; nothing read from it",
-                                          path_.string()));
+    target_.notes().push_back(
+        fmt::format("{} holds no samples; nothing read from it", path_.string()));
   }
 }
 

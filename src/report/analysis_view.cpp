@@ -158,6 +158,21 @@ std::string header_text(const Analysis& a, const Style& style) {
       break;
     }
   }
+  // What the runs' data lacks, each sentence once however many runs recorded it.
+  std::vector<std::string> problems;
+  for (const auto& r : a.runs) {
+    for (const auto& p : r.problems) {
+      if (std::find(problems.begin(), problems.end(), p) == problems.end()) problems.push_back(p);
+    }
+  }
+  for (std::size_t i = 0; i < problems.size() && i < 6; ++i) {
+    out += style.dim("  ! " + problems[i]) + "\n";
+  }
+  if (problems.size() > 6) {
+    out += style.dim(
+               fmt::format("  ! … and {} more (analyze --json lists them)", problems.size() - 6)) +
+           "\n";
+  }
   const auto& w = a.window;
   if (w.leading_trimmed_s > 0 || w.trailing_trimmed_s > 0) {
     out += fmt::format(
@@ -570,6 +585,7 @@ json runs_json(const Analysis& a) {
                     {"exit_code", opt(r.exit_code)},
                     {"scenario", opt(r.scenario)},
                     {"origin", opt(r.origin)},
+                    {"problems", r.problems},
                     {"sampling_interval_s", r.sampling_interval_s}});
   }
   return runs;

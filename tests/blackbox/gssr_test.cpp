@@ -66,7 +66,7 @@ TEST_F(Gssr, ImportKeepsGssrsMetadataAndConvertsUnits) {
   const std::string db = dir_.file("train.db");
   auto r = run_gpuscope({"import", kFolder, "-o", db});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("imported 8 gssr processes (8 GPUs, 5760 samples)"), std::string::npos)
+  EXPECT_NE(r.err.find("imported 8 runs (8 GPUs, 5760 samples) from gssr"), std::string::npos)
       << r.err;
   EXPECT_EQ(number(db,
                    "SELECT count(*) FROM runs WHERE launcher = 'gssr' AND slurm_job_id = "
@@ -340,7 +340,7 @@ TEST_F(Gssr, ABrokenExportSaysWhatIsMissing) {
   EXPECT_FALSE(fs::exists(dir_.file("x.db")));
   auto other = run_gpuscope({"import", dir_.path(), "-o", dir_.file("y.db")});
   EXPECT_EQ(other.exit_code, 2);
-  EXPECT_NE(other.err.find("is not gssr data"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("is no input gpuscope reads"), std::string::npos) << other.err;
 }
 
 }  // namespace
