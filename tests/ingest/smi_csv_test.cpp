@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -337,6 +339,99 @@ TEST(LocalZone, OffsetsNamesAndBadZones) {
   EXPECT_FALSE(utc.to_utc_ns({2026, 2, 30, 0, 0, 0})) << "February 30 is no date";
   EXPECT_THROW(LocalZone("+25:00"), Error);
   EXPECT_THROW(LocalZone("../../etc/passwd"), Error);
+}
+
+}  // namespace
+}  // namespace gpuscope::ingest
+
+namespace gpuscope::ingest {
+namespace {
+
+// A field a random log may carry: its header name and unit, the metric, and how nvidia-smi
+// prints a value of it.
+struct RandomField {
+  const char* name;
+  const char* unit;
+  Metric metric;
+  double scale;  // gpuscope's unit per printed unit
+  int decimals;
+};
+constexpr RandomField kRandomFields[] = {
+    {"power.draw", "W", Metric::PowerW, 1, 2},
+    {"power.draw.instant", "W", Metric::PowerInstantW, 1, 2},
+    {"utilization.gpu", "%", Metric::GpuUtilPct, 1, 0},
+    {"utilization.memory", "%", Metric::MemUtilPct, 1, 0},
+    {"memory.used", "MiB", Metric::MemoryUsedBytes, 1024.0 * 1024.0, 0},
+    {"temperature.gpu", "", Metric::TemperatureC, 1, 0},
+    {"clocks.sm", "MHz", Metric::SmClockMhz, 1, 0},
+};
+
+// Property: any subset and order of fields, with or without units, GPUs named by index, by
+// uuid or by nothing, read back exactly as written.
+TEST(SmiCsvProperty, AnyFieldsInAnyOrderReadBackAsWritten) {
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed);
+    const unsigned gpus = 1 + rng() % 6;
+    const int identity = static_cast<int>(rng() % 3);  // 0 index, 1 uuid, 2 none
+    const bool units = rng() % 2 == 0;
+    std::vector<RandomField> fields;
+    for (const auto& f : kRandomFields) {
+      if (rng() % 2 == 0) fields.push_back(f);
+    }
+    if (fields.empty()) fields.push_back(kRandomFields[0]);
+    std::shuffle(fields.begin(), fields.end(), rng);
+    std::vector<std::string> columns = {"timestamp"};
+    if (identity == 0) columns.insert(columns.begin() + rng() % 2, "index");
+    if (identity == 1) columns.push_back("uuid");
+    std::string header;
+    for (const auto& c : columns) header += (header.empty() ? "" : ", ") + c;
+    for (const auto& f : fields) {
+      header += fmt::format(", {}{}", f.name,
+                            units && *f.unit != '\0' ? fmt::format(" [{}]", f.unit) : "");
+    }
+    testing::TempDir tmp;
+    const fs::path file = fs::path(tmp.path()) / "random.csv";
+    std::ofstream out(file);
+    out << header << "\n";
+    const int ticks = 6 + static_cast<int>(rng() % 20);
+    const int interval_ms = 100 + static_cast<int>(rng() % 900);
+    std::map<unsigned, std::vector<std::vector<double>>> written;  // GPU -> rows -> field values
+    for (int t = 0; t < ticks; ++t) {
+      for (unsigned g = 0; g < gpus; ++g) {
+        const int ms = t * interval_ms + static_cast<int>(g) * (1 + static_cast<int>(rng() % 3));
+        std::string line = fmt::format("2026/11/25 10:{:02d}:{:02d}.{:03d}", ms / 60000,
+                                       ms / 1000 % 60, ms % 1000);
+        if (identity == 0) {
+          line = columns[0] == "index" ? fmt::format("{}, {}", g, line)
+                                       : fmt::format("{}, {}", line, g);
+        }
+        if (identity == 1) line += fmt::format(", GPU-{:08x}-0000-0000-0000-000000000000", g);
+        std::vector<double> values;
+        for (const auto& f : fields) {
+          const double scale = std::pow(10.0, f.decimals);
+          const double v = std::round(std::uniform_real_distribution<>(0, 700)(rng) * scale) / scale;
+          values.push_back(v * f.scale);
+          line += fmt::format(", {:.{}f}{}", v, f.decimals,
+                              units && *f.unit != '\0' ? fmt::format(" {}", f.unit) : "");
+        }
+        written[g].push_back(values);
+        out << line << "\n";
+      }
+    }
+    out.close();
+    auto log = import_log({file});
+    ASSERT_EQ(log.devices.begin()->second.size(), gpus) << "seed " << seed << "\n" << header;
+    for (unsigned g = 0; g < gpus; ++g) {
+      const auto& rows = log.gpu(g);
+      ASSERT_EQ(rows.size(), written[g].size()) << "seed " << seed << " GPU " << g;
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        for (std::size_t f = 0; f < fields.size(); ++f) {
+          ASSERT_DOUBLE_EQ(rows[r].get(fields[f].metric).value(), written[g][r][f])
+              << "seed " << seed << " GPU " << g << " row " << r << " " << fields[f].name;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
