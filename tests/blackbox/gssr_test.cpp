@@ -340,7 +340,9 @@ TEST_F(Gssr, ABrokenExportSaysWhatIsMissing) {
   EXPECT_FALSE(fs::exists(dir_.file("x.db")));
   auto other = run_gpuscope({"import", dir_.path(), "-o", dir_.file("y.db")});
   EXPECT_EQ(other.exit_code, 2);
-  EXPECT_NE(other.err.find("is not gssr data"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("is not gssr or nvidia-smi-csv or nvidia-smi-dmon or dcgmi-dmon data"),
+            std::string::npos)
+      << other.err;
 }
 
 }  // namespace

@@ -77,7 +77,10 @@ TEST(ImportInputs, AnInputNoFormatReadsIsAUsageErrorAndNoOutput) {
     FAIL() << "a text file is no format gpuscope imports";
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), 2);
-    EXPECT_NE(std::string(e.what()).find("is not gssr data"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(
+                  "is not gssr or nvidia-smi-csv or nvidia-smi-dmon or dcgmi-dmon data"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_FALSE(fs::exists(out));
 }
