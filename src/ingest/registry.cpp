@@ -3,17 +3,21 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "ingest/dcgmi_dmon_format.hpp"
 #include "ingest/format.hpp"
 #include "ingest/gssr_format.hpp"
 #include "ingest/log_text.hpp"
 #include "ingest/smi_csv_format.hpp"
+#include "ingest/smi_dmon_format.hpp"
 
 namespace gpuscope::ingest {
 
 std::span<const Format* const> formats() {
   static const GssrFormat gssr;
   static const SmiCsvFormat smi_csv;
-  static const Format* const all[] = {&gssr, &smi_csv};
+  static const SmiDmonFormat smi_dmon;
+  static const DcgmiDmonFormat dcgmi_dmon;
+  static const Format* const all[] = {&gssr, &smi_csv, &smi_dmon, &dcgmi_dmon};
   return all;
 }
 

@@ -1,0 +1,450 @@
+#include "ingest/dcgmi_dmon_format.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "dcgm/fields.hpp"
+#include "ingest/import.hpp"
+#include "ingest/local_time.hpp"
+#include "ingest/log_run.hpp"
+#include "ingest/log_tally.hpp"
+#include "ingest/log_text.hpp"
+#include "util/number_text.hpp"
+
+namespace gpuscope::ingest {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A column header (DCGM's field "short name", as `dcgmi dmon -l` lists them) and its field id
+// (dcgmlib/src/dcgm_fields.cpp).
+struct ShortName {
+  std::string_view name;
+  unsigned short field;
+};
+
+// clang-format off
+constexpr ShortName kShortNames[] = {
+  {"SMCLK", 100}, {"MMCLK", 101}, {"DVCCTR", 112}, {"MMTMP", 140}, {"TMPTR", 150},
+  {"POWER", 155}, {"TOTEC", 156}, {"POWINST", 157}, {"SDTMP", 158}, {"PMLMT", 160},
+  {"EPLMT", 164}, {"PSTAT", 190}, {"FANSP", 191}, {"TXTPT", 200}, {"RXTPT", 201},
+  {"RPCTR", 202}, {"GPUTL", 203}, {"MCUTL", 204}, {"ECUTL", 206}, {"DCUTL", 207},
+  {"PVIOL", 240}, {"TVIOL", 241}, {"FBTTL", 250}, {"FBFRE", 251}, {"FBUSD", 252},
+  {"FBRSV", 253}, {"FBUSP", 254},
+  {"GRACT", 1001}, {"SMACT", 1002}, {"SMOCC", 1003}, {"TENSO", 1004}, {"DRAMA", 1005},
+  {"FP64A", 1006}, {"FP32A", 1007}, {"FP16A", 1008}, {"PCITX", 1009}, {"PCIRX", 1010},
+  {"NVLTX", 1011}, {"NVLRX", 1012}, {"TIMMA", 1013}, {"THMMA", 1014}, {"TDFMA", 1015},
+  {"INTAC", 1016},
+};
+
+// Device fields dcgm/fields.hpp does not list: live sampling reads them from NVML, and that table
+// is also the list of fields it watches. dcgmi prints them in the catalog's units already.
+constexpr dcgm::FieldMapping kDeviceFields[] = {
+  {100, Metric::SmClockMhz, 1.0, true},
+  {101, Metric::MemClockMhz, 1.0, true},
+  {112, Metric::ClockEventReasons, 1.0, true},  // the bitmask, printed in decimal
+  {140, Metric::MemoryTemperatureC, 1.0, true},
+  {150, Metric::TemperatureC, 1.0, true},
+  {155, Metric::PowerW, 1.0, true},
+  {156, Metric::EnergyMj, 1.0, true},  // mJ since the driver loaded: energy from differences
+  {157, Metric::PowerInstantW, 1.0, true},
+  {164, Metric::PowerLimitW, 1.0, true},
+  {204, Metric::MemUtilPct, 1.0, true},
+};
+// clang-format on
+
+constexpr unsigned short kFbTotal = 250;  // the GPU's memory, MiB: a fact, not a sample
+constexpr unsigned short kFirstProfilingField = 1001;
+
+const ShortName* short_named(std::string_view name) {
+  for (const ShortName& s : kShortNames) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+const dcgm::FieldMapping* mapping_of(unsigned short field) {
+  if (const auto* m = dcgm::field_mapping(field)) return m;
+  for (const auto& m : kDeviceFields) {
+    if (m.field == field) return &m;
+  }
+  return nullptr;
+}
+
+// The column names of a header line ("#Entity  POWER ..." or DCGM 2.2-2.3's "# Entity ..."),
+// or nullopt when the line is none.
+std::optional<std::vector<std::string_view>> header_names(std::string_view text) {
+  std::vector<std::string_view> words;
+  split_blanks(text, words);
+  std::size_t skip = 0;
+  if (!words.empty() && words[0] == "#Entity") skip = 1;
+  if (words.size() >= 2 && words[0] == "#" && words[1] == "Entity") skip = 2;
+  if (skip == 0) return std::nullopt;
+  words.erase(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(skip));
+  return words;
+}
+
+bool is_units_line(std::string_view text) {
+  return text == "ID" || text == "Id" || text.starts_with("ID ") || text.starts_with("Id ");
+}
+
+// Ctrl-C's trailer ("do to" before DCGM 3.4).
+bool is_trailer(std::string_view text) {
+  return text.starts_with("dmon was stopped");
+}
+
+enum class EntityKind { Gpu, GpuInstance, Other };
+
+struct Entity {
+  EntityKind kind = EntityKind::Other;
+  unsigned id = 0;
+  std::size_t words = 2;  // how many words of the row it takes
+};
+
+// The entity a row starts with: "GPU 0", "GPU-I 7", "CPU Core 12", "GPU 0 LINK 3" (4.6), ...;
+// nullopt for a row that starts with no entity dcgmi prints.
+std::optional<Entity> entity_of(const std::vector<std::string_view>& words) {
+  static constexpr std::string_view kOthers[] = {"GPU-CI", "Switch", "vGPU",   "CPU",
+                                                 "CX",     "LINK",   "UNKNOWN"};
+  if (words.size() < 2) return std::nullopt;
+  Entity e;
+  const std::string_view group = words[0];
+  if ((group == "GPU" || group == "SW") && words.size() >= 4 && words[2] == "LINK") {
+    e.words = 4;
+    return e;
+  }
+  if (group == "CPU" && words[1] == "Core") {
+    e.words = 3;
+    return words.size() >= 3 ? std::optional<Entity>(e) : std::nullopt;
+  }
+  if (group == "GPU" || group == "GPU-I") {
+    const auto id = util::parse_unsigned(words[1]);
+    if (!id || *id >= kGpuInstanceIndexBase) return std::nullopt;
+    e.kind = group == "GPU" ? EntityKind::Gpu : EntityKind::GpuInstance;
+    e.id = static_cast<unsigned>(*id);
+    return e;
+  }
+  for (auto other : kOthers) {
+    if (group == other) return e;
+  }
+  return std::nullopt;
+}
+
+// The entity's words as one key: a row whose entity the tick already had starts the next tick.
+std::string entity_key(const std::vector<std::string_view>& words, const Entity& e) {
+  std::string key;
+  for (std::size_t i = 0; i < e.words; ++i) key += std::string(words[i]) + ' ';
+  return key;
+}
+
+// A first pass: how many ticks the log holds (for its start, back from the file's end).
+std::size_t count_ticks(const fs::path& path) {
+  LogLines lines(path);
+  std::string_view line;
+  std::vector<std::string_view> words;
+  std::set<std::string> tick;
+  std::size_t ticks = 0;
+  while (lines.next(line)) {
+    const auto text = trim(line);
+    if (text.empty() || lines.unterminated() || text.front() == '#' || is_units_line(text)) {
+      continue;
+    }
+    split_blanks(text, words);
+    const auto e = entity_of(words);
+    if (!e) continue;
+    if (!tick.insert(entity_key(words, *e)).second || ticks == 0) {
+      if (ticks > 0) tick = {entity_key(words, *e)};
+      ++ticks;
+    }
+  }
+  return ticks;
+}
+
+struct Column {
+  std::string name;
+  unsigned short field = 0;                     // 0: not a field dcgmi has (to gpuscope)
+  const dcgm::FieldMapping* mapping = nullptr;  // nullptr: no gpuscope column
+  bool stored = false;                          // its values are kept (first of its metric)
+};
+
+struct Plan {
+  std::vector<Column> columns;
+  std::string text;  // the header line, to know it when it repeats
+  int fb_total = -1;
+  bool profiling = false;  // a profiling field (1001+) is kept
+};
+
+Plan plan_of(const std::vector<std::string_view>& names, std::string_view text, LogTally& tally) {
+  Plan plan;
+  plan.text = std::string(text);
+  std::set<Metric> taken;
+  for (auto name : names) {
+    Column c{std::string(name)};
+    const ShortName* known = short_named(name);
+    if (known == nullptr) {
+      tally.left_out[c.name] = "columns not understood";
+    } else {
+      c.field = known->field;
+      c.mapping = mapping_of(known->field);
+      if (c.field == kFbTotal) {
+        plan.fb_total = static_cast<int>(plan.columns.size());
+      } else if (c.mapping == nullptr) {
+        tally.left_out[fmt::format("{} ({})", c.name, c.field)] =
+            "DCGM fields gpuscope has no column for";
+      } else {
+        c.stored = taken.insert(c.mapping->metric).second;
+        plan.profiling = plan.profiling || (c.stored && c.field >= kFirstProfilingField);
+        if (!c.stored) tally.left_out[c.name] = "another column gives the same quantity";
+      }
+    }
+    plan.columns.push_back(std::move(c));
+  }
+  return plan;
+}
+
+class DcgmiLog {
+ public:
+  DcgmiLog(const fs::path& path, const ReadOptions& options, RunTarget& target)
+      : path_(path), options_(options), target_(target), lines_(path), zone_(options.timezone) {}
+
+  void read();
+
+ private:
+  void handle(std::string_view text);
+  void row(std::string_view text);
+  std::int64_t time_of(const std::string& key);
+  void fill(const std::vector<std::string_view>& values, SampleRow& sample);
+  void describe(const std::vector<std::string_view>& values, const Entity& e, unsigned index);
+  LogRun& run();
+  [[noreturn]] void bad(const std::string& what, const std::string& hint = {}) const;
+  void finish();
+
+  fs::path path_;
+  const ReadOptions& options_;
+  RunTarget& target_;
+  LogLines lines_;
+  LocalZone zone_;
+  Plan plan_;
+  LogTally tally_;
+  std::vector<std::string_view> words_;
+  std::unique_ptr<LogRun> run_;
+  std::set<unsigned> described_;
+  std::set<std::string> tick_entities_;
+  std::int64_t tick_ = -1;
+  std::optional<std::int64_t> start_ns_;
+  std::size_t instances_ = 0;  // GPU-I rows
+  std::optional<std::size_t> stopped_at_;
+};
+
+void DcgmiLog::bad(const std::string& what, const std::string& hint) const {
+  throw Error::usage(fmt::format("{}: {}", lines_.where(), what), {},
+                     hint.empty() ? "check the log; docs/logs.md lists what gpuscope reads" : hint);
+}
+
+void DcgmiLog::read() {
+  std::string_view line;
+  while (lines_.next(line)) {
+    const auto text = trim(line);
+    if (text.empty()) continue;
+    // dcgmi ends every row it prints: one without a line end was cut off mid-write.
+    if (lines_.unterminated()) {
+      target_.notes().push_back(
+          fmt::format("{}: the last line was cut off mid-write; left out", lines_.where()));
+      break;
+    }
+    handle(text);
+  }
+  finish();
+}
+
+void DcgmiLog::handle(std::string_view text) {
+  if (const auto names = header_names(text)) {
+    // dcgmi repeats its header every 14 ticks: the same one goes on with the same columns.
+    if (plan_.text == text) return;
+    if (!plan_.columns.empty()) tally_.new_headers.push_back(lines_.number());
+    plan_ = plan_of(*names, text, tally_);
+    return;
+  }
+  if (is_units_line(text)) return;
+  if (is_trailer(text)) {
+    stopped_at_ = lines_.number();
+    return;
+  }
+  if (plan_.columns.empty()) bad("a row before any #Entity header line");
+  row(text);
+}
+
+void DcgmiLog::row(std::string_view text) {
+  split_blanks(text, words_);
+  const auto e = entity_of(words_);
+  if (!e) {
+    bad(fmt::format("'{}' starts with no entity dcgmi dmon prints (GPU 0, GPU-I 7, ...)",
+                    words_.empty() ? text : words_[0]),
+        "a line of another log, or a damaged one: fix or remove it");
+  }
+  const std::string key = entity_key(words_, *e);
+  const std::int64_t wall_ns = time_of(key);
+  const std::vector<std::string_view> values(words_.begin() + static_cast<std::ptrdiff_t>(e->words),
+                                             words_.end());
+  if (values.size() > plan_.columns.size()) {
+    bad(fmt::format("{} values where the header has {} columns", values.size(),
+                    plan_.columns.size()),
+        "a line of another log, or a damaged one: fix or remove it");
+  }
+  if (e->kind == EntityKind::Other) {
+    ++tally_
+          .skipped[fmt::format("rows of entities other than GPUs and MIG GPU instances "
+                               "({}...); gpuscope samples GPUs",
+                               key)];
+    return;
+  }
+  SampleRow sample;
+  sample.wall_ns = wall_ns;
+  sample.device_index = e->kind == EntityKind::Gpu ? e->id : kGpuInstanceIndexBase + e->id;
+  instances_ += e->kind == EntityKind::GpuInstance ? 1U : 0U;
+  fill(values, sample);
+  describe(values, *e, sample.device_index);
+  run().push(sample);
+}
+
+// The tick of the row of entity `key` (a row of an entity the tick already had starts the
+// next), as a time: tick × interval from --log-start or back from the file's end.
+std::int64_t DcgmiLog::time_of(const std::string& key) {
+  if (tick_ < 0 || !tick_entities_.insert(key).second) {
+    ++tick_;
+    tick_entities_ = {key};
+  }
+  const auto interval = static_cast<std::int64_t>(options_.interval_s.value_or(1.0) * 1e9);
+  if (!start_ns_) {
+    const std::size_t ticks = options_.start.empty() ? count_ticks(path_) : 0;
+    start_ns_ = timeless_start_ns(path_, options_.start, zone_, ticks, interval, target_.notes());
+    if (!options_.interval_s) {
+      target_.notes().push_back(fmt::format(
+          "{}: ticks taken 1 s apart, dcgmi's default -d 1000 (give --log-interval for another "
+          "-d)",
+          path_.string()));
+    }
+  }
+  return *start_ns_ + tick_ * interval;
+}
+
+void DcgmiLog::fill(const std::vector<std::string_view>& values, SampleRow& sample) {
+  for (std::size_t i = 0; i < plan_.columns.size(); ++i) {
+    const Column& c = plan_.columns[i];
+    if (!c.stored) continue;
+    if (i >= values.size()) {
+      // A field DCGM returned nothing for prints as blanks: the row ends early.
+      ++tally_.absent[c.name]["blank (DCGM returned no value)"];
+      continue;
+    }
+    if (values[i] == "N/A") {
+      ++tally_.absent[c.name]["N/A"];
+      continue;
+    }
+    const auto value = util::parse_finite_number(values[i]);
+    if (!value) bad(fmt::format("'{}' is no value of {}", values[i], c.name));
+    sample.set(c.mapping->metric, *value * c.mapping->scale);
+  }
+}
+
+// The GPU's facts: its name, its memory (FBTTL) from the first row that has it.
+void DcgmiLog::describe(const std::vector<std::string_view>& values, const Entity& e,
+                        unsigned index) {
+  DeviceDescription& d = run().device(index);
+  if (described_.insert(index).second) {
+    // MIG instances are GPUs of their own until issue 30 links them to their parent GPU.
+    d.name = e.kind == EntityKind::GpuInstance ? fmt::format("MIG GPU instance {} (DCGM id)", e.id)
+                                               : std::string();
+  }
+  if (plan_.profiling && !d.saturation_source) {
+    d.saturation_source = "dcgm";
+    d.saturation_detail = "dcgmi dmon log";
+  }
+  const auto at = static_cast<std::size_t>(plan_.fb_total);
+  if (plan_.fb_total >= 0 && !d.memory_total_bytes && at < values.size()) {
+    if (const auto mib = util::parse_finite_number(values[at]); mib && *mib > 0) {
+      d.memory_total_bytes = static_cast<std::uint64_t>(*mib * dcgm::kMiB);
+    }
+  }
+}
+
+LogRun& DcgmiLog::run() {
+  if (run_) return *run_;
+  RunInfo info;
+  info.label = path_.filename().string();
+  info.tool_version = fmt::format("dcgmi dmon (imported by gpuscope {})", kVersion);
+  info.origin = fmt::format("dcgmi dmon log {}", path_.string());
+  const auto interval = static_cast<std::int64_t>(options_.interval_s.value_or(1.0) * 1e9);
+  run_ = std::make_unique<LogRun>(target_, std::move(info), interval);
+  return *run_;
+}
+
+void DcgmiLog::finish() {
+  auto& notes = target_.notes();
+  tally_.say(path_, {}, notes);
+  if (instances_ > 0) {
+    notes.push_back(fmt::format(
+        "{}: MIG GPU instances (GPU-I rows) kept as GPUs {} + their DCGM id, not linked to their "
+        "GPU; DCGM reads GPU-level fields (power, temperatures, clocks, memory) on them from their "
+        "parent GPU",
+        path_.string(), kGpuInstanceIndexBase));
+  }
+  if (stopped_at_) {
+    notes.push_back(fmt::format("{}:{}: dcgmi dmon was stopped by a signal (Ctrl-C) there",
+                                path_.string(), *stopped_at_));
+  }
+  std::vector<std::string> problems = {
+      "imported from a dcgmi dmon log: dcgmi prints no timestamps, so sample times are its "
+      "ticks times the interval, not measured (each real tick is longer by the query)"};
+  bool energy = false, profiling = false;
+  for (const auto& c : plan_.columns) {
+    energy = energy || (c.stored && c.mapping->metric == Metric::EnergyMj);
+    profiling = profiling || (c.stored && c.field >= kFirstProfilingField);
+  }
+  if (!energy) {
+    problems.push_back(
+        "no energy counter (TOTEC, field 156) in the log: energy is its power "
+        "integrated between samples, where it has power (POWER, field 155)");
+  }
+  if (!profiling) {
+    problems.push_back(
+        "no DCGM profiling fields (1001-1016) in the log: no SM, tensor or DRAM "
+        "activity");
+  }
+  if (!run_ || !run_->finish(problems)) {
+    notes.push_back(fmt::format("{} holds no samples; nothing read from it", path_.string()));
+  }
+}
+
+}  // namespace
+
+std::string_view DcgmiDmonFormat::inputs() const {
+  return "dcgmi dmon logs (dcgmi dmon -e FIELDS, any DCGM version's layout)";
+}
+
+bool DcgmiDmonFormat::recognises(const fs::path& path, const ReadOptions&) const {
+  if (!is_foreign_text(path)) return false;
+  const std::string head = read_head(path, 16 * 1024);
+  std::size_t at = 0;
+  while (at < head.size()) {
+    const std::size_t end = std::min(head.find('\n', at), head.size());
+    const std::string_view line = trim(std::string_view(head).substr(at, end - at));
+    at = end + 1;
+    if (!line.empty()) return header_names(line).has_value();
+  }
+  return false;
+}
+
+void DcgmiDmonFormat::read(const std::vector<fs::path>& inputs, const ReadOptions& options,
+                           RunTarget& target) const {
+  for (const auto& input : each_file_once(inputs, target.notes())) {
+    DcgmiLog log(input, options, target);
+    log.read();
+  }
+}
+
+}  // namespace gpuscope::ingest

@@ -1,0 +1,24 @@
+// Logs of `dcgmi dmon -e FIELDS` (docs/logs.md): the fields' short names as columns, one row per
+// entity per tick. Each file becomes one run; GPUs by their DCGM id, MIG GPU instances (GPU-I)
+// as GPUs 1000 + their DCGM id. Values convert through dcgm/fields.hpp like live DCGM sampling.
+// dcgmi prints no timestamps: sample times are the tick count times the interval
+// (--log-interval, else dcgmi's default -d 1000) from --log-start or the file's end.
+#pragma once
+
+#include "ingest/format.hpp"
+
+namespace gpuscope::ingest {
+
+class DcgmiDmonFormat final : public Format {
+ public:
+  std::string_view name() const override { return "dcgmi-dmon"; }
+  std::string_view inputs() const override;
+  bool recognises(const std::filesystem::path& path, const ReadOptions& options) const override;
+  void read(const std::vector<std::filesystem::path>& inputs, const ReadOptions& options,
+            RunTarget& target) const override;
+};
+
+// The device index of MIG GPU instance `id` (its DCGM entity id): apart from the GPUs' own.
+inline constexpr unsigned kGpuInstanceIndexBase = 1000;
+
+}  // namespace gpuscope::ingest
