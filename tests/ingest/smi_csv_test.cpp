@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -371,7 +371,7 @@ constexpr RandomField kRandomFields[] = {
 TEST(SmiCsvProperty, AnyFieldsInAnyOrderReadBackAsWritten) {
   for (unsigned seed = 1; seed <= 40; ++seed) {
     std::mt19937 rng(seed);
-    const unsigned gpus = 1 + rng() % 6;
+    const auto gpus = static_cast<unsigned>(1 + rng() % 6);
     const int identity = static_cast<int>(rng() % 3);  // 0 index, 1 uuid, 2 none
     const bool units = rng() % 2 == 0;
     std::vector<RandomField> fields;
@@ -381,7 +381,7 @@ TEST(SmiCsvProperty, AnyFieldsInAnyOrderReadBackAsWritten) {
     if (fields.empty()) fields.push_back(kRandomFields[0]);
     std::shuffle(fields.begin(), fields.end(), rng);
     std::vector<std::string> columns = {"timestamp"};
-    if (identity == 0) columns.insert(columns.begin() + rng() % 2, "index");
+    if (identity == 0) columns.insert(columns.begin() + static_cast<long>(rng() % 2), "index");
     if (identity == 1) columns.push_back("uuid");
     std::string header;
     for (const auto& c : columns) header += (header.empty() ? "" : ", ") + c;
@@ -397,8 +397,10 @@ TEST(SmiCsvProperty, AnyFieldsInAnyOrderReadBackAsWritten) {
     const int interval_ms = 100 + static_cast<int>(rng() % 900);
     std::map<unsigned, std::vector<std::vector<double>>> written;  // GPU -> rows -> field values
     for (int t = 0; t < ticks; ++t) {
+      int offset_ms = 0;  // the rows of a tick 1-3 ms apart, in GPU order
       for (unsigned g = 0; g < gpus; ++g) {
-        const int ms = t * interval_ms + static_cast<int>(g) * (1 + static_cast<int>(rng() % 3));
+        offset_ms += g == 0 ? 0 : 1 + static_cast<int>(rng() % 3);
+        const int ms = t * interval_ms + offset_ms;
         std::string line = fmt::format("2026/11/25 10:{:02d}:{:02d}.{:03d}", ms / 60000,
                                        ms / 1000 % 60, ms % 1000);
         if (identity == 0) {
@@ -409,7 +411,8 @@ TEST(SmiCsvProperty, AnyFieldsInAnyOrderReadBackAsWritten) {
         std::vector<double> values;
         for (const auto& f : fields) {
           const double scale = std::pow(10.0, f.decimals);
-          const double v = std::round(std::uniform_real_distribution<>(0, 700)(rng) * scale) / scale;
+          const double v =
+              std::round(std::uniform_real_distribution<>(0, 700)(rng) * scale) / scale;
           values.push_back(v * f.scale);
           line += fmt::format(", {:.{}f}{}", v, f.decimals,
                               units && *f.unit != '\0' ? fmt::format(" {}", f.unit) : "");
