@@ -28,6 +28,7 @@ std::unique_ptr<store::RunWriter> RunTarget::add_run(
   const std::filesystem::path part = parts_dir_->path() / fmt::format("{:06}.db", parts_.size());
   store::WriterOptions options;
   options.flush_interval = std::chrono::milliseconds(60'000);
+  options.scratch = true;  // the part lives in the private folder until it is merged
   auto writer = store::RunWriter::create(part, true, info, devices, options);
   parts_.push_back(part);
   return writer;
@@ -44,7 +45,7 @@ ImportSummary RunTarget::finish() {
   if (parts_.empty()) {
     throw Error::usage("the input holds no run with samples", {}, "check the folder or file given");
   }
-  summary_.runs = static_cast<std::size_t>(store::merge(output_, parts_, overwrite_).runs);
+  summary_.runs = static_cast<std::size_t>(store::merge_parts(output_, parts_, overwrite_).runs);
   parts_dir_.reset();
   return summary_;
 }

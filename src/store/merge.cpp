@@ -13,6 +13,7 @@
 #include "store/phase_tables.hpp"
 #include "store/run_file.hpp"
 #include "store/schema.hpp"
+#include "store/sqlite.hpp"
 #include "store/sqlite_errors.hpp"
 #include "store/time_text.hpp"
 #include "util/output_file.hpp"
@@ -204,7 +205,110 @@ class Merger {
   std::map<std::int64_t, fs::path> origin_;  // merged run_id → the input it came from
 };
 
+// The schema's text, to tell a file of this gpuscope's schema from any other.
+std::vector<std::string> schema_text(Database& db) {
+  std::vector<std::string> out;
+  Statement list = db.prepare(
+      "SELECT type || ' ' || name || ' ' || ifnull(sql, '') FROM sqlite_schema "
+      "ORDER BY type, name");
+  while (list.step()) out.push_back(list.opt_text(0).value_or(""));
+  return out;
+}
+
+// What merge() would count copying `part` into a fresh output, when that output would be `part`
+// itself (but for created_at): nullopt when it would not, or when `part` cannot be checked.
+std::optional<MergeSummary> merged_as_is(Database& db, const fs::path& part) {
+  if (check_run_database(db, part) != kSchemaVersion ||
+      schema_minor_version(db) != kSchemaMinorVersion) {
+    return std::nullopt;
+  }
+  // Tables merge() does not copy (sweeps, grid intensity) must be absent or empty, and the
+  // tables it copies must be the ones it creates.
+  Database fresh(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  create_schema(fresh, "gpuscope");
+  if (schema_text(db) != schema_text(fresh)) return std::nullopt;
+  if (db.query_int("SELECT count(*) FROM grid_intensity").value_or(1) != 0) return std::nullopt;
+  // One run, numbered as merge() numbers the first.
+  if (db.query_int("SELECT count(*) FROM runs").value_or(0) != 1 ||
+      db.query_int("SELECT run_id FROM runs").value_or(0) != 1) {
+    return std::nullopt;
+  }
+  // Every GPU's samples in chunks: merge() would build the missing ones.
+  std::vector<unsigned> devices;
+  {
+    Statement list = db.prepare("SELECT DISTINCT device_index FROM samples WHERE run_id = 1");
+    while (list.step()) devices.push_back(static_cast<unsigned>(list.int64(0)));
+  }
+  MergeSummary summary;
+  for (unsigned device : devices) {
+    const SamplePlan plan = plan_samples(db, "main", 1, device, true);
+    if (plan.chunk_rows != plan.rows) return std::nullopt;
+    summary.rows.samples += plan.rows;
+  }
+  summary.inputs = {part};
+  summary.runs = 1;
+  summary.rows.power_samples = db.query_int("SELECT count(*) FROM power_samples").value_or(0);
+  summary.rows.events = db.query_int("SELECT count(*) FROM events").value_or(0);
+  summary.rows.output_lines = db.query_int("SELECT count(*) FROM output").value_or(0);
+  return summary;
+}
+
+// Moves `part` to `output` when merging it alone would write the same file; nullopt (and `part`
+// untouched) when it would not.
+std::optional<MergeSummary> move_part(const fs::path& output, const fs::path& part,
+                                      bool overwrite) {
+  std::error_code ec;
+  if (!fs::is_regular_file(part, ec) || fs::exists(part.string() + "-wal", ec) ||
+      fs::exists(part.string() + "-journal", ec)) {
+    return std::nullopt;
+  }
+  std::optional<MergeSummary> summary;
+  {
+    Database db(part, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+    const auto mode = [&] {
+      Statement journal = db.prepare("PRAGMA journal_mode");
+      return journal.step() ? journal.opt_text(0).value_or("") : std::string();
+    }();
+    if (mode != "delete") return std::nullopt;
+    summary = merged_as_is(db, part);
+    if (!summary) return std::nullopt;
+    Statement stamp = db.prepare("UPDATE meta SET value = ? WHERE key = 'created_at'");
+    stamp.bind(1, iso8601_now());
+    stamp.run();
+  }
+  const fs::path target = check_output_path(output, overwrite, {part});
+  const fs::path partial = util::temporary_path(target);
+  prepare_output_path(partial, true);
+  try {
+    fs::rename(part, partial, ec);
+    if (ec) fs::copy_file(part, partial, fs::copy_options::overwrite_existing);  // EXDEV
+    remove_companion_files(target);  // a stale -wal would be replayed into the new file
+    if (const auto error = util::commit_written_file(partial, target)) {
+      throw_write_error(target, error);
+    }
+  } catch (const fs::filesystem_error& e) {
+    remove_database_files(partial);
+    throw Error("cannot write " + target.string(), e.code().message(),
+                "check the disk and the -o path");
+  } catch (...) {
+    remove_database_files(partial);
+    throw;
+  }
+  return summary;
+}
+
 }  // namespace
+
+MergeSummary merge_parts(const fs::path& output, const std::vector<fs::path>& parts,
+                         bool overwrite) {
+  if (parts.size() == 1) {
+    const auto moved = translate_sqlite_errors(
+        "cannot merge " + parts.front().string(), "check the disk and the input",
+        [&] { return move_part(output, parts.front(), overwrite); });
+    if (moved) return *moved;
+  }
+  return merge(output, parts, overwrite);
+}
 
 MergeSummary merge(const fs::path& output, const std::vector<fs::path>& inputs, bool overwrite) {
   MergeSummary summary;

@@ -24,4 +24,12 @@ struct MergeSummary {
 MergeSummary merge(const std::filesystem::path& output,
                    const std::vector<std::filesystem::path>& inputs, bool overwrite);
 
+// merge() of files the caller gives up (an import's parts, in its private temporary folder):
+// the same output, but one part that already is what merge() would write (one run, numbered 1,
+// of this schema, its samples all in chunks, nothing merge() leaves out) is moved into place
+// (renamed, or copied from another file system) rather than copied row by row; its created_at
+// becomes the time of the move, as merge() writes it. The parts may be gone afterwards.
+MergeSummary merge_parts(const std::filesystem::path& output,
+                         const std::vector<std::filesystem::path>& parts, bool overwrite);
+
 }  // namespace gpuscope::store

@@ -13,9 +13,10 @@
 namespace gpuscope::store {
 namespace {
 
-// Rows per samples INSERT: one statement per tick of an 8-GPU node saves ~10 % of the per-row
-// cost (fewer steps and resets) without a long SQL text. Measured by bench_store_insert.
-constexpr std::size_t kSamplesPerInsert = 8;
+// Rows per samples INSERT: fewer steps and resets per row (8 rows saved ~10 % of the per-row
+// cost, measured by bench_store_insert; 32 another ~10 % of an import's writer thread, bench/logs)
+// with an SQL text of a few kB.
+constexpr std::size_t kSamplesPerInsert = 32;
 // Chunks waiting for a write that succeeds (the disk is full): past this many, chunking stops
 // for the rest of the run rather than holding more memory; readers then use the rows.
 constexpr std::size_t kMaxReadyChunks = 256;
@@ -73,6 +74,8 @@ RowInserter::RowInserter(Database& db)
       insert_process_(db.prepare(insert_sql("processes", process_columns()))),
       insert_process_sample_(db.prepare(insert_sql("process_samples", process_sample_columns()))),
       insert_phase_(db.prepare(insert_phase_sql())),
+      sample_nulls_(kSampleParameters + 1, 1),  // parameters never bound are NULL
+      samples_nulls_(kSampleParameters * kSamplesPerInsert + 1, 1),
       insert_chunk_(db) {
   if (sample_columns().size() + 1 != kSampleParameters) {
     throw std::logic_error("samples columns and RowInserter::kSampleParameters disagree");
@@ -128,18 +131,19 @@ void RowInserter::write_samples(std::int64_t run_id, const WriteBatch& batch) {
   std::size_t next = 0;
   for (; next + kSamplesPerInsert <= rows.size(); next += kSamplesPerInsert) {
     for (std::size_t r = 0; r < kSamplesPerInsert; ++r) {
-      bind_sample(insert_samples_, static_cast<int>(r * kSampleParameters), run_id, rows[next + r]);
+      bind_sample(insert_samples_, samples_nulls_, static_cast<int>(r * kSampleParameters), run_id,
+                  rows[next + r]);
     }
     insert_samples_.run();
   }
   for (; next < rows.size(); ++next) {
-    bind_sample(insert_sample_, 0, run_id, rows[next]);
+    bind_sample(insert_sample_, sample_nulls_, 0, run_id, rows[next]);
     insert_sample_.run();
   }
 }
 
-void RowInserter::bind_sample(Statement& stmt, int offset, std::int64_t run_id,
-                              const SampleRow& row) {
+void RowInserter::bind_sample(Statement& stmt, std::vector<char>& nulls, int offset,
+                              std::int64_t run_id, const SampleRow& row) {
   const auto& integer = integer_metrics();
   stmt.bind(offset + 1, run_id);
   stmt.bind(offset + 2, static_cast<std::int64_t>(row.device_index));
@@ -148,9 +152,14 @@ void RowInserter::bind_sample(Statement& stmt, int offset, std::int64_t run_id,
   const int first_metric = offset + 5;  // run_id, device_index, wall_ns, mono_ns, then metrics
   for (std::size_t i = 0; i < kStoredMetricCount; ++i) {
     const int index = first_metric + static_cast<int>(i);
+    char& null = nulls[static_cast<std::size_t>(index)];
     if (!row.present.test(i)) {
-      stmt.bind_null(index);  // missing is NULL, never 0
-    } else if (integer.test(i)) {
+      if (null == 0) stmt.bind_null(index);  // missing is NULL, never 0
+      null = 1;
+      continue;
+    }
+    null = 0;
+    if (integer.test(i)) {
       bind_integer(stmt, index, row.values[i]);
     } else {
       stmt.bind(index, row.values[i]);

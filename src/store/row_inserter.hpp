@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/metrics.hpp"
 #include "store/chunk_io.hpp"
@@ -34,7 +35,10 @@ class RowInserter {
   static constexpr std::size_t kSampleParameters = 4 + kStoredMetricCount;
 
   void write_samples(std::int64_t run_id, const WriteBatch& batch);
-  static void bind_sample(Statement& stmt, int offset, std::int64_t run_id, const SampleRow& row);
+  // `nulls`: which of `stmt`'s parameters are NULL now (bindings outlive a step, so a metric
+  // absent row after row, as most are in a log, is bound once).
+  static void bind_sample(Statement& stmt, std::vector<char>& nulls, int offset,
+                          std::int64_t run_id, const SampleRow& row);
   void write_power(std::int64_t run_id, const WriteBatch& batch);
   void write_events(std::int64_t run_id, const WriteBatch& batch);
   void write_output(std::int64_t run_id, const WriteBatch& batch);
@@ -52,6 +56,8 @@ class RowInserter {
   Statement insert_process_;
   Statement insert_process_sample_;
   Statement insert_phase_;
+  std::vector<char> sample_nulls_;   // of insert_sample_
+  std::vector<char> samples_nulls_;  // of insert_samples_
   ChunkInserter insert_chunk_;
   ChunkBuilder chunks_;
 };

@@ -9,6 +9,7 @@
 #include "store/row_inserter.hpp"
 #include "store/run_file.hpp"
 #include "store/run_rows.hpp"
+#include "store/sqlite_errors.hpp"
 
 namespace gpuscope::store {
 namespace {
@@ -53,6 +54,11 @@ std::unique_ptr<RunWriter> RunWriter::create(const std::filesystem::path& path, 
                                              const std::vector<DeviceDescription>& devices,
                                              const WriterOptions& options) {
   CreatedRun created = create_run_file(path, overwrite, run, devices, options.max_page_count);
+  if (options.scratch) {
+    translate_sqlite_errors("cannot write " + path.string(), "check the disk", [&] {
+      created.db->exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;");
+    });
+  }
   return std::unique_ptr<RunWriter>(
       new RunWriter(std::move(created.db), created.run_id, path, options));
 }
@@ -140,6 +146,14 @@ void RunWriter::flush() {
   const std::uint64_t ticket = ++flush_requested_;
   wake_.notify_one();
   flushed_.wait(lock, [&] { return flush_completed_ >= ticket || thread_done_; });
+}
+
+void RunWriter::flush_behind() {
+  std::unique_lock lock(mutex_);
+  if (thread_done_) return;
+  const std::uint64_t previous = flush_requested_++;
+  wake_.notify_one();
+  flushed_.wait(lock, [&] { return flush_completed_ >= previous || thread_done_; });
 }
 
 void RunWriter::set_max_page_count(std::int64_t pages) {

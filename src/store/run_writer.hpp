@@ -33,6 +33,11 @@ struct WriterOptions {
   // Sets PRAGMA max_page_count after the schema is written: lets a test fill the "disk". A value
   // below the current size pins the file at its current size.
   std::optional<std::int64_t> max_page_count;
+  // A file nobody reads while it is written and that is thrown away when the process dies (an
+  // import's part in its private temporary folder): no write-ahead log and no syncs (the
+  // rollback journal in memory, so a failed write still rolls back). finish() leaves it as
+  // complete as any run database.
+  bool scratch = false;
 };
 
 struct WriterStats {
@@ -73,6 +78,11 @@ class RunWriter {
 
   // Writes everything pushed so far now and waits for the attempt (it may fail: see stats()).
   void flush();
+  // Asks for everything pushed so far to be written, and returns without waiting for that
+  // write, only for the one asked for before it (if still under way). A bulk producer that calls
+  // it every N rows keeps working while its rows are written and holds at most about 2N rows
+  // (an import's reader on one core, SQLite on the other).
+  void flush_behind();
 
   // Writes the remaining rows and the run's end (with the storage problems appended to
   // end.problems), checkpoints the WAL so the .db file alone is complete, and stops the writer.

@@ -148,5 +148,77 @@ TEST(Merge, AFailedMergeKeepsTheOutputItWouldReplace) {
   EXPECT_EQ(RunReader::open(dir.file("job.db")).runs().at(0).info.slurm.rank, 5);
 }
 
+// Every row of every table but meta's created_at, as text: two files hold the same when equal.
+std::vector<std::string> content(const std::filesystem::path& path) {
+  Database db(path, SQLITE_OPEN_READONLY);
+  std::vector<std::string> tables;
+  {
+    Statement list =
+        db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
+    while (list.step()) tables.push_back(list.text(0));
+  }
+  std::vector<std::string> out;
+  Statement schema = db.prepare("SELECT type, name, sql FROM sqlite_schema ORDER BY type, name");
+  while (schema.step()) out.push_back(schema.text(0) + " " + schema.text(1) + " " + schema.text(2));
+  for (const auto& table : tables) {
+    const int columns =
+        1 +
+        static_cast<int>(
+            db.query_int("SELECT count(*) FROM pragma_table_info('" + table + "')").value_or(0));
+    Statement rows = db.prepare("SELECT rowid, * FROM " + table + " ORDER BY rowid");
+    while (rows.step()) {
+      std::string line = table;
+      for (int c = 0; c < columns; ++c) {
+        line += rows.is_null(c) ? "|NULL" : "|" + rows.text(c);
+      }
+      if (table == "meta" && line.find("created_at") != std::string::npos) continue;
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+TEST(MergeParts, MovesOnePartThatIsWhatMergeWouldWrite) {
+  TempDir dir;
+  write_rank(dir.file("a.db"), 0, 700);  // several chunks per GPU
+  std::filesystem::copy_file(dir.file("a.db"), dir.file("part.db"));
+  const auto merged = merge(dir.file("merged.db"), {dir.file("a.db")}, false);
+  const auto moved = merge_parts(dir.file("moved.db"), {dir.file("part.db")}, false);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("part.db"))) << "moved, not copied";
+  EXPECT_EQ(moved.runs, merged.runs);
+  EXPECT_EQ(moved.rows.samples, merged.rows.samples);
+  EXPECT_EQ(moved.rows.power_samples, merged.rows.power_samples);
+  EXPECT_EQ(moved.rows.events, merged.rows.events);
+  EXPECT_EQ(moved.rows.output_lines, merged.rows.output_lines);
+  EXPECT_EQ(content(dir.file("moved.db")), content(dir.file("merged.db")));
+}
+
+TEST(MergeParts, MergesAPartWhoseSamplesLackChunks) {
+  TempDir dir;
+  write_rank(dir.file("a.db"), 0, 700);
+  {
+    Database db(dir.file("a.db"), SQLITE_OPEN_READWRITE);
+    db.exec("DELETE FROM sample_chunks WHERE device_index = 1");
+  }
+  std::filesystem::copy_file(dir.file("a.db"), dir.file("part.db"));
+  merge(dir.file("merged.db"), {dir.file("a.db")}, false);
+  merge_parts(dir.file("out.db"), {dir.file("part.db")}, false);
+  const auto out = content(dir.file("out.db"));
+  EXPECT_EQ(out, content(dir.file("merged.db")));
+  EXPECT_NE(out, content(dir.file("part.db"))) << "the missing chunks were built";
+}
+
+TEST(MergeParts, MergesSeveralPartsAndKeepsTheChecks) {
+  TempDir dir;
+  write_rank(dir.file("parts/0.db"), 0, 10);
+  write_rank(dir.file("parts/1.db"), 1, 10);
+  const auto summary =
+      merge_parts(dir.file("out.db"), {dir.file("parts/0.db"), dir.file("parts/1.db")}, false);
+  EXPECT_EQ(summary.runs, 2);
+  write_rank(dir.file("existing.db"), 2, 10);
+  EXPECT_THROW(merge_parts(dir.file("existing.db"), {dir.file("parts/0.db")}, false), Error);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("parts/0.db"))) << "a refused part stays";
+}
+
 }  // namespace
 }  // namespace gpuscope::store

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "store/run_reader.hpp"
+#include "store/sqlite.hpp"
 #include "store_test_data.hpp"
 #include "support/process.hpp"
 
@@ -224,6 +225,56 @@ TEST(RunWriter, PushAfterFinishIsCountedAsDropped) {
   EXPECT_TRUE(writer->finish(RunEnd{}).empty());
   writer->push(make_sample(0, 0));
   EXPECT_EQ(writer->stats().dropped.samples, 1);
+}
+
+// Metrics absent in some rows and present in others, in every slot of the multi-row INSERT and
+// of the single-row one: each absent value is NULL, each present one its value, whatever the
+// rows before bound. An import's writer (scratch file, flush_behind) writes them all.
+TEST(RunWriter, AbsentMetricsStayNullWhateverTheRowsBefore) {
+  TempDir dir;
+  const auto path = dir.file("run.db");
+  WriterOptions options;
+  options.scratch = true;
+  auto writer = RunWriter::create(path, false, make_run(), make_devices(2), options);
+  const auto present = [](std::int64_t seq, std::size_t metric) {
+    return (seq + static_cast<std::int64_t>(metric)) %
+               (2 + static_cast<std::int64_t>(metric % 3)) !=
+           0;
+  };
+  constexpr std::int64_t kTicks = 157;  // not a multiple of the rows per INSERT
+  for (std::int64_t seq = 0; seq < kTicks; ++seq) {
+    for (unsigned d = 0; d < 2; ++d) {
+      SampleRow row = make_sample(d, seq);
+      row.present.reset();
+      for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
+        if (present(seq, m)) row.set(static_cast<Metric>(m), static_cast<double>(seq * 100 + m));
+      }
+      writer->push(row);
+    }
+    if (seq % 20 == 0) writer->flush_behind();
+  }
+  writer->finish(RunEnd{});
+
+  Database db(path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM samples"), 2 * kTicks);
+  for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
+    Statement rows = db.prepare("SELECT mono_ns, " + std::string(kMetrics[m].name) +
+                                " FROM samples ORDER BY rowid");
+    std::int64_t row_number = 0;
+    while (rows.step()) {
+      const std::int64_t seq = row_number++ / 2;
+      ASSERT_EQ(rows.int64(0), make_sample(0, seq).mono_ns);
+      if (present(seq, m)) {
+        ASSERT_FALSE(rows.is_null(1)) << kMetrics[m].name << " row " << row_number;
+        EXPECT_EQ(rows.real(1), static_cast<double>(seq * 100 + static_cast<std::int64_t>(m)));
+      } else {
+        ASSERT_TRUE(rows.is_null(1)) << kMetrics[m].name << " row " << row_number;
+      }
+    }
+  }
+  // A scratch file ends as complete as any: no journal or log beside it.
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-journal"));
 }
 
 }  // namespace
