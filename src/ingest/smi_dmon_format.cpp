@@ -509,7 +509,7 @@ LogRun& DmonLog::run() {
 }
 
 void DmonLog::finish() {
-  tally_.say(path_, "restarts appended to one file", target_.notes());
+  tally_.say(path_, "nvidia-smi dmon reprints it every 44 rows; or runs appended", target_.notes());
   if (stamped_ || times_only_) {
     target_.notes().push_back(
         fmt::format("{}: local times read in {}", path_.string(), zone_.description()));

@@ -439,3 +439,42 @@ TEST(SmiCsvProperty, AnyFieldsInAnyOrderReadBackAsWritten) {
 
 }  // namespace
 }  // namespace gpuscope::ingest
+
+namespace gpuscope::ingest {
+namespace {
+
+// Logs of a real job on an H200 as the loggers left them (tests/fixtures/h200-580/README.md).
+TEST(SmiCsvRealJob, LoggersKilledWithTheJobLoseOnlyTheirCutLine) {
+  auto killed = import_log({kH200 / "job-smi-100ms-killed.csv"});
+  EXPECT_EQ(killed.gpu(0).size(), 458U);
+  EXPECT_TRUE(killed.noted("job-smi-100ms-killed.csv:460: the last line was cut off mid-write"))
+      << killed.notes();
+  EXPECT_TRUE(killed.noted("gpuscope has no column for, left out: pstate, fan.speed"))
+      << killed.notes();
+  // -lms 100 ticks every ~102 ms on this GPU: the queries take their time.
+  EXPECT_NEAR(static_cast<double>(killed.runs[0].info.sampling_interval_ns), 102e6, 3e6);
+  // The mask is logged, so the individual reason beside it is not needed.
+  EXPECT_DOUBLE_EQ(killed.gpu(0)[0].get(Metric::ClockEventReasons).value(), 1.0);
+
+  ReadOptions options;
+  options.query_gpu = "timestamp,index,power.draw,utilization.gpu,memory.used";
+  auto bare = import_log({kH200 / "job-smi-200ms-noheader-killed.csv"}, options);
+  EXPECT_EQ(bare.gpu(0).size(), 184U);
+  EXPECT_TRUE(bare.noted(":185: the last line was cut off mid-write")) << bare.notes();
+
+  auto one = import_log({kH200 / "job-smi-1s-noindex.csv"});
+  ASSERT_EQ(one.devices.begin()->second.size(), 1U) << "one GPU, no GPU column";
+  EXPECT_EQ(one.gpu(0).size(), 49U);
+  EXPECT_NEAR(static_cast<double>(one.runs[0].info.sampling_interval_ns), 1e9, 0.05e9);
+}
+
+TEST(SmiDmonRealJob, TheHeaderDmonReprintsEvery44RowsIsSkipped) {
+  auto log = import_log({kH200 / "job-dmon-dt.txt"});
+  ASSERT_EQ(log.runs.size(), 1U);
+  EXPECT_EQ(log.gpu(0).size(), 49U);
+  EXPECT_TRUE(log.noted("the header repeats at line 47")) << log.notes();
+  for (const auto& row : log.gpu(0)) EXPECT_TRUE(row.get(Metric::PowerW)) << "every row has pwr";
+}
+
+}  // namespace
+}  // namespace gpuscope::ingest
