@@ -247,7 +247,8 @@ TEST(RunWriter, AbsentMetricsStayNullWhateverTheRowsBefore) {
       SampleRow row = make_sample(d, seq);
       row.present.reset();
       for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
-        if (present(seq, m)) row.set(static_cast<Metric>(m), static_cast<double>(seq * 100) + static_cast<double>(m));
+        if (present(seq, m))
+          row.set(static_cast<Metric>(m), static_cast<double>(seq * 100) + static_cast<double>(m));
       }
       writer->push(row);
     }
