@@ -6,6 +6,7 @@
 
 #include "store/run_writer.hpp"
 #include "store/update_run_file.hpp"
+#include "util/utc_time.hpp"
 
 namespace gpuscope::ingest {
 namespace {
@@ -52,6 +53,12 @@ DeviceDescription& LogRun::device(unsigned index) {
 
 void LogRun::push(SampleRow& row) {
   device(row.device_index);
+  auto [last, added] = last_of_.try_emplace(row.device_index, row.wall_ns);
+  if (!added && row.wall_ns < last->second) {
+    if (backwards_++ == 0) first_back_ns_ = row.wall_ns;
+    largest_back_ns_ = std::max(largest_back_ns_, last->second - row.wall_ns);
+  }
+  last->second = row.wall_ns;
   if (rows_ == 0) first_ns_ = row.wall_ns;
   first_ns_ = std::min(first_ns_, row.wall_ns);
   last_ns_ = std::max(last_ns_, row.wall_ns);
@@ -97,6 +104,15 @@ bool LogRun::finish(std::vector<std::string> problems) {
   end.end_mono_ns = last_ns_ - info_.start_wall_ns;
   end.samples_taken = rows_;
   end.problems = std::move(problems);
+  if (backwards_ > 0) {
+    const std::string back = fmt::format(
+        "{}: times go back {} time{}, by up to {} (first at {}): a clock set back, or two logs "
+        "interleaved; the samples are kept in the order logged",
+        info_.label, backwards_, backwards_ == 1 ? "" : "s", interval_text(largest_back_ns_),
+        util::utc_text(first_back_ns_, "%Y-%m-%d %H:%M:%S UTC"));
+    target_.notes().push_back(back);
+    end.problems.push_back(back);
+  }
   const std::filesystem::path part = writer_->path();
   const std::int64_t run_id = writer_->run_id();
   target_.finish_run(*writer_, end, devices_.size());

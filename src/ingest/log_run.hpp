@@ -55,6 +55,11 @@ class LogRun {
   std::int64_t first_ns_ = 0;
   std::int64_t last_ns_ = 0;
   bool finished_ = false;
+  // Times going back on a GPU (a clock set back, two logs interleaved): said, never reordered.
+  std::map<unsigned, std::int64_t> last_of_;
+  std::int64_t backwards_ = 0;
+  std::int64_t largest_back_ns_ = 0;
+  std::int64_t first_back_ns_ = 0;
 };
 
 // "1.2 s", "100 ms": an interval for notes.

@@ -478,3 +478,27 @@ TEST(SmiDmonRealJob, TheHeaderDmonReprintsEvery44RowsIsSkipped) {
 
 }  // namespace
 }  // namespace gpuscope::ingest
+
+namespace gpuscope::ingest {
+namespace {
+
+TEST(SmiCsv, TimesGoingBackAreSaidNotHidden) {
+  testing::TempDir tmp;
+  std::string text = "timestamp, index, power.draw [W]\n";
+  for (int k = 0; k < 40; ++k) {
+    const int second = k - (k >= 20 ? 10 : 0);  // the clock set back 10 s after 20 samples
+    text += fmt::format("2026/11/25 10:00:{:02d}.000, 0, {}.00 W\n", second, 100 + k);
+  }
+  const fs::path file = fs::path(tmp.path()) / "back.csv";
+  std::ofstream(file) << text;
+  auto log = import_log({file});
+  EXPECT_EQ(log.gpu(0).size(), 40U) << "nothing dropped";
+  EXPECT_TRUE(
+      log.noted("back.csv: times go back 1 time, by up to 9 s (first at 2026-11-25 "
+                "10:00:10 UTC)"))
+      << log.notes();
+  EXPECT_EQ(log.runs[0].end.problems.size(), 3U) << "and said on the run";
+}
+
+}  // namespace
+}  // namespace gpuscope::ingest
