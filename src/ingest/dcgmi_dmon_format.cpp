@@ -10,6 +10,7 @@
 #include "dcgm/fields.hpp"
 #include "ingest/import.hpp"
 #include "ingest/local_time.hpp"
+#include "ingest/log_reader.hpp"
 #include "ingest/log_run.hpp"
 #include "ingest/log_tally.hpp"
 #include "ingest/log_text.hpp"
@@ -206,10 +207,10 @@ Plan plan_of(const std::vector<std::string_view>& names, std::string_view text, 
   return plan;
 }
 
-class DcgmiLog {
+class DcgmiLog : LogReader {
  public:
   DcgmiLog(const fs::path& path, const ReadOptions& options, RunTarget& target)
-      : path_(path), options_(options), target_(target), lines_(path), zone_(options.timezone) {}
+      : LogReader(path, options, target) {}
 
   void read();
 
@@ -220,16 +221,9 @@ class DcgmiLog {
   void fill(const std::vector<std::string_view>& values, SampleRow& sample);
   void describe(const std::vector<std::string_view>& values, const Entity& e, unsigned index);
   LogRun& run();
-  [[noreturn]] void bad(const std::string& what, const std::string& hint = {}) const;
   void finish();
 
-  fs::path path_;
-  const ReadOptions& options_;
-  RunTarget& target_;
-  LogLines lines_;
-  LocalZone zone_;
   Plan plan_;
-  LogTally tally_;
   std::vector<std::string_view> words_;
   std::unique_ptr<LogRun> run_;
   std::set<unsigned> described_;
@@ -240,24 +234,9 @@ class DcgmiLog {
   std::optional<std::size_t> stopped_at_;
 };
 
-void DcgmiLog::bad(const std::string& what, const std::string& hint) const {
-  throw Error::usage(fmt::format("{}: {}", lines_.where(), what), {},
-                     hint.empty() ? "check the log; docs/logs.md lists what gpuscope reads" : hint);
-}
-
 void DcgmiLog::read() {
-  std::string_view line;
-  while (lines_.next(line)) {
-    const auto text = trim(line);
-    if (text.empty()) continue;
-    // dcgmi ends every row it prints: one without a line end was cut off mid-write.
-    if (lines_.unterminated()) {
-      target_.notes().push_back(
-          fmt::format("{}: the last line was cut off mid-write; left out", lines_.where()));
-      break;
-    }
-    handle(text);
-  }
+  std::string_view text;
+  while (next_log_line(lines_, text, target_.notes())) handle(text);
   finish();
 }
 
@@ -415,9 +394,7 @@ void DcgmiLog::finish() {
         "no DCGM profiling fields (1001-1016) in the log: no SM, tensor or DRAM "
         "activity");
   }
-  if (!run_ || !run_->finish(problems)) {
-    notes.push_back(fmt::format("{} holds no samples; nothing read from it", path_.string()));
-  }
+  if (!run_ || !run_->finish(problems)) say_no_samples();
 }
 
 }  // namespace
@@ -429,22 +406,13 @@ std::string_view DcgmiDmonFormat::inputs() const {
 bool DcgmiDmonFormat::recognises(const fs::path& path, const ReadOptions&) const {
   if (!is_foreign_text(path)) return false;
   const std::string head = read_head(path, 16 * 1024);
-  std::size_t at = 0;
-  while (at < head.size()) {
-    const std::size_t end = std::min(head.find('\n', at), head.size());
-    const std::string_view line = trim(std::string_view(head).substr(at, end - at));
-    at = end + 1;
-    if (!line.empty()) return header_names(line).has_value();
-  }
-  return false;
+  const std::string_view line = first_line(head);
+  return !line.empty() && header_names(line).has_value();
 }
 
 void DcgmiDmonFormat::read(const std::vector<fs::path>& inputs, const ReadOptions& options,
                            RunTarget& target) const {
-  for (const auto& input : each_file_once(inputs, target.notes())) {
-    DcgmiLog log(input, options, target);
-    log.read();
-  }
+  read_each_log<DcgmiLog>(inputs, options, target);
 }
 
 }  // namespace gpuscope::ingest

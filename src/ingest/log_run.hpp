@@ -12,6 +12,8 @@
 
 #include "core/device_description.hpp"
 #include "core/run.hpp"
+#include "ingest/format.hpp"
+#include "ingest/import.hpp"
 #include "ingest/run_target.hpp"
 
 namespace gpuscope::ingest {
@@ -61,6 +63,16 @@ class LogRun {
   std::int64_t largest_back_ns_ = 0;
   std::int64_t first_back_ns_ = 0;
 };
+
+// A log format's read: each input once, each read by a `Log(path, options, target).read()`.
+template <typename Log>
+void read_each_log(const std::vector<std::filesystem::path>& inputs, const ReadOptions& options,
+                   RunTarget& target) {
+  for (const auto& input : each_file_once(inputs, target.notes())) {
+    Log log(input, options, target);
+    log.read();
+  }
+}
 
 // "1.2 s", "100 ms": an interval for notes.
 std::string interval_text(std::int64_t ns);

@@ -107,6 +107,31 @@ bool LogLines::next(std::string_view& line) {
   }
 }
 
+bool next_log_line(LogLines& lines, std::string_view& text, std::vector<std::string>& notes) {
+  std::string_view line;
+  while (lines.next(line)) {
+    text = trim(line);
+    if (text.empty()) continue;
+    if (lines.unterminated()) {
+      notes.push_back(
+          fmt::format("{}: the last line was cut off mid-write; left out", lines.where()));
+      return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+std::string_view first_line(std::string_view text) {
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    const std::string_view line = trim(text.substr(0, end));
+    if (!line.empty()) return line;
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  return {};
+}
+
 std::string_view trim(std::string_view text) {
   const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
   while (!text.empty() && blank(text.front())) text.remove_prefix(1);

@@ -59,6 +59,14 @@ class LogLines {
   std::string carry_;  // a line that spans a refill
 };
 
+// The next line of `lines` worth reading, trimmed (blank lines skipped); false at the end, and at
+// a last line without its line end: nvidia-smi and dcgmi end every line they print, so that one
+// was cut off mid-write (the logger killed with its job) and is left out, said in `notes`.
+bool next_log_line(LogLines& lines, std::string_view& text, std::vector<std::string>& notes);
+
+// The first line of `text` that is not blank, trimmed; empty when there is none.
+std::string_view first_line(std::string_view text);
+
 // `line` split at `separator`, each field without the blanks around it (views into `line`).
 void split_fields(std::string_view line, char separator, std::vector<std::string_view>& out);
 // `line` split at runs of blanks (spaces, tabs).

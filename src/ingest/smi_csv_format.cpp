@@ -10,7 +10,9 @@
 #include "core/version.hpp"
 #include "ingest/import.hpp"
 #include "ingest/local_time.hpp"
+#include "ingest/log_reader.hpp"
 #include "ingest/log_run.hpp"
+#include "ingest/log_tally.hpp"
 #include "ingest/log_text.hpp"
 #include "ingest/log_ticks.hpp"
 #include "ingest/smi_csv_fields.hpp"
@@ -102,17 +104,23 @@ bool is_header(const std::vector<std::string_view>& cells) {
   return telling && known * 2 > cells.size();
 }
 
-// What was absent or left out, counted over the file and said once at the end.
-struct Tally {
-  std::map<std::string, std::map<std::string, std::int64_t>> absent;  // column -> why -> rows
-  std::vector<std::size_t> repeated_headers;
-  std::vector<std::size_t> new_headers;
-};
+// What the log's columns leave out, into the tally said at the end.
+void tally_columns(const Plan& plan, LogTally& tally) {
+  for (const auto& c : plan.columns) {
+    if (c.field == nullptr) {
+      tally.left_out[c.name] = "columns not understood";
+    } else if (c.field->role == FieldRole::NoColumn) {
+      tally.left_out[c.name] = "nvidia-smi fields gpuscope has no column for";
+    } else if (c.field->role == FieldRole::Metric && !c.stored) {
+      tally.left_out[c.name] = "another column gives the same quantity";
+    }
+  }
+}
 
-class CsvLog {
+class CsvLog : LogReader {
  public:
   CsvLog(const fs::path& path, const ReadOptions& options, RunTarget& target)
-      : path_(path), options_(options), target_(target), lines_(path), zone_(options.timezone) {}
+      : LogReader(path, options, target) {}
 
   void read();
 
@@ -127,17 +135,9 @@ class CsvLog {
   void fill(const std::vector<std::string_view>& cells, SampleRow& sample);
   void describe(const std::vector<std::string_view>& cells, LogRun& run, unsigned gpu);
   LogRun& run_of(const std::string& host);
-  void say_tally();
-  [[noreturn]] void bad(const std::string& what, const std::string& hint = {}) const;
   void finish();
 
-  fs::path path_;
-  const ReadOptions& options_;
-  RunTarget& target_;
-  LogLines lines_;
-  LocalZone zone_;
   Plan plan_;
-  Tally tally_;
   std::vector<std::string_view> cells_;
   std::map<std::string, std::unique_ptr<LogRun>> runs_;  // by host
   std::map<std::string, unsigned> gpu_keys_;             // host + uuid/bus id -> index
@@ -145,37 +145,28 @@ class CsvLog {
   std::optional<TickShape> shape_;
   std::vector<std::pair<std::string, std::size_t>> lookahead_;  // lines held for the shape
   std::size_t row_count_ = 0;
-  std::size_t line_ = 0;  // the line being read, for messages (a held line's own number)
 };
-
-void CsvLog::bad(const std::string& what, const std::string& hint) const {
-  throw Error::usage(fmt::format("{}:{}: {}", path_.string(), line_, what), {},
-                     hint.empty() ? "check the log; docs/logs.md lists what gpuscope reads" : hint);
-}
 
 // Reads the header (or takes --query-gpu's fields); false for an empty file.
 bool CsvLog::start() {
   std::string_view line;
-  while (lines_.next(line)) {
-    line_ = lines_.number();
-    if (trim(line).empty()) continue;
-    split_fields(line, ',', cells_);
-    if (is_header(cells_)) {
-      plan_ = plan_of(cells_, line);
-      return true;
-    }
-    if (options_.query_gpu.empty()) {
-      bad("the first line is no nvidia-smi CSV header",
-          "a log written with --format=csv,noheader needs the fields: give --query-gpu with the "
-          "list given to nvidia-smi");
-    }
-    std::vector<std::string_view> query;
-    split_fields(options_.query_gpu, ',', query);
-    plan_ = plan_of(query, {});
-    handle(std::string(line));
+  if (!next_log_line(lines_, line, target_.notes())) return false;
+  line_ = lines_.number();
+  split_fields(line, ',', cells_);
+  if (is_header(cells_)) {
+    plan_ = plan_of(cells_, line);
     return true;
   }
-  return false;
+  if (options_.query_gpu.empty()) {
+    bad("the first line is no nvidia-smi CSV header",
+        "a log written with --format=csv,noheader needs the fields: give --query-gpu with the "
+        "list given to nvidia-smi");
+  }
+  std::vector<std::string_view> query;
+  split_fields(options_.query_gpu, ',', query);
+  plan_ = plan_of(query, {});
+  handle(std::string(line));
+  return true;
 }
 
 void CsvLog::read() {
@@ -183,17 +174,9 @@ void CsvLog::read() {
     target_.notes().push_back(fmt::format("{} is empty; nothing read from it", path_.string()));
     return;
   }
+  // A last line without its end was cut off mid-write, even where what is left would parse.
   std::string_view line;
-  while (lines_.next(line)) {
-    // nvidia-smi ends every line it writes: a last line without its end was cut off mid-write
-    // (the logger killed with the job), even where what is left of it would parse.
-    if (lines_.unterminated() && !trim(line).empty()) {
-      target_.notes().push_back(
-          fmt::format("{}: the last line was cut off mid-write; left out", lines_.where()));
-      break;
-    }
-    handle(line);
-  }
+  while (next_log_line(lines_, line, target_.notes())) handle(line);
   finish();
 }
 
@@ -207,6 +190,7 @@ void CsvLog::handle(std::string_view line) {
         tally_.repeated_headers.push_back(lines_.number());
       } else {
         infer_ticks();  // rows held so far are of the old columns
+        tally_columns(plan_, tally_);
         tally_.new_headers.push_back(lines_.number());
         plan_ = plan_of(cells_, line);
       }
@@ -416,74 +400,10 @@ LogRun& CsvLog::run_of(const std::string& host) {
   return *run;
 }
 
-// "lines 3, 9 and 12 more".
-std::string line_list(const std::vector<std::size_t>& lines) {
-  std::string out;
-  for (std::size_t i = 0; i < lines.size() && i < 5; ++i) {
-    out += fmt::format("{}{}", i == 0 ? "" : ", ", lines[i]);
-  }
-  if (lines.size() > 5) out += fmt::format(" and {} more", lines.size() - 5);
-  return out;
-}
-
-void CsvLog::say_tally() {
-  auto& notes = target_.notes();
-  const std::string file = path_.string();
-  if (!tally_.repeated_headers.empty()) {
-    notes.push_back(fmt::format(
-        "{}: the header repeats at line{} {} (logs appended to one file); "
-        "read as one log",
-        file, tally_.repeated_headers.size() == 1 ? "" : "s", line_list(tally_.repeated_headers)));
-  }
-  if (!tally_.new_headers.empty()) {
-    notes.push_back(fmt::format(
-        "{}: other columns from line{} {} on (a log appended with other "
-        "fields); each part read with its own header",
-        file, tally_.new_headers.size() == 1 ? "" : "s", line_list(tally_.new_headers)));
-  }
-  for (const auto& [column, whys] : tally_.absent) {
-    std::string text;
-    for (const auto& [why, rows] : whys) {
-      text += fmt::format("{}{} in {} row{}", text.empty() ? "" : ", ", why, rows,
-                          rows == 1 ? "" : "s");
-    }
-    notes.push_back(fmt::format("{}: {} has no value ({}); left empty", file, column, text));
-  }
-}
-
-// What the log's columns leave out, said once per file.
-void say_columns(const fs::path& path, const Plan& plan, std::vector<std::string>& notes) {
-  std::string unknown, no_column, repeated;
-  const auto add = [](std::string& list, const std::string& name) {
-    list += (list.empty() ? "" : ", ") + name;
-  };
-  for (const auto& c : plan.columns) {
-    if (c.field == nullptr) {
-      add(unknown, c.name);
-    } else if (c.field->role == FieldRole::NoColumn) {
-      add(no_column, c.name);
-    } else if (c.field->role == FieldRole::Metric && !c.stored) {
-      add(repeated, c.name);
-    }
-  }
-  if (!unknown.empty()) {
-    notes.push_back(
-        fmt::format("{}: columns not understood, left out: {}", path.string(), unknown));
-  }
-  if (!no_column.empty()) {
-    notes.push_back(fmt::format("{}: nvidia-smi fields gpuscope has no column for, left out: {}",
-                                path.string(), no_column));
-  }
-  if (!repeated.empty()) {
-    notes.push_back(fmt::format("{}: {} left out: another column gives the same quantity",
-                                path.string(), repeated));
-  }
-}
-
 void CsvLog::finish() {
   infer_ticks();
-  say_columns(path_, plan_, target_.notes());
-  say_tally();
+  tally_columns(plan_, tally_);
+  tally_.say(path_, "logs appended to one file", target_.notes());
   target_.notes().push_back(
       fmt::format("{}: local times read in {}", path_.string(), zone_.description()));
   if (plan_.limit_from_requested) {
@@ -501,8 +421,7 @@ void CsvLog::finish() {
   std::size_t written = 0;
   for (auto& [host, run] : runs_) written += run->finish(problems) ? 1U : 0U;
   if (written == 0) {
-    target_.notes().push_back(
-        fmt::format("{} holds no samples; nothing read from it", path_.string()));
+    say_no_samples();
   }
 }
 
@@ -516,29 +435,20 @@ std::string_view SmiCsvFormat::inputs() const {
 bool SmiCsvFormat::recognises(const fs::path& path, const ReadOptions& options) const {
   if (!is_foreign_text(path)) return false;
   const std::string head = read_head(path, 64 * 1024);
-  std::size_t at = 0;
-  while (at < head.size()) {
-    const std::size_t end = std::min(head.find('\n', at), head.size());
-    const std::string_view line = trim(std::string_view(head).substr(at, end - at));
-    at = end + 1;
-    if (line.empty()) continue;
-    std::vector<std::string_view> cells;
-    split_fields(line, ',', cells);
-    if (is_header(cells)) return true;
-    if (options.query_gpu.empty()) return false;
-    std::vector<std::string_view> query;
-    split_fields(options.query_gpu, ',', query);
-    return query.size() == cells.size() && is_header(query);
-  }
-  return false;
+  const std::string_view line = first_line(head);
+  if (line.empty()) return false;
+  std::vector<std::string_view> cells;
+  split_fields(line, ',', cells);
+  if (is_header(cells)) return true;
+  if (options.query_gpu.empty()) return false;
+  std::vector<std::string_view> query;
+  split_fields(options.query_gpu, ',', query);
+  return query.size() == cells.size() && is_header(query);
 }
 
 void SmiCsvFormat::read(const std::vector<fs::path>& inputs, const ReadOptions& options,
                         RunTarget& target) const {
-  for (const auto& input : each_file_once(inputs, target.notes())) {
-    CsvLog log(input, options, target);
-    log.read();
-  }
+  read_each_log<CsvLog>(inputs, options, target);
 }
 
 }  // namespace gpuscope::ingest

@@ -9,6 +9,7 @@
 #include "core/version.hpp"
 #include "ingest/import.hpp"
 #include "ingest/local_time.hpp"
+#include "ingest/log_reader.hpp"
 #include "ingest/log_run.hpp"
 #include "ingest/log_tally.hpp"
 #include "ingest/log_text.hpp"
@@ -248,10 +249,10 @@ Scan scan(const fs::path& path) {
   return out;
 }
 
-class DmonLog {
+class DmonLog : LogReader {
  public:
   DmonLog(const fs::path& path, const ReadOptions& options, RunTarget& target)
-      : path_(path), options_(options), target_(target), lines_(path), zone_(options.timezone) {}
+      : LogReader(path, options, target) {}
 
   void read();
 
@@ -265,17 +266,10 @@ class DmonLog {
   std::int64_t timeless();
   void fill(const std::vector<std::string_view>& cells, SampleRow& sample);
   LogRun& run();
-  [[noreturn]] void bad(const std::string& what, const std::string& hint = {}) const;
   void finish();
 
-  fs::path path_;
-  const ReadOptions& options_;
-  RunTarget& target_;
-  LogLines lines_;
-  LocalZone zone_;
   Plan plan_;
   bool csv_ = false;
-  LogTally tally_;
   std::vector<std::string_view> cells_;
   std::unique_ptr<LogRun> run_;
   std::set<unsigned> gpm_gpus_;  // GPUs with GPM columns
@@ -288,24 +282,9 @@ class DmonLog {
   bool stamped_ = false, times_only_ = false, timeless_ = false;  // what the rows had
 };
 
-void DmonLog::bad(const std::string& what, const std::string& hint) const {
-  throw Error::usage(fmt::format("{}: {}", lines_.where(), what), {},
-                     hint.empty() ? "check the log; docs/logs.md lists what gpuscope reads" : hint);
-}
-
 void DmonLog::read() {
-  std::string_view line;
-  while (lines_.next(line)) {
-    const auto text = trim(line);
-    if (text.empty()) continue;
-    // dmon ends every line it prints: one without a line end was cut off mid-write.
-    if (lines_.unterminated()) {
-      target_.notes().push_back(
-          fmt::format("{}: the last line was cut off mid-write; left out", lines_.where()));
-      break;
-    }
-    handle(text);
-  }
+  std::string_view text;
+  while (next_log_line(lines_, text, target_.notes())) handle(text);
   finish();
 }
 
@@ -530,8 +509,7 @@ void DmonLog::finish() {
     problems.push_back("sample times to the whole second, as dmon prints them");
   }
   if (!run_ || !run_->finish(problems)) {
-    target_.notes().push_back(
-        fmt::format("{} holds no samples; nothing read from it", path_.string()));
+    say_no_samples();
   }
 }
 
@@ -566,10 +544,7 @@ bool SmiDmonFormat::recognises(const fs::path& path, const ReadOptions&) const {
 
 void SmiDmonFormat::read(const std::vector<fs::path>& inputs, const ReadOptions& options,
                          RunTarget& target) const {
-  for (const auto& input : each_file_once(inputs, target.notes())) {
-    DmonLog log(input, options, target);
-    log.read();
-  }
+  read_each_log<DmonLog>(inputs, options, target);
 }
 
 }  // namespace gpuscope::ingest

@@ -449,7 +449,7 @@ TEST(SmiCsvRealJob, LoggersKilledWithTheJobLoseOnlyTheirCutLine) {
   EXPECT_EQ(killed.gpu(0).size(), 458U);
   EXPECT_TRUE(killed.noted("job-smi-100ms-killed.csv:460: the last line was cut off mid-write"))
       << killed.notes();
-  EXPECT_TRUE(killed.noted("gpuscope has no column for, left out: pstate, fan.speed"))
+  EXPECT_TRUE(killed.noted("gpuscope has no column for, left out: fan.speed, pstate"))
       << killed.notes();
   // -lms 100 ticks every ~102 ms on this GPU: the queries take their time.
   EXPECT_NEAR(static_cast<double>(killed.runs[0].info.sampling_interval_ns), 102e6, 3e6);

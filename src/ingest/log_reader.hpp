@@ -1,0 +1,37 @@
+// What every text log reader holds while it reads one file (docs/logs.md): the file, the user's
+// read options, the target, the lines, the zone of its local times and the tally said at its
+// end, and the one shape of its errors: "log.csv:812: what is wrong", exit 2.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+#include "ingest/format.hpp"
+#include "ingest/local_time.hpp"
+#include "ingest/log_tally.hpp"
+#include "ingest/log_text.hpp"
+#include "ingest/run_target.hpp"
+
+namespace gpuscope::ingest {
+
+class LogReader {
+ protected:
+  LogReader(const std::filesystem::path& path, const ReadOptions& options, RunTarget& target);
+
+  // Throws Error::usage naming the file and line (`line_` when set: a line held back and read
+  // later, else the line read last) and what is wrong, with `hint` or a pointer to the docs.
+  [[noreturn]] void bad(const std::string& what, const std::string& hint = {}) const;
+  // Says that the file gave no run.
+  void say_no_samples();
+
+  std::filesystem::path path_;
+  const ReadOptions& options_;
+  RunTarget& target_;
+  LogLines lines_;
+  LocalZone zone_;
+  LogTally tally_;
+  std::size_t line_ = 0;
+};
+
+}  // namespace gpuscope::ingest
