@@ -30,7 +30,12 @@ struct GpuKey {
   // older than schema 1.6) and how, or why not (docs/sources.md).
   std::optional<std::string> saturation_source;
   std::optional<std::string> saturation_detail;
-  // "nid0012 rank 3 GPU 1", or "GPU 1" for a single-run analysis.
+  // The run's label (a log's file name): names the GPU's run where the run has no host.
+  std::string run_label;
+  // The host, else the run's label: what tells runs apart in labels.
+  const std::string& where() const { return host.empty() ? run_label : host; }
+  // "nid0012 rank 3 GPU 1", "node1.csv GPU 1" (a log without a host), or "GPU 1" for a
+  // single-run analysis.
   std::string label(bool with_host) const;
 };
 

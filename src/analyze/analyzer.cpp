@@ -113,7 +113,7 @@ std::optional<double> finite(double v) {
 std::string GpuKey::label(bool with_host) const {
   std::string text;
   if (with_host) {
-    text = host;
+    text = where();
     if (rank) text += fmt::format(" rank {}", *rank);
     text += " ";
   }

@@ -20,7 +20,8 @@ std::string duration_words(double seconds) {
 
 bool several_hosts(const Analysis& a) {
   for (const auto& g : a.gpus) {
-    if (g.key.host != a.gpus.front().key.host || g.key.rank != a.gpus.front().key.rank) return true;
+    const auto& first = a.gpus.front().key;
+    if (g.key.where() != first.where() || g.key.rank != first.rank) return true;
   }
   return false;
 }

@@ -23,6 +23,7 @@ struct RunIdentity {
   std::optional<std::string> step_id;
   std::optional<int> rank;
   std::int64_t start_wall_ns = 0;
+  std::optional<std::string> origin;  // two logs' runs differ by it where all else is alike
 };
 
 // The same run in two files (a rank's database and a merge that holds it) would be counted
@@ -30,11 +31,12 @@ struct RunIdentity {
 void refuse_duplicate_run(std::vector<RunIdentity>& seen, const store::StoredRun& run,
                           const fs::path& path) {
   RunIdentity identity{path.string(),          run.info.host,       run.info.slurm.job_id,
-                       run.info.slurm.step_id, run.info.ranks.rank, run.info.start_wall_ns};
+                       run.info.slurm.step_id, run.info.ranks.rank, run.info.start_wall_ns,
+                       run.info.origin};
   for (const RunIdentity& other : seen) {
     if (other.host == identity.host && other.job_id == identity.job_id &&
         other.step_id == identity.step_id && other.rank == identity.rank &&
-        other.start_wall_ns == identity.start_wall_ns) {
+        other.start_wall_ns == identity.start_wall_ns && other.origin == identity.origin) {
       throw Error::usage(
           other.source == identity.source
               ? fmt::format("{} holds the same run twice", identity.source)
@@ -111,6 +113,7 @@ GpuKey key_of(const Source& source, const RunMeta& meta, unsigned device_index) 
   GpuKey key;
   key.run_id = static_cast<std::int64_t>(source.meta);
   key.host = meta.host;
+  key.run_label = meta.label;
   key.rank = meta.rank;
   key.device_index = device_index;
   for (const auto& d : source.devices) {

@@ -32,7 +32,8 @@ struct Style {
 
 bool several_hosts(const Analysis& a) {
   for (const auto& g : a.gpus) {
-    if (g.key.host != a.gpus.front().key.host || g.key.rank != a.gpus.front().key.rank) return true;
+    const auto& first = a.gpus.front().key;
+    if (g.key.where() != first.where() || g.key.rank != first.rank) return true;
   }
   return false;
 }
@@ -660,6 +661,7 @@ json gpus_json(const Analysis& a) {
     gpus.push_back(
         {{"run", g.key.run_id},
          {"host", g.key.host},
+         {"run_label", g.key.run_label},
          {"rank", opt(g.key.rank)},
          {"index", g.key.device_index},
          {"uuid", g.key.uuid},

@@ -86,9 +86,13 @@ class Merger {
     const bool chunks = has_sample_chunks(db_, "src");
     const bool processes = has_table(db_, "processes", "src");
     const bool phases = has_table(db_, "phases", "src");
-    Statement runs = db_.prepare(
-        "SELECT run_id, host, slurm_job_id, slurm_step_id, slurm_rank, start_wall_ns "
-        "FROM src.runs ORDER BY run_id");
+    // origin (schema 1.7) tells apart runs of two logs that share everything else: files of
+    // one node's GPUs, without a host, started together. An older input has none: NULL.
+    const bool origin = has_column(db_, "runs", "origin", "src");
+    Statement runs = db_.prepare(fmt::format(
+        "SELECT run_id, host, slurm_job_id, slurm_step_id, slurm_rank, start_wall_ns, {} "
+        "FROM src.runs ORDER BY run_id",
+        origin ? "origin" : "NULL"));
     while (runs.step()) {
       refuse_duplicate(runs, input);
       const std::int64_t old_id = runs.int64(0);
@@ -113,12 +117,13 @@ class Merger {
   void refuse_duplicate(const Statement& run, const fs::path& input) {
     Statement same = db_.prepare(
         "SELECT run_id FROM main.runs WHERE host IS ?1 AND slurm_job_id IS ?2 AND "
-        "slurm_step_id IS ?3 AND slurm_rank IS ?4 AND start_wall_ns = ?5");
+        "slurm_step_id IS ?3 AND slurm_rank IS ?4 AND start_wall_ns = ?5 AND origin IS ?6");
     same.bind(1, run.opt_text(1));
     same.bind(2, run.opt_text(2));
     same.bind(3, run.opt_text(3));
     same.bind(4, run.opt_int64(4));
     same.bind(5, run.int64(5));
+    same.bind(6, run.opt_text(6));
     if (!same.step()) return;
     const fs::path& first = origin_.at(same.int64(0));
     const std::string where =

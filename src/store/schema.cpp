@@ -231,6 +231,15 @@ bool has_table(Database& db, std::string_view table, std::string_view schema) {
   return stmt.step();
 }
 
+bool has_column(Database& db, std::string_view table, std::string_view column,
+                std::string_view schema) {
+  Statement info = db.prepare(fmt::format("PRAGMA {}.table_info({})", schema, table));
+  while (info.step()) {
+    if (info.text(1) == column) return true;
+  }
+  return false;
+}
+
 std::string select_list(Database& db, std::string_view table, std::span<const Column> columns,
                         std::string_view schema) {
   std::set<std::string> present;

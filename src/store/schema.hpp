@@ -48,6 +48,9 @@ std::span<const Column> process_sample_columns();
 std::string create_process_tables_sql();
 // Whether `table` exists in the database (or an attached one, `schema`).
 bool has_table(Database& db, std::string_view table, std::string_view schema = "main");
+// Whether `table` of `schema` has a column `column` (an older file may lack one added since).
+bool has_column(Database& db, std::string_view table, std::string_view column,
+                std::string_view schema = "main");
 // The columns as a SELECT list for `table` of `schema`, with "NULL AS name" for each column the
 // file's table lacks (a file written by an older gpuscope, read without upgrading it).
 std::string select_list(Database& db, std::string_view table, std::span<const Column> columns,

@@ -149,6 +149,13 @@ TEST_F(Logs, EveryCommandTakesALog) {
   EXPECT_NE(text.out.find("! imported from an nvidia-smi --query-gpu log"), std::string::npos)
       << text.out;
   EXPECT_NE(text.err.find("columns not understood, left out: foo.bar"), std::string::npos);
+
+  // Two logs without a hostname field: their GPUs named by their files, not "GPU 0" twice.
+  auto two = run_gpuscope(
+      {"analyze", log, kLogs + "/smi-csv-4gpu-noindex.csv", "--timezone", "UTC", "--no-color"});
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.out.find("smi-csv-appended.csv GPU 1"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("smi-csv-4gpu-noindex.csv GPU 3"), std::string::npos) << two.out;
 }
 
 TEST_F(Logs, WhatCannotBeReadIsAClearErrorAndNoOutput) {

@@ -72,11 +72,13 @@ async function gpuscopeDataText() {
     if (Math.abs(j) >= 1e3) return gs.num(j / 1e3, 1) + " kJ";
     return gs.num(j, 0) + " J";
   };
-  const severalHosts = d.gpus.some((g) => g.host !== d.gpus[0].host || g.rank !== d.gpus[0].rank);
+  // A run without a host (a log without a hostname field) is named by its label (the file).
+  const where = (g) => g.host || g.run_label || "";
+  const severalHosts = d.gpus.some((g) => where(g) !== where(d.gpus[0]) || g.rank !== d.gpus[0].rank);
   gs.gpuLabel = function (i) {
     const g = d.gpus[i];
     if (!g) return "GPU ?";
-    return (severalHosts ? g.host + (g.rank != null ? " rank " + g.rank : "") + " " : "") + "GPU " + g.index;
+    return (severalHosts ? where(g) + (g.rank != null ? " rank " + g.rank : "") + " " : "") + "GPU " + g.index;
   };
 
   // Per-GPU grids: bytes decoded once per metric, 255 = no sample.
