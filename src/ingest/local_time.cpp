@@ -188,7 +188,7 @@ std::int64_t timeless_start_ns(const fs::path& file, const std::string& start, L
     }
     notes.push_back(fmt::format(
         "{}: the log has no timestamps; its first tick taken at "
-        "--log-start {} ({}), ticks {:g} s apart",
+        "--log-start {} in {}, ticks {:g} s apart",
         file.string(), start, zone.description(), static_cast<double>(interval_ns) / 1e9));
     return *ns;
   }
