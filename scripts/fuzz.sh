@@ -14,7 +14,7 @@ mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
 all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc
-  fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr fuzz_tsdb_answer)
+  fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr fuzz_tsdb_answer fuzz_logs)
 targets=("${all_targets[@]}")
 
 case $mode in
@@ -130,6 +130,16 @@ printf '\x02{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","UUID":"GPU-2"},"val
   >"$seeds/fuzz_tsdb_answer/export"
 printf '\x03# the site'"'"'s server\nurl = https://vm.example:8428/select/0/prometheus\nbearer_token_file = /etc/gpuscope/token\nca_file = /etc/ssl/ca.pem\ninsecure_skip_verify = false\ntimeout = 2m\n' \
   >"$seeds/fuzz_tsdb_answer/site"
+# Logs as the tests' fixtures have them (first byte: 0 nvidia-smi CSV, 1 dmon, 2 dcgmi dmon;
+# second: the read options), cut to their first 40 lines so that each run stays quick.
+seed_log() {  # seed_log FORMAT-BYTE OPTIONS-BYTE FILE
+  { printf "\\x$1\\x$2"; head -n 40 "$3"; } >"$seeds/fuzz_logs/$1$2-$(basename "$3")"
+}
+for file in tests/fixtures/logs/smi-csv-*.csv tests/fixtures/h200-580/smi.csv; do seed_log 00 01 "$file"; done
+seed_log 00 05 tests/fixtures/h200-580/job-smi-200ms-noheader-killed.csv
+seed_log 00 03 tests/fixtures/logs/smi-csv-4gpu-noindex.csv
+for file in tests/fixtures/logs/smi-dmon-*.txt tests/fixtures/h200-580/job-dmon-*.txt; do seed_log 01 09 "$file"; done
+for file in tests/fixtures/logs/dcgmi-dmon-*.txt; do seed_log 02 08 "$file"; done
 
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
@@ -178,6 +188,7 @@ case $mode in
     run_target fuzz_grid_api -runs=30000
     run_target fuzz_marks -runs=30000
     run_target fuzz_gssr -runs=10000
+    run_target fuzz_logs -runs=1500
     run_target fuzz_tsdb_answer -runs=30000
     ;;
   long)

@@ -57,6 +57,8 @@ std::int64_t days_from_civil(int y, int m, int d) {
 
 bool valid_date(const LocalDateTime& t) {
   static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  // Nanoseconds since 1970 in 64 bits reach 2262: no log is dated outside these years.
+  if (t.year < 1970 || t.year > 2200) return false;
   if (t.month < 1 || t.month > 12 || t.day < 1 || t.hour < 0 || t.hour > 23 || t.minute < 0 ||
       t.minute > 59 || t.second_ns < 0 || t.second_ns >= 61'000'000'000) {
     return false;

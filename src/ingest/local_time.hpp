@@ -30,7 +30,8 @@ class LocalZone {
 
   // The time `local` stands for, in ns since the epoch. Times are expected in log order: when a
   // time falls in the hour a daylight-saving change repeats, the reading that keeps the log in
-  // order is taken. nullopt for a date that does not exist (February 30).
+  // order is taken. nullopt for a date that does not exist (February 30) or lies outside the
+  // years 1970-2200 (nanoseconds since 1970 must fit in 64 bits).
   std::optional<std::int64_t> to_utc_ns(const LocalDateTime& local);
 
   // "Europe/Zurich (--timezone)", "this machine's zone (Europe/Zurich)": for the note that says

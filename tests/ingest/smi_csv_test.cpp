@@ -337,6 +337,7 @@ TEST(LocalZone, OffsetsNamesAndBadZones) {
   LocalZone india("+05:30");
   EXPECT_EQ(india.to_utc_ns({1970, 1, 1, 5, 30, 1'500'000'000}), 1'500'000'000);
   EXPECT_FALSE(utc.to_utc_ns({2026, 2, 30, 0, 0, 0})) << "February 30 is no date";
+  EXPECT_FALSE(utc.to_utc_ns({1014, 5, 3, 0, 0, 0})) << "before 1970: outside 64-bit ns (fuzz)";
   EXPECT_THROW(LocalZone("+25:00"), Error);
   EXPECT_THROW(LocalZone("../../etc/passwd"), Error);
 }
