@@ -1,7 +1,8 @@
 // The HTML report of gssr's fixture folder (tests/fixtures/gssr), made with
 // --detect-outliers none, in headless Chromium: it shows the figures gssr printed for the same
 // data (gssr-analyze-output.txt: each GPU's total_flop_activity and SM active), names the
-// straggler and says what gssr did not record (docs/gssr.md).
+// straggler and says what gssr did not record (docs/gssr.md), in the diagnosis and under the run
+// table.
 // Usage (from web/): node report_gssr_test.mjs REPORT.html SCREENSHOT.png
 import { finish, withReport } from "./browser.mjs";
 
@@ -24,6 +25,7 @@ await withReport(report, async (page, errors) => {
       smMeans: window.gs.data.gpus.map((g) => g.over_time.sm_active_pct.mean),
       flopMeans: window.gs.data.gpus.map((g) => g.over_time.flop_active_pct.mean),
       timelines: Object.keys(window.gs.data.over_space),
+      problems: Array.from(document.querySelectorAll("#metadata ul.problems li")).map((li) => li.textContent),
     };
   });
   console.log(JSON.stringify(result));
@@ -40,6 +42,9 @@ await withReport(report, async (page, errors) => {
   check(result.notes.some((n) => n.startsWith("runs imported from gssr: gssr records no power")),
         "no note on what gssr did not record: " + JSON.stringify(result.notes));
   check(result.timelines.includes("flop_active_pct"), "no FLOP activity timeline");
+  // What the runs' data lacks, under the run table, once although all eight runs record it.
+  check(result.problems.length === 1 && result.problems[0].startsWith("imported from gssr, which records no power"),
+        "run problems: " + JSON.stringify(result.problems));
   await page.screenshot({ path: screenshot, fullPage: false });
 });
 finish(failures, report);

@@ -143,6 +143,14 @@ async function gpuscopeDataText() {
       gs.num(r.sampling_interval_s * 1000, 0) + " ms", r.scenario || r.origin || "", { html: esc(r.source), cls: "text" }]);
     s.appendChild(div("scroll", table(["run", "command", "status", "start (UTC)", "duration", "interval",
       "simulated / imported from", "file"], runs)));
+    // What the runs' data lacks or met (an import's "no energy counter in the log", a profile's
+    // sampling failures), each sentence once however many runs recorded it.
+    const problems = [...new Set(d.runs.flatMap((r) => r.problems || []))];
+    if (problems.length) {
+      const list = gs.el("ul", "problems");
+      for (const p of problems) list.appendChild(gs.el("li", null, p));
+      s.appendChild(list);
+    }
     const w = d.window;
     document.getElementById("subtitle").textContent = d.runs.length + " run" + (d.runs.length === 1 ? "" : "s") +
       " · " + d.gpus.length + " GPU" + (d.gpus.length === 1 ? "" : "s") + " · " + gs.fmtTime(d.duration_s) +
