@@ -28,6 +28,7 @@ Driver::Driver(const Clock& clock) : clock_(clock) {}
 
 Driver::~Driver() {
   for (nvmlGpmSample_t sample : samples_) delete sample;
+  for (nvmlEventSet_st* set : event_sets_) delete set;
 }
 
 nvmlReturn_t Driver::init(const tl::expected<DriverOptions, std::string>& options) {

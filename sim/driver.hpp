@@ -101,6 +101,14 @@ class Driver {
   nvmlReturn_t gpm_sample_get(nvmlDevice_t handle, nvmlGpmSample_t sample);
   nvmlReturn_t gpm_metrics_get(nvmlGpmMetricsGet_t* request);
 
+  // Event sets (sim/driver_events.cpp). A wait delivers one queued event at once, or returns
+  // TIMEOUT after sleeping at most timeout_ms (at once for 0); GPU_IS_LOST once a registered GPU
+  // is lost.
+  nvmlReturn_t event_set_create(nvmlEventSet_t* set);
+  nvmlReturn_t register_events(nvmlDevice_t handle, unsigned long long types, nvmlEventSet_t set);
+  nvmlReturn_t event_set_wait(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeout_ms);
+  nvmlReturn_t event_set_free(nvmlEventSet_t set);
+
   // For the simulated DCGM (sim/dcgm_sim.cpp), which drives the same models: the scenario loaded
   // (nullptr before init; it stays put until the last shutdown), and GPU `gpu` advanced to now.
   // UNINITIALIZED before init, INVALID_ARGUMENT past the last GPU, GPU_IS_LOST once it is lost;
@@ -140,6 +148,9 @@ class Driver {
   nvmlReturn_t handle_call(Entry entry, nvmlDevice_t handle, Fn&& fn);
   HandleTarget find_handle(nvmlDevice_t handle) const;
   bool is_live_sample(nvmlGpmSample_t sample) const;
+  bool is_live_event_set(const nvmlEventSet_st* set) const;
+  // The first event queued on set, or GPU_IS_LOST / TIMEOUT; the lock must be held.
+  nvmlReturn_t take_event(nvmlEventSet_st& set, const CallContext& context, nvmlEventData_t& out);
   void poll_state_file();
   static const StateEntry* usable_entry(const StateMap& entries, const GpuConfig& config);
   void apply_state(const StateMap& entries);
@@ -158,6 +169,7 @@ class Driver {
   double time_scale_ = 1.0;
   bool privileged_ = true;
   std::vector<nvmlGpmSample_t> samples_;
+  std::vector<nvmlEventSet_st*> event_sets_;
   char last_error_[2048] = {};
   char scenario_name_[128] = {};
 };
@@ -188,6 +200,10 @@ nvmlReturn_t Driver::device_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
   pause(context.latency_us);
   return result;
 }
+
+// The event types a GPU of this spec reports (nvmlDeviceGetSupportedEventTypes): all of them, less
+// the ECC ones without ECC memory.
+unsigned long long supported_event_types(const GpuSpec& spec);
 
 // The driver behind the exported functions: the process-wide one, or the one a test installed.
 Driver& process_driver();

@@ -49,6 +49,8 @@ struct GpuSpec {
   ThermalSpec thermal;
   bool gpm = false;
   bool nvlink = false;
+  bool ecc =
+      true;  // ECC memory enabled (datacenter GPUs); without it the ECC calls say NOT_SUPPORTED
   bool module_power = false;  // Grace Hopper: power fields accept scopeId MODULE
   double module_extra_w = 0;  // Grace CPU and LPDDR draw added for the MODULE scope
   PowerUsageMode power_usage_mode = PowerUsageMode::kOneSecondAverage;

@@ -3,7 +3,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <vector>
 
+#include "nvml/abi.hpp"
 #include "sim/levels.hpp"
 
 // A device handle is the address of one of these inside the driver's device table: a GPU's own,
@@ -20,4 +23,16 @@ struct nvmlGpmSample_st {
   std::uint64_t generation = 0;  // which nvmlInit the device belonged to
   std::int64_t time_ns = 0;      // scenario time of the snapshot
   gpuscope::sim::Levels integral{};
+};
+
+// An event set: the GPUs registered on it with their event masks, and the events queued for
+// nvmlEventSetWait (one delivered per call). Like GPM samples it belongs to the caller.
+struct nvmlEventSet_st {
+  struct Registration {
+    std::size_t device = 0;
+    std::uint64_t generation = 0;  // which nvmlInit the device belonged to
+    unsigned long long mask = 0;
+  };
+  std::vector<Registration> registrations;
+  std::deque<nvmlEventData_t> queue;
 };

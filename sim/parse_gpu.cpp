@@ -224,6 +224,7 @@ GpuConfig parse_gpu(const nlohmann::json& value, const std::string& pointer, std
   parse_clocks(reader, gpu.spec.clocks);
   parse_thermal(reader, gpu.spec.thermal);
   gpu.spec.gpm = reader.boolean("gpm", gpu.spec.gpm);
+  gpu.spec.ecc = reader.boolean("ecc", gpu.spec.ecc);
   gpu.activity_scale = reader.number("activity_scale", 1.0, {0, 2});
   gpu.phases = parse_gpu_phases(reader, context);
   gpu.faults = *context.global_faults;

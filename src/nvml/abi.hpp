@@ -15,6 +15,21 @@ struct nvmlDevice_st;
 using nvmlDevice_t = nvmlDevice_st*;
 struct nvmlGpmSample_st;
 using nvmlGpmSample_t = nvmlGpmSample_st*;
+struct nvmlEventSet_st;
+
+// nvmlEventSet_t: a struct holding one pointer, passed by value to Register, Wait and Free.
+struct nvmlEventSet_t {
+  nvmlEventSet_st* handle;
+};
+
+// nvmlEventData_t as filled by nvmlEventSetWait_v2 (and the older nvmlEventSetWait, same layout).
+struct nvmlEventData_t {
+  nvmlDevice_t device;
+  unsigned long long eventType;  // one nvmlEventType* bit
+  unsigned long long eventData;  // the Xid for XidCriticalError (999: unknown Xid), else 0
+  unsigned int gpuInstanceId;    // 0xFFFFFFFF unless MIG is on and the Xid is attributable
+  unsigned int computeInstanceId;
+};
 
 // nvmlPciInfo_t as filled by nvmlDeviceGetPciInfo_v3.
 struct nvmlPciInfo_t {
@@ -185,7 +200,56 @@ inline constexpr int kValueTypeSignedLongLong = 4;
 inline constexpr int kValueTypeSignedInt = 5;
 inline constexpr int kValueTypeUnsignedShort = 6;
 
+// Event type bits, nvmlEventType* (bits 0x20 and 0x40 are unassigned).
+inline constexpr unsigned long long kEventTypeNone = 0x0;
+inline constexpr unsigned long long kEventTypeSingleBitEccError = 0x1;
+inline constexpr unsigned long long kEventTypeDoubleBitEccError = 0x2;
+inline constexpr unsigned long long kEventTypePState = 0x4;
+inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8;
+inline constexpr unsigned long long kEventTypeClock = 0x10;
+inline constexpr unsigned long long kEventTypePowerSourceChange = 0x80;
+inline constexpr unsigned long long kEventMigConfigChange = 0x100;
+inline constexpr unsigned long long kEventTypeSingleBitEccErrorStorm = 0x200;
+inline constexpr unsigned long long kEventTypeDramRetirementEvent = 0x400;
+inline constexpr unsigned long long kEventTypeDramRetirementFailure = 0x800;
+inline constexpr unsigned long long kEventTypeNonFatalPoisonError = 0x1000;
+inline constexpr unsigned long long kEventTypeFatalPoisonError = 0x2000;
+inline constexpr unsigned long long kEventTypeGpuUnavailableError = 0x4000;
+inline constexpr unsigned long long kEventTypeGpuRecoveryAction = 0x8000;
+inline constexpr unsigned long long kEventTypeAll = 0xFF9F;
+// nvmlEventData_t::eventData for an Xid the driver cannot name; the instance ids without MIG.
+inline constexpr unsigned long long kEventDataUnknownXid = 999;
+inline constexpr unsigned int kEventNoInstanceId = 0xFFFFFFFF;
+
+// nvmlEnableState_t.
+inline constexpr unsigned int kFeatureDisabled = 0;
+inline constexpr unsigned int kFeatureEnabled = 1;
+
+// nvmlMemoryErrorType_t.
+inline constexpr unsigned int kMemoryErrorCorrected = 0;
+inline constexpr unsigned int kMemoryErrorUncorrected = 1;
+
+// nvmlEccCounterType_t.
+inline constexpr unsigned int kVolatileEcc = 0;   // reset at driver load
+inline constexpr unsigned int kAggregateEcc = 1;  // lifetime
+
+// nvmlPageRetirementCause_t.
+inline constexpr unsigned int kPageRetirementMultipleSingleBitEcc = 0;
+inline constexpr unsigned int kPageRetirementDoubleBitEcc = 1;
+
 // Field ids for nvmlDeviceGetFieldValues (NVML_FI_DEV_*).
+// Violation (clock event) times: PERF_POLICY_* (74-81) and the ns counters 269-271.
+inline constexpr unsigned int kFieldPerfPolicyPower = 74;
+inline constexpr unsigned int kFieldPerfPolicyThermal = 75;
+inline constexpr unsigned int kFieldPerfPolicySyncBoost = 76;
+inline constexpr unsigned int kFieldPerfPolicyBoardLimit = 77;
+inline constexpr unsigned int kFieldPerfPolicyLowUtilization = 78;
+inline constexpr unsigned int kFieldPerfPolicyReliability = 79;
+inline constexpr unsigned int kFieldPerfPolicyTotalAppClocks = 80;
+inline constexpr unsigned int kFieldPerfPolicyTotalBaseClocks = 81;
+inline constexpr unsigned int kFieldClocksEventSwThermSlowdown = 269;       // ns
+inline constexpr unsigned int kFieldClocksEventHwThermSlowdown = 270;       // ns
+inline constexpr unsigned int kFieldClocksEventHwPowerBrakeSlowdown = 271;  // ns
 inline constexpr unsigned int kFieldMemoryTemp = 82;
 inline constexpr unsigned int kFieldTotalEnergyConsumption = 83;  // mJ
 inline constexpr unsigned int kFieldPowerAverage = 185;           // mW, 1 s average
@@ -241,3 +305,9 @@ static_assert(sizeof(nvmlValue_t) == 8);
 static_assert(sizeof(nvmlFieldValue_t) == 40);
 static_assert(sizeof(nvmlGpmMetric_t) == 40);
 static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
+static_assert(sizeof(nvmlEventSet_t) == 8);
+static_assert(sizeof(nvmlEventData_t) == 32 && alignof(nvmlEventData_t) == 8);
+static_assert(offsetof(nvmlEventData_t, eventType) == 8);
+static_assert(offsetof(nvmlEventData_t, eventData) == 16);
+static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24);
+static_assert(offsetof(nvmlEventData_t, computeInstanceId) == 28);

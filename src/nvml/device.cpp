@@ -284,4 +284,50 @@ std::string architecture_name(unsigned architecture) {
   }
 }
 
+Expected<EccMode> Device::ecc_mode() const {
+  unsigned current = 0, pending = 0;
+  auto status = library_->call(&FunctionTable::DeviceGetEccMode, handle_, &current, &pending);
+  return value_if(status, EccMode{current == kFeatureEnabled, pending == kFeatureEnabled});
+}
+
+Expected<std::uint64_t> Device::total_ecc_errors(MemoryError type, EccCounter counter) const {
+  unsigned long long count = 0;
+  auto status = library_->call(&FunctionTable::DeviceGetTotalEccErrors, handle_,
+                               static_cast<unsigned>(type), static_cast<unsigned>(counter), &count);
+  return value_if(status, static_cast<std::uint64_t>(count));
+}
+
+Expected<RemappedRows> Device::remapped_rows() const {
+  unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
+  auto status = library_->call(&FunctionTable::DeviceGetRemappedRows, handle_, &corrected,
+                               &uncorrected, &pending, &failure);
+  return value_if(status, RemappedRows{corrected, uncorrected, pending != 0, failure != 0});
+}
+
+Expected<unsigned> Device::pcie_replay_counter() const {
+  unsigned value = 0;
+  auto status = library_->call(&FunctionTable::DeviceGetPcieReplayCounter, handle_, &value);
+  return value_if(status, value);
+}
+
+Expected<EngineUtilization> Device::encoder_utilization() const {
+  EngineUtilization u;
+  auto status = library_->call(&FunctionTable::DeviceGetEncoderUtilization, handle_, &u.percent,
+                               &u.sampling_period_us);
+  return value_if(status, u);
+}
+
+Expected<EngineUtilization> Device::decoder_utilization() const {
+  EngineUtilization u;
+  auto status = library_->call(&FunctionTable::DeviceGetDecoderUtilization, handle_, &u.percent,
+                               &u.sampling_period_us);
+  return value_if(status, u);
+}
+
+Expected<std::uint64_t> Device::supported_event_types() const {
+  unsigned long long types = 0;
+  auto status = library_->call(&FunctionTable::DeviceGetSupportedEventTypes, handle_, &types);
+  return value_if(status, static_cast<std::uint64_t>(types));
+}
+
 }  // namespace gpuscope::nvml

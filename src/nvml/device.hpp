@@ -50,6 +50,29 @@ struct ProcessUtilization {
   unsigned memory_percent = 0;
 };
 
+// nvmlDeviceGetEccMode: whether ECC is on now and after the next reboot.
+struct EccMode {
+  bool current = false, pending = false;
+};
+
+enum class MemoryError : unsigned {
+  Corrected = kMemoryErrorCorrected,
+  Uncorrected = kMemoryErrorUncorrected
+};
+enum class EccCounter : unsigned { Volatile = kVolatileEcc, Aggregate = kAggregateEcc };
+
+// nvmlDeviceGetRemappedRows (Ampere and newer): a pending remap takes effect at the next reset.
+struct RemappedRows {
+  unsigned corrected = 0, uncorrected = 0;
+  bool pending = false, failure = false;
+};
+
+// An engine's utilization over the driver's sampling period (encoder, decoder).
+struct EngineUtilization {
+  unsigned percent = 0;
+  unsigned sampling_period_us = 0;
+};
+
 enum class ClockType : unsigned { Graphics = kClockGraphics, Sm = kClockSm, Memory = kClockMem };
 
 class Device {
@@ -95,6 +118,16 @@ class Device {
   Expected<std::vector<ProcessUtilization>> process_utilization(std::uint64_t since_us) const;
 
   Expected<bool> gpm_supported() const;
+
+  // Health (issue 29).
+  Expected<EccMode> ecc_mode() const;
+  Expected<std::uint64_t> total_ecc_errors(MemoryError type, EccCounter counter) const;
+  Expected<RemappedRows> remapped_rows() const;
+  Expected<unsigned> pcie_replay_counter() const;
+  Expected<EngineUtilization> encoder_utilization() const;
+  Expected<EngineUtilization> decoder_utilization() const;
+  // The nvmlEventType* bits this GPU can deliver.
+  Expected<std::uint64_t> supported_event_types() const;
 
  private:
   std::shared_ptr<const Library> library_;

@@ -102,7 +102,35 @@
   X1(GpmSampleFree, Optional, (nvmlGpmSample_t sample), (sample), nvmlGpmSampleFree)                   \
   X1(GpmSampleGet, Optional, (nvmlDevice_t device, nvmlGpmSample_t sample), (device, sample),          \
      nvmlGpmSampleGet)                                                                                 \
-  X1(GpmMetricsGet, Optional, (nvmlGpmMetricsGet_t* metrics), (metrics), nvmlGpmMetricsGet)
+  X1(GpmMetricsGet, Optional, (nvmlGpmMetricsGet_t* metrics), (metrics), nvmlGpmMetricsGet)         \
+  /* Health (issue 29): events (Xids, ECC) and the error counters */                                  \
+  X1(EventSetCreate, Optional, (nvmlEventSet_t* set), (set), nvmlEventSetCreate)                      \
+  X1(DeviceRegisterEvents, Optional, (nvmlDevice_t device, unsigned long long event_types,            \
+     nvmlEventSet_t set), (device, event_types, set), nvmlDeviceRegisterEvents)                       \
+  X1(DeviceGetSupportedEventTypes, Optional, (nvmlDevice_t device, unsigned long long* event_types),  \
+     (device, event_types), nvmlDeviceGetSupportedEventTypes)                                         \
+  X2(EventSetWait, Optional, (nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeout_ms),    \
+     (set, data, timeout_ms), nvmlEventSetWait_v2, nvmlEventSetWait)                                  \
+  X1(EventSetFree, Optional, (nvmlEventSet_t set), (set), nvmlEventSetFree)                           \
+  X1(DeviceGetEccMode, Optional, (nvmlDevice_t device, unsigned int* current, unsigned int* pending), \
+     (device, current, pending), nvmlDeviceGetEccMode)                                                \
+  X1(DeviceGetTotalEccErrors, Optional, (nvmlDevice_t device, unsigned int error_type,                \
+     unsigned int counter_type, unsigned long long* count), (device, error_type, counter_type, count), \
+     nvmlDeviceGetTotalEccErrors)                                                                     \
+  X1(DeviceGetRemappedRows, Optional, (nvmlDevice_t device, unsigned int* corrected,                  \
+     unsigned int* uncorrected, unsigned int* pending, unsigned int* failure),                        \
+     (device, corrected, uncorrected, pending, failure), nvmlDeviceGetRemappedRows)                   \
+  X1(DeviceGetRetiredPages, Optional, (nvmlDevice_t device, unsigned int cause,                       \
+     unsigned int* count, unsigned long long* addresses), (device, cause, count, addresses),          \
+     nvmlDeviceGetRetiredPages)                                                                       \
+  X1(DeviceGetPcieReplayCounter, Optional, (nvmlDevice_t device, unsigned int* value),                \
+     (device, value), nvmlDeviceGetPcieReplayCounter)                                                 \
+  X1(DeviceGetEncoderUtilization, Optional, (nvmlDevice_t device, unsigned int* percent,              \
+     unsigned int* sampling_period_us), (device, percent, sampling_period_us),                        \
+     nvmlDeviceGetEncoderUtilization)                                                                 \
+  X1(DeviceGetDecoderUtilization, Optional, (nvmlDevice_t device, unsigned int* percent,              \
+     unsigned int* sampling_period_us), (device, percent, sampling_period_us),                        \
+     nvmlDeviceGetDecoderUtilization)
 // clang-format on
 
 // nvmlErrorString is the one entry that does not return nvmlReturn_t; it is declared on its own.
