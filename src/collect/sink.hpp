@@ -2,6 +2,7 @@
 // views; collect/ itself knows nothing of them.
 #pragma once
 
+#include "core/health.hpp"
 #include "core/run.hpp"
 
 namespace gpuscope::collect {
@@ -14,6 +15,8 @@ class SampleSink {
   virtual void on_sample(const SampleRow& row) = 0;
   virtual void on_power(const PowerRow& row) = 0;
   virtual void on_event(const Event& event) = 0;
+  // A GPU's health counters, at the slow health cadence (core/health.hpp).
+  virtual void on_health(const HealthRow& row) { (void)row; }
 };
 
 }  // namespace gpuscope::collect

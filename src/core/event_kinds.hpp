@@ -26,10 +26,14 @@ struct EventKindWords {
     Gap,            // sampling missed its deadlines
     WriteError,     // the run database could not be written
     MetricsSource,  // a metric source (DCGM) lost or regained its counters or its connection
+    Xid,            // the driver reported an Xid error (detail "Xid 48: Double Bit ECC Error")
+    Ecc,            // ECC errors appeared (the driver's ECC event, or the counters rose)
+    RowRemap,       // memory rows were remapped, or a remap is pending or failed
+    PcieReplays,    // the PCIe replay counter rose
     Other,          // a word this gpuscope does not know
   };
 
-  static constexpr std::array<std::pair<Value, std::string_view>, 11> kWords = {{
+  static constexpr std::array<std::pair<Value, std::string_view>, 15> kWords = {{
       {JobStart, "job_start"},
       {JobExit, "job_exit"},
       {JobStop, "job_stop"},
@@ -41,6 +45,10 @@ struct EventKindWords {
       {Gap, "gap"},
       {WriteError, "write_error"},
       {MetricsSource, "metrics_source"},
+      {Xid, "xid"},
+      {Ecc, "ecc"},
+      {RowRemap, "row_remap"},
+      {PcieReplays, "pcie_replays"},
   }};
 };
 using EventKind = StoredWord<EventKindWords>;

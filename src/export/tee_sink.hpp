@@ -19,6 +19,9 @@ class TeeSink : public collect::SampleSink {
   void on_event(const Event& event) override {
     for (auto* sink : sinks_) sink->on_event(event);
   }
+  void on_health(const HealthRow& row) override {
+    for (auto* sink : sinks_) sink->on_health(row);
+  }
 
  private:
   std::vector<collect::SampleSink*> sinks_;
