@@ -71,6 +71,22 @@ void LogRun::push(SampleRow& row) {
   write(row);
 }
 
+void LogRun::push(const HealthRow& row) {
+  if (!writer_) {
+    pending_health_.push_back(row);
+    return;
+  }
+  write(row);
+}
+
+void LogRun::push(Event event) {
+  if (!writer_) {
+    pending_events_.push_back(std::move(event));
+    return;
+  }
+  write(event);
+}
+
 void LogRun::start() {
   std::int64_t first = pending_.front().wall_ns;
   for (const auto& row : pending_) first = std::min(first, row.wall_ns);
@@ -80,8 +96,12 @@ void LogRun::start() {
   info_.sampling_interval_ns = interval_ns_;
   writer_ = target_.add_run(info_, {});
   for (auto& row : pending_) write(row);
+  for (const auto& row : pending_health_) write(row);
+  for (auto& event : pending_events_) write(event);
   pending_.clear();
   pending_.shrink_to_fit();
+  pending_health_ = {};
+  pending_events_ = {};
 }
 
 void LogRun::write(SampleRow& row) {
@@ -91,6 +111,16 @@ void LogRun::write(SampleRow& row) {
     writer_->flush_behind();
     since_flush_ = 0;
   }
+}
+
+void LogRun::write(HealthRow row) {
+  row.mono_ns = row.wall_ns - info_.start_wall_ns;
+  writer_->push(row);
+}
+
+void LogRun::write(Event& event) {
+  event.mono_ns = event.wall_ns - info_.start_wall_ns;
+  writer_->push(std::move(event));
 }
 
 bool LogRun::finish(std::vector<std::string> problems) {

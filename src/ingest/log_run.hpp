@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/device_description.hpp"
+#include "core/health.hpp"
 #include "core/run.hpp"
 #include "ingest/format.hpp"
 #include "ingest/import.hpp"
@@ -29,6 +30,11 @@ class LogRun {
 
   // A row of GPU row.device_index at row.wall_ns (mono_ns is set here).
   void push(SampleRow& row);
+  // The GPU's health counters at row.wall_ns (mono_ns is set here), beside a sample row of the
+  // same line: written through to the run's health_samples, in the order pushed.
+  void push(const HealthRow& row);
+  // Something that happened at event.wall_ns (an Xid the log records; mono_ns is set here).
+  void push(Event event);
   // What the log says about GPU `index` (created with that index on first use).
   DeviceDescription& device(unsigned index);
   // The run's fields, to complete while the first rows are read (used when the run starts).
@@ -45,11 +51,15 @@ class LogRun {
  private:
   void start();
   void write(SampleRow& row);
+  void write(HealthRow row);
+  void write(Event& event);
 
   RunTarget& target_;
   RunInfo info_;
   std::int64_t interval_ns_;
-  std::vector<SampleRow> pending_;  // the first rows, until the start is known
+  std::vector<SampleRow> pending_;         // the first rows, until the start is known
+  std::vector<HealthRow> pending_health_;  // and their health rows
+  std::vector<Event> pending_events_;      // and events
   std::unique_ptr<store::RunWriter> writer_;
   std::map<unsigned, DeviceDescription> devices_;
   std::int64_t rows_ = 0;

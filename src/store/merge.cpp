@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "store/chunk_io.hpp"
+#include "store/health_tables.hpp"
 #include "store/kernel_tables.hpp"
 #include "store/phase_tables.hpp"
 #include "store/run_file.hpp"
@@ -86,6 +87,7 @@ class Merger {
     const bool chunks = has_sample_chunks(db_, "src");
     const bool processes = has_table(db_, "processes", "src");
     const bool phases = has_table(db_, "phases", "src");
+    const bool health = has_table(db_, "health_samples", "src");
     // origin (schema 1.7) tells apart runs of two logs that share everything else: files of
     // one node's GPUs, without a host, started together. An older input has none: NULL.
     const bool origin = has_column(db_, "runs", "origin", "src");
@@ -110,6 +112,10 @@ class Merger {
         copy_rows("process_samples", process_sample_columns(), old_id, new_id);
       }
       if (phases) copy_rows("phases", phase_columns(), old_id, new_id);  // schema 1.5
+      if (health) {  // schema 1.8: the GPUs' health counters
+        summary.rows.health_samples +=
+            copy_rows("health_samples", health_columns(), old_id, new_id);
+      }
       ++summary.runs;
     }
   }
@@ -255,6 +261,7 @@ std::optional<MergeSummary> merged_as_is(Database& db, const fs::path& part) {
   summary.rows.power_samples = db.query_int("SELECT count(*) FROM power_samples").value_or(0);
   summary.rows.events = db.query_int("SELECT count(*) FROM events").value_or(0);
   summary.rows.output_lines = db.query_int("SELECT count(*) FROM output").value_or(0);
+  summary.rows.health_samples = count_health_samples(db, 1);
   return summary;
 }
 

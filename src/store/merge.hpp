@@ -13,7 +13,7 @@ namespace gpuscope::store {
 struct MergeSummary {
   std::vector<std::filesystem::path> inputs;  // the files merged, in the order read
   std::int64_t runs = 0;
-  RowCounts rows;  // samples, power samples, events and output lines copied
+  RowCounts rows;  // samples, power samples, events, output lines and health samples copied
 };
 
 // Writes every run of `inputs` (files, or directories whose *.db files are all taken) into a

@@ -6,6 +6,7 @@
 
 #include "core/metrics.hpp"
 #include "store/chunk_io.hpp"
+#include "store/health_tables.hpp"
 #include "store/phase_tables.hpp"
 #include "store/run_codec.hpp"
 #include "store/schema.hpp"
@@ -74,6 +75,7 @@ RowInserter::RowInserter(Database& db)
       insert_process_(db.prepare(insert_sql("processes", process_columns()))),
       insert_process_sample_(db.prepare(insert_sql("process_samples", process_sample_columns()))),
       insert_phase_(db.prepare(insert_phase_sql())),
+      insert_health_(db.prepare(insert_health_sql())),
       sample_nulls_(kSampleParameters + 1, 1),  // parameters never bound are NULL
       samples_nulls_(kSampleParameters * kSamplesPerInsert + 1, 1),
       insert_chunk_(db) {
@@ -92,6 +94,7 @@ void RowInserter::write(std::int64_t run_id, const WriteBatch& batch) {
     write_output(run_id, batch);
     write_processes(run_id, batch);
     write_phases(run_id, batch);
+    write_health(run_id, batch);
     for (const auto& chunk : chunks_.ready()) insert_chunk_.insert(run_id, chunk);
     commit_.run();
   } catch (const SqliteError&) {
@@ -252,6 +255,13 @@ void RowInserter::write_phases(std::int64_t run_id, const WriteBatch& batch) {
   for (const auto& phase : batch.phases) {
     bind_phase(insert_phase_, run_id, phase);
     insert_phase_.run();
+  }
+}
+
+void RowInserter::write_health(std::int64_t run_id, const WriteBatch& batch) {
+  for (const auto& row : batch.health) {
+    bind_health(insert_health_, run_id, row);
+    insert_health_.run();
   }
 }
 

@@ -44,6 +44,7 @@ class RowInserter {
   void write_output(std::int64_t run_id, const WriteBatch& batch);
   void write_processes(std::int64_t run_id, const WriteBatch& batch);
   void write_phases(std::int64_t run_id, const WriteBatch& batch);
+  void write_health(std::int64_t run_id, const WriteBatch& batch);
 
   Database& db_;
   Statement begin_;
@@ -56,6 +57,7 @@ class RowInserter {
   Statement insert_process_;
   Statement insert_process_sample_;
   Statement insert_phase_;
+  Statement insert_health_;
   std::vector<char> sample_nulls_;   // of insert_sample_
   std::vector<char> samples_nulls_;  // of insert_samples_
   ChunkInserter insert_chunk_;

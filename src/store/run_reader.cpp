@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "core/metrics.hpp"
 #include "store/chunk_io.hpp"
+#include "store/health_tables.hpp"
 #include "store/phase_tables.hpp"
 #include "store/run_file.hpp"
 #include "store/run_rows.hpp"
@@ -170,6 +171,10 @@ void RunReader::for_each_phase(std::int64_t run_id, const std::function<void(Pha
     store::for_each_phase(*db_, run_id, fn);
     return 0;
   });
+}
+
+std::vector<HealthRow> RunReader::health_samples(std::int64_t run_id) const {
+  return read_or_explain(path_, [&] { return read_health_samples(*db_, run_id); });
 }
 
 std::vector<GpuProcess> RunReader::processes(std::int64_t run_id) const {

@@ -15,6 +15,7 @@
 
 #include "core/device_description.hpp"
 #include "core/gpu_process.hpp"
+#include "core/health.hpp"
 #include "core/metrics.hpp"
 #include "core/phase.hpp"
 #include "store/records.hpp"
@@ -85,6 +86,9 @@ class RunReader {
   std::vector<Phase> phases(std::int64_t run_id) const;
   // The same, one at a time.
   void for_each_phase(std::int64_t run_id, const std::function<void(Phase&&)>& fn) const;
+  // The health counters of `run_id`'s GPUs (schema 1.8; empty for an older file), by device,
+  // then time; what a GPU did not report is absent, never 0.
+  std::vector<HealthRow> health_samples(std::int64_t run_id) const;
 
   SampleCursor samples(const RowFilter& filter = {}) const;
   // Like samples(), reading only the metrics in `only` (the others come back absent): a first

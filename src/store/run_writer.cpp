@@ -39,6 +39,9 @@ std::string describe_rows(const RowCounts& rows) {
     parts.push_back(plural(rows.process_rows, "process row", "process rows"));
   }
   if (rows.phases > 0) parts.push_back(plural(rows.phases, "phase", "phases"));
+  if (rows.health_samples > 0) {
+    parts.push_back(plural(rows.health_samples, "health sample", "health samples"));
+  }
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i > 0) out += i + 1 == parts.size() ? " and " : ", ";
@@ -137,6 +140,15 @@ void RunWriter::push(Phase phase) {
     front_.phases.push_back(std::move(phase));
   } else {
     ++dropped_after_stop_.phases;
+  }
+}
+
+void RunWriter::push(const HealthRow& row) {
+  std::lock_guard lock(mutex_);
+  if (accepting()) {
+    front_.health.push_back(row);
+  } else {
+    ++dropped_after_stop_.health_samples;
   }
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/device_description.hpp"
+#include "core/health.hpp"
 #include "core/run.hpp"
 #include "store/write_batch.hpp"
 
@@ -75,6 +76,7 @@ class RunWriter {
   void push(GpuProcess process);
   void push(const ProcessSample& sample);
   void push(Phase phase);
+  void push(const HealthRow& row);
 
   // Writes everything pushed so far now and waits for the attempt (it may fail: see stats()).
   void flush();

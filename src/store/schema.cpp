@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/metrics.hpp"
 #include "store/grid_tables.hpp"
+#include "store/health_tables.hpp"
 #include "store/kernel_tables.hpp"
 #include "store/phase_tables.hpp"
 #include "store/sqlite_errors.hpp"
@@ -339,6 +340,7 @@ void create_schema(Database& db, std::string_view created_by) {
   sql += create_process_tables_sql();
   sql += create_grid_tables_sql();
   sql += create_phase_tables_sql();
+  sql += create_health_tables_sql();
   // The reader's order (run, device, time) and every per-GPU query walk this index.
   sql += "CREATE INDEX samples_by_device ON samples (run_id, device_index, mono_ns);\n";
   sql += "CREATE INDEX power_samples_by_device ON power_samples (run_id, device_index, mono_ns);\n";
@@ -433,6 +435,7 @@ void migrate(Database& db, int from_version) {
     add_missing_columns(db, "devices", std::span(kDeviceColumns).subspan(kDeviceColumnsBefore16));
   }
   if (minor < 7) add_missing_columns(db, "runs", kRunColumns);
+  if (minor < 8 && !has_table(db, "health_samples", "main")) db.exec(create_health_tables_sql());
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",
                   kSchemaMinorVersion));

@@ -1,4 +1,4 @@
-// The run database's schema (version 1.2): one list of columns per table from which the DDL, the
+// The run database's schema (version 1.8): one list of columns per table from which the DDL, the
 // writer's INSERTs, the reader's SELECTs and merge's copies are all built, so they cannot drift.
 // docs/database.md describes every table for people.
 #pragma once
@@ -28,8 +28,9 @@ inline constexpr int kOldestReadableSchema = 1;
 // (store/kernel_tables.hpp); 1.3 the launcher's rank context in runs and the processes and
 // process_samples tables; 1.4 grid_intensity (store/grid_tables.hpp); 1.5 phases
 // (store/phase_tables.hpp); 1.6 the saturation source of each device (devices.saturation_*); 1.7
-// runs.origin, where imported samples came from.
-inline constexpr int kSchemaMinorVersion = 7;
+// runs.origin, where imported samples came from; 1.8 health_samples, the GPUs' health counters
+// (store/health_tables.hpp).
+inline constexpr int kSchemaMinorVersion = 8;
 
 struct Column {
   std::string_view name;
@@ -85,7 +86,8 @@ int check_run_database(Database& db, const std::filesystem::path& path);
 // to kSchemaMinorVersion (1.0 → 1.1 adds an empty sample_chunks: readers use rows for all of it;
 // 1.1 → 1.2 adds the empty kernel trace tables; 1.2 → 1.3 the rank columns of runs, NULL in the
 // runs already there, and the empty process tables; 1.3 → 1.4 the empty grid_intensity; 1.4 → 1.5
-// the empty phases).
+// the empty phases; 1.5 → 1.6 and 1.6 → 1.7 columns at the end of devices and runs; 1.7 → 1.8
+// the empty health_samples).
 // Steps only add tables or columns, never drop data.
 void migrate(Database& db, int from_version);
 

@@ -29,7 +29,8 @@ RowCounts WriteBatch::counts() const {
           static_cast<std::int64_t>(events.size()),
           static_cast<std::int64_t>(output.size()),
           static_cast<std::int64_t>(processes.size() + process_samples.size()),
-          static_cast<std::int64_t>(phases.size())};
+          static_cast<std::int64_t>(phases.size()),
+          static_cast<std::int64_t>(health.size())};
 }
 
 std::size_t WriteBatch::bytes() const {
@@ -44,7 +45,7 @@ std::size_t WriteBatch::bulk_bytes() const {
 }
 
 std::size_t WriteBatch::event_bytes() const {
-  std::size_t total = 0;
+  std::size_t total = health.size() * sizeof(HealthRow);
   for (const auto& e : events) total += sizeof(Event) + e.detail.capacity();
   for (const auto& p : processes) {
     total += sizeof(GpuProcess) + p.command_line.value_or("").capacity() +
@@ -64,6 +65,7 @@ void WriteBatch::clear() {
   processes.clear();
   process_samples.clear();
   phases.clear();
+  health.clear();
 }
 
 void WriteBatch::append(WriteBatch& newer) {
@@ -74,6 +76,7 @@ void WriteBatch::append(WriteBatch& newer) {
   move_append(processes, newer.processes);
   move_append(process_samples, newer.process_samples);
   move_append(phases, newer.phases);
+  move_append(health, newer.health);
 }
 
 RowCounts WriteBatch::drop_oldest(std::size_t max_bytes) {
@@ -90,6 +93,15 @@ RowCounts WriteBatch::drop_oldest(std::size_t max_bytes) {
     dropped.power_samples = drop_front(power_samples, share);
     dropped.output_lines = drop_front(output, share);
     dropped.process_rows = drop_front(process_samples, share);
+  }
+  // Health rows are rare and their counters are running totals: the oldest go first, before
+  // any event.
+  if (!health.empty() && bytes() > max_bytes) {
+    const std::size_t excess = bytes() - max_bytes;
+    const std::size_t n =
+        std::min(health.size(), (excess + sizeof(HealthRow) - 1) / sizeof(HealthRow));
+    health.erase(health.begin(), health.begin() + static_cast<std::ptrdiff_t>(n));
+    dropped.health_samples = static_cast<std::int64_t>(n);
   }
   while (!events.empty() && bytes() > max_bytes) {
     events.erase(events.begin());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/gpu_process.hpp"
+#include "core/health.hpp"
 #include "core/phase.hpp"
 #include "core/run.hpp"
 
@@ -20,9 +21,10 @@ struct RowCounts {
   std::int64_t output_lines = 0;
   std::int64_t process_rows = 0;  // processes and process_samples
   std::int64_t phases = 0;
+  std::int64_t health_samples = 0;
 
   std::int64_t total() const {
-    return samples + power_samples + events + output_lines + process_rows + phases;
+    return samples + power_samples + events + output_lines + process_rows + phases + health_samples;
   }
   RowCounts& operator+=(const RowCounts& other) {
     samples += other.samples;
@@ -31,6 +33,7 @@ struct RowCounts {
     output_lines += other.output_lines;
     process_rows += other.process_rows;
     phases += other.phases;
+    health_samples += other.health_samples;
     return *this;
   }
 };
@@ -43,10 +46,11 @@ struct WriteBatch {
   std::vector<GpuProcess> processes;
   std::vector<ProcessSample> process_samples;
   std::vector<Phase> phases;
+  std::vector<HealthRow> health;
 
   bool empty() const {
     return samples.empty() && power_samples.empty() && events.empty() && output.empty() &&
-           processes.empty() && process_samples.empty() && phases.empty();
+           processes.empty() && process_samples.empty() && phases.empty() && health.empty();
   }
   RowCounts counts() const;
   // Approximate memory the rows hold, strings included.
@@ -56,13 +60,13 @@ struct WriteBatch {
   // Moves `newer`'s rows after this batch's (each table stays in time order); empties `newer`.
   void append(WriteBatch& newer);
   // Drops the oldest samples, power samples, output lines and process samples, in proportion,
-  // until bytes() <= max_bytes (events, processes and phases only when that is not enough);
-  // returns how many were dropped.
+  // until bytes() <= max_bytes (health rows, events, processes and phases only when that is not
+  // enough); returns how many were dropped.
   RowCounts drop_oldest(std::size_t max_bytes);
 
  private:
   std::size_t bulk_bytes() const;   // samples, power samples, output, process samples
-  std::size_t event_bytes() const;  // events, processes and phases
+  std::size_t event_bytes() const;  // health rows, events, processes and phases
 };
 
 }  // namespace gpuscope::store
