@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <map>
 #include <memory>
 #include <set>
 
 #include "core/error.hpp"
+#include "core/health.hpp"
 #include "core/version.hpp"
 #include "dcgm/fields.hpp"
 #include "ingest/import.hpp"
@@ -34,8 +37,10 @@ constexpr ShortName kShortNames[] = {
   {"POWER", 155}, {"TOTEC", 156}, {"POWINST", 157}, {"SDTMP", 158}, {"PMLMT", 160},
   {"EPLMT", 164}, {"PSTAT", 190}, {"FANSP", 191}, {"TXTPT", 200}, {"RXTPT", 201},
   {"RPCTR", 202}, {"GPUTL", 203}, {"MCUTL", 204}, {"ECUTL", 206}, {"DCUTL", 207},
-  {"PVIOL", 240}, {"TVIOL", 241}, {"FBTTL", 250}, {"FBFRE", 251}, {"FBUSD", 252},
-  {"FBRSV", 253}, {"FBUSP", 254},
+  {"XIDER", 230}, {"PVIOL", 240}, {"TVIOL", 241}, {"FBTTL", 250}, {"FBFRE", 251},
+  {"FBUSD", 252}, {"FBRSV", 253}, {"FBUSP", 254}, {"ECCUR", 300}, {"ESVTL", 310},
+  {"EDVTL", 311}, {"ESATL", 312}, {"EDATL", 313}, {"RPSBE", 390}, {"RPDBE", 391},
+  {"RPPEN", 392}, {"URMPS", 393}, {"CRMPS", 394}, {"RRF", 395}, {"RRP", 396},
   {"GRACT", 1001}, {"SMACT", 1002}, {"SMOCC", 1003}, {"TENSO", 1004}, {"DRAMA", 1005},
   {"FP64A", 1006}, {"FP32A", 1007}, {"FP16A", 1008}, {"PCITX", 1009}, {"PCIRX", 1010},
   {"NVLTX", 1011}, {"NVLRX", 1012}, {"TIMMA", 1013}, {"THMMA", 1014}, {"TDFMA", 1015},
@@ -56,14 +61,49 @@ constexpr dcgm::FieldMapping kDeviceFields[] = {
   {164, Metric::PowerLimitW, 1.0, true},
   {204, Metric::MemUtilPct, 1.0, true},
 };
+
+// The health fields (dcgm_fields.h of DCGM 4.6) and the health_samples column each fills, as
+// DCGM prints them: counts, percent, 1/0 flags, violation times in ns (fields 240/241 are NVML's
+// fields 74/75, read as they are).
+struct HealthField {
+  unsigned short field;
+  HealthMetric metric;
+};
+constexpr HealthField kHealthFields[] = {
+  {202, HealthMetric::PcieReplays},
+  {206, HealthMetric::EncoderUtilPct},
+  {207, HealthMetric::DecoderUtilPct},
+  {240, HealthMetric::ViolationPowerNs},
+  {241, HealthMetric::ViolationThermalNs},
+  {300, HealthMetric::EccEnabled},
+  {310, HealthMetric::EccCorrectedVolatile},
+  {311, HealthMetric::EccUncorrectedVolatile},
+  {312, HealthMetric::EccCorrectedAggregate},
+  {313, HealthMetric::EccUncorrectedAggregate},
+  {390, HealthMetric::RetiredPagesSbe},
+  {391, HealthMetric::RetiredPagesDbe},
+  {392, HealthMetric::RetiredPagesPending},
+  {393, HealthMetric::RemappedRowsUncorrectable},
+  {394, HealthMetric::RemappedRowsCorrectable},
+  {395, HealthMetric::RowRemapFailure},
+  {396, HealthMetric::RowRemapPending},
+};
 // clang-format on
 
-constexpr unsigned short kFbTotal = 250;  // the GPU's memory, MiB: a fact, not a sample
+constexpr unsigned short kXidErrors = 230;  // the last Xid (0: none yet): a change is an event
+constexpr unsigned short kFbTotal = 250;    // the GPU's memory, MiB: a fact, not a sample
 constexpr unsigned short kFirstProfilingField = 1001;
 
 const ShortName* short_named(std::string_view name) {
   for (const ShortName& s : kShortNames) {
     if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+const HealthField* health_field(unsigned short field) {
+  for (const auto& h : kHealthFields) {
+    if (h.field == field) return &h;
   }
   return nullptr;
 }
@@ -168,7 +208,8 @@ std::size_t count_ticks(const fs::path& path) {
 struct Column {
   std::string name;
   unsigned short field = 0;                     // 0: not a field dcgmi has (to gpuscope)
-  const dcgm::FieldMapping* mapping = nullptr;  // nullptr: no gpuscope column
+  const dcgm::FieldMapping* mapping = nullptr;  // nullptr: no samples column
+  const HealthField* health = nullptr;          // nullptr: no health_samples column
   bool stored = false;                          // its values are kept (first of its metric)
 };
 
@@ -176,6 +217,7 @@ struct Plan {
   std::vector<Column> columns;
   std::string text;  // the header line, to know it when it repeats
   int fb_total = -1;
+  int xid = -1;
   bool profiling = false;  // a profiling field (1001+) is kept
 };
 
@@ -183,6 +225,7 @@ Plan plan_of(const std::vector<std::string_view>& names, std::string_view text, 
   Plan plan;
   plan.text = std::string(text);
   std::set<Metric> taken;
+  std::set<HealthMetric> health_taken;
   for (auto name : names) {
     Column c{std::string(name)};
     const ShortName* known = short_named(name);
@@ -191,8 +234,14 @@ Plan plan_of(const std::vector<std::string_view>& names, std::string_view text, 
     } else {
       c.field = known->field;
       c.mapping = mapping_of(known->field);
+      c.health = health_field(known->field);
       if (c.field == kFbTotal) {
         plan.fb_total = static_cast<int>(plan.columns.size());
+      } else if (c.field == kXidErrors) {
+        plan.xid = static_cast<int>(plan.columns.size());
+      } else if (c.health != nullptr) {
+        c.stored = health_taken.insert(c.health->metric).second;
+        if (!c.stored) tally.left_out[c.name] = "another column gives the same quantity";
       } else if (c.mapping == nullptr) {
         tally.left_out[fmt::format("{} ({})", c.name, c.field)] =
             "DCGM fields gpuscope has no column for";
@@ -218,7 +267,8 @@ class DcgmiLog : LogReader {
   void handle(std::string_view text);
   void row(std::string_view text);
   std::int64_t time_of(const std::string& key);
-  void fill(const std::vector<std::string_view>& values, SampleRow& sample);
+  void fill(const std::vector<std::string_view>& values, SampleRow& sample, HealthRow& health);
+  void xid(const std::vector<std::string_view>& values, unsigned index, std::int64_t wall_ns);
   void describe(const std::vector<std::string_view>& values, const Entity& e, unsigned index);
   LogRun& run();
   void finish();
@@ -230,7 +280,9 @@ class DcgmiLog : LogReader {
   std::set<std::string> tick_entities_;
   std::int64_t tick_ = -1;
   std::optional<std::int64_t> start_ns_;
-  std::size_t instances_ = 0;  // GPU-I rows
+  std::size_t instances_ = 0;                  // GPU-I rows
+  std::map<unsigned, std::int64_t> last_xid_;  // by GPU: XIDER's last value
+  std::set<unsigned> xid_at_start_;            // GPUs whose first XIDER was already an Xid
   std::optional<std::size_t> stopped_at_;
 };
 
@@ -285,9 +337,36 @@ void DcgmiLog::row(std::string_view text) {
   sample.wall_ns = wall_ns;
   sample.device_index = e->kind == EntityKind::Gpu ? e->id : kGpuInstanceIndexBase + e->id;
   instances_ += e->kind == EntityKind::GpuInstance ? 1U : 0U;
-  fill(values, sample);
+  HealthRow health;
+  health.device_index = sample.device_index;
+  health.wall_ns = wall_ns;
+  fill(values, sample, health);
   describe(values, *e, sample.device_index);
   run().push(sample);
+  if (health.present.any()) run().push(health);
+  xid(values, sample.device_index, wall_ns);
+}
+
+// XIDER holds the GPU's last Xid: a change to another (non-zero) one is a new Xid, an event. A
+// first value that is already an Xid is one too (said in a note: it may predate the log); the
+// same Xid again cannot be told from the log.
+void DcgmiLog::xid(const std::vector<std::string_view>& values, unsigned index,
+                   std::int64_t wall_ns) {
+  const auto at = static_cast<std::size_t>(plan_.xid);
+  if (plan_.xid < 0 || at >= values.size() || values[at] == "N/A") return;
+  const auto value = util::parse_finite_number(values[at]);
+  if (!value || *value < 0 || *value != std::floor(*value)) {
+    bad(fmt::format("'{}' is no Xid (XIDER, field 230)", values[at]));
+  }
+  const auto number = static_cast<std::int64_t>(*value);
+  const auto [last, first] = last_xid_.try_emplace(index, 0);
+  if (number == last->second || number == 0) {
+    last->second = number;
+    return;
+  }
+  if (first) xid_at_start_.insert(index);
+  last->second = number;
+  run().push(Event{wall_ns, 0, index, EventKind::Xid, fmt::format("Xid {}", number)});
 }
 
 // The tick of the row of entity `key` (a row of an entity the tick already had starts the
@@ -311,7 +390,8 @@ std::int64_t DcgmiLog::time_of(const std::string& key) {
   return *start_ns_ + tick_ * interval;
 }
 
-void DcgmiLog::fill(const std::vector<std::string_view>& values, SampleRow& sample) {
+void DcgmiLog::fill(const std::vector<std::string_view>& values, SampleRow& sample,
+                    HealthRow& health) {
   for (std::size_t i = 0; i < plan_.columns.size(); ++i) {
     const Column& c = plan_.columns[i];
     if (!c.stored) continue;
@@ -326,7 +406,13 @@ void DcgmiLog::fill(const std::vector<std::string_view>& values, SampleRow& samp
     }
     const auto value = util::parse_finite_number(values[i]);
     if (!value) bad(fmt::format("'{}' is no value of {}", values[i], c.name));
-    sample.set(c.mapping->metric, *value * c.mapping->scale);
+    if (c.health == nullptr) {
+      sample.set(c.mapping->metric, *value * c.mapping->scale);
+    } else if (*value >= 0 && *value == std::floor(*value)) {
+      health.set(c.health->metric, *value);
+    } else {
+      bad(fmt::format("'{}' is no value of {} (a whole number)", values[i], c.name));
+    }
   }
 }
 
@@ -372,6 +458,14 @@ void DcgmiLog::finish() {
         "parent GPU",
         path_.string(), kGpuInstanceIndexBase));
   }
+  if (!xid_at_start_.empty()) {
+    std::string gpus;
+    for (unsigned gpu : xid_at_start_) gpus += (gpus.empty() ? "" : ", ") + std::to_string(gpu);
+    notes.push_back(fmt::format(
+        "{}: XIDER (field 230) already held an Xid at the first tick of GPU {}: kept as an Xid at "
+        "that tick, though it may be older than the log",
+        path_.string(), gpus));
+  }
   if (stopped_at_) {
     notes.push_back(fmt::format("{}:{}: dcgmi dmon was stopped by a signal (Ctrl-C) there",
                                 path_.string(), *stopped_at_));
@@ -381,7 +475,8 @@ void DcgmiLog::finish() {
       "ticks times the interval, not measured (each real tick is longer by the query)"};
   bool energy = false, profiling = false;
   for (const auto& c : plan_.columns) {
-    energy = energy || (c.stored && c.mapping->metric == Metric::EnergyMj);
+    energy = energy || (c.stored && c.mapping != nullptr && c.health == nullptr &&
+                        c.mapping->metric == Metric::EnergyMj);
     profiling = profiling || (c.stored && c.field >= kFirstProfilingField);
   }
   if (!energy) {

@@ -12,6 +12,7 @@ namespace {
 
 using R = FieldRole;
 using M = Metric;
+using H = HealthMetric;
 
 // Every field gpuscope reads, in nvidia-smi's --help-query-gpu order (driver 580). The units are
 // those nvidia-smi prints in the header and after the values.
@@ -29,6 +30,23 @@ constexpr std::array kFields = std::to_array<Field>({
     {"memory.free", R::Metric, M::MemoryFreeBytes, "MiB", 0},
     {"utilization.gpu", R::Metric, M::GpuUtilPct, "%", 0},
     {"utilization.memory", R::Metric, M::MemUtilPct, "%", 0},
+    {"utilization.encoder", R::Health, M::PowerW, "%", 0, H::EncoderUtilPct},
+    {"utilization.decoder", R::Health, M::PowerW, "%", 0, H::DecoderUtilPct},
+    // The health counters (core/health.hpp): ECC, retired pages, remapped rows.
+    {"ecc.mode.current", R::Health, M::PowerW, "", 0, H::EccEnabled},
+    {"ecc.errors.corrected.volatile.total", R::Health, M::PowerW, "", 0, H::EccCorrectedVolatile},
+    {"ecc.errors.corrected.aggregate.total", R::Health, M::PowerW, "", 0, H::EccCorrectedAggregate},
+    {"ecc.errors.uncorrected.volatile.total", R::Health, M::PowerW, "", 0,
+     H::EccUncorrectedVolatile},
+    {"ecc.errors.uncorrected.aggregate.total", R::Health, M::PowerW, "", 0,
+     H::EccUncorrectedAggregate},
+    {"retired_pages.single_bit_ecc.count", R::Health, M::PowerW, "", 0, H::RetiredPagesSbe},
+    {"retired_pages.double_bit.count", R::Health, M::PowerW, "", 0, H::RetiredPagesDbe},
+    {"retired_pages.pending", R::Health, M::PowerW, "", 0, H::RetiredPagesPending},
+    {"remapped_rows.correctable", R::Health, M::PowerW, "", 0, H::RemappedRowsCorrectable},
+    {"remapped_rows.uncorrectable", R::Health, M::PowerW, "", 0, H::RemappedRowsUncorrectable},
+    {"remapped_rows.pending", R::Health, M::PowerW, "", 0, H::RowRemapPending},
+    {"remapped_rows.failure", R::Health, M::PowerW, "", 0, H::RowRemapFailure},
     {"temperature.gpu", R::Metric, M::TemperatureC, "", 0},
     {"temperature.memory", R::Metric, M::MemoryTemperatureC, "", 0},
     {"power.draw", R::Metric, M::PowerW, "W", 0},
@@ -87,6 +105,10 @@ constexpr std::array kAliases = std::to_array<Alias>({
     {"gpu.power.min_limit", "power.min_limit"},
     {"gpu.power.max_limit", "power.max_limit"},
     {"energy.consumption", "total_energy_consumption"},
+    {"retired_pages.sbe", "retired_pages.single_bit_ecc.count"},
+    {"retired_pages.dbe", "retired_pages.double_bit.count"},
+    {"remapped_rows.sbe", "remapped_rows.correctable"},
+    {"remapped_rows.dbe", "remapped_rows.uncorrectable"},
 });
 
 // Fields (or families, ending in '.') nvidia-smi has and gpuscope has no column for.
@@ -222,6 +244,19 @@ std::optional<double> metric_value(const Field& field, std::string_view text,
   const auto factor = unit_factor(field.unit, unit);
   if (!factor) return std::nullopt;
   return value * *factor;
+}
+
+std::optional<double> health_value(const Field& field, std::string_view text,
+                                   std::string_view header_unit, std::optional<Absent>& absent) {
+  absent.reset();
+  text = trim(text);
+  // The flags' words (ecc.mode.current; the pending and failure fields of some drivers).
+  if (text == "Enabled" || text == "Yes") return 1.0;
+  if (text == "Disabled" || text == "No") return 0.0;
+  const auto value = metric_value(field, text, header_unit, absent);
+  if (!value || *value < 0 || *value != std::floor(*value)) return std::nullopt;
+  if (health_info(field.health).kind == HealthKind::Flag && *value > 1) return std::nullopt;
+  return value;
 }
 
 std::optional<std::uint64_t> hex_mask(std::string_view text) {

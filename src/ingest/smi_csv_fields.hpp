@@ -1,6 +1,7 @@
 // The fields of `nvidia-smi --query-gpu=... --format=csv` (docs/logs.md has the table): which
-// gpuscope column or GPU fact each one fills, in which unit, and how a value is read ("81.86 W",
-// "81.86", "[N/A]", "[Not Supported]", "0x0000000000000004", "Active"). Pure functions, no I/O.
+// gpuscope column, health counter or GPU fact each one fills, in which unit, and how a value is
+// read ("81.86 W", "81.86", "[N/A]", "[Not Supported]", "0x0000000000000004", "Active",
+// "Enabled", "Yes"). Pure functions, no I/O.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/health.hpp"
 #include "core/metrics.hpp"
 
 namespace gpuscope::ingest::smi {
@@ -21,6 +23,7 @@ enum class FieldRole {
   Name,       // the GPU's product name
   DriverVersion,
   Metric,       // a samples column (`metric`), value x `scale` from the field's unit
+  Health,       // a health_samples column (`health`): a count, a percent or a flag
   ReasonsMask,  // clocks_event_reasons.active: the bitmask, hex
   ReasonBit,    // clocks_event_reasons.<reason>: "Active" / "Not Active" (`bit`)
   MemoryTotal,  // the GPU's memory, MiB
@@ -40,6 +43,7 @@ struct Field {
   Metric metric = Metric::PowerW;  // Metric
   std::string_view unit;           // what nvidia-smi prints: "W", "MiB", "MHz", "%", "" (none)
   std::uint64_t bit = 0;           // ReasonBit
+  HealthMetric health = HealthMetric::EccEnabled;  // Health
 };
 
 // The field `name` stands for (either of nvidia-smi's spellings, `clocks_throttle_reasons.*`
@@ -65,6 +69,12 @@ struct Absent {
 // names, if any. nullopt with `absent` set for [N/A]-like words; nullopt with `absent` empty for
 // text that is no value of the field (a malformed log).
 std::optional<double> metric_value(const Field& field, std::string_view text,
+                                   std::string_view header_unit, std::optional<Absent>& absent);
+
+// A value of a Health `field`: a whole number ≥ 0 ("3", "12 %" for the video engines), or a
+// flag's word ("Enabled"/"Disabled", "Yes"/"No") as 1/0. nullopt with `absent` set for
+// [N/A]-like words; nullopt with `absent` empty for text that is no value of the field.
+std::optional<double> health_value(const Field& field, std::string_view text,
                                    std::string_view header_unit, std::optional<Absent>& absent);
 
 // "[N/A]", "N/A", "[Not Supported]", ...: the words, else nullopt.

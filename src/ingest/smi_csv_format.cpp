@@ -46,6 +46,7 @@ Plan plan_of(const std::vector<std::string_view>& cells, std::string_view text) 
   Plan plan;
   plan.text = std::string(text);
   std::set<Metric> taken;
+  std::set<HealthMetric> health_taken;
   bool enforced = false;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const auto cell = smi::split_header_cell(cells[i]);
@@ -77,6 +78,9 @@ Plan plan_of(const std::vector<std::string_view>& cells, std::string_view text) 
           enforced = enforced || c.field->metric == Metric::PowerLimitW;
           plan.has_energy = plan.has_energy || c.field->metric == Metric::EnergyMj;
           break;
+        case FieldRole::Health:
+          c.stored = health_taken.insert(c.field->health).second;
+          break;
         default:
           break;
       }
@@ -99,7 +103,8 @@ bool is_header(const std::vector<std::string_view>& cells) {
     const smi::Field* f = smi::field_named(smi::split_header_cell(cell).name);
     if (f == nullptr) continue;
     ++known;
-    telling = telling || f->role == FieldRole::Timestamp || f->role == FieldRole::Metric;
+    telling = telling || f->role == FieldRole::Timestamp || f->role == FieldRole::Metric ||
+              f->role == FieldRole::Health;
   }
   return telling && known * 2 > cells.size();
 }
@@ -111,7 +116,8 @@ void tally_columns(const Plan& plan, LogTally& tally) {
       tally.left_out[c.name] = "columns not understood";
     } else if (c.field->role == FieldRole::NoColumn) {
       tally.left_out[c.name] = "nvidia-smi fields gpuscope has no column for";
-    } else if (c.field->role == FieldRole::Metric && !c.stored) {
+    } else if ((c.field->role == FieldRole::Metric || c.field->role == FieldRole::Health) &&
+               !c.stored) {
       tally.left_out[c.name] = "another column gives the same quantity";
     }
   }
@@ -133,6 +139,7 @@ class CsvLog : LogReader {
   unsigned gpu_of(const std::vector<std::string_view>& cells, const std::string& host,
                   std::int64_t wall_ns);
   void fill(const std::vector<std::string_view>& cells, SampleRow& sample);
+  bool fill_health(const std::vector<std::string_view>& cells, HealthRow& health);
   void describe(const std::vector<std::string_view>& cells, LogRun& run, unsigned gpu);
   LogRun& run_of(const std::string& host);
   void finish();
@@ -290,7 +297,29 @@ void CsvLog::row(const std::vector<std::string_view>& cells) {
   LogRun& run = run_of(host);
   describe(cells, run, sample.device_index);
   run.push(sample);
+  HealthRow health;
+  health.wall_ns = sample.wall_ns;
+  health.device_index = sample.device_index;
+  if (fill_health(cells, health)) run.push(health);
   ++row_count_;
+}
+
+// The line's health values; whether it has any (a line whose health fields are all [N/A] makes
+// no health row).
+bool CsvLog::fill_health(const std::vector<std::string_view>& cells, HealthRow& health) {
+  std::optional<smi::Absent> absent;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const Column& c = plan_.columns[i];
+    if (c.field == nullptr || c.field->role != FieldRole::Health || !c.stored) continue;
+    if (const auto value = smi::health_value(*c.field, cells[i], c.unit, absent)) {
+      health.set(c.field->health, *value);
+    } else if (absent) {
+      ++tally_.absent[c.name][std::string(absent->why)];
+    } else {
+      bad(fmt::format("'{}' is no value of {}", cells[i], c.header));
+    }
+  }
+  return health.present.any();
 }
 
 void CsvLog::fill(const std::vector<std::string_view>& cells, SampleRow& sample) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 #include <set>
 
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 constexpr double kMiB = 1024.0 * 1024.0;  // dmon's "MB" is MiB, as nvidia-smi's memory fields
 constexpr std::int64_t kDayNs = 86'400'000'000'000;
 
-enum class Role { Date, Time, Gpu, Metric, Gpm, NoColumn };
+enum class Role { Date, Time, Gpu, Metric, Gpm, Health, NoColumn };
 
 // A column dmon prints: its name in the first header line and its unit in the second.
 struct Known {
@@ -33,6 +34,7 @@ struct Known {
   std::string_view unit;
   Metric metric = Metric::PowerW;
   double scale = 1;
+  HealthMetric health = HealthMetric::EccEnabled;  // Health
 };
 
 // clang-format off
@@ -62,11 +64,19 @@ constexpr Known kKnown[] = {
   {"fp64", Role::Gpm, "GPM:%", Metric::Fp64ActivePct},
   {"fp32", Role::Gpm, "GPM:%", Metric::Fp32ActivePct},
   {"fp16", Role::Gpm, "GPM:%", Metric::Fp16ActivePct},
+  // Health (-s u, -s e): the video engines' utilization; the ECC error counts, aggregate over
+  // the GPU's life (nvidia-smi's manual: "aggregate single/double bit ecc errors"); the PCIe
+  // replay counter, a total (on the H200 it reads as nvidia-smi -q's "Replays Since Reset").
+  {"enc", Role::Health, "%", Metric::PowerW, 1, HealthMetric::EncoderUtilPct},
+  {"dec", Role::Health, "%", Metric::PowerW, 1, HealthMetric::DecoderUtilPct},
+  {"sbecc", Role::Health, "errs", Metric::PowerW, 1, HealthMetric::EccCorrectedAggregate},
+  {"dbecc", Role::Health, "errs", Metric::PowerW, 1, HealthMetric::EccUncorrectedAggregate},
+  {"pci", Role::Health, "errs", Metric::PowerW, 1, HealthMetric::PcieReplays},
+  // pviol is the share of the interval the clocks were held down for power, tviol whether they
+  // were for temperature: neither is the violation time health_samples counts (docs/logs.md).
   {"pviol", Role::NoColumn, "%"}, {"tviol", Role::NoColumn, "bool"},
-  {"enc", Role::NoColumn, "%"}, {"dec", Role::NoColumn, "%"}, {"jpg", Role::NoColumn, "%"},
-  {"ofa", Role::NoColumn, "%"}, {"bar1", Role::NoColumn, "MB"}, {"ccpm", Role::NoColumn, "MB"},
-  {"sbecc", Role::NoColumn, "errs"}, {"dbecc", Role::NoColumn, "errs"},
-  {"pci", Role::NoColumn, "errs"},
+  {"jpg", Role::NoColumn, "%"}, {"ofa", Role::NoColumn, "%"}, {"bar1", Role::NoColumn, "MB"},
+  {"ccpm", Role::NoColumn, "MB"},
 };
 // clang-format on
 
@@ -125,6 +135,7 @@ Plan plan_of(const std::vector<std::string_view>& words, std::string_view text, 
   Plan plan;
   plan.text = std::string(text);
   std::set<Metric> taken;
+  std::set<HealthMetric> health_taken;
   for (std::size_t i = 0; i < words.size(); ++i) {
     Column c{std::string(words[i]), known_named(words[i])};
     const int at = static_cast<int>(i);
@@ -139,6 +150,9 @@ Plan plan_of(const std::vector<std::string_view>& words, std::string_view text, 
       plan.gpu = at;
     } else if (role == Role::NoColumn) {
       tally.left_out[c.name] = "nvidia-smi dmon columns gpuscope has no column for";
+    } else if (role == Role::Health) {
+      c.stored = health_taken.insert(c.known->health).second;
+      if (!c.stored) tally.left_out[c.name] = "another column gives the same quantity";
     } else {
       c.stored = taken.insert(c.known->metric).second;
       plan.gpm = plan.gpm || (c.stored && role == Role::Gpm);
@@ -264,7 +278,7 @@ class DmonLog : LogReader {
   std::int64_t stamped(std::string_view date, std::string_view time);
   std::int64_t time_only(std::string_view time);
   std::int64_t timeless();
-  void fill(const std::vector<std::string_view>& cells, SampleRow& sample);
+  void fill(const std::vector<std::string_view>& cells, SampleRow& sample, HealthRow& health);
   LogRun& run();
   void finish();
 
@@ -312,7 +326,10 @@ void DmonLog::header(std::string_view text) {
       Column& c = plan_.columns[i];
       if (c.known == nullptr || c.known->unit == words[i]) continue;
       tally_.left_out[c.name] = fmt::format("a unit ({}) gpuscope does not expect", words[i]);
-      if (c.known->role == Role::Metric || c.known->role == Role::Gpm) c.stored = false;
+      if (c.known->role == Role::Metric || c.known->role == Role::Gpm ||
+          c.known->role == Role::Health) {
+        c.stored = false;
+      }
     }
     return;
   }
@@ -355,7 +372,10 @@ void DmonLog::row(std::string_view text) {
   SampleRow sample;
   sample.device_index = static_cast<unsigned>(*index);
   sample.wall_ns = time_of(cells_);
-  fill(cells_, sample);
+  HealthRow health;
+  health.device_index = sample.device_index;
+  health.wall_ns = sample.wall_ns;
+  fill(cells_, sample, health);
   LogRun& log_run = run();
   DeviceDescription& d = log_run.device(sample.device_index);
   if (!d.name) d.name = "";  // dmon names no product
@@ -364,6 +384,7 @@ void DmonLog::row(std::string_view text) {
     d.saturation_detail = "nvidia-smi dmon --gpm-metrics log";
   }
   log_run.push(sample);
+  if (health.present.any()) log_run.push(health);
 }
 
 std::int64_t DmonLog::time_of(const std::vector<std::string_view>& cells) {
@@ -458,7 +479,8 @@ std::int64_t DmonLog::timeless() {
   return *timeless_start_ + tick_ * interval;
 }
 
-void DmonLog::fill(const std::vector<std::string_view>& cells, SampleRow& sample) {
+void DmonLog::fill(const std::vector<std::string_view>& cells, SampleRow& sample,
+                   HealthRow& health) {
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const Column& c = plan_.columns[i];
     if (!c.stored) continue;
@@ -471,7 +493,13 @@ void DmonLog::fill(const std::vector<std::string_view>& cells, SampleRow& sample
     }
     const auto value = util::parse_finite_number(cells[i]);
     if (!value) bad(fmt::format("'{}' is no value of {}", cells[i], c.name));
-    sample.set(c.known->metric, *value * c.known->scale);
+    if (c.known->role != Role::Health) {
+      sample.set(c.known->metric, *value * c.known->scale);
+    } else if (*value >= 0 && *value == std::floor(*value)) {
+      health.set(c.known->health, *value);
+    } else {
+      bad(fmt::format("'{}' is no value of {} (a whole number)", cells[i], c.name));
+    }
   }
 }
 

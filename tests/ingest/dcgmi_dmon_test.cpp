@@ -144,7 +144,9 @@ TEST(DcgmiDmon, BlankTrailingFieldsOtherEntitiesAndChangedColumns) {
   EXPECT_TRUE(r.note_has({"SMACT has no value", "DCGM returned no value", "2 rows"}));
   EXPECT_TRUE(r.note_has({"1 row left out", "CPU Core 12"}));
   EXPECT_TRUE(r.note_has({"not understood", "XYZZY"}));
-  EXPECT_TRUE(r.note_has({"no column", "PVIOL (240)"}));
+  EXPECT_EQ(r.health.at(0).size(), 2U) << "PVIOL (240) is a health counter";
+  EXPECT_EQ(r.health.at(0)[0].get(HealthMetric::ViolationPowerNs), 0.0);
+  EXPECT_EQ(r.health.count(1), 0U) << "N/A and blank: no health row";
   EXPECT_TRUE(r.note_has({"other columns from line 8"}));
 }
 

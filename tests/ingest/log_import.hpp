@@ -33,6 +33,8 @@ struct Imported {
   std::vector<store::StoredRun> runs;
   std::map<unsigned, DeviceDescription> devices;       // of the first run
   std::map<unsigned, std::vector<SampleRow>> samples;  // by GPU, in time order
+  std::map<unsigned, std::vector<HealthRow>> health;   // of the first run, by GPU, in time order
+  std::vector<Event> events;                           // of the first run, in time order
 
   // Whether a note holds every one of `words`.
   bool note_has(std::initializer_list<std::string_view> words) const {
@@ -53,6 +55,19 @@ struct Imported {
   std::size_t count(unsigned gpu) const {
     return samples.count(gpu) == 0 ? 0 : samples.at(gpu).size();
   }
+  // GPU `gpu`'s health rows (none: empty).
+  const std::vector<HealthRow>& health_of(unsigned gpu) const {
+    static const std::vector<HealthRow> kNone;
+    return health.count(gpu) == 0 ? kNone : health.at(gpu);
+  }
+  // The events of `kind`, in time order.
+  std::vector<Event> events_of(EventKind kind) const {
+    std::vector<Event> out;
+    for (const auto& e : events) {
+      if (e.kind == kind) out.push_back(e);
+    }
+    return out;
+  }
 };
 
 inline Imported import_logs(const std::vector<fs::path>& inputs, const ReadOptions& options = {}) {
@@ -63,7 +78,12 @@ inline Imported import_logs(const std::vector<fs::path>& inputs, const ReadOptio
   const auto reader = store::RunReader::open(out);
   result.runs = reader.runs();
   if (!result.runs.empty()) {
-    for (auto& d : reader.devices(result.runs.front().run_id)) result.devices[d.index] = d;
+    const std::int64_t run_id = result.runs.front().run_id;
+    for (auto& d : reader.devices(run_id)) result.devices[d.index] = d;
+    for (auto& h : reader.health_samples(run_id)) result.health[h.device_index].push_back(h);
+    auto events = reader.events({run_id, std::nullopt});
+    store::RunEvent e;
+    while (events.next(e)) result.events.push_back(e.event);
   }
   reader.for_each_sample(
       {}, [&](const store::RunSample& s) { result.samples[s.row.device_index].push_back(s.row); });
