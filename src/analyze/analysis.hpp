@@ -12,8 +12,10 @@
 #include "analyze/energy.hpp"
 #include "analyze/phases.hpp"
 #include "analyze/stats.hpp"
+#include "core/event_kinds.hpp"
 #include "core/gpu_process.hpp"
 #include "core/grid_intensity.hpp"
+#include "core/health.hpp"
 #include "core/metrics.hpp"
 
 namespace gpuscope::analyze {
@@ -183,6 +185,36 @@ struct ProcessUse {
   std::optional<double> mean_sm_percent;  // where the driver gave per-process utilization
 };
 
+// A health event of one GPU (an Xid, ECC errors, a row remap, PCIe replays, NVLink errors;
+// docs/health.md), on the analysis' time axis.
+struct HealthEvent {
+  std::string gpu;  // its label: "GPU 1", "nid0012 rank 3 GPU 1"
+  double t_s = 0;
+  EventKind kind = EventKind::Other;
+  std::string detail;
+  std::optional<double> run_end_s;  // when its run ended; absent while it runs or was killed
+};
+
+// One GPU's health counters (core/health.hpp) at its first and last health sample.
+struct GpuHealth {
+  std::string gpu;
+  double first_t_s = 0, last_t_s = 0;
+  std::array<std::optional<double>, kHealthMetricCount> first{}, last{};
+  std::optional<double> run_end_s;
+
+  // How much a counter rose over the run; nullopt where the GPU lacks it.
+  std::optional<double> rise(HealthMetric metric) const;
+  std::optional<double> at_end(HealthMetric metric) const {
+    return last[static_cast<std::size_t>(metric)];
+  }
+};
+
+struct HealthReport {
+  std::vector<HealthEvent> events;  // in time order
+  std::vector<GpuHealth> gpus;      // the GPUs with health samples (schema 1.8)
+  bool empty() const { return events.empty() && gpus.empty(); }
+};
+
 struct LostGpu {
   std::string label;
   double t_s = 0;
@@ -210,6 +242,7 @@ struct Analysis {
   std::optional<double> energy_per_unit_j;
   std::optional<Carbon> carbon;
   std::vector<LostGpu> lost_gpus;
+  HealthReport health;
   std::vector<ProcessUse> processes;  // empty when the runs recorded none (or before 1.3)
   std::optional<PhaseReport> phases;  // when the runs hold phases (schema 1.5)
   std::vector<Finding> findings;

@@ -562,6 +562,16 @@ void Analyzer::note_gpu_lost(const GpuKey& key, double t_s, bool with_host) {
   state_->result.lost_gpus.push_back({key.label(with_host), t_s});
 }
 
+void Analyzer::note_health_event(const GpuKey& key, HealthEvent event, bool with_host) {
+  event.gpu = key.label(with_host);
+  state_->result.health.events.push_back(std::move(event));
+}
+
+void Analyzer::add_health(const GpuKey& key, GpuHealth health, bool with_host) {
+  health.gpu = key.label(with_host);
+  state_->result.health.gpus.push_back(std::move(health));
+}
+
 namespace {
 
 // Carbon from the grid series: each period's energy (all GPUs' counters split at its edges) times
@@ -732,6 +742,8 @@ Analysis Analyzer::finish() {
   }
 
   // The carbon findings (a greener start) come after the data's and the diagnosis'.
+  std::stable_sort(a.health.events.begin(), a.health.events.end(),
+                   [](const HealthEvent& x, const HealthEvent& y) { return x.t_s < y.t_s; });
   std::vector<Finding> carbon_findings = std::move(a.findings);
   a.findings = std::move(s.data_findings);
   for (auto& f : diagnose(a)) a.findings.push_back(std::move(f));

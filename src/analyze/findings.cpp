@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "analyze/health.hpp"
+
 namespace gpuscope::analyze {
 namespace {
 
@@ -175,12 +177,8 @@ void phases(const Analysis& a, std::vector<Finding>& out) {
 }  // namespace
 
 std::vector<Finding> diagnose(const Analysis& a) {
-  std::vector<Finding> out;
-  for (const auto& lost : a.lost_gpus) {
-    out.push_back({"gpu_lost", fmt::format("{} fell off the bus at {:.1f} s (GPU_IS_LOST): its "
-                                           "data ends there; check dmesg for Xid errors",
-                                           lost.label, lost.t_s)});
-  }
+  // "My code or the hardware?" first: a faulty GPU explains everything after it.
+  std::vector<Finding> out = health_findings(a);
   stragglers(a, out);
   idle_edges(a, out);
   activity(a, out);

@@ -247,18 +247,71 @@ void feed_phases(Analyzer& analyzer, const std::vector<Source>& sources) {
   analyzer.set_phases(std::move(names), std::move(spans));
 }
 
+namespace {
+
+bool is_health(EventKind kind) {
+  return kind == EventKind::Xid || kind == EventKind::Ecc || kind == EventKind::RowRemap ||
+         kind == EventKind::PcieReplays || kind == EventKind::NvlinkErrors;
+}
+
+std::optional<double> run_end_s(const Source& source) {
+  if (!source.clock.end_mono_ns) return std::nullopt;
+  const double t = source.clock.at(*source.clock.end_mono_ns);
+  return std::isnan(t) ? std::nullopt : std::optional<double>(t);
+}
+
+// One GPU's first and last health samples, on the analysis' time axis.
+analyze::GpuHealth health_span(const Source& source, const HealthRow& first,
+                               const HealthRow& last) {
+  analyze::GpuHealth health;
+  health.first_t_s = source.clock.at(first.mono_ns);
+  health.last_t_s = source.clock.at(last.mono_ns);
+  for (std::size_t m = 0; m < kHealthMetricCount; ++m) {
+    const auto metric = static_cast<HealthMetric>(m);
+    health.first[m] = first.get(metric);
+    health.last[m] = last.get(metric);
+  }
+  health.run_end_s = run_end_s(source);
+  return health;
+}
+
+void feed_health(Analyzer& analyzer, const AnalysisSources& in, const Source& source) {
+  const bool with_host = in.metas.size() > 1;
+  const std::vector<HealthRow> rows = source.reader->health_samples(source.run_id);
+  // In (device, time) order: each device's run of rows gives its first and last.
+  for (std::size_t k = 0; k < rows.size();) {
+    std::size_t end = k;
+    while (end + 1 < rows.size() && rows[end + 1].device_index == rows[k].device_index) ++end;
+    analyze::GpuHealth health = health_span(source, rows[k], rows[end]);
+    if (!std::isnan(health.first_t_s) && !std::isnan(health.last_t_s)) {
+      analyzer.add_health(key_of(source, in.metas[source.meta], rows[k].device_index),
+                          std::move(health), with_host);
+    }
+    k = end + 1;
+  }
+}
+
+}  // namespace
+
 void feed_events(Analyzer& analyzer, const AnalysisSources& in) {
   const bool with_host = in.metas.size() > 1;
   for (const auto& source : in.sources) {
     auto cursor = source.reader->events({source.run_id, std::nullopt});
     store::RunEvent e;
     while (cursor.next(e)) {
-      if (e.event.kind != EventKind::GpuLost || !e.event.device_index) continue;
+      const EventKind kind = e.event.kind;
+      if ((kind != EventKind::GpuLost && !is_health(kind)) || !e.event.device_index) continue;
       const double t = source.clock.at(e.event.mono_ns);
       if (std::isnan(t)) continue;
-      analyzer.note_gpu_lost(key_of(source, in.metas[source.meta], *e.event.device_index), t,
-                             with_host);
+      const auto key = key_of(source, in.metas[source.meta], *e.event.device_index);
+      if (kind == EventKind::GpuLost) {
+        analyzer.note_gpu_lost(key, t, with_host);
+      } else {
+        analyzer.note_health_event(key, {{}, t, kind, e.event.detail, run_end_s(source)},
+                                   with_host);
+      }
     }
+    feed_health(analyzer, in, source);
   }
 }
 

@@ -188,7 +188,8 @@ int run_profile(const ProfileOptions& o) {
   setup.writer.flush_interval = milliseconds(static_cast<std::int64_t>(o.flush_ms));
   setup.sampler = {
       duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
-      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms))};
+      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms)),
+      duration_cast<nanoseconds>(std::chrono::duration<double>(o.health_interval_s))};
   setup.verbose = o.verbose;
   setup.process_interval = milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
   setup.marks = o.marks;

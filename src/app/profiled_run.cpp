@@ -148,6 +148,7 @@ launch::JobResult ProfiledRun::run(const launch::LaunchOptions& launch, collect:
   collect::Sampler sampler(std::move(readers_), setup_.sampler, sink);
   readers_.clear();
   sampler.start();
+  for (const auto& note : sampler.health_notes()) fmt::print(stderr, "gpuscope: {}\n", note);
   // The caller's callbacks, each called after gpuscope's own (set below).
   auto user_output = std::move(callbacks.on_output);
   auto user_event = std::move(callbacks.on_event);

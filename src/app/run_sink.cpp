@@ -36,7 +36,16 @@ void RunSink::on_event(const Event& event) {
   // Events worth a person's attention right away; the rest is in the database.
   if (event.kind == EventKind::GpuLost || event.kind == EventKind::Gap || verbose_) {
     fmt::print(stderr, "gpuscope: {}\n", event.detail);
+  } else if (event.kind == EventKind::Xid || event.kind == EventKind::RowRemap ||
+             (event.kind == EventKind::Ecc &&
+              event.detail.find("uncorrected") != std::string::npos)) {
+    // A fault on the GPU: the first answer to "my code or the hardware?".
+    fmt::print(stderr, "gpuscope: GPU {}: {}\n", event.device_index.value_or(0), event.detail);
   }
+}
+
+void RunSink::on_health(const HealthRow& row) {
+  writer_.push(row);
 }
 
 double RunSink::total_power_w() const {

@@ -20,6 +20,7 @@ class RunSink : public collect::SampleSink {
   void on_sample(const SampleRow& row) override;
   void on_power(const PowerRow& row) override;
   void on_event(const Event& event) override;
+  void on_health(const HealthRow& row) override;
 
   // Sum of the latest board power of every GPU, in W (0 before the first sample).
   double total_power_w() const;

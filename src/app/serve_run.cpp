@@ -86,8 +86,11 @@ int run_serve(const ServeRun& o) {
   if (pusher) sinks.push_back(pusher.get());
   exporter::TeeSink sink(sinks);
   const std::size_t count = gpus.readers.size();
-  collect::Sampler sampler(std::move(gpus.readers), {interval, {}}, sink);
+  const auto health = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(o.health_interval_s));
+  collect::Sampler sampler(std::move(gpus.readers), {interval, {}, health}, sink);
   sampler.start();
+  for (const auto& note : sampler.health_notes()) fmt::print(stderr, "gpuscope: note: {}\n", note);
   if (processes) processes->start();
   if (pusher) pusher->start();
 

@@ -15,6 +15,7 @@ struct ServeRun {
   collect::BackendOptions backend;
   std::string listen = "127.0.0.1:9400";
   double interval_ms = 1000;
+  double health_interval_s = 5;  // 0: no health counters, no Xid events
   std::string gpus;
   std::string naming = "gpuscope";
   std::string node_name;  // --node-name or GPUSCOPE_NODE_NAME; empty: the scheduler's or host's

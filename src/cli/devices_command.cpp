@@ -23,6 +23,7 @@ int run_devices(const DevicesOptions& options) {
   if (library->simulated()) system.scenario = options.backend.simulate;
   std::vector<std::string> notes;
   collect::describe_saturation(system.devices, options.backend, notes);
+  collect::describe_health(system.devices, session);
   if (options.json) {
     fmt::print("{}\n", json_text(report::devices_json(system), 2));
   } else {

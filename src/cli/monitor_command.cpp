@@ -19,6 +19,9 @@
 namespace gpuscope::cli {
 namespace {
 
+// Health counters change rarely; Xids are polled at the sampling cadence all the same.
+constexpr std::chrono::nanoseconds kMonitorHealthInterval = std::chrono::seconds(5);
+
 struct MonitorOptions {
   collect::BackendOptions backend;
   double interval_ms = 1000;
@@ -49,7 +52,8 @@ void write_all(int fd, const std::string& text) {
 // Three ticks 100 ms apart: GPM and DCGM both need two samples of their counters for an average.
 int run_once(const MonitorOptions& o, app::LiveGpus& gpus) {
   exporter::LatestValues latest(gpus.identities);
-  collect::Sampler sampler(std::move(gpus.readers), {std::chrono::milliseconds(100), {}}, latest);
+  collect::Sampler sampler(std::move(gpus.readers),
+                           {std::chrono::milliseconds(100), {}, kMonitorHealthInterval}, latest);
   sampler.start();
   for (int waited_ms = 0; sampler.stats().ticks < 3 && waited_ms < 10'000; waited_ms += 20) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -75,7 +79,7 @@ int run_monitor(const MonitorOptions& o) {
 
   exporter::LatestValues latest(gpus.identities);
   const std::size_t count = gpus.readers.size();
-  collect::Sampler sampler(std::move(gpus.readers), {interval, {}}, latest);
+  collect::Sampler sampler(std::move(gpus.readers), {interval, {}, kMonitorHealthInterval}, latest);
   sampler.start();
   const bool terminal = !o.json && isatty(STDOUT_FILENO) != 0;
   const std::string host = app::short_host_name();

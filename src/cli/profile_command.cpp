@@ -20,6 +20,7 @@ constexpr NumberRange kMaxRuntimeS = NumberRange(0, 31'536'000, "s").with_hint("
 constexpr NumberRange kKillGraceS{0, 3600, "s"};
 constexpr NumberRange kFlushMs{10, 60'000, "ms"};
 constexpr NumberRange kProcessSamplingMs{0, 3'600'000, "ms"};
+constexpr NumberRange kHealthIntervalS = NumberRange(0, 3600, "s").with_hint("0 means no health");
 
 }  // namespace
 
@@ -51,6 +52,11 @@ Command add_profile_command(CLI::App& parent) {
                     "Also sample power and the energy counter every MS ms, faster than the main "
                     "cadence")
       ->type_name("MS");
+  add_number_option(*app, "--health-interval", o->health_interval_s, kHealthIntervalS,
+                    "Read the GPUs' health counters (ECC, remapped rows, PCIe replays, "
+                    "violation times) every SECONDS (default 5; 0: not at all, and no Xid "
+                    "events)")
+      ->type_name("SECONDS");
   add_number_option(*app, "-m,--max-runtime", o->max_runtime_s, kMaxRuntimeS,
                     "Stop the job after SECONDS (SIGTERM, then SIGKILL after --kill-grace); 0 = "
                     "none")

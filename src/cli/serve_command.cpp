@@ -27,6 +27,12 @@ Command add_serve_command(CLI::App& parent) {
   add_number_option(*app, "-i,--interval", o->interval_ms, kSamplingMs,
                     "Sampling interval in ms (default 1000)")
       ->type_name("MS");
+  add_number_option(*app, "--health-interval", o->health_interval_s,
+                    NumberRange(0, 3600, "s").with_hint("0 means no health"),
+                    "Read the GPUs' health counters (ECC, remapped rows, PCIe replays, "
+                    "violation times) every SECONDS (default 5; 0: not at all, and no Xid "
+                    "series)")
+      ->type_name("SECONDS");
   app->add_option("--gpus", o->gpus,
                   "GPUs to serve: NVML indices, GPU-/MIG- UUIDs or all (default)")
       ->type_name("LIST");

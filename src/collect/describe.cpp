@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "collect/health_reader.hpp"
 #include "nvml/gpm.hpp"
 
 namespace gpuscope::collect {
@@ -152,6 +153,17 @@ SystemDescription describe_system(const nvml::Session& session) {
     system.devices.push_back(describe_device(*device));
   }
   return system;
+}
+
+void describe_health(std::vector<DeviceDescription>& devices, const nvml::Session& session) {
+  for (auto& d : devices) {
+    if (d.error) continue;
+    auto device = session.try_device(d.index);
+    if (!device) continue;
+    HealthReader reader(std::move(*device));
+    HealthRow row;
+    if (reader.read(row) && row.present.any()) d.health = row;
+  }
 }
 
 }  // namespace gpuscope::collect

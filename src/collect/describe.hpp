@@ -12,5 +12,7 @@ DeviceDescription describe_device(const nvml::Device& device);
 // Describes the driver and every GPU it enumerates. A GPU that cannot be opened is listed with
 // its error rather than failing the whole listing.
 SystemDescription describe_system(const nvml::Session& session);
+// Reads each GPU's health counters now (ECC, remapped rows, PCIe replays...; docs/health.md).
+void describe_health(std::vector<DeviceDescription>& devices, const nvml::Session& session);
 
 }  // namespace gpuscope::collect

@@ -39,6 +39,7 @@ class DeviceReader {
   DeviceReader& operator=(DeviceReader&&) noexcept = default;
 
   unsigned index() const { return device_.index(); }
+  const nvml::Device& device() const { return device_; }
   bool lost() const { return lost_.value.load(std::memory_order_relaxed); }
   bool has_gpm() const { return gpm_.has_value(); }
 

@@ -62,13 +62,26 @@ void Sampler::start() {
   start_mono_ns_ = mono_now_ns();
   main_thread_ = std::thread([this] { main_loop(); });
   if (options_.power_interval.count() > 0) power_thread_ = std::thread([this] { power_loop(); });
+  if (options_.health_interval.count() > 0) {
+    std::vector<HealthReader> health;
+    for (const auto& reader : readers_) {
+      if (!reader.lost()) health.emplace_back(reader.device());
+    }
+    health_.emplace(std::move(health), health_notes_);
+    health_thread_ = std::thread([this] { health_loop(); });
+  }
 }
 
 void Sampler::stop() {
   if (!running_.exchange(false)) return;
   if (main_thread_.joinable()) main_thread_.join();
   if (power_thread_.joinable()) power_thread_.join();
+  if (health_thread_.joinable()) health_thread_.join();
   sample_all(mono_now_ns());  // the state at the job's end, so the last interval is covered
+  if (health_) {
+    poll_health_events();
+    read_health();
+  }
 }
 
 SamplerStats Sampler::stats() const {
@@ -189,6 +202,44 @@ void Sampler::power_loop() {
     {
       std::lock_guard lock(stats_mutex_);
       stats_.power_rows += produced;
+    }
+    deadline = next_deadline(start_mono_ns_, interval, mono_now_ns(), tick, missed);
+    sleep_until(deadline, running_);
+  }
+}
+
+}  // namespace gpuscope::collect
+
+namespace gpuscope::collect {
+
+void Sampler::poll_health_events() {
+  for (auto& event : health_->poll_events()) emit(std::move(event));
+}
+
+void Sampler::read_health() {
+  std::vector<HealthRow> rows;
+  std::vector<Event> events;
+  health_->read(rows, events);
+  for (const auto& row : rows) sink_.on_health(row);
+  for (auto& event : events) emit(std::move(event));
+  std::lock_guard lock(stats_mutex_);
+  stats_.health_rows += static_cast<std::int64_t>(rows.size());
+}
+
+// Its own thread, so that no health call (the violation fields take 1.4 ms on an H200) ever
+// delays a sample: events are polled at the main cadence, counters read at the health one.
+void Sampler::health_loop() {
+  const std::int64_t interval = options_.interval.count();
+  const std::int64_t health_every = options_.health_interval.count();
+  std::int64_t tick = 0;
+  std::int64_t missed = 0;
+  std::int64_t next_read = start_mono_ns_;
+  std::int64_t deadline = start_mono_ns_;
+  while (running_.load(std::memory_order_relaxed)) {
+    poll_health_events();
+    if (mono_now_ns() >= next_read) {
+      read_health();
+      next_read += health_every * ((mono_now_ns() - next_read) / health_every + 1);
     }
     deadline = next_deadline(start_mono_ns_, interval, mono_now_ns(), tick, missed);
     sleep_until(deadline, running_);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collect/device_reader.hpp"
+#include "collect/health_watch.hpp"
 #include "collect/sink.hpp"
 
 namespace gpuscope::collect {
@@ -19,12 +20,16 @@ namespace gpuscope::collect {
 struct SamplerOptions {
   std::chrono::nanoseconds interval{std::chrono::milliseconds(100)};
   std::chrono::nanoseconds power_interval{0};  // 0: no separate power cadence
+  // The slow health cadence (ECC, remapped rows, PCIe replays...); 0: no health at all. The
+  // driver's fault events are polled, without waiting, at the main cadence on the same thread.
+  std::chrono::nanoseconds health_interval{0};
 };
 
 struct SamplerStats {
   std::int64_t ticks = 0;  // main-cadence ticks completed
   std::int64_t rows = 0;   // device rows produced
   std::int64_t power_rows = 0;
+  std::int64_t health_rows = 0;
   std::int64_t deadlines_missed = 0;  // ticks skipped because the previous one ran late
   std::int64_t failed_calls = 0;      // NVML calls that failed transiently
   std::int64_t lost_gpus = 0;
@@ -45,10 +50,15 @@ class Sampler {
 
   SamplerStats stats() const;
   std::size_t device_count() const { return readers_.size(); }
+  // What start() found the GPUs cannot report about their health (one line each).
+  const std::vector<std::string>& health_notes() const { return health_notes_; }
 
  private:
   void main_loop();
   void power_loop();
+  void health_loop();
+  void read_health();
+  void poll_health_events();
   void sample_all(std::int64_t mono_ns);
   void emit(Event event);
   void check_clock_events(std::size_t k, const SampleRow& row);
@@ -62,6 +72,9 @@ class Sampler {
   std::atomic<bool> running_{false};
   std::thread main_thread_;
   std::thread power_thread_;
+  std::thread health_thread_;
+  std::optional<HealthWatch> health_;
+  std::vector<std::string> health_notes_;
   mutable std::mutex stats_mutex_;
   SamplerStats stats_;
   std::int64_t start_mono_ns_ = 0;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/health.hpp"
+
 namespace gpuscope {
 
 // One metric group a GPU may or may not offer, probed once.
@@ -39,6 +41,9 @@ struct DeviceDescription {
   // nullopt: nowhere (docs/sources.md). saturation_detail says how, or why not.
   std::optional<std::string> saturation_source;
   std::optional<std::string> saturation_detail;
+  // The GPU's health counters now (`gpuscope devices` only; not stored with a run, whose
+  // health_samples table holds them over time).
+  std::optional<HealthRow> health;
 
   bool supports(const std::string& key) const {
     for (const auto& c : capabilities) {

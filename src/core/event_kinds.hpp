@@ -30,10 +30,11 @@ struct EventKindWords {
     Ecc,            // ECC errors appeared (the driver's ECC event, or the counters rose)
     RowRemap,       // memory rows were remapped, or a remap is pending or failed
     PcieReplays,    // the PCIe replay counter rose
+    NvlinkErrors,   // an NVLink error counter rose
     Other,          // a word this gpuscope does not know
   };
 
-  static constexpr std::array<std::pair<Value, std::string_view>, 15> kWords = {{
+  static constexpr std::array<std::pair<Value, std::string_view>, 16> kWords = {{
       {JobStart, "job_start"},
       {JobExit, "job_exit"},
       {JobStop, "job_stop"},
@@ -49,6 +50,7 @@ struct EventKindWords {
       {Ecc, "ecc"},
       {RowRemap, "row_remap"},
       {PcieReplays, "pcie_replays"},
+      {NvlinkErrors, "nvlink_errors"},
   }};
 };
 using EventKind = StoredWord<EventKindWords>;

@@ -9,6 +9,7 @@
 
 #include "analyze/processes.hpp"
 #include "core/error.hpp"
+#include "report/health_view.hpp"
 #include "util/text_table.hpp"
 #include "util/utc_time.hpp"
 
@@ -552,7 +553,7 @@ std::string analysis_text(const Analysis& a, View view, const std::vector<Metric
   std::string out = header_text(a, style);
   if (view == View::Summary || view == View::All) {
     out += summary_text(a, style) + gpus_text(a, style) + energy_text(a, style) +
-           phases_text(a, style) + processes_text(a, style);
+           phases_text(a, style) + processes_text(a, style) + health_text(a, style.color);
   }
   if (view == View::Phases) out += phases_text(a, style) + phase_instances_text(a, style);
   if (view == View::Carbon) out += energy_text(a, style);
@@ -852,6 +853,7 @@ nlohmann::json analysis_json(const Analysis& a) {
       {"carbon", carbon},
       {"processes", processes_json(a)},
       {"phases", phases_json(a)},
+      {"health", health_json(a)},
       {"findings", findings},
       {"notes", a.notes},
   };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 namespace gpuscope::report {
 namespace {
 
@@ -49,6 +51,59 @@ std::string clocks_text(const DeviceDescription& d) {
   return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
+std::string count_or_dash(const HealthRow& h, HealthMetric m) {
+  const auto v = h.get(m);
+  return v ? fmt::format("{:.0f}", *v) : "-";
+}
+
+std::string yes_no(const HealthRow& h, HealthMetric m) {
+  const auto v = h.get(m);
+  return v ? (*v > 0 ? "YES" : "no") : "-";
+}
+
+// The health lines of one GPU: ECC, remapped rows, retired pages, PCIe replays.
+void health_rows(const HealthRow& h,
+                 const std::function<void(std::string_view, const std::string&)>& row) {
+  using M = HealthMetric;
+  if (const auto ecc = h.get(M::EccEnabled)) {
+    row("ECC", fmt::format("{}; errors since the driver loaded {} corrected, {} uncorrected; "
+                           "over its life {} corrected, {} uncorrected",
+                           *ecc > 0 ? "on" : "off", count_or_dash(h, M::EccCorrectedVolatile),
+                           count_or_dash(h, M::EccUncorrectedVolatile),
+                           count_or_dash(h, M::EccCorrectedAggregate),
+                           count_or_dash(h, M::EccUncorrectedAggregate)));
+  }
+  if (h.get(M::RemappedRowsCorrectable)) {
+    row("Remapped rows", fmt::format("{} correctable, {} uncorrectable; pending {}, failed {}",
+                                     count_or_dash(h, M::RemappedRowsCorrectable),
+                                     count_or_dash(h, M::RemappedRowsUncorrectable),
+                                     yes_no(h, M::RowRemapPending), yes_no(h, M::RowRemapFailure)));
+  }
+  if (h.get(M::RetiredPagesSbe) || h.get(M::RetiredPagesDbe)) {
+    row("Retired pages",
+        fmt::format("{} single-bit, {} double-bit; pending {}",
+                    count_or_dash(h, M::RetiredPagesSbe), count_or_dash(h, M::RetiredPagesDbe),
+                    yes_no(h, M::RetiredPagesPending)));
+  }
+  if (h.get(M::PcieReplays)) row("PCIe replays", count_or_dash(h, M::PcieReplays));
+  if (h.get(M::NvlinkCrcFlitErrors) || h.get(M::NvlinkReplayErrors)) {
+    row("NVLink errors", fmt::format("{} CRC flit, {} CRC data, {} replay, {} recovery",
+                                     count_or_dash(h, M::NvlinkCrcFlitErrors),
+                                     count_or_dash(h, M::NvlinkCrcDataErrors),
+                                     count_or_dash(h, M::NvlinkReplayErrors),
+                                     count_or_dash(h, M::NvlinkRecoveryErrors)));
+  }
+}
+
+nlohmann::json health_json(const std::optional<HealthRow>& h) {
+  if (!h) return nullptr;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& info : kHealthMetrics) {
+    if (const auto v = h->get(info.id)) out[std::string(info.name)] = *v;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string devices_text(const SystemDescription& system) {
@@ -94,6 +149,7 @@ std::string devices_text(const SystemDescription& system) {
     for (std::size_t i = 0; i < unsupported.size(); ++i) {
       row(i == 0 ? "Unsupported" : "", unsupported[i]);
     }
+    if (d.health) health_rows(*d.health, row);
   }
   return out;
 }
@@ -129,6 +185,7 @@ nlohmann::json devices_json(const SystemDescription& system) {
     device["capabilities"] = std::move(caps);
     device["saturation"] = {{"source", or_null(d.saturation_source)},
                             {"detail", or_null(d.saturation_detail)}};
+    device["health"] = health_json(d.health);
     devices.push_back(std::move(device));
   }
   return {
