@@ -67,10 +67,10 @@ bool has_xid(const Analysis& a, const std::string& gpu, unsigned xid) {
 }
 
 void lost(const Analysis& a, std::vector<Finding>& out) {
-  const std::optional<double> run_end =
-      a.runs.size() == 1 && a.runs.front().end_wall_ns > 0
-          ? std::optional<double>((a.runs.front().end_wall_ns - a.t0_wall_ns) * 1e-9)
-          : std::nullopt;
+  std::optional<double> run_end;
+  if (a.runs.size() == 1 && a.runs.front().end_wall_ns > 0) {
+    run_end = static_cast<double>(a.runs.front().end_wall_ns - a.t0_wall_ns) * 1e-9;
+  }
   for (const auto& gpu : a.lost_gpus) {
     if (has_xid(a, gpu.label, 79)) continue;  // the Xid's finding says it all
     out.push_back(

@@ -25,7 +25,7 @@ std::optional<double> sum(std::initializer_list<std::optional<double>> parts) {
 
 std::size_t xids_on(const Analysis& a, const std::string& gpu) {
   std::size_t n = 0;
-  for (const auto& e : a.health.events) n += e.kind == EventKind::Xid && e.gpu == gpu ? 1 : 0;
+  for (const auto& e : a.health.events) n += e.kind == EventKind::Xid && e.gpu == gpu ? 1u : 0u;
   return n;
 }
 
