@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <initializer_list>
+#include <string_view>
+#include <utility>
 
+#include "core/xid_catalog.hpp"
 #include "export/jobstats_exposition.hpp"
 
 namespace gpuscope::exporter {
@@ -15,6 +19,40 @@ void add_label(std::string& out, std::string_view name, const std::string& value
   out += "=\"";
   out += escape_label_value(value);
   out += '"';
+}
+
+// `labels` (`{…}`) with `extra` added before the closing brace.
+std::string with_labels(const std::string& labels,
+                        std::initializer_list<std::pair<std::string_view, std::string>> extra) {
+  std::string out = labels.substr(0, labels.size() - 1);
+  for (const auto& [name, value] : extra) {
+    if (name.empty()) continue;
+    out += ',';
+    out += name;
+    out += "=\"";
+    out += escape_label_value(value);
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+std::string series_labels(const std::string& labels, const HealthSeries& series) {
+  const auto& [first, second] = series.labels;
+  if (first.name.empty()) return labels;
+  return with_labels(
+      labels, {{first.name, std::string(first.value)}, {second.name, std::string(second.value)}});
+}
+
+// dcgm-exporter's labels of its Xid series: the number, and its words ("No Error" before any).
+std::string xid_labels(const std::string& labels, unsigned xid) {
+  std::string message = "Unknown Error";
+  if (xid == 0) {
+    message = "No Error";
+  } else if (const XidInfo* info = xid_info(xid)) {
+    message = info->description;
+  }
+  return with_labels(labels, {{"err_code", std::to_string(xid)}, {"err_msg", message}});
 }
 
 }  // namespace
@@ -52,12 +90,13 @@ Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<Gpu
     std::string series;
     std::string info;
     if (naming_ == Naming::Dcgm) {
-      // dcgm-exporter's label names, so its dashboards' queries and legends work unchanged.
+      // dcgm-exporter's label names, in its order, so its dashboards' queries and legends work
+      // unchanged.
       add_label(series, "gpu", std::to_string(gpu.index));
       add_label(series, "UUID", gpu.uuid);
+      add_label(series, "pci_bus_id", gpu.pci_bus_id);
       add_label(series, "device", fmt::format("nvidia{}", gpu.index));
       add_label(series, "modelName", gpu.name);
-      add_label(series, "pci_bus_id", gpu.pci_bus_id);
       add_label(series, "Hostname", common_.hostname);
       if (!common_.driver_version.empty()) {
         add_label(series, "DCGM_FI_DRIVER_VERSION", common_.driver_version);
@@ -114,12 +153,55 @@ const std::string* Exposition::labels_of(unsigned device_index) const {
   return nullptr;
 }
 
-void Exposition::append_value(std::string& out, const std::string& name, const std::string& labels,
+void Exposition::append_value(std::string& out, std::string_view name, const std::string& labels,
                               double value) const {
   out += name;
   out += labels;
   out += ' ';
   out += format_value(value);
+}
+
+void Exposition::render_health(const Snapshot& snapshot, std::string& out) const {
+  for (const HealthFamily& family : health_families(naming_)) {
+    bool header = false;
+    const auto line = [&](const std::string& labels, double value) {
+      if (!header) {
+        fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", family.name,
+                       family.help, family.name, family.type);
+        header = true;
+      }
+      append_value(out, family.name, labels, value * family.scale);
+      out += '\n';
+    };
+    for (const GpuReading& gpu : snapshot.gpus) {
+      const std::string* labels = labels_of(gpu.identity.index);
+      if (labels == nullptr) continue;
+      switch (family.source) {
+        case HealthSource::Row:
+          if (gpu.lost) break;
+          for (const HealthSeries& series : family.series) {
+            if (const auto value = gpu.health.get(series.metric))
+              line(series_labels(*labels, series), *value);
+          }
+          break;
+        // The Xids stay after a GPU is lost: its last one (79, fallen off the bus) is the news.
+        case HealthSource::XidLast:
+          if (gpu.samples == 0 && gpu.xid_events == 0) break;
+          line(naming_ == Naming::Dcgm ? xid_labels(*labels, gpu.last_xid) : *labels, gpu.last_xid);
+          break;
+        case HealthSource::XidCount:
+          if (gpu.samples > 0 || gpu.xid_events > 0)
+            line(*labels, static_cast<double>(gpu.xid_events));
+          break;
+        case HealthSource::NvlinkRate:
+          if (!gpu.lost && gpu.nvlink_kib_per_s) line(*labels, *gpu.nvlink_kib_per_s);
+          break;
+        case HealthSource::VgpuLicense:
+          if (!gpu.lost && gpu.samples > 0) line(*labels, 0);
+          break;
+      }
+    }
+  }
 }
 
 std::string Exposition::render(const Snapshot& snapshot) const {
@@ -173,6 +255,7 @@ std::string Exposition::render(const Snapshot& snapshot) const {
       out += '\n';
     }
   }
+  render_health(snapshot, out);
   return out;
 }
 
@@ -186,6 +269,23 @@ std::size_t Exposition::append_lines(const SampleRow& row, std::string& out) con
     append_value(out, metrics_[i]->name, *labels, row.values[i] * metrics_[i]->scale);
     out += timestamp;
     ++lines;
+  }
+  return lines;
+}
+
+std::size_t Exposition::append_lines(const HealthRow& row, std::string& out) const {
+  const std::string* labels = labels_of(row.device_index);
+  if (labels == nullptr) return 0;
+  const std::string timestamp = fmt::format(" {}\n", row.wall_ns / 1'000'000);
+  std::size_t lines = 0;
+  for (const HealthFamily& family : health_families(naming_)) {
+    for (const HealthSeries& series : family.series) {
+      const auto value = row.get(series.metric);
+      if (!value) continue;
+      append_value(out, family.name, series_labels(*labels, series), *value * family.scale);
+      out += timestamp;
+      ++lines;
+    }
   }
   return lines;
 }

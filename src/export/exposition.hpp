@@ -26,6 +26,9 @@ class Exposition {
   std::size_t append_lines(const SampleRow& row, std::string& out) const;
   // The same for a fast-cadence power row (power and energy only).
   std::size_t append_lines(const PowerRow& row, std::string& out) const;
+  // The same for a health row: its values under the health families' names (Xids are events and
+  // are not pushed).
+  std::size_t append_lines(const HealthRow& row, std::string& out) const;
 
   Naming naming() const { return naming_; }
 
@@ -40,7 +43,9 @@ class Exposition {
 
  private:
   const std::string* labels_of(unsigned device_index) const;
-  void append_value(std::string& out, const std::string& name, const std::string& labels,
+  // The health families of every GPU (docs/exporters.md, "GPU health"), after the catalog's.
+  void render_health(const Snapshot& snapshot, std::string& out) const;
+  void append_value(std::string& out, std::string_view name, const std::string& labels,
                     double value) const;
 
   Naming naming_;

@@ -3,6 +3,7 @@
 #include "collect/dcgm_feed.hpp"
 #include "core/clock.hpp"
 #include "core/event_kinds.hpp"
+#include "core/xid_catalog.hpp"
 
 namespace gpuscope::exporter {
 
@@ -72,19 +73,52 @@ void LatestValues::on_power(const PowerRow& row) {
 
 void LatestValues::on_event(const Event& event) {
   if (!event.device_index) return;
-  if (event.kind != EventKind::GpuLost && event.kind != EventKind::MetricsSource) return;
+  if (event.kind != EventKind::GpuLost && event.kind != EventKind::MetricsSource &&
+      event.kind != EventKind::Xid)
+    return;
   {
     std::lock_guard lock(mutex_);
     GpuReading* gpu = find(*event.device_index);
     if (gpu == nullptr) return;
     if (event.kind == EventKind::GpuLost) {
       gpu->lost = true;
+    } else if (event.kind == EventKind::Xid) {
+      constexpr unsigned kUnnamedXid = 999;  // NVML's eventData for an Xid it does not know
+      gpu->last_xid = xid_from_title(event.detail).value_or(kUnnamedXid);
+      ++gpu->xid_events;
     } else {
       // DCGM's counters went away (or came back): the values held are stale until the next
       // sample brings fresh ones, so they are not exported meanwhile.
       for (const auto& mapping : collect::dcgm_mappings()) {
         if (!mapping.fallback) gpu->latest.present.reset(static_cast<std::size_t>(mapping.metric));
       }
+    }
+  }
+  version_.fetch_add(1, std::memory_order_release);
+}
+
+void LatestValues::on_health(const HealthRow& row) {
+  {
+    std::lock_guard lock(mutex_);
+    GpuReading* gpu = find(row.device_index);
+    if (gpu == nullptr) return;
+    HealthRow& health = gpu->health;
+    health.device_index = row.device_index;
+    health.wall_ns = row.wall_ns;
+    health.mono_ns = row.mono_ns;
+    for (std::size_t i = 0; i < kHealthMetricCount; ++i) {
+      if (row.present.test(i)) health.values[i] = row.values[i];
+    }
+    health.present |= row.present;
+    ++gpu->health_rows;
+    const auto tx = row.get(HealthMetric::NvlinkTxKib), rx = row.get(HealthMetric::NvlinkRxKib);
+    if (tx && rx) {
+      const double kib = *tx + *rx;
+      const double seconds = static_cast<double>(row.mono_ns - gpu->nvlink_last_mono_ns) / 1e9;
+      const bool rate = gpu->nvlink_last_kib && kib >= *gpu->nvlink_last_kib && seconds > 0;
+      gpu->nvlink_kib_per_s = rate ? (kib - *gpu->nvlink_last_kib) / seconds : 0.0;
+      gpu->nvlink_last_kib = kib;
+      gpu->nvlink_last_mono_ns = row.mono_ns;
     }
   }
   version_.fetch_add(1, std::memory_order_release);

@@ -149,6 +149,128 @@ std::optional<ExportedMetric> jobstats_name(Metric metric) {
   return std::nullopt;
 }
 
+using M = HealthMetric;
+
+// gpuscope's health families (docs/exporters.md, "GPU health"): `gpuscope_gpu_<what>`, base
+// units, `_total` on counters, siblings told apart by labels.
+// clang-format off
+constexpr HealthSeries kEccEnabled[] = {{M::EccEnabled}};
+constexpr HealthSeries kEccErrors[] = {
+  {M::EccCorrectedVolatile, {{{"type", "corrected"}, {"counter", "volatile"}}}},
+  {M::EccUncorrectedVolatile, {{{"type", "uncorrected"}, {"counter", "volatile"}}}},
+  {M::EccCorrectedAggregate, {{{"type", "corrected"}, {"counter", "aggregate"}}}},
+  {M::EccUncorrectedAggregate, {{{"type", "uncorrected"}, {"counter", "aggregate"}}}},
+};
+constexpr HealthSeries kRemappedRows[] = {
+  {M::RemappedRowsCorrectable, {{{"type", "correctable"}}}},
+  {M::RemappedRowsUncorrectable, {{{"type", "uncorrectable"}}}},
+};
+constexpr HealthSeries kRemapPending[] = {{M::RowRemapPending}};
+constexpr HealthSeries kRemapFailure[] = {{M::RowRemapFailure}};
+constexpr HealthSeries kRetiredPages[] = {
+  {M::RetiredPagesSbe, {{{"cause", "sbe"}}}},
+  {M::RetiredPagesDbe, {{{"cause", "dbe"}}}},
+};
+constexpr HealthSeries kRetiredPending[] = {{M::RetiredPagesPending}};
+constexpr HealthSeries kPcieReplays[] = {{M::PcieReplays}};
+constexpr HealthSeries kEncoder[] = {{M::EncoderUtilPct}};
+constexpr HealthSeries kDecoder[] = {{M::DecoderUtilPct}};
+constexpr HealthSeries kViolations[] = {
+  {M::ViolationPowerNs, {{{"reason", "power"}}}},
+  {M::ViolationThermalNs, {{{"reason", "thermal"}}}},
+  {M::ViolationSyncBoostNs, {{{"reason", "sync_boost"}}}},
+  {M::ViolationBoardLimitNs, {{{"reason", "board_limit"}}}},
+  {M::ViolationLowUtilNs, {{{"reason", "low_util"}}}},
+  {M::ViolationReliabilityNs, {{{"reason", "reliability"}}}},
+  {M::ViolationAppClocksNs, {{{"reason", "app_clocks"}}}},
+  {M::ViolationBaseClocksNs, {{{"reason", "base_clocks"}}}},
+  {M::ViolationSwThermalNs, {{{"reason", "sw_thermal"}}}},
+  {M::ViolationHwThermalNs, {{{"reason", "hw_thermal"}}}},
+  {M::ViolationPowerBrakeNs, {{{"reason", "power_brake"}}}},
+};
+constexpr HealthSeries kNvlinkErrors[] = {
+  {M::NvlinkCrcFlitErrors, {{{"type", "crc_flit"}}}},
+  {M::NvlinkCrcDataErrors, {{{"type", "crc_data"}}}},
+  {M::NvlinkReplayErrors, {{{"type", "replay"}}}},
+  {M::NvlinkRecoveryErrors, {{{"type", "recovery"}}}},
+};
+constexpr HealthSeries kNvlinkData[] = {
+  {M::NvlinkTxKib, {{{"direction", "tx"}}}},
+  {M::NvlinkRxKib, {{{"direction", "rx"}}}},
+};
+
+constexpr std::array kGpuscopeHealth = {
+  HealthFamily{"gpuscope_gpu_xid_last", "gauge", "The last Xid error the driver reported on the GPU, 0 before any (the Xid number, docs/health.md; NVML Xid events).", HealthSource::XidLast},
+  HealthFamily{"gpuscope_gpu_xid_errors_total", "counter", "Xid errors the driver reported on the GPU since gpuscope started (count; NVML Xid events).", HealthSource::XidCount},
+  HealthFamily{"gpuscope_gpu_ecc_enabled", "gauge", "ECC is on: 1, off: 0 (NVML nvmlDeviceGetEccMode).", HealthSource::Row, 1, kEccEnabled},
+  HealthFamily{"gpuscope_gpu_ecc_errors_total", "counter", "ECC errors: corrected (single-bit) or uncorrected (double-bit), since the driver loaded (volatile) or over the GPU's life (aggregate) (count; NVML nvmlDeviceGetTotalEccErrors).", HealthSource::Row, 1, kEccErrors},
+  HealthFamily{"gpuscope_gpu_remapped_rows_total", "counter", "Memory rows remapped after correctable or uncorrectable errors (rows; NVML nvmlDeviceGetRemappedRows).", HealthSource::Row, 1, kRemappedRows},
+  HealthFamily{"gpuscope_gpu_row_remap_pending", "gauge", "A row remap waits for the next GPU reset: 1, else 0 (NVML nvmlDeviceGetRemappedRows).", HealthSource::Row, 1, kRemapPending},
+  HealthFamily{"gpuscope_gpu_row_remap_failure", "gauge", "A row remap failed, no spare row was left: 1, else 0 (NVML nvmlDeviceGetRemappedRows).", HealthSource::Row, 1, kRemapFailure},
+  HealthFamily{"gpuscope_gpu_retired_pages_total", "counter", "Memory pages retired after repeated single-bit (sbe) or a double-bit (dbe) ECC error, before Ampere (pages; NVML nvmlDeviceGetRetiredPages).", HealthSource::Row, 1, kRetiredPages},
+  HealthFamily{"gpuscope_gpu_retired_pages_pending", "gauge", "A page retirement waits for the next reboot: 1, else 0 (NVML field 31).", HealthSource::Row, 1, kRetiredPending},
+  HealthFamily{"gpuscope_gpu_pcie_replays_total", "counter", "PCIe transfers the link had to replay (count; NVML nvmlDeviceGetPcieReplayCounter).", HealthSource::Row, 1, kPcieReplays},
+  HealthFamily{"gpuscope_gpu_encoder_util_ratio", "gauge", "Video encoder (NVENC) busy (ratio 0-1; NVML nvmlDeviceGetEncoderUtilization).", HealthSource::Row, 0.01, kEncoder},
+  HealthFamily{"gpuscope_gpu_decoder_util_ratio", "gauge", "Video decoder (NVDEC) busy (ratio 0-1; NVML nvmlDeviceGetDecoderUtilization).", HealthSource::Row, 0.01, kDecoder},
+  HealthFamily{"gpuscope_gpu_violation_seconds_total", "counter", "Time the clocks were held down, by reason (s; NVML fields 74-81 and 269-271).", HealthSource::Row, 1e-9, kViolations},
+  HealthFamily{"gpuscope_gpu_nvlink_errors_total", "counter", "NVLink errors summed over the links, by type (count; NVML fields 38, 45, 52 and 59).", HealthSource::Row, 1, kNvlinkErrors},
+  HealthFamily{"gpuscope_gpu_nvlink_data_bytes_total", "counter", "NVLink data sent (tx) and received (rx) over all links, without protocol overhead (bytes; NVML fields 138 and 139).", HealthSource::Row, 1024, kNvlinkData},
+};
+
+// dcgm-exporter's names for the same values: the families of its default counters file
+// (etc/default-counters.csv) with their types and help texts, those it has commented out there
+// that gpuscope has the data for, and DCGM's ROW_REMAP_PENDING (field 396). Units are DCGM's:
+// %, ns, counts; NVLINK_BANDWIDTH_TOTAL is DCGM's rate although declared a counter.
+constexpr HealthSeries kDcgmPowerViolation[] = {{M::ViolationPowerNs}};
+constexpr HealthSeries kDcgmThermalViolation[] = {{M::ViolationThermalNs}};
+constexpr HealthSeries kDcgmSyncBoostViolation[] = {{M::ViolationSyncBoostNs}};
+constexpr HealthSeries kDcgmBoardLimitViolation[] = {{M::ViolationBoardLimitNs}};
+constexpr HealthSeries kDcgmLowUtilViolation[] = {{M::ViolationLowUtilNs}};
+constexpr HealthSeries kDcgmReliabilityViolation[] = {{M::ViolationReliabilityNs}};
+constexpr HealthSeries kDcgmSbeVolatile[] = {{M::EccCorrectedVolatile}};
+constexpr HealthSeries kDcgmDbeVolatile[] = {{M::EccUncorrectedVolatile}};
+constexpr HealthSeries kDcgmSbeAggregate[] = {{M::EccCorrectedAggregate}};
+constexpr HealthSeries kDcgmDbeAggregate[] = {{M::EccUncorrectedAggregate}};
+constexpr HealthSeries kDcgmRetiredSbe[] = {{M::RetiredPagesSbe}};
+constexpr HealthSeries kDcgmRetiredDbe[] = {{M::RetiredPagesDbe}};
+constexpr HealthSeries kDcgmCrcFlit[] = {{M::NvlinkCrcFlitErrors}};
+constexpr HealthSeries kDcgmCrcData[] = {{M::NvlinkCrcDataErrors}};
+constexpr HealthSeries kDcgmReplay[] = {{M::NvlinkReplayErrors}};
+constexpr HealthSeries kDcgmRecovery[] = {{M::NvlinkRecoveryErrors}};
+constexpr HealthSeries kDcgmRowsUncorrectable[] = {{M::RemappedRowsUncorrectable}};
+constexpr HealthSeries kDcgmRowsCorrectable[] = {{M::RemappedRowsCorrectable}};
+
+constexpr std::array kDcgmHealth = {
+  HealthFamily{"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries.", HealthSource::Row, 1, kPcieReplays},
+  HealthFamily{"DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %).", HealthSource::Row, 1, kEncoder},
+  HealthFamily{"DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %).", HealthSource::Row, 1, kDecoder},
+  HealthFamily{"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.", HealthSource::XidLast},
+  HealthFamily{"DCGM_FI_DEV_POWER_VIOLATION", "counter", "Throttling duration due to power constraints (in ns).", HealthSource::Row, 1, kDcgmPowerViolation},
+  HealthFamily{"DCGM_FI_DEV_THERMAL_VIOLATION", "counter", "Throttling duration due to thermal constraints (in ns).", HealthSource::Row, 1, kDcgmThermalViolation},
+  HealthFamily{"DCGM_FI_DEV_SYNC_BOOST_VIOLATION", "counter", "Throttling duration due to sync-boost constraints (in ns).", HealthSource::Row, 1, kDcgmSyncBoostViolation},
+  HealthFamily{"DCGM_FI_DEV_BOARD_LIMIT_VIOLATION", "counter", "Throttling duration due to board limit constraints (in ns).", HealthSource::Row, 1, kDcgmBoardLimitViolation},
+  HealthFamily{"DCGM_FI_DEV_LOW_UTIL_VIOLATION", "counter", "Throttling duration due to low utilization (in ns).", HealthSource::Row, 1, kDcgmLowUtilViolation},
+  HealthFamily{"DCGM_FI_DEV_RELIABILITY_VIOLATION", "counter", "Throttling duration due to reliability constraints (in ns).", HealthSource::Row, 1, kDcgmReliabilityViolation},
+  HealthFamily{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors.", HealthSource::Row, 1, kDcgmSbeVolatile},
+  HealthFamily{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors.", HealthSource::Row, 1, kDcgmDbeVolatile},
+  HealthFamily{"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter", "Total number of single-bit persistent ECC errors.", HealthSource::Row, 1, kDcgmSbeAggregate},
+  HealthFamily{"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors.", HealthSource::Row, 1, kDcgmDbeAggregate},
+  HealthFamily{"DCGM_FI_DEV_RETIRED_SBE", "counter", "Total number of retired pages due to single-bit errors.", HealthSource::Row, 1, kDcgmRetiredSbe},
+  HealthFamily{"DCGM_FI_DEV_RETIRED_DBE", "counter", "Total number of retired pages due to double-bit errors.", HealthSource::Row, 1, kDcgmRetiredDbe},
+  HealthFamily{"DCGM_FI_DEV_RETIRED_PENDING", "counter", "Total number of pages pending retirement.", HealthSource::Row, 1, kRetiredPending},
+  HealthFamily{"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink flow-control CRC errors.", HealthSource::Row, 1, kDcgmCrcFlit},
+  HealthFamily{"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink data CRC errors.", HealthSource::Row, 1, kDcgmCrcData},
+  HealthFamily{"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink retries.", HealthSource::Row, 1, kDcgmReplay},
+  HealthFamily{"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink recovery errors.", HealthSource::Row, 1, kDcgmRecovery},
+  HealthFamily{"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total number of NVLink bandwidth counters for all lanes.", HealthSource::NvlinkRate, 1e-3},
+  HealthFamily{"DCGM_FI_DEV_VGPU_LICENSE_STATUS", "gauge", "vGPU License status", HealthSource::VgpuLicense},
+  HealthFamily{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors", HealthSource::Row, 1, kDcgmRowsUncorrectable},
+  HealthFamily{"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors", HealthSource::Row, 1, kDcgmRowsCorrectable},
+  HealthFamily{"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed", HealthSource::Row, 1, kRemapFailure},
+  HealthFamily{"DCGM_FI_DEV_ROW_REMAP_PENDING", "gauge", "Whether remapping of rows is pending (it takes effect at the next GPU reset)", HealthSource::Row, 1, kRemapPending},
+};
+// clang-format on
+
 }  // namespace
 
 std::optional<ExportedMetric> exported_metric(Metric metric, Naming naming) {
@@ -169,6 +291,12 @@ std::optional<ExportedMetric> exported_metric(Metric metric, Naming naming) {
                           1};
   }
   return std::nullopt;
+}
+
+std::span<const HealthFamily> health_families(Naming naming) {
+  if (naming == Naming::Gpuscope) return kGpuscopeHealth;
+  if (naming == Naming::Dcgm) return kDcgmHealth;
+  return {};
 }
 
 std::optional<Naming> naming_from_text(std::string_view text) {

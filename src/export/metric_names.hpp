@@ -4,10 +4,13 @@
 // and in Princeton jobstats' GPU exporter's (`nvidia_gpu_duty_cycle`, ...; export/jobstats_*).
 #pragma once
 
+#include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "core/health.hpp"
 #include "core/metrics.hpp"
 
 namespace gpuscope::exporter {
@@ -29,6 +32,39 @@ struct ExportedMetric {
 // How `metric` is exported under `naming`; nullopt when that naming has no name for it
 // (dcgm-exporter has no field for, e.g., the PCIe byte counters).
 std::optional<ExportedMetric> exported_metric(Metric metric, Naming naming);
+
+// Where the values of a health family (docs/exporters.md, "GPU health") come from.
+enum class HealthSource {
+  Row,          // the GPU's latest HealthRow (core/health.hpp): one series per present value
+  XidLast,      // the last Xid the driver reported, 0 before any
+  XidCount,     // the Xid events seen since gpuscope started
+  NvlinkRate,   // DCGM's NVLink bandwidth: Δ(tx + rx KiB) / Δt / 1000, 0 on the first reading
+  VgpuLicense,  // dcgm-exporter's vGPU licence status: 0, as DCGM reports on bare metal
+};
+
+struct ExportedLabel {
+  std::string_view name;  // empty: no label
+  std::string_view value;
+};
+
+// One series of a health family: a HealthRow value and the labels that tell it from its siblings.
+struct HealthSeries {
+  HealthMetric metric;
+  std::array<ExportedLabel, 2> labels = {};
+};
+
+struct HealthFamily {
+  std::string_view name;
+  std::string_view type;  // "gauge" or "counter"
+  std::string_view help;
+  HealthSource source;
+  double scale = 1;                           // exported value = value × scale
+  std::span<const HealthSeries> series = {};  // HealthSource::Row: its series
+};
+
+// The health families `naming` exports, in the order of the page; none with jobstats naming
+// (that exporter has none).
+std::span<const HealthFamily> health_families(Naming naming);
 
 // "gpuscope", "dcgm" or "jobstats" from the command line; nullopt for anything else.
 std::optional<Naming> naming_from_text(std::string_view text);

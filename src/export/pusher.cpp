@@ -54,6 +54,12 @@ void Pusher::on_power(const PowerRow& row) {
   open_lines_ += exposition_.append_lines(row, open_);
 }
 
+void Pusher::on_health(const HealthRow& row) {
+  std::lock_guard lock(open_mutex_);
+  refresh_workload();
+  open_lines_ += exposition_.append_lines(row, open_);
+}
+
 void Pusher::start() {
   std::lock_guard lock(state_mutex_);
   if (running_) return;

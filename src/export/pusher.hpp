@@ -71,6 +71,7 @@ class Pusher : public collect::SampleSink {
   void on_sample(const SampleRow& row) override;
   void on_power(const PowerRow& row) override;
   void on_event(const Event&) override {}
+  void on_health(const HealthRow& row) override;
 
   // The GPUs' workload labels (slurm_job_id, pod, namespace, container) as /metrics carries them,
   // refreshed whenever `looks` changes (serve: gpuscope job finds a job's series by them).

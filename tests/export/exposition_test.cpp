@@ -109,9 +109,11 @@ TEST(ExpositionTest, FlopActivityIsTheSumOfTheFourPipesWhenAllAreRead) {
 TEST(ExpositionTest, DcgmModeUsesDcgmLabels) {
   const Exposition exposition(Naming::Dcgm, {"node1", {}, "550.54.15"}, {gpu(0)});
   const std::string text = exposition.render(snapshot_of({row(0, 1'000'000'000, 300)}));
-  EXPECT_NE(text.find("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-00000000\",device=\"nvidia0\","
-                      "modelName=\"NVIDIA H100 80GB HBM3\",pci_bus_id=\"00000000:18:00.0\","
-                      "Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 300\n"),
+  // dcgm-exporter's labels in its order (its renderer's template).
+  EXPECT_NE(text.find("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-00000000\","
+                      "pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\","
+                      "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node1\","
+                      "DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 300\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("DCGM_FI_DEV_FB_USED{"), std::string::npos);

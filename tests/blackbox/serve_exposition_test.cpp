@@ -1,0 +1,161 @@
+// `gpuscope serve` scraped for real (simulated H100s): the dcgm-exporter families a scrape has
+// with `--naming dcgm`, and promtool's verdict on both namings' pages. The health families
+// that need the sampler's health counters are checked at unit level
+// (tests/export/health_exposition_test.cpp); here, those that need none.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/process.hpp"
+
+namespace gpuscope::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A port nobody listens on right now (the kernel's choice).
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::optional<std::string> get_metrics(int port) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(2, 0);
+  client.set_read_timeout(10, 0);
+  auto response = client.Get("/metrics");
+  if (!response || response->status != 200) return std::nullopt;
+  return response->body;
+}
+
+// The page of `gpuscope serve --naming NAMING` once it holds `wanted` (a sampled GPU), or what
+// it last served after 90 s (a loaded CI machine).
+std::string scrape(const TempDir& dir, const std::string& naming, const std::string& wanted) {
+  const int port = free_port();
+  auto serve = start_gpuscope({"serve", "--simulate", "h100", "--naming", naming, "--listen",
+                               "127.0.0.1:" + std::to_string(port), "--interval", "200"},
+                              {{"GPUSCOPE_SIM_STATE", dir.file("state-" + naming + ".json")}},
+                              dir.file(naming + ".out"), dir.file(naming + ".err"));
+  std::string page;
+  const auto end = std::chrono::steady_clock::now() + 90s;
+  while (std::chrono::steady_clock::now() < end) {
+    if (auto body = get_metrics(port)) {
+      page = *body;
+      if (page.find(wanted) != std::string::npos) break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_NE(page.find(wanted), std::string::npos) << read_file(dir.file(naming + ".err"));
+  return page;
+}
+
+std::string promtool() {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = dir + "/promtool";
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// `promtool check metrics < page`: its exit status and what it printed, line by line.
+std::pair<int, std::vector<std::string>> check_metrics(const TempDir& dir,
+                                                       const std::string& page) {
+  std::ofstream(dir.file("page.txt")) << page;
+  const auto result = run_process(
+      {"/bin/sh", "-c", "\"$0\" check metrics < \"$1\"", promtool(), dir.file("page.txt")});
+  std::vector<std::string> lines;
+  std::istringstream in(result.out + result.err);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return {result.exit_code, lines};
+}
+
+// The families of dcgm-exporter's default counters file (NVIDIA/dcgm-exporter,
+// etc/default-counters.csv at tag 4.5.3-4.8.2) that need no health counters: the sampled
+// metrics, the last Xid (0 before any) and the vGPU licence status (0 on bare metal). The other
+// seven (PCIE_REPLAY_COUNTER, ENC_UTIL, DEC_UTIL, NVLINK_BANDWIDTH_TOTAL, the two
+// REMAPPED_ROWS, ROW_REMAP_FAILURE) come from the health counters; the unit test checks all 25.
+constexpr const char* kWithoutHealth[] = {
+    "DCGM_FI_DEV_SM_CLOCK",
+    "DCGM_FI_DEV_MEM_CLOCK",
+    "DCGM_FI_DEV_MEMORY_TEMP",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_DEV_MEM_COPY_UTIL",
+    "DCGM_FI_DEV_XID_ERRORS",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_RESERVED",
+    "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+    "DCGM_FI_PROF_DRAM_ACTIVE",
+    "DCGM_FI_PROF_PCIE_TX_BYTES",
+    "DCGM_FI_PROF_PCIE_RX_BYTES",
+};
+
+TEST(ServeExposition, DcgmNamingServesDcgmExportersDefaultFamilies) {
+  TempDir dir;
+  // GPM's ratios come from the second sample on: wait for them.
+  const std::string page = scrape(dir, "dcgm", "\nDCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\"");
+  for (const char* family : kWithoutHealth) {
+    EXPECT_NE(page.find(std::string("\n# TYPE ") + family + " "), std::string::npos) << family;
+    EXPECT_NE(page.find(std::string("\n") + family + "{gpu=\"0\",UUID=\""), std::string::npos)
+        << family << "\n"
+        << page;
+  }
+  // No Xid yet on the simulated GPU: dcgm-exporter's series for that.
+  EXPECT_NE(page.find("DCGM_FI_DEV_XID_ERRORS{gpu=\"0\""), std::string::npos);
+  EXPECT_TRUE(std::regex_search(page, std::regex("\nDCGM_FI_DEV_XID_ERRORS\\{gpu=\"0\",[^}]*,"
+                                                 "err_code=\"0\",err_msg=\"No Error\"\\} 0\n")))
+      << page;
+  if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
+  // promtool lints only what dcgm-exporter's own names break: counters without a lower-case
+  // `_total`, "counter" in a name (PCIE_REPLAY_COUNTER), and its camelCase label modelName, which
+  // the per-process series carry too (they have the GPU's labels).
+  const auto [status, lines] = check_metrics(dir, page);
+  EXPECT_EQ(status, 3);
+  const std::regex known(
+      "DCGM_FI_[A-Z0-9_]+ (counter metrics should have \"_total\" suffix|metric name should not "
+      "include type 'counter')|(DCGM_FI_[A-Z0-9_]+|gpuscope_process_[a-z_]+) label names should "
+      "be written in 'snake_case' not 'camelCase'");
+  for (const std::string& line : lines) EXPECT_TRUE(std::regex_match(line, known)) << line;
+}
+
+TEST(ServeExposition, PromtoolFindsNothingInGpuscopeNames) {
+  if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
+  TempDir dir;
+  const std::string page = scrape(dir, "gpuscope", "\ngpuscope_dram_active_ratio{gpu=\"0\"");
+  EXPECT_NE(page.find("\ngpuscope_gpu_xid_last{gpu=\"0\""), std::string::npos) << page;
+  const auto [status, lines] = check_metrics(dir, page);
+  EXPECT_EQ(status, 0);
+  for (const std::string& line : lines) ADD_FAILURE() << line;
+}
+
+}  // namespace
+}  // namespace gpuscope::testing
