@@ -36,6 +36,7 @@ GpuSpec h100_sxm5() {
                   .memory_offset_c = 4};
   spec.gpm = true;
   spec.nvlink = true;
+  spec.nvlink_links = 18;  // NVLink 4
   return spec;
 }
 
@@ -60,6 +61,7 @@ GpuSpec a100_sxm4() {
                   .memory_offset_c = 3};
   spec.gpm = false;  // GPM needs Hopper or newer
   spec.nvlink = true;
+  spec.nvlink_links = 12;  // NVLink 3
   // On GA100 nvmlDeviceGetPowerUsage is itself the latest 100 ms reading (Yang et al., SC'24).
   // POWER_INSTANT (186) exists to expose that reading beside the 1 s average that newer GPUs
   // report; the sim models GA100 as not providing it. A modelling choice, to be checked on a
@@ -84,8 +86,38 @@ GpuSpec gh200() {
   return spec;
 }
 
-const std::array<GpuSpec, 3>& builtin_models() {
-  static const std::array<GpuSpec, 3> models = {h100_sxm5(), a100_sxm4(), gh200()};
+// Volta: the one built-in model from before Ampere, so from before row remapping. Its ECC
+// errors retire pages instead (nvmlDeviceGetRetiredPages, fields 29-31).
+GpuSpec v100_sxm2() {
+  GpuSpec spec;
+  spec.model = "V100-SXM2-32GB";
+  spec.name = "Tesla V100-SXM2-32GB";
+  spec.architecture = nvml::kArchVolta;
+  spec.cc_major = 7;
+  spec.cc_minor = 0;
+  spec.memory_mib = 32768;
+  spec.reserved_mib = 256;
+  spec.pci_device_id = pci_id(0x1DB5);
+  spec.pci_subsystem_id = pci_id(0x1249);  // not checked against a real board
+  spec.power = {.min_w = 150, .max_w = 300, .default_w = 300, .idle_w = 40};
+  spec.clocks = {.max_sm_mhz = 1530, .idle_sm_mhz = 135, .mem_mhz = 877, .video_mhz = 1372};
+  spec.thermal = {.idle_c = 33,
+                  .c_per_w = 0.12,
+                  .tau_s = 25,
+                  .slowdown_c = 83,
+                  .hw_slowdown_c = 87,
+                  .memory_offset_c = 3};
+  spec.gpm = false;
+  spec.nvlink = true;
+  spec.nvlink_links = 6;  // NVLink 2
+  // Modelled like GA100: the latest reading, and no separate POWER_INSTANT field.
+  spec.power_usage_mode = PowerUsageMode::kLatestBucket;
+  spec.unsupported_fields = {nvml::kFieldPowerInstant};
+  return spec;
+}
+
+const std::array<GpuSpec, 4>& builtin_models() {
+  static const std::array<GpuSpec, 4> models = {h100_sxm5(), a100_sxm4(), gh200(), v100_sxm2()};
   return models;
 }
 

@@ -223,7 +223,7 @@ nvmlReturn_t Driver::check_not_supported(Entry entry, const SimDevice& device) {
 }
 
 nvmlReturn_t Driver::begin_device_call(Entry entry, nvmlDevice_t handle, CallContext& context,
-                                       SimDevice*& device) {
+                                       SimDevice*& device, bool* mig) {
   HandleTarget target;
   if (const nvmlReturn_t result = begin_handle_call(entry, handle, context, target);
       result != nvml::kSuccess) {
@@ -231,8 +231,9 @@ nvmlReturn_t Driver::begin_device_call(Entry entry, nvmlDevice_t handle, CallCon
   }
   device = target.device;
   const std::size_t gpu = device->handle.index;
+  if (mig != nullptr) *mig = target.mig;
   // The model knows whole GPUs only: nothing it could report belongs to a MIG device.
-  if (target.mig) {
+  if (target.mig && mig == nullptr) {
     return fail_call(nvml::kErrorNotSupported, entry,
                      "not supported on a MIG device handle (the simulator models whole GPUs; "
                      "nvmlDeviceGetDeviceHandleFromMigDeviceHandle gives the GPU)",

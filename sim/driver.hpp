@@ -83,6 +83,12 @@ class Driver {
   template <class Fn>
   nvmlReturn_t device_call(Entry entry, nvmlDevice_t handle, Fn&& fn);
 
+  // As device_call, but a MIG device's handle is answered for its parent GPU: runs
+  // fn(SimDevice& parent, const CallContext&, bool mig). For the health counters, which a MIG
+  // device reports as its GPU does (docs/scenarios.md, "Health faults").
+  template <class Fn>
+  nvmlReturn_t gpu_or_mig_call(Entry entry, nvmlDevice_t handle, Fn&& fn);
+
   nvmlReturn_t device_count(Entry entry, unsigned int* count);
   nvmlReturn_t handle_by_index(Entry entry, unsigned int index, nvmlDevice_t* device);
   // A GPU's handle, or a MIG device's for a "MIG-..." UUID the scenario lists.
@@ -138,8 +144,9 @@ class Driver {
   nvmlReturn_t begin_system_call(Entry entry, CallContext& context);
   nvmlReturn_t begin_handle_call(Entry entry, nvmlDevice_t handle, CallContext& context,
                                  HandleTarget& target);
+  // mig null: a MIG device's handle is NOT_SUPPORTED; else it is accepted and *mig says so.
   nvmlReturn_t begin_device_call(Entry entry, nvmlDevice_t handle, CallContext& context,
-                                 SimDevice*& device);
+                                 SimDevice*& device, bool* mig = nullptr);
   // NOT_SUPPORTED if the GPU's faults withhold entry, else SUCCESS.
   nvmlReturn_t check_not_supported(Entry entry, const SimDevice& device);
   // Runs fn(HandleTarget, const CallContext&) for a call that accepts GPU and MIG handles alike,
@@ -149,8 +156,13 @@ class Driver {
   HandleTarget find_handle(nvmlDevice_t handle) const;
   bool is_live_sample(nvmlGpmSample_t sample) const;
   bool is_live_event_set(const nvmlEventSet_st* set) const;
-  // The first event queued on set, or GPU_IS_LOST / TIMEOUT; the lock must be held.
-  nvmlReturn_t take_event(nvmlEventSet_st& set, const CallContext& context, nvmlEventData_t& out);
+  // Queues the events of set's registered GPUs that fell due by context's time, then takes the
+  // first: SUCCESS, else GPU_IS_LOST once a registered GPU is lost, else TIMEOUT with
+  // *next_due_ns the scenario time of the next event or loss (INT64_MAX: none). Lock held.
+  nvmlReturn_t take_event(nvmlEventSet_st& set, const CallContext& context, nvmlEventData_t& out,
+                          std::int64_t* next_due_ns);
+  void queue_due_events(nvmlEventSet_st& set, std::int64_t now_ns);
+  std::int64_t next_due_ns(const nvmlEventSet_st& set, std::int64_t now_ns) const;
   void poll_state_file();
   static const StateEntry* usable_entry(const StateMap& entries, const GpuConfig& config);
   void apply_state(const StateMap& entries);
@@ -188,6 +200,21 @@ nvmlReturn_t Driver::system_call(Entry entry, Fn&& fn) {
 }
 
 template <class Fn>
+nvmlReturn_t Driver::gpu_or_mig_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
+  CallContext context;
+  nvmlReturn_t result;
+  {
+    std::lock_guard lock(mutex_);
+    SimDevice* device = nullptr;
+    bool mig = false;
+    result = begin_device_call(entry, handle, context, device, &mig);
+    if (result == nvml::kSuccess) result = fn(*device, context, mig);
+  }
+  pause(context.latency_us);
+  return result;
+}
+
+template <class Fn>
 nvmlReturn_t Driver::device_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
   CallContext context;
   nvmlReturn_t result;
@@ -200,6 +227,11 @@ nvmlReturn_t Driver::device_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
   pause(context.latency_us);
   return result;
 }
+
+// Whether nvmlDeviceGetRemappedRows answers for this GPU (mig: asked through a MIG device), and
+// whether nvmlDeviceGetRetiredPages does (sim/api_health.cpp); the fields follow them.
+bool remapped_rows_supported(const SimDevice& device, bool mig);
+bool retired_pages_supported(const GpuSpec& spec);
 
 // The event types a GPU of this spec reports (nvmlDeviceGetSupportedEventTypes): all of them, less
 // the ECC ones without ECC memory.

@@ -84,7 +84,8 @@ void fill_field_value(const SimDevice& device, const CallContext& context,
       set_ull(value, model.pcie_bytes(Metric::kPcieRx));
       break;
     default:
-      return;  // not modelled: NOT_SUPPORTED
+      fill_health_field(device, context, value);
+      return;  // otherwise not modelled: NOT_SUPPORTED
   }
   value.nvmlReturn = nvml::kSuccess;
 }

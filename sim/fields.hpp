@@ -10,4 +10,9 @@ namespace gpuscope::sim {
 // nvmlReturn NOT_SUPPORTED; the call as a whole still succeeds, as with the real driver.
 void fill_field_value(const SimDevice& device, const CallContext& context, nvmlFieldValue_t& value);
 
+// The health fields (sim/health_fields.cpp): false if value.fieldId is not one of them, else
+// true with value answered (nvmlReturn SUCCESS, or left NOT_SUPPORTED where the GPU lacks it).
+bool fill_health_field(const SimDevice& device, const CallContext& context,
+                       nvmlFieldValue_t& value);
+
 }  // namespace gpuscope::sim

@@ -199,6 +199,9 @@ void GpuModel::finish_bucket() {
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     integral_at_bucket_[m] += bucket_.levels[m] * kBucketSeconds;
   }
+  for (std::size_t v = 0; v < kViolationCount; ++v) {
+    if (in_violation(static_cast<Violation>(v))) violation_ns_at_bucket_[v] += kBucketNs;
+  }
   // mW * 100 ms = 100 µJ: integer, so the energy counter is exact.
   energy_uj_at_bucket_ += std::uint64_t{bucket_.power_mw} * 100U;
   const ThermalSpec& thermal = config_.spec.thermal;
@@ -240,6 +243,31 @@ unsigned long long GpuModel::pcie_bytes(Metric direction) const {
   const std::size_t slot = direction == Metric::kPcieTx ? 0 : 1;
   const double mib = activity_integral()[index_of(direction)];
   return pcie_offset_bytes_[slot] + static_cast<unsigned long long>(mib * 1048576.0);
+}
+
+bool GpuModel::in_violation(Violation reason) const {
+  const ThermalSpec& thermal = config_.spec.thermal;
+  switch (reason) {
+    case Violation::kPowerCap:
+      return bucket_.cap_bound;
+    case Violation::kSwThermal:
+      return bucket_.temperature_c >= thermal.slowdown_c;
+    case Violation::kHwThermal:
+      return bucket_.temperature_c >= thermal.hw_slowdown_c;
+    case Violation::kLowUtilization:
+      return bucket_.idle;
+    case Violation::kCount:
+      break;
+  }
+  return false;
+}
+
+unsigned long long GpuModel::violation_ns(Violation reason) const {
+  std::int64_t scenario_ns = violation_ns_at_bucket_[static_cast<std::size_t>(reason)];
+  if (in_violation(reason)) scenario_ns += time_ns_ - bucket_.index * kBucketNs;
+  if (time_scale_ == 1.0) return static_cast<unsigned long long>(scenario_ns);
+  return static_cast<unsigned long long>(
+      std::llround(static_cast<double>(scenario_ns) / time_scale_));
 }
 
 unsigned GpuModel::sm_clock_mhz() const {

@@ -35,6 +35,10 @@ struct Bucket {
   std::size_t phase = 0;       // phase at the bucket's start
 };
 
+// What held the clock down during a bucket, for the violation-time fields (74, 78, 269, 270).
+enum class Violation : std::size_t { kPowerCap, kSwThermal, kHwThermal, kLowUtilization, kCount };
+inline constexpr std::size_t kViolationCount = static_cast<std::size_t>(Violation::kCount);
+
 // SM clocks locked by nvmlDeviceSetGpuLockedClocks; max_mhz 0: not locked.
 struct LockedClocks {
   unsigned min_mhz = 0;
@@ -87,6 +91,10 @@ class GpuModel {
   // Cumulative PCIe bytes (fields 197/198), with a seed-dependent starting offset.
   unsigned long long pcie_bytes(Metric direction) const;
 
+  // Time the clock has been held down for this reason since scenario time zero, in ns of wall
+  // time like the energy counter (scenario time / time scale), up to time_ns().
+  unsigned long long violation_ns(Violation reason) const;
+
   unsigned sm_clock_mhz() const;
   unsigned long long clocks_event_reasons() const;
   // Work-seconds done since scenario time zero, at the current bucket's start.
@@ -107,6 +115,7 @@ class GpuModel {
   void finish_bucket();
   double noise(std::size_t metric) const;
   double thermal_speed() const;
+  bool in_violation(Violation reason) const;
   double lock_speed(LockedClocks lock) const;
 
   GpuConfig config_;
@@ -137,6 +146,7 @@ class GpuModel {
   double temperature_c_ = 0;
   Levels integral_at_bucket_{};
   std::uint64_t energy_uj_at_bucket_ = 0;
+  std::array<std::int64_t, kViolationCount> violation_ns_at_bucket_{};  // scenario ns
   unsigned long long energy_offset_mj_ = 0;
   double time_scale_ = 1.0;
   std::array<unsigned long long, 2> pcie_offset_bytes_{};

@@ -49,6 +49,7 @@ struct GpuSpec {
   ThermalSpec thermal;
   bool gpm = false;
   bool nvlink = false;
+  unsigned nvlink_links = 0;  // NVLink links (per-link scopes of the throughput fields 138-141)
   bool ecc =
       true;  // ECC memory enabled (datacenter GPUs); without it the ECC calls say NOT_SUPPORTED
   bool module_power = false;  // Grace Hopper: power fields accept scopeId MODULE

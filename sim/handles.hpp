@@ -28,10 +28,14 @@ struct nvmlGpmSample_st {
 // An event set: the GPUs registered on it with their event masks, and the events queued for
 // nvmlEventSetWait (one delivered per call). Like GPM samples it belongs to the caller.
 struct nvmlEventSet_st {
+  // One nvmlDeviceRegisterEvents call's new types for one GPU. The GPU's events of those types
+  // after through_ns are still to be queued: it starts just before the call (NVML records
+  // nothing from before it) and moves to each look's time.
   struct Registration {
     std::size_t device = 0;
     std::uint64_t generation = 0;  // which nvmlInit the device belonged to
     unsigned long long mask = 0;
+    std::int64_t through_ns = -1;  // scenario time
   };
   std::vector<Registration> registrations;
   std::deque<nvmlEventData_t> queue;

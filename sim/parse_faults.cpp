@@ -98,6 +98,9 @@ FaultSpec parse_faults(const nlohmann::json& value, const std::string& pointer,
   if (const nlohmann::json* latency = reader.find("latency_ms")) {
     parse_latency(*latency, reader.child("latency_ms"), faults);
   }
+  if (const nlohmann::json* health = reader.find("health")) {
+    parse_health_steps(*health, reader.child("health"), faults.health);
+  }
   if (init_error != nullptr) {
     if (const nlohmann::json* code = reader.find("init_error")) {
       *init_error = parse_init_error(*code, reader.child("init_error"));

@@ -115,6 +115,18 @@ void parse_processes(ObjectReader& gpu, std::vector<ProcessSpec>& processes) {
 // The most MIG devices an A100 or H100 can be partitioned into (seven 1g slices).
 constexpr std::size_t kMaxMigDevices = 7;
 
+// "ecc_aggregate_start": {"corrected": N, "uncorrected": M}, the lifetime ECC counts before the
+// scenario began.
+void parse_ecc_start(ObjectReader& gpu, EccStart& start) {
+  const nlohmann::json* value = gpu.find("ecc_aggregate_start");
+  if (value == nullptr) return;
+  ObjectReader reader(*value, gpu.child("ecc_aggregate_start"));
+  constexpr std::uint64_t kMax = 1'000'000'000'000ULL;
+  start.corrected = reader.unsigned_integer("corrected", 0, kMax);
+  start.uncorrected = reader.unsigned_integer("uncorrected", 0, kMax);
+  reader.finish();
+}
+
 void parse_mig_devices(ObjectReader& gpu, std::vector<std::string>& mig_devices) {
   const nlohmann::json* value = gpu.find("mig_devices");
   if (value == nullptr) return;
@@ -225,6 +237,8 @@ GpuConfig parse_gpu(const nlohmann::json& value, const std::string& pointer, std
   parse_thermal(reader, gpu.spec.thermal);
   gpu.spec.gpm = reader.boolean("gpm", gpu.spec.gpm);
   gpu.spec.ecc = reader.boolean("ecc", gpu.spec.ecc);
+  gpu.spec.nvlink = reader.boolean("nvlink", gpu.spec.nvlink);
+  parse_ecc_start(reader, gpu.ecc_aggregate_start);
   gpu.activity_scale = reader.number("activity_scale", 1.0, {0, 2});
   gpu.phases = parse_gpu_phases(reader, context);
   gpu.faults = *context.global_faults;

@@ -20,6 +20,11 @@ std::vector<Phase> parse_phase_list(const nlohmann::json& value, const std::stri
 FaultSpec parse_faults(const nlohmann::json& value, const std::string& pointer,
                        const FaultSpec& base, std::optional<nvmlReturn_t>* init_error);
 
+// Parses a faults object's "health" list, appending its steps to steps (the global ones, for a
+// GPU) and sorting the whole by time, stably.
+void parse_health_steps(const nlohmann::json& value, const std::string& pointer,
+                        std::vector<HealthStep>& steps);
+
 // Parses the "dcgm" object.
 DcgmSpec parse_dcgm(const nlohmann::json& value, const std::string& pointer);
 

@@ -32,12 +32,40 @@ struct ProcessSpec {
   unsigned used_memory_mib = 0;
 };
 
+// One step of a GPU's health faults ("faults": {"health": [...]}): at at_s (scenario seconds) the
+// counts are added to the GPU's counters and the flags set for good; see sim/health.hpp.
+struct HealthStep {
+  double at_s = 0;
+  unsigned xid = 0;  // 0: none; else an Xid event with this number
+  std::uint64_t ecc_corrected = 0;
+  std::uint64_t ecc_uncorrected = 0;
+  std::uint32_t remapped_correctable = 0;
+  std::uint32_t remapped_uncorrectable = 0;
+  bool remap_pending = false;
+  bool remap_failure = false;
+  std::uint32_t pcie_replays = 0;
+  std::uint32_t retired_sbe = 0;
+  std::uint32_t retired_dbe = 0;
+  bool retired_pending = false;
+  std::uint64_t nvlink_replay_errors = 0;
+  std::uint64_t nvlink_recovery_errors = 0;
+  std::uint64_t nvlink_crc_flit_errors = 0;
+  std::uint64_t nvlink_crc_data_errors = 0;
+};
+
 // Faults for one GPU (the scenario's global faults already merged in).
 struct FaultSpec {
   std::optional<double> lost_at_s;             // from then on, every call returns GPU_IS_LOST
   std::bitset<kEntryCount> not_supported;      // entries that return NOT_SUPPORTED
   std::vector<unsigned> not_supported_fields;  // field ids whose entry is NOT_SUPPORTED
   std::array<std::uint32_t, kEntryCount> latency_us{};  // added to each call
+  std::vector<HealthStep> health;  // sorted by at_s (stable: file order within a time)
+};
+
+// The lifetime ECC counts the GPU had before the scenario began (aggregate = these + volatile).
+struct EccStart {
+  std::uint64_t corrected = 0;
+  std::uint64_t uncorrected = 0;
 };
 
 struct GpuConfig {
@@ -50,6 +78,7 @@ struct GpuConfig {
   double activity_scale = 1.0;
   std::vector<Phase> phases;
   FaultSpec faults;
+  EccStart ecc_aggregate_start;
   std::vector<ProcessSpec> processes;
   std::vector<std::string> mig_devices;  // UUIDs ("MIG-...") of the GPU's MIG devices
 };
