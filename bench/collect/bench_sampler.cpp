@@ -5,6 +5,9 @@
 //   BM_RawNvmlCalls      the calls DeviceReader::read makes, issued directly (one device-sample)
 //   BM_DeviceReaderRead  DeviceReader::read itself: the calls plus gpuscope's bookkeeping
 //   BM_PowerCadence8Gpus a Sampler at 100 ms + 10 ms power on 8 GPUs for 5 s: CPU % of one core
+//   BM_HealthEventPoll   one poll of the fault events (timeout 0), 8 GPUs registered
+//   BM_HealthRead        one read of every health counter of one GPU
+//   BM_SamplerHealth8Gpus/H  a Sampler at 100 ms on 8 GPUs for 5 s, health every H s (0: none)
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -135,6 +138,69 @@ void BM_PowerCadence8Gpus(benchmark::State& state) {
   state.counters["sample_rows_per_s"] = static_cast<double>(sink.samples.load()) / wall;
 }
 BENCHMARK(BM_PowerCadence8Gpus)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+collect::HealthWatch health_watch(Driver& driver, unsigned gpus) {
+  std::vector<collect::HealthReader> readers;
+  for (unsigned i = 0; i < gpus; ++i) readers.emplace_back(driver.session->device(i));
+  std::vector<std::string> notes;
+  return collect::HealthWatch(std::move(readers), notes);
+}
+
+void BM_HealthEventPoll(benchmark::State& state) {
+  Driver driver("h100x8-idle-start");
+  collect::HealthWatch watch = health_watch(driver, driver.session->device_count());
+  for (auto _ : state) benchmark::DoNotOptimize(watch.poll_events());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_HealthEventPoll)->MinTime(1.0);
+
+void BM_HealthRead(benchmark::State& state) {
+  Driver driver("h100");
+  collect::HealthWatch watch = health_watch(driver, 1);
+  std::vector<HealthRow> rows;
+  std::vector<Event> events;
+  for (auto _ : state) {
+    rows.clear();
+    events.clear();
+    watch.read(rows, events);
+    benchmark::DoNotOptimize(rows);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_HealthRead)->MinTime(1.0);
+
+void BM_SamplerHealth8Gpus(benchmark::State& state) {
+  Driver driver("h100x8-idle-start");
+  NullSink sink;
+  double cpu = 0;
+  double wall = 0;
+  for (auto _ : state) {
+    std::vector<std::string> notes;
+    std::vector<collect::DeviceReader> readers;
+    for (unsigned i = 0; i < driver.session->device_count(); ++i) {
+      readers.emplace_back(driver.session->device(i), notes);
+    }
+    collect::Sampler sampler(
+        std::move(readers),
+        {std::chrono::milliseconds(100), {}, std::chrono::seconds(state.range(0))}, sink);
+    const double cpu0 = cpu_seconds();
+    const std::int64_t wall0 = mono_now_ns();
+    sampler.start();
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    sampler.stop();
+    cpu += cpu_seconds() - cpu0;
+    wall += seconds(mono_now_ns() - wall0);
+    state.counters["missed_deadlines"] = static_cast<double>(sampler.stats().deadlines_missed);
+    state.counters["health_rows"] = static_cast<double>(sampler.stats().health_rows);
+  }
+  state.counters["cpu_percent"] = 100.0 * cpu / wall;
+}
+BENCHMARK(BM_SamplerHealth8Gpus)
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -1,10 +1,12 @@
 #include "export/monitor_view.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <ctime>
 
 #include "core/clock_events.hpp"
+#include "core/xid_catalog.hpp"
 
 namespace gpuscope::exporter {
 namespace {
@@ -30,6 +32,23 @@ std::string iso_time(std::int64_t wall_ns) {
   return fmt::format("{}.{:03}Z", buffer, (wall_ns / 1'000'000) % 1000);
 }
 
+// What marks a GPU in the table: Xids seen, a row remap pending or failed; empty: healthy.
+std::string health_alert(const GpuReading& gpu) {
+  std::vector<std::string> parts;
+  if (gpu.xid_events > 0) {
+    parts.push_back(gpu.xid_events == 1 ? xid_title(gpu.last_xid)
+                                        : fmt::format("{} Xids, the last {}", gpu.xid_events,
+                                                      xid_title(gpu.last_xid)));
+  }
+  if (gpu.health.get(HealthMetric::RowRemapPending).value_or(0) > 0) {
+    parts.push_back("row remap pending: reset the GPU before trusting it");
+  }
+  if (gpu.health.get(HealthMetric::RowRemapFailure).value_or(0) > 0) {
+    parts.push_back("row remapping failed");
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
 }  // namespace
 
 std::string short_clock_reasons(std::uint64_t reasons) {
@@ -40,10 +59,15 @@ std::string monitor_table(const Snapshot& snapshot) {
   std::string out = fmt::format(
       "{:<4} {:>5} {:>5} {:>6} {:>5} {:>15} {:>9} {:>5} {:>15} {:>8}  {}\n", "GPU", "util", "SM",
       "tensor", "DRAM", "power / cap", "energy", "temp", "memory", "SM clk", "throttle");
+  std::string alerts;
   for (const GpuReading& gpu : snapshot.gpus) {
     const SampleRow& r = gpu.latest;
+    const std::string alert = health_alert(gpu);
+    // A GPU with a fault is marked "!" and said under the table.
+    const std::string index = fmt::format("{}{}", gpu.identity.index, alert.empty() ? "" : "!");
+    if (!alert.empty()) alerts += fmt::format("! GPU {}: {}\n", gpu.identity.index, alert);
     if (gpu.lost) {
-      out += fmt::format("{:<4} lost (fell off the bus)\n", gpu.identity.index);
+      out += fmt::format("{:<4} lost (fell off the bus)\n", index);
       continue;
     }
     const auto power = r.get(Metric::PowerW);
@@ -62,7 +86,7 @@ std::string monitor_table(const Snapshot& snapshot) {
                     cell(total ? std::optional(*total / kGiB) : std::nullopt, "{:.0f} GiB"));
     const auto reasons = r.get(Metric::ClockEventReasons);
     out += fmt::format(
-        "{:<4} {:>5} {:>5} {:>6} {:>5} {:>15} {:>9} {:>5} {:>15} {:>8}  {}\n", gpu.identity.index,
+        "{:<4} {:>5} {:>5} {:>6} {:>5} {:>15} {:>9} {:>5} {:>15} {:>8}  {}\n", index,
         cell(r.get(Metric::GpuUtilPct), "{:.0f}%"), cell(r.get(Metric::SmActivePct), "{:.0f}%"),
         cell(r.get(Metric::TensorActivePct), "{:.0f}%"),
         cell(r.get(Metric::DramActivePct), "{:.0f}%"), power_text,
@@ -70,7 +94,7 @@ std::string monitor_table(const Snapshot& snapshot) {
         memory_text, cell(r.get(Metric::SmClockMhz), "{:.0f} MHz"),
         reasons ? short_clock_reasons(static_cast<std::uint64_t>(*reasons)) : "-");
   }
-  return out;
+  return out + alerts;
 }
 
 nlohmann::json monitor_json(const Snapshot& snapshot) {
@@ -92,6 +116,12 @@ nlohmann::json monitor_json(const Snapshot& snapshot) {
                                   ? nlohmann::json(*gpu.identity.memory_total_bytes)
                                   : nlohmann::json();
     const auto reasons = gpu.latest.get(Metric::ClockEventReasons);
+    g["last_xid"] = gpu.xid_events > 0 ? nlohmann::json(gpu.last_xid) : nlohmann::json();
+    g["xid_events"] = gpu.xid_events;
+    const auto pending = gpu.health.get(HealthMetric::RowRemapPending);
+    g["row_remap_pending"] = pending ? nlohmann::json(*pending > 0) : nlohmann::json();
+    const std::string alert = health_alert(gpu);
+    g["health_alert"] = alert.empty() ? nlohmann::json() : nlohmann::json(alert);
     g["clock_event_reasons_text"] =
         reasons ? nlohmann::json(short_clock_reasons(static_cast<std::uint64_t>(*reasons)))
                 : nlohmann::json();

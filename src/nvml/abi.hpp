@@ -251,15 +251,15 @@ inline constexpr unsigned int kFieldClocksEventSwThermSlowdown = 269;       // n
 inline constexpr unsigned int kFieldClocksEventHwThermSlowdown = 270;       // ns
 inline constexpr unsigned int kFieldClocksEventHwPowerBrakeSlowdown = 271;  // ns
 // Health counters read at the slow health cadence (collect/health_reader).
-inline constexpr unsigned int kFieldRetiredSbe = 29;                 // pages
-inline constexpr unsigned int kFieldRetiredDbe = 30;                 // pages
-inline constexpr unsigned int kFieldRetiredPending = 31;             // 1: a retirement is pending
-inline constexpr unsigned int kFieldNvlinkCrcFlitErrorTotal = 38;    // all links
-inline constexpr unsigned int kFieldNvlinkCrcDataErrorTotal = 45;    // all links
-inline constexpr unsigned int kFieldNvlinkReplayErrorTotal = 52;     // all links
-inline constexpr unsigned int kFieldNvlinkRecoveryErrorTotal = 59;   // all links
-inline constexpr unsigned int kFieldNvlinkThroughputDataTx = 138;    // KiB, cumulative
-inline constexpr unsigned int kFieldNvlinkThroughputDataRx = 139;    // KiB, cumulative
+inline constexpr unsigned int kFieldRetiredSbe = 29;                // pages
+inline constexpr unsigned int kFieldRetiredDbe = 30;                // pages
+inline constexpr unsigned int kFieldRetiredPending = 31;            // 1: a retirement is pending
+inline constexpr unsigned int kFieldNvlinkCrcFlitErrorTotal = 38;   // all links
+inline constexpr unsigned int kFieldNvlinkCrcDataErrorTotal = 45;   // all links
+inline constexpr unsigned int kFieldNvlinkReplayErrorTotal = 52;    // all links
+inline constexpr unsigned int kFieldNvlinkRecoveryErrorTotal = 59;  // all links
+inline constexpr unsigned int kFieldNvlinkThroughputDataTx = 138;   // KiB, cumulative
+inline constexpr unsigned int kFieldNvlinkThroughputDataRx = 139;   // KiB, cumulative
 // nvmlFieldValue_t::scopeId for the per-link fields: the sum over all links.
 inline constexpr unsigned int kScopeAllLinks = 0xFFFFFFFFu;
 inline constexpr unsigned int kFieldMemoryTemp = 82;

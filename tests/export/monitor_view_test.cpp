@@ -54,7 +54,37 @@ TEST(MonitorViewTest, JsonHasEveryCatalogMetricWithNullForMissing) {
   EXPECT_TRUE(j["gpus"][1]["power_w"].is_null());
   EXPECT_EQ(j["gpus"][0]["clock_event_reasons_text"], "power cap");
   EXPECT_EQ(j["gpus"][0]["uuid"], "GPU-00000000");
-  EXPECT_EQ(j["gpus"][0].size(), kMetricCount + 8);
+  EXPECT_EQ(j["gpus"][0].size(), kMetricCount + 12);
+  EXPECT_TRUE(j["gpus"][0]["last_xid"].is_null());  // no Xid: null, not 0
+  EXPECT_EQ(j["gpus"][0]["xid_events"], 0);
+  EXPECT_TRUE(j["gpus"][0]["health_alert"].is_null());
+}
+
+TEST(MonitorViewTest, AGpuWithAnXidOrAPendingRemapIsMarked) {
+  LatestValues latest({gpu(0), gpu(1), gpu(2)});
+  for (unsigned i = 0; i < 3; ++i) latest.on_sample(row(i, 1'000'000'000, 300));
+  latest.on_event(
+      {1'000'000'000, 1'000'000'000, 1u, EventKind::Xid, "Xid 48: Double Bit ECC Error"});
+  HealthRow pending;
+  pending.device_index = 2;
+  pending.set(HealthMetric::RowRemapPending, 1);
+  latest.on_health(pending);
+  HealthRow clean;
+  clean.device_index = 0;
+  clean.set(HealthMetric::RowRemapPending, 0);
+  latest.on_health(clean);
+  const auto snapshot = latest.snapshot();
+  const std::string table = monitor_table(snapshot);
+  EXPECT_NE(table.find("\n0 "), std::string::npos) << table;  // GPU 0 unmarked
+  EXPECT_NE(table.find("\n1! "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n2! "), std::string::npos) << table;
+  EXPECT_NE(table.find("! GPU 1: Xid 48"), std::string::npos) << table;
+  EXPECT_NE(table.find("! GPU 2: row remap pending"), std::string::npos) << table;
+  const nlohmann::json j = monitor_json(snapshot);
+  EXPECT_EQ(j["gpus"][1]["last_xid"], 48);
+  EXPECT_EQ(j["gpus"][2]["row_remap_pending"], true);
+  EXPECT_EQ(j["gpus"][0]["row_remap_pending"], false);
+  EXPECT_TRUE(j["gpus"][0]["health_alert"].is_null());
 }
 
 TEST(MonitorViewTest, ClockReasonsInShortWords) {

@@ -66,16 +66,16 @@ TEST(HealthChanges, TheFirstReadReportsWhatWasAlreadyWrongOnly) {
 
 TEST(HealthChanges, AggregateCountsServeWhenVolatileOnesAreAbsent) {
   using M = HealthMetric;
-  const auto events = health_changes(&row({{M::EccUncorrectedAggregate, 4}}),
-                                     row({{M::EccUncorrectedAggregate, 6}}));
+  const HealthRow before = row({{M::EccUncorrectedAggregate, 4}});
+  const auto events = health_changes(&before, row({{M::EccUncorrectedAggregate, 6}}));
   EXPECT_EQ(details(events), (std::vector<std::string>{"ecc: 2 uncorrected ECC errors (total 6)"}));
 }
 
 TEST(HealthChanges, NvlinkErrorsAddUp) {
   using M = HealthMetric;
+  const HealthRow before = row({{M::NvlinkCrcFlitErrors, 0}, {M::NvlinkReplayErrors, 0}});
   const auto events =
-      health_changes(&row({{M::NvlinkCrcFlitErrors, 0}, {M::NvlinkReplayErrors, 0}}),
-                     row({{M::NvlinkCrcFlitErrors, 3}, {M::NvlinkReplayErrors, 1}}));
+      health_changes(&before, row({{M::NvlinkCrcFlitErrors, 3}, {M::NvlinkReplayErrors, 1}}));
   EXPECT_EQ(details(events),
             (std::vector<std::string>{"nvlink_errors: 4 NVLink errors (CRC, replay or recovery)"}));
 }
