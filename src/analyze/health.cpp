@@ -36,7 +36,8 @@ std::string xid_words(unsigned xid, const HealthEvent& first, std::size_t count)
            ": not in NVIDIA's Xid catalogue; the kernel log (dmesg) says more: tell the "
            "admins";
   }
-  return fmt::format("{}: {} ({}); {}", head, info->meaning, xid_cause_word(info->cause),
+  // "...: the GPU's memory (hardware). The GPU found ... Resubmit the job; ..."
+  return fmt::format("{}: {}. {} {}", head, xid_cause_word(info->cause), info->meaning,
                      info->action);
 }
 

@@ -36,9 +36,12 @@ void RunSink::on_event(const Event& event) {
   // Events worth a person's attention right away; the rest is in the database.
   if (event.kind == EventKind::GpuLost || event.kind == EventKind::Gap || verbose_) {
     fmt::print(stderr, "gpuscope: {}\n", event.detail);
-  } else if (event.kind == EventKind::Xid || event.kind == EventKind::RowRemap ||
-             (event.kind == EventKind::Ecc &&
-              event.detail.find("uncorrected") != std::string::npos)) {
+  } else if (event.kind == EventKind::Xid ||
+             // The driver's ECC and remap events are said again by the counters, with counts.
+             (!event.detail.starts_with("the driver ") &&
+              (event.kind == EventKind::RowRemap ||
+               (event.kind == EventKind::Ecc &&
+                event.detail.find("uncorrected") != std::string::npos)))) {
     // A fault on the GPU: the first answer to "my code or the hardware?".
     fmt::print(stderr, "gpuscope: GPU {}: {}\n", event.device_index.value_or(0), event.detail);
   }
