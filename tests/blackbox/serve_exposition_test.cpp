@@ -1,7 +1,6 @@
 // `gpuscope serve` scraped for real (simulated H100s): the dcgm-exporter families a scrape has
-// with `--naming dcgm`, and promtool's verdict on both namings' pages. The health families
-// that need the sampler's health counters are checked at unit level
-// (tests/export/health_exposition_test.cpp); here, those that need none.
+// with `--naming dcgm`, all 25 of its default counters with the health counters the sampler
+// reads, and promtool's verdict on both namings' pages.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -48,9 +47,16 @@ std::optional<std::string> get_metrics(int port) {
   return response->body;
 }
 
-// The page of `gpuscope serve --naming NAMING` once it holds `wanted` (a sampled GPU), or what
-// it last served after 90 s (a loaded CI machine).
-std::string scrape(const TempDir& dir, const std::string& naming, const std::string& wanted) {
+// The page of `gpuscope serve --naming NAMING` once it holds every one of `wanted` (a sampled
+// GPU, its health), or what it last served after 90 s (a loaded CI machine).
+std::string scrape(const TempDir& dir, const std::string& naming,
+                   const std::vector<std::string>& wanted) {
+  const auto has_all = [&wanted](const std::string& page) {
+    for (const auto& w : wanted) {
+      if (page.find(w) == std::string::npos) return false;
+    }
+    return true;
+  };
   const int port = free_port();
   auto serve = start_gpuscope({"serve", "--simulate", "h100", "--naming", naming, "--listen",
                                "127.0.0.1:" + std::to_string(port), "--interval", "200"},
@@ -61,11 +67,11 @@ std::string scrape(const TempDir& dir, const std::string& naming, const std::str
   while (std::chrono::steady_clock::now() < end) {
     if (auto body = get_metrics(port)) {
       page = *body;
-      if (page.find(wanted) != std::string::npos) break;
+      if (has_all(page)) break;
     }
     std::this_thread::sleep_for(100ms);
   }
-  EXPECT_NE(page.find(wanted), std::string::npos) << read_file(dir.file(naming + ".err"));
+  EXPECT_TRUE(has_all(page)) << read_file(dir.file(naming + ".err"));
   return page;
 }
 
@@ -93,12 +99,12 @@ std::pair<int, std::vector<std::string>> check_metrics(const TempDir& dir,
   return {result.exit_code, lines};
 }
 
-// The families of dcgm-exporter's default counters file (NVIDIA/dcgm-exporter,
-// etc/default-counters.csv at tag 4.5.3-4.8.2) that need no health counters: the sampled
-// metrics, the last Xid (0 before any) and the vGPU licence status (0 on bare metal). The other
-// seven (PCIE_REPLAY_COUNTER, ENC_UTIL, DEC_UTIL, NVLINK_BANDWIDTH_TOTAL, the two
-// REMAPPED_ROWS, ROW_REMAP_FAILURE) come from the health counters; the unit test checks all 25.
-constexpr const char* kWithoutHealth[] = {
+// The 25 families of dcgm-exporter's default counters file (NVIDIA/dcgm-exporter,
+// etc/default-counters.csv at tag 4.5.3-4.8.2): the sampled metrics, the last Xid (0 before
+// any), the vGPU licence status (0 on bare metal) and, from the health counters,
+// PCIE_REPLAY_COUNTER, ENC_UTIL, DEC_UTIL, NVLINK_BANDWIDTH_TOTAL, the two REMAPPED_ROWS and
+// ROW_REMAP_FAILURE.
+constexpr const char* kDefaultFamilies[] = {
     "DCGM_FI_DEV_SM_CLOCK",
     "DCGM_FI_DEV_MEM_CLOCK",
     "DCGM_FI_DEV_MEMORY_TEMP",
@@ -117,13 +123,23 @@ constexpr const char* kWithoutHealth[] = {
     "DCGM_FI_PROF_DRAM_ACTIVE",
     "DCGM_FI_PROF_PCIE_TX_BYTES",
     "DCGM_FI_PROF_PCIE_RX_BYTES",
+    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+    "DCGM_FI_DEV_ENC_UTIL",
+    "DCGM_FI_DEV_DEC_UTIL",
+    "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE",
 };
+static_assert(std::size(kDefaultFamilies) == 25);
 
 TEST(ServeExposition, DcgmNamingServesDcgmExportersDefaultFamilies) {
   TempDir dir;
   // GPM's ratios come from the second sample on: wait for them.
-  const std::string page = scrape(dir, "dcgm", "\nDCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\"");
-  for (const char* family : kWithoutHealth) {
+  const std::string page = scrape(
+      dir, "dcgm",
+      {"\nDCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\"", "\nDCGM_FI_DEV_PCIE_REPLAY_COUNTER{gpu=\"0\""});
+  for (const char* family : kDefaultFamilies) {
     EXPECT_NE(page.find(std::string("\n# TYPE ") + family + " "), std::string::npos) << family;
     EXPECT_NE(page.find(std::string("\n") + family + "{gpu=\"0\",UUID=\""), std::string::npos)
         << family << "\n"
@@ -150,8 +166,12 @@ TEST(ServeExposition, DcgmNamingServesDcgmExportersDefaultFamilies) {
 TEST(ServeExposition, PromtoolFindsNothingInGpuscopeNames) {
   if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
   TempDir dir;
-  const std::string page = scrape(dir, "gpuscope", "\ngpuscope_dram_active_ratio{gpu=\"0\"");
+  // With the health families on the page: their names and labels are linted too.
+  const std::string page = scrape(
+      dir, "gpuscope",
+      {"\ngpuscope_dram_active_ratio{gpu=\"0\"", "\ngpuscope_gpu_pcie_replays_total{gpu=\"0\""});
   EXPECT_NE(page.find("\ngpuscope_gpu_xid_last{gpu=\"0\""), std::string::npos) << page;
+  EXPECT_NE(page.find("\ngpuscope_gpu_ecc_errors_total{gpu=\"0\""), std::string::npos) << page;
   const auto [status, lines] = check_metrics(dir, page);
   EXPECT_EQ(status, 0);
   for (const std::string& line : lines) ADD_FAILURE() << line;
