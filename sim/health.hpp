@@ -10,23 +10,8 @@
 
 namespace gpuscope::sim {
 
-// The sums of the steps at or before a time; the flags stay set once a step set them.
-struct HealthCounters {
-  std::uint64_t ecc_corrected = 0;  // volatile: since the driver loaded (scenario time zero)
-  std::uint64_t ecc_uncorrected = 0;
-  std::uint32_t remapped_correctable = 0;
-  std::uint32_t remapped_uncorrectable = 0;
-  bool remap_pending = false;
-  bool remap_failure = false;
-  std::uint32_t pcie_replays = 0;
-  std::uint32_t retired_sbe = 0;
-  std::uint32_t retired_dbe = 0;
-  bool retired_pending = false;
-  std::uint64_t nvlink_replay_errors = 0;
-  std::uint64_t nvlink_recovery_errors = 0;
-  std::uint64_t nvlink_crc_flit_errors = 0;
-  std::uint64_t nvlink_crc_data_errors = 0;
-};
+// The sums of the steps at or before a time.
+using HealthCounters = HealthCounts;
 
 // A step's time in scenario nanoseconds, rounded as lost_at_s is.
 std::int64_t step_ns(const HealthStep& step);

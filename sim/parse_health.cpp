@@ -23,12 +23,7 @@ std::uint32_t count32(ObjectReader& reader, std::string_view key) {
 }
 
 bool does_nothing(const HealthStep& step) {
-  return step.xid == 0 && step.ecc_corrected == 0 && step.ecc_uncorrected == 0 &&
-         step.remapped_correctable == 0 && step.remapped_uncorrectable == 0 &&
-         !step.remap_pending && !step.remap_failure && step.pcie_replays == 0 &&
-         step.retired_sbe == 0 && step.retired_dbe == 0 && !step.retired_pending &&
-         step.nvlink_replay_errors == 0 && step.nvlink_recovery_errors == 0 &&
-         step.nvlink_crc_flit_errors == 0 && step.nvlink_crc_data_errors == 0;
+  return step.xid == 0 && step.counts == HealthCounts{};
 }
 
 HealthStep parse_step(const nlohmann::json& value, const std::string& pointer) {
@@ -39,20 +34,20 @@ HealthStep parse_step(const nlohmann::json& value, const std::string& pointer) {
   if (reader.has("xid") && step.xid == 0) {
     fail_at(reader.child("xid"), "an Xid is a number from 1 to 999");
   }
-  step.ecc_corrected = reader.unsigned_integer("ecc_corrected", 0, kMax64);
-  step.ecc_uncorrected = reader.unsigned_integer("ecc_uncorrected", 0, kMax64);
-  step.remapped_correctable = count32(reader, "remapped_correctable");
-  step.remapped_uncorrectable = count32(reader, "remapped_uncorrectable");
-  step.remap_pending = reader.boolean("remap_pending", false);
-  step.remap_failure = reader.boolean("remap_failure", false);
-  step.pcie_replays = count32(reader, "pcie_replays");
-  step.retired_sbe = count32(reader, "retired_sbe");
-  step.retired_dbe = count32(reader, "retired_dbe");
-  step.retired_pending = reader.boolean("retired_pending", false);
-  step.nvlink_replay_errors = reader.unsigned_integer("nvlink_replay_errors", 0, kMax64);
-  step.nvlink_recovery_errors = reader.unsigned_integer("nvlink_recovery_errors", 0, kMax64);
-  step.nvlink_crc_flit_errors = reader.unsigned_integer("nvlink_crc_flit_errors", 0, kMax64);
-  step.nvlink_crc_data_errors = reader.unsigned_integer("nvlink_crc_data_errors", 0, kMax64);
+  step.counts.ecc_corrected = reader.unsigned_integer("ecc_corrected", 0, kMax64);
+  step.counts.ecc_uncorrected = reader.unsigned_integer("ecc_uncorrected", 0, kMax64);
+  step.counts.remapped_correctable = count32(reader, "remapped_correctable");
+  step.counts.remapped_uncorrectable = count32(reader, "remapped_uncorrectable");
+  step.counts.remap_pending = reader.boolean("remap_pending", false);
+  step.counts.remap_failure = reader.boolean("remap_failure", false);
+  step.counts.pcie_replays = count32(reader, "pcie_replays");
+  step.counts.retired_sbe = count32(reader, "retired_sbe");
+  step.counts.retired_dbe = count32(reader, "retired_dbe");
+  step.counts.retired_pending = reader.boolean("retired_pending", false);
+  step.counts.nvlink_replay_errors = reader.unsigned_integer("nvlink_replay_errors", 0, kMax64);
+  step.counts.nvlink_recovery_errors = reader.unsigned_integer("nvlink_recovery_errors", 0, kMax64);
+  step.counts.nvlink_crc_flit_errors = reader.unsigned_integer("nvlink_crc_flit_errors", 0, kMax64);
+  step.counts.nvlink_crc_data_errors = reader.unsigned_integer("nvlink_crc_data_errors", 0, kMax64);
   reader.finish();
   if (does_nothing(step)) {
     fail_at(pointer,

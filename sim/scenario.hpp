@@ -32,12 +32,10 @@ struct ProcessSpec {
   unsigned used_memory_mib = 0;
 };
 
-// One step of a GPU's health faults ("faults": {"health": [...]}): at at_s (scenario seconds) the
-// counts are added to the GPU's counters and the flags set for good; see sim/health.hpp.
-struct HealthStep {
-  double at_s = 0;
-  unsigned xid = 0;  // 0: none; else an Xid event with this number
-  std::uint64_t ecc_corrected = 0;
+// Health counts and flags: what one step of a GPU's health faults adds, and (sim/health.hpp)
+// their sums at a time. Counts add up; flags stay set once a step set them.
+struct HealthCounts {
+  std::uint64_t ecc_corrected = 0;  // volatile: since the driver loaded (scenario time zero)
   std::uint64_t ecc_uncorrected = 0;
   std::uint32_t remapped_correctable = 0;
   std::uint32_t remapped_uncorrectable = 0;
@@ -51,6 +49,17 @@ struct HealthStep {
   std::uint64_t nvlink_recovery_errors = 0;
   std::uint64_t nvlink_crc_flit_errors = 0;
   std::uint64_t nvlink_crc_data_errors = 0;
+
+  HealthCounts& operator+=(const HealthCounts& step);
+  bool operator==(const HealthCounts&) const = default;
+};
+
+// One step of a GPU's health faults ("faults": {"health": [...]}): at at_s (scenario seconds) its
+// counts are added to the GPU's counters and its flags set for good; see sim/health.hpp.
+struct HealthStep {
+  double at_s = 0;
+  unsigned xid = 0;  // 0: none; else an Xid event with this number
+  HealthCounts counts;
 };
 
 // Faults for one GPU (the scenario's global faults already merged in).

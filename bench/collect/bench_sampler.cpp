@@ -111,7 +111,9 @@ double cpu_seconds() {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
-void BM_PowerCadence8Gpus(benchmark::State& state) {
+// A Sampler with `options` on the 8 GPUs of an idle-start node for 5 s, per iteration: the CPU it
+// took (% of one core) and what it produced, as the benchmark's counters.
+void run_sampler_8gpus(benchmark::State& state, const collect::SamplerOptions& options) {
   Driver driver("h100x8-idle-start");
   NullSink sink;
   double cpu = 0;
@@ -122,8 +124,7 @@ void BM_PowerCadence8Gpus(benchmark::State& state) {
     for (unsigned i = 0; i < driver.session->device_count(); ++i) {
       readers.emplace_back(driver.session->device(i), notes);
     }
-    collect::Sampler sampler(std::move(readers),
-                             {std::chrono::milliseconds(100), std::chrono::milliseconds(10)}, sink);
+    collect::Sampler sampler(std::move(readers), options, sink);
     const double cpu0 = cpu_seconds();
     const std::int64_t wall0 = mono_now_ns();
     sampler.start();
@@ -132,10 +133,15 @@ void BM_PowerCadence8Gpus(benchmark::State& state) {
     cpu += cpu_seconds() - cpu0;
     wall += seconds(mono_now_ns() - wall0);
     state.counters["missed_deadlines"] = static_cast<double>(sampler.stats().deadlines_missed);
+    state.counters["health_rows"] = static_cast<double>(sampler.stats().health_rows);
   }
   state.counters["cpu_percent"] = 100.0 * cpu / wall;
   state.counters["power_rows_per_s"] = static_cast<double>(sink.power.load()) / wall;
   state.counters["sample_rows_per_s"] = static_cast<double>(sink.samples.load()) / wall;
+}
+
+void BM_PowerCadence8Gpus(benchmark::State& state) {
+  run_sampler_8gpus(state, {std::chrono::milliseconds(100), std::chrono::milliseconds(10)});
 }
 BENCHMARK(BM_PowerCadence8Gpus)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
@@ -170,30 +176,8 @@ void BM_HealthRead(benchmark::State& state) {
 BENCHMARK(BM_HealthRead)->MinTime(1.0);
 
 void BM_SamplerHealth8Gpus(benchmark::State& state) {
-  Driver driver("h100x8-idle-start");
-  NullSink sink;
-  double cpu = 0;
-  double wall = 0;
-  for (auto _ : state) {
-    std::vector<std::string> notes;
-    std::vector<collect::DeviceReader> readers;
-    for (unsigned i = 0; i < driver.session->device_count(); ++i) {
-      readers.emplace_back(driver.session->device(i), notes);
-    }
-    collect::Sampler sampler(
-        std::move(readers),
-        {std::chrono::milliseconds(100), {}, std::chrono::seconds(state.range(0))}, sink);
-    const double cpu0 = cpu_seconds();
-    const std::int64_t wall0 = mono_now_ns();
-    sampler.start();
-    std::this_thread::sleep_for(std::chrono::seconds(5));
-    sampler.stop();
-    cpu += cpu_seconds() - cpu0;
-    wall += seconds(mono_now_ns() - wall0);
-    state.counters["missed_deadlines"] = static_cast<double>(sampler.stats().deadlines_missed);
-    state.counters["health_rows"] = static_cast<double>(sampler.stats().health_rows);
-  }
-  state.counters["cpu_percent"] = 100.0 * cpu / wall;
+  run_sampler_8gpus(state,
+                    {std::chrono::milliseconds(100), {}, std::chrono::seconds(state.range(0))});
 }
 BENCHMARK(BM_SamplerHealth8Gpus)
     ->Arg(0)

@@ -18,25 +18,13 @@
 #include <thread>
 #include <vector>
 
+#include "support/ports.hpp"
 #include "support/process.hpp"
 
 namespace gpuscope::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A port nobody listens on right now (the kernel's choice).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 std::optional<std::string> get_metrics(int port) {
   httplib::Client client("127.0.0.1", port);

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/ports.hpp"
 #include "support/process.hpp"
 #include "support/sql.hpp"
 
@@ -42,19 +43,6 @@ std::string find_program(const std::string& name) {
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return {};
-}
-
-// A port nobody listens on right now (the kernel's choice).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
 }
 
 // Polls `condition` every 100 ms until it holds or `limit` passes (generous: a loaded CI machine).

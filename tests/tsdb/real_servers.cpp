@@ -16,22 +16,14 @@
 #include <stdexcept>
 #include <thread>
 
+#include "support/ports.hpp"
+
 extern char** environ;
 
 namespace gpuscope::tsdb::testing {
 namespace {
 
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
+using gpuscope::testing::free_port;
 
 int spawn(const std::vector<std::string>& argv, const std::string& log_file) {
   posix_spawn_file_actions_t actions;
