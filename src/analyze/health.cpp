@@ -159,22 +159,25 @@ void links(const GpuHealth& g, std::vector<Finding>& out) {
   }
 }
 
+// Time the hardware held a GPU down for a reason outside the job: a finding from a second on.
 void slowdowns(const GpuHealth& g, std::vector<Finding>& out) {
-  if (const auto ns = g.rise(HealthMetric::ViolationHwThermalNs);
-      ns && *ns * 1e-9 >= kHardwareSlowdownS) {
-    out.push_back({"hw_thermal_slowdown",
-                   fmt::format("{} was slowed by the hardware for overheating for {:.1f} s: a "
-                               "cooling problem (fans, airflow, the room), not your code: tell "
-                               "the admins",
-                               g.gpu, *ns * 1e-9)});
-  }
-  if (const auto ns = g.rise(HealthMetric::ViolationPowerBrakeNs);
-      ns && *ns * 1e-9 >= kHardwareSlowdownS) {
-    out.push_back({"power_brake",
-                   fmt::format("{} was held down by the power brake for {:.1f} s: a signal from "
-                               "outside the GPU (the node's power supply), not your code: tell "
-                               "the admins",
-                               g.gpu, *ns * 1e-9)});
+  const struct {
+    HealthMetric metric;
+    const char* kind;
+    const char* words;  // after the GPU's label, before the seconds
+    const char* cause;
+  } kSlowdowns[] = {
+      {HealthMetric::ViolationHwThermalNs, "hw_thermal_slowdown",
+       "was slowed by the hardware for overheating for",
+       "a cooling problem (fans, airflow, the room), not your code: tell the admins"},
+      {HealthMetric::ViolationPowerBrakeNs, "power_brake", "was held down by the power brake for",
+       "a signal from outside the GPU (the node's power supply), not your code: tell the admins"},
+  };
+  for (const auto& slowdown : kSlowdowns) {
+    const auto ns = g.rise(slowdown.metric);
+    if (!ns || *ns * 1e-9 < kHardwareSlowdownS) continue;
+    out.push_back({slowdown.kind, fmt::format("{} {} {:.1f} s: {}", g.gpu, slowdown.words,
+                                              *ns * 1e-9, slowdown.cause)});
   }
 }
 
