@@ -23,6 +23,11 @@ nvmlReturn_t on_device(Entry entry, nvmlDevice_t device, Fn&& fn) {
   return process_driver().device_call(entry, device, std::forward<Fn>(fn));
 }
 
+template <class Fn>
+nvmlReturn_t on_gpu_or_instance(Entry entry, nvmlDevice_t device, Fn&& fn) {
+  return process_driver().instance_call(entry, device, std::forward<Fn>(fn));
+}
+
 struct MemoryFigures {
   unsigned long long total, reserved, used, free;
 };
@@ -37,6 +42,37 @@ MemoryFigures memory_figures(const GpuModel& model) {
   figures.used = std::min(figures.used, figures.total - figures.reserved);
   figures.free = figures.total - figures.reserved - figures.used;
   return figures;
+}
+
+// A MIG instance's memory: its profile's, none reserved.
+MemoryFigures memory_figures(const MigInstance& instance) {
+  MemoryFigures figures{};
+  figures.total = instance.profile().memory_mib * kMiB;
+  figures.reserved = 0;
+  figures.used = static_cast<unsigned long long>(std::llround(instance.memory_used_mib())) * kMiB;
+  figures.used = std::min(figures.used, figures.total);
+  figures.free = figures.total - figures.used;
+  return figures;
+}
+
+// The memory a call reports: a MIG instance's; a GPU in "mig" mode its instances' sum, and only to
+// root (nvml.h: the aggregate needs privileges); any other GPU its own.
+nvmlReturn_t memory_of(const SimDevice& d, const MigInstance* instance, const CallContext& call,
+                       MemoryFigures& out) {
+  if (instance != nullptr) {
+    out = memory_figures(*instance);
+    return nvml::kSuccess;
+  }
+  out = memory_figures(d.model);
+  if (!d.model.config().mig) return nvml::kSuccess;
+  if (!process_driver().privileged()) return nvml::kErrorNoPermission;
+  unsigned long long used = 0;
+  for (const MigInstance& each : d.instances) {
+    if (each.live_at(call.scenario_ns)) used += memory_figures(each).used;
+  }
+  out.used = std::min(used, out.total - out.reserved);
+  out.free = out.total - out.reserved - out.used;
+  return nvml::kSuccess;
 }
 
 // The processes on a GPU: the scenario's, then those a test names in the file
@@ -65,18 +101,51 @@ std::vector<ProcessSpec> running_processes(const SimDevice& d) {
   return out;
 }
 
+void append_instance_processes(const MigInstance& instance, std::vector<nvmlProcessInfo_t>& out) {
+  for (const ProcessSpec& process : instance.spec().processes) {
+    out.push_back({process.pid, process.used_memory_mib * kMiB, instance.spec().gpu_instance_id,
+                   instance.spec().compute_instance_id});
+  }
+}
+
+// The processes a call lists: a MIG instance's; on a GPU in "mig" mode all its instances' (only to
+// root, as nvml.h says), else the GPU's own, which are in no instance (ids 0xFFFFFFFF).
+nvmlReturn_t process_list(const SimDevice& d, const MigInstance* mig, const CallContext& call,
+                          std::vector<nvmlProcessInfo_t>& out) {
+  if (mig != nullptr) {
+    append_instance_processes(*mig, out);
+    return nvml::kSuccess;
+  }
+  if (d.model.config().mig) {
+    if (!process_driver().privileged()) return nvml::kErrorNoPermission;
+    for (const MigInstance& instance : d.instances) {
+      if (instance.live_at(call.scenario_ns)) append_instance_processes(instance, out);
+    }
+    return nvml::kSuccess;
+  }
+  for (const ProcessSpec& process : running_processes(d)) {
+    out.push_back(
+        {process.pid, process.used_memory_mib * kMiB, nvml::kNoInstanceId, nvml::kNoInstanceId});
+  }
+  return nvml::kSuccess;
+}
+
 }  // namespace
 
 nvmlReturn_t DeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
-  return on_device(Entry::DeviceGetName, device, [&](SimDevice& d, const CallContext&) {
-    return copy_string(d.model.config().spec.name, name, length);
-  });
+  return on_gpu_or_instance(Entry::DeviceGetName, device,
+                            [&](SimDevice& d, MigInstance* mig, const CallContext&) {
+                              const std::string& gpu = d.model.config().spec.name;
+                              if (mig == nullptr) return copy_string(gpu, name, length);
+                              return copy_string(gpu + " MIG " + mig->spec().profile, name, length);
+                            });
 }
 
 nvmlReturn_t DeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
-  return on_device(Entry::DeviceGetUUID, device, [&](SimDevice& d, const CallContext&) {
-    return copy_string(d.model.config().uuid, uuid, length);
-  });
+  return on_gpu_or_instance(
+      Entry::DeviceGetUUID, device, [&](SimDevice& d, MigInstance* mig, const CallContext&) {
+        return copy_string(mig != nullptr ? mig->spec().uuid : d.model.config().uuid, uuid, length);
+      });
 }
 
 nvmlReturn_t DeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) {
@@ -115,26 +184,36 @@ nvmlReturn_t DeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int
 }
 
 nvmlReturn_t DeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
-  return on_device(Entry::DeviceGetMemoryInfo, device, [&](SimDevice& d, const CallContext&) {
-    if (memory == nullptr) return nvml::kErrorInvalidArgument;
-    // Version 1 counts the driver's reservation as used, as the real call does.
-    const MemoryFigures figures = memory_figures(d.model);
-    *memory = {figures.total, figures.free, figures.used + figures.reserved};
-    return nvml::kSuccess;
-  });
+  return on_gpu_or_instance(
+      Entry::DeviceGetMemoryInfo, device,
+      [&](SimDevice& d, MigInstance* mig, const CallContext& call) {
+        if (memory == nullptr) return nvml::kErrorInvalidArgument;
+        MemoryFigures figures{};
+        const nvmlReturn_t result = memory_of(d, mig, call, figures);
+        if (result != nvml::kSuccess) return result;
+        // Version 1 counts the driver's reservation as used, as the real
+        // call does.
+        *memory = {figures.total, figures.free, figures.used + figures.reserved};
+        return nvml::kSuccess;
+      });
 }
 
 nvmlReturn_t DeviceGetMemoryInfoV2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
-  return on_device(Entry::DeviceGetMemoryInfoV2, device, [&](SimDevice& d, const CallContext&) {
-    if (memory == nullptr) return nvml::kErrorInvalidArgument;
-    if (memory->version != nvml::kMemoryV2Version) return nvml::kErrorArgumentVersionMismatch;
-    const MemoryFigures figures = memory_figures(d.model);
-    memory->total = figures.total;
-    memory->reserved = figures.reserved;
-    memory->free = figures.free;
-    memory->used = figures.used;
-    return nvml::kSuccess;
-  });
+  return on_gpu_or_instance(Entry::DeviceGetMemoryInfoV2, device,
+                            [&](SimDevice& d, MigInstance* mig, const CallContext& call) {
+                              if (memory == nullptr) return nvml::kErrorInvalidArgument;
+                              if (memory->version != nvml::kMemoryV2Version) {
+                                return nvml::kErrorArgumentVersionMismatch;
+                              }
+                              MemoryFigures figures{};
+                              const nvmlReturn_t result = memory_of(d, mig, call, figures);
+                              if (result != nvml::kSuccess) return result;
+                              memory->total = figures.total;
+                              memory->reserved = figures.reserved;
+                              memory->free = figures.free;
+                              memory->used = figures.used;
+                              return nvml::kSuccess;
+                            });
 }
 
 nvmlReturn_t DeviceGetTemperature(nvmlDevice_t device, unsigned int sensor, unsigned int* celsius) {
@@ -182,6 +261,8 @@ nvmlReturn_t DeviceGetMaxClockInfo(nvmlDevice_t device, unsigned int type, unsig
 nvmlReturn_t DeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
   return on_device(Entry::DeviceGetUtilizationRates, device, [&](SimDevice& d, const CallContext&) {
     if (utilization == nullptr) return nvml::kErrorInvalidArgument;
+    // nvml.h: not supported on MIG-enabled GPUs (the "mig" key; "mig_devices" stays answered).
+    if (d.model.config().mig) return nvml::kErrorNotSupported;
     const Levels& levels = d.model.bucket().levels;
     utilization->gpu = static_cast<unsigned int>(std::lround(levels[index_of(Metric::kUtil)]));
     utilization->memory =
@@ -201,23 +282,21 @@ nvmlReturn_t DeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned lo
 
 nvmlReturn_t DeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
                                               nvmlProcessInfo_t* infos) {
-  return on_device(Entry::DeviceGetComputeRunningProcesses, device,
-                   [&](SimDevice& d, const CallContext&) {
-                     if (count == nullptr) return nvml::kErrorInvalidArgument;
-                     const auto processes = running_processes(d);
-                     const auto needed = static_cast<unsigned int>(processes.size());
-                     if (*count < needed || (needed > 0 && infos == nullptr)) {
-                       *count = needed;
-                       return nvml::kErrorInsufficientSize;
-                     }
-                     *count = needed;
-                     for (unsigned int i = 0; i < needed; ++i) {
-                       // 0xFFFFFFFF: not in a MIG instance, as the driver reports it.
-                       infos[i] = {processes[i].pid, processes[i].used_memory_mib * kMiB,
-                                   0xFFFFFFFFU, 0xFFFFFFFFU};
-                     }
-                     return nvml::kSuccess;
-                   });
+  return on_gpu_or_instance(Entry::DeviceGetComputeRunningProcesses, device,
+                            [&](SimDevice& d, MigInstance* mig, const CallContext& call) {
+                              if (count == nullptr) return nvml::kErrorInvalidArgument;
+                              std::vector<nvmlProcessInfo_t> list;
+                              const nvmlReturn_t result = process_list(d, mig, call, list);
+                              if (result != nvml::kSuccess) return result;
+                              const auto needed = static_cast<unsigned int>(list.size());
+                              if (*count < needed || (needed > 0 && infos == nullptr)) {
+                                *count = needed;
+                                return nvml::kErrorInsufficientSize;
+                              }
+                              *count = needed;
+                              std::copy(list.begin(), list.end(), infos);
+                              return nvml::kSuccess;
+                            });
 }
 
 nvmlReturn_t DeviceGetProcessUtilization(nvmlDevice_t device,
@@ -226,6 +305,8 @@ nvmlReturn_t DeviceGetProcessUtilization(nvmlDevice_t device,
   return on_device(
       Entry::DeviceGetProcessUtilization, device, [&](SimDevice& d, const CallContext& call) {
         if (count == nullptr) return nvml::kErrorInvalidArgument;
+        // nvml.h: not supported on MIG-enabled GPUs.
+        if (d.model.config().mig) return nvml::kErrorNotSupported;
         const auto processes = running_processes(d);
         const auto now_us = static_cast<unsigned long long>(call.realtime_ns / 1000);
         // As the driver: nothing newer than `since_us` is NOT_FOUND.

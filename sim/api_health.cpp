@@ -13,7 +13,7 @@ namespace gpuscope::sim {
 bool remapped_rows_supported(const SimDevice& device, bool mig) {
   const GpuConfig& config = device.model.config();
   return config.spec.architecture >= nvml::kArchAmpere && config.spec.ecc && !mig &&
-         config.mig_devices.empty();
+         !mig_enabled(config);
 }
 
 // Before Ampere ECC errors retire pages; Ampere and newer remap rows instead (nvidia-smi shows
@@ -48,7 +48,7 @@ nvmlReturn_t video_utilization(Entry entry, nvmlDevice_t device, unsigned int* p
                                unsigned int* sampling_period_us) {
   return process_driver().device_call(entry, device, [&](SimDevice& d, const CallContext&) {
     if (percent == nullptr || sampling_period_us == nullptr) return nvml::kErrorInvalidArgument;
-    if (!d.model.config().mig_devices.empty()) return nvml::kErrorNotSupported;
+    if (mig_enabled(d.model.config())) return nvml::kErrorNotSupported;
     *percent = 0;
     *sampling_period_us = 100000;
     return nvml::kSuccess;

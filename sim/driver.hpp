@@ -16,6 +16,7 @@
 #include "sim/entries.hpp"
 #include "sim/gpu_model.hpp"
 #include "sim/handles.hpp"
+#include "sim/mig.hpp"
 #include "sim/options.hpp"
 #include "sim/scenario.hpp"
 #include "sim/state_file.hpp"
@@ -26,14 +27,29 @@ struct SimDevice {
   SimDevice(const GpuConfig& config, std::uint64_t seed, std::size_t index,
             unsigned initial_limit_mw, LockedClocks initial_lock)
       : model(config, seed, index, initial_limit_mw, initial_lock),
-        mig_handles(config.mig_devices.size(), nvmlDevice_st{index}) {
+        mig_handles(config.mig_devices.size() + (config.mig ? config.mig->instances.size() : 0),
+                    nvmlDevice_st{index}) {
     handle.index = index;
+    if (!config.mig) return;
+    for (const MigInstanceSpec& spec : config.mig->instances) {
+      instances.emplace_back(spec, *find_mig_profile(config.spec.model, spec.profile));
+    }
   }
   nvmlDevice_st handle;
   GpuModel model;
   // One handle per config().mig_devices entry, in that order; never resized, so the addresses
   // handed out stay valid until nvmlShutdown.
   std::vector<nvmlDevice_st> mig_handles;
+  // The "mig" instances; instance i's handle is mig_handles[mig_devices.size() + i].
+  std::vector<MigInstance> instances;
+  // The instance a handle names, or nullptr (the GPU's handle, a "mig_devices" handle).
+  MigInstance* instance_of(nvmlDevice_t h) {
+    const std::size_t legacy = model.config().mig_devices.size();
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+      if (&mig_handles[legacy + i] == h) return &instances[i];
+    }
+    return nullptr;
+  }
   std::int64_t lost_at_ns = INT64_MAX;
   std::int64_t limit_set_at_unix_ns = 0;  // the state-file entry last applied
 };
@@ -105,6 +121,18 @@ class Driver {
   nvmlReturn_t gpm_sample_alloc(nvmlGpmSample_t* sample);
   nvmlReturn_t gpm_sample_free(nvmlGpmSample_t sample);
   nvmlReturn_t gpm_sample_get(nvmlDevice_t handle, nvmlGpmSample_t sample);
+  // nvmlGpmMigSampleGet: the parent GPU's handle and the instance's GPU instance id.
+  nvmlReturn_t gpm_mig_sample_get(nvmlDevice_t handle, unsigned int gpu_instance_id,
+                                  nvmlGpmSample_t sample);
+  // nvmlDeviceGetMigDeviceHandleByIndex.
+  nvmlReturn_t mig_handle_by_index(nvmlDevice_t handle, unsigned int index, nvmlDevice_t* out);
+
+  // Runs fn(SimDevice& gpu, MigInstance* instance, const CallContext&) for a call that answers
+  // for a GPU (instance null) and for a "mig" instance's handle (advanced to now). A
+  // "mig_devices" handle gives NOT_SUPPORTED; an instance that does not exist now (destroyed,
+  // or not yet created) INVALID_ARGUMENT.
+  template <class Fn>
+  nvmlReturn_t instance_call(Entry entry, nvmlDevice_t handle, Fn&& fn);
   nvmlReturn_t gpm_metrics_get(nvmlGpmMetricsGet_t* request);
 
   // Event sets (sim/driver_events.cpp). A wait delivers one queued event at once, or returns
@@ -128,6 +156,10 @@ class Driver {
     double memory_used_mib = 0;
   };
   nvmlReturn_t observe(std::size_t gpu, Observation& out);
+
+  // Whether the caller counts as root (the scenario's privileged, GPUSCOPE_SIM_PRIVILEGED); read
+  // inside a call, under the lock.
+  bool privileged() const { return privileged_; }
 
   // The reason for the last failure, copied for the calling thread.
   const char* last_error() const;
@@ -209,6 +241,36 @@ nvmlReturn_t Driver::gpu_or_mig_call(Entry entry, nvmlDevice_t handle, Fn&& fn) 
     bool mig = false;
     result = begin_device_call(entry, handle, context, device, &mig);
     if (result == nvml::kSuccess) result = fn(*device, context, mig);
+  }
+  pause(context.latency_us);
+  return result;
+}
+
+template <class Fn>
+nvmlReturn_t Driver::instance_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
+  CallContext context;
+  nvmlReturn_t result;
+  {
+    std::lock_guard lock(mutex_);
+    SimDevice* device = nullptr;
+    bool mig = false;
+    result = begin_device_call(entry, handle, context, device, &mig);
+    MigInstance* instance = nullptr;
+    if (result == nvml::kSuccess && mig) {
+      instance = device->instance_of(handle);
+      if (instance == nullptr) {
+        result = fail_call(nvml::kErrorNotSupported, entry,
+                           "not supported on a \"mig_devices\" handle (no instance behind it)",
+                           device->handle.index);
+      } else if (!instance->live_at(context.scenario_ns)) {
+        result =
+            fail_call(nvml::kErrorInvalidArgument, entry,
+                      "the MIG device's GPU instance does not exist now", device->handle.index);
+      } else {
+        instance->advance_to(context.scenario_ns);
+      }
+    }
+    if (result == nvml::kSuccess) result = fn(*device, instance, context);
   }
   pause(context.latency_us);
   return result;

@@ -37,6 +37,13 @@ nvmlReturn_t Driver::handle_by_uuid(const char* uuid, nvmlDevice_t* device) {
       for (std::size_t i = 0; found == nullptr && i < config.mig_devices.size(); ++i) {
         if (config.mig_devices[i] == uuid) found = &sim->mig_handles[i];
       }
+      const std::int64_t now = to_scenario_ns(clock_.realtime_ns());
+      for (std::size_t i = 0; found == nullptr && i < sim->instances.size(); ++i) {
+        const MigInstance& instance = sim->instances[i];
+        if (instance.spec().uuid != uuid) continue;
+        if (!instance.live_at(now)) return nvml::kErrorNotFound;
+        found = &sim->mig_handles[config.mig_devices.size() + i];
+      }
       if (found == nullptr) continue;
       if (to_scenario_ns(clock_.realtime_ns()) >= sim->lost_at_ns) {
         return fail_call(nvml::kErrorGpuIsLost, Entry::DeviceGetHandleByUUID,
@@ -46,6 +53,31 @@ nvmlReturn_t Driver::handle_by_uuid(const char* uuid, nvmlDevice_t* device) {
       return nvml::kSuccess;
     }
     return nvml::kErrorNotFound;
+  });
+}
+
+nvmlReturn_t Driver::mig_handle_by_index(nvmlDevice_t handle, unsigned int index,
+                                         nvmlDevice_t* out) {
+  constexpr Entry kEntry = Entry::DeviceGetMigDeviceHandleByIndex;
+  return device_call(kEntry, handle, [&](SimDevice& device, const CallContext& context) {
+    const std::size_t gpu = device.handle.index;
+    const GpuConfig& config = device.model.config();
+    if (out == nullptr) return nvml::kErrorInvalidArgument;
+    if (!mig_enabled(config)) return fail_call(nvml::kErrorNotSupported, kEntry, "MIG is off", gpu);
+    if (index >= kMaxMigDevices) {
+      return fail_call(nvml::kErrorInvalidArgument, kEntry, "index past the MIG device count", gpu);
+    }
+    const std::size_t legacy = config.mig_devices.size();
+    if (index < legacy) {
+      *out = &device.mig_handles[index];
+      return nvml::kSuccess;
+    }
+    if (index - legacy < device.instances.size() &&
+        device.instances[index - legacy].live_at(context.scenario_ns)) {
+      *out = &device.mig_handles[index];
+      return nvml::kSuccess;
+    }
+    return fail_call(nvml::kErrorNotFound, kEntry, "no MIG device at this index now", gpu);
   });
 }
 

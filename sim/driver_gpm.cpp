@@ -30,15 +30,47 @@ nvmlReturn_t Driver::gpm_sample_free(nvmlGpmSample_t sample) {
 }
 
 nvmlReturn_t Driver::gpm_sample_get(nvmlDevice_t handle, nvmlGpmSample_t sample) {
-  return device_call(Entry::GpmSampleGet, handle, [&](SimDevice& device, const CallContext&) {
+  return instance_call(Entry::GpmSampleGet, handle,
+                       [&](SimDevice& device, MigInstance* instance, const CallContext& context) {
+                         if (!is_live_sample(sample)) return nvml::kErrorInvalidArgument;
+                         if (!device.model.config().spec.gpm) return nvml::kErrorNotSupported;
+                         sample->taken = true;
+                         sample->device = device.handle.index;
+                         sample->instance = instance;
+                         sample->generation = generation_;
+                         // A MIG device's sample is its compute instance's, which spans its GPU
+                         // instance here.
+                         sample->time_ns =
+                             instance != nullptr ? context.scenario_ns : device.model.time_ns();
+                         sample->integral = instance != nullptr ? instance->activity_integral()
+                                                                : device.model.activity_integral();
+                         return nvml::kSuccess;
+                       });
+}
+
+nvmlReturn_t Driver::gpm_mig_sample_get(nvmlDevice_t handle, unsigned int gpu_instance_id,
+                                        nvmlGpmSample_t sample) {
+  constexpr Entry kEntry = Entry::GpmMigSampleGet;
+  return device_call(kEntry, handle, [&](SimDevice& device, const CallContext& context) {
+    const std::size_t gpu = device.handle.index;
     if (!is_live_sample(sample)) return nvml::kErrorInvalidArgument;
     if (!device.model.config().spec.gpm) return nvml::kErrorNotSupported;
-    sample->taken = true;
-    sample->device = device.handle.index;
-    sample->generation = generation_;
-    sample->time_ns = device.model.time_ns();
-    sample->integral = device.model.activity_integral();
-    return nvml::kSuccess;
+    if (!mig_enabled(device.model.config())) {
+      return fail_call(nvml::kErrorNotSupported, kEntry, "MIG mode is off", gpu);
+    }
+    for (MigInstance& instance : device.instances) {
+      if (instance.spec().gpu_instance_id != gpu_instance_id) continue;
+      if (!instance.live_at(context.scenario_ns)) continue;
+      instance.advance_to(context.scenario_ns);
+      sample->taken = true;
+      sample->device = gpu;
+      sample->instance = &instance;
+      sample->generation = generation_;
+      sample->time_ns = context.scenario_ns;
+      sample->integral = instance.activity_integral();
+      return nvml::kSuccess;
+    }
+    return fail_call(nvml::kErrorNotFound, kEntry, "no GPU instance with that id now", gpu);
   });
 }
 
@@ -53,10 +85,11 @@ nvmlReturn_t Driver::gpm_metrics_get(nvmlGpmMetricsGet_t* request) {
     if (!is_live_sample(first) || !is_live_sample(second) || !first->taken || !second->taken) {
       return fail(nvml::kErrorInvalidArgument, "nvmlGpmMetricsGet: a sample was never taken");
     }
-    if (first->device != second->device || first->generation != generation_ ||
-        second->generation != generation_) {
+    if (first->device != second->device || first->instance != second->instance ||
+        first->generation != generation_ || second->generation != generation_) {
       return fail(nvml::kErrorInvalidArgument,
-                  "nvmlGpmMetricsGet: the samples come from different devices or nvmlInits");
+                  "nvmlGpmMetricsGet: the samples come from different devices, MIG instances or "
+                  "nvmlInits");
     }
     const SimDevice& device = *devices_[first->device];
     if (!device.model.config().spec.gpm) return nvml::kErrorNotSupported;

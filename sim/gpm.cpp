@@ -44,6 +44,8 @@ void compute_gpm_metric(const nvmlGpmSample_st& first, const nvmlGpmSample_st& s
   metric.metricInfo = {nullptr, nullptr, nullptr};
   for (const GpmMetricInfo& info : kMetrics) {
     if (info.id != metric.metricId) continue;
+    // PCIe and NVLink belong to the whole GPU: a MIG sample has none.
+    if (first.instance != nullptr && !is_percentage(info.level)) break;
     const std::size_t m = index_of(info.level);
     const double seconds = static_cast<double>(second.time_ns - first.time_ns) / 1e9;
     metric.value = (second.integral[m] - first.integral[m]) / seconds;

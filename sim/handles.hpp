@@ -20,8 +20,9 @@ struct nvmlDevice_st {
 struct nvmlGpmSample_st {
   bool taken = false;
   std::size_t device = 0;
-  std::uint64_t generation = 0;  // which nvmlInit the device belonged to
-  std::int64_t time_ns = 0;      // scenario time of the snapshot
+  const void* instance = nullptr;  // the MIG instance sampled; null: the whole GPU
+  std::uint64_t generation = 0;    // which nvmlInit the device belonged to
+  std::int64_t time_ns = 0;        // scenario time of the snapshot
   gpuscope::sim::Levels integral{};
 };
 

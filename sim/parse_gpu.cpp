@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/json_reader.hpp"
+#include "sim/mig.hpp"
 #include "sim/noise.hpp"
 #include "sim/parse_parts.hpp"
 
@@ -74,6 +75,8 @@ void parse_thermal(ObjectReader& gpu, ThermalSpec& thermal) {
   }
 }
 
+}  // namespace
+
 std::vector<Phase> parse_gpu_phases(ObjectReader& gpu, const GpuContext& context) {
   const nlohmann::json* value = gpu.find("phases");
   if (value == nullptr) {
@@ -112,8 +115,7 @@ void parse_processes(ObjectReader& gpu, std::vector<ProcessSpec>& processes) {
   }
 }
 
-// The most MIG devices an A100 or H100 can be partitioned into (seven 1g slices).
-constexpr std::size_t kMaxMigDevices = 7;
+namespace {
 
 // "ecc_aggregate_start": {"corrected": N, "uncorrected": M}, the lifetime ECC counts before the
 // scenario began.
@@ -247,6 +249,7 @@ GpuConfig parse_gpu(const nlohmann::json& value, const std::string& pointer, std
   }
   parse_processes(reader, gpu.processes);
   parse_mig_devices(reader, gpu.mig_devices);
+  parse_mig(reader, gpu, index, context);
   reader.finish();
   check_phases_fit(gpu, pointer);
   return gpu;

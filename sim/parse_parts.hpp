@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/json_reader.hpp"
 #include "sim/scenario.hpp"
 
 namespace gpuscope::sim {
@@ -35,6 +36,14 @@ struct GpuContext {
   const std::map<std::string, std::vector<Phase>>* phase_sets = nullptr;
   const FaultSpec* global_faults = nullptr;
 };
+
+// A GPU's (or a MIG instance's) "phases": a phase list or a phase set's name; without the key
+// the top-level phases.
+std::vector<Phase> parse_gpu_phases(ObjectReader& gpu, const GpuContext& context);
+// A GPU's (or a MIG instance's) "processes".
+void parse_processes(ObjectReader& gpu, std::vector<ProcessSpec>& processes);
+// A GPU's "mig" object (MIG mode, its instances), checked against the model's profiles.
+void parse_mig(ObjectReader& gpu, GpuConfig& config, std::size_t index, const GpuContext& context);
 
 GpuConfig parse_gpu(const nlohmann::json& value, const std::string& pointer, std::size_t index,
                     const GpuContext& context);

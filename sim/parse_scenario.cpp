@@ -126,6 +126,14 @@ void check_unique(const std::vector<GpuConfig>& gpus, const std::vector<GpuSourc
                 "duplicate MIG device UUID " + gpus[i].mig_devices[m]);
       }
     }
+    const std::size_t instances = gpus[i].mig ? gpus[i].mig->instances.size() : 0;
+    for (std::size_t m = 0; m < instances; ++m) {
+      const std::string& uuid = gpus[i].mig->instances[m].uuid;
+      if (!uuids.insert(uuid).second) {
+        fail_at(sources[i].pointer + "/mig/instances/" + std::to_string(m) + "/uuid",
+                "duplicate MIG device UUID " + uuid);
+      }
+    }
     if (!buses.insert(gpus[i].pci_bus_id).second) {
       fail_at(sources[i].pointer + "/pci_bus_id", "duplicate PCI bus id " + gpus[i].pci_bus_id);
     }

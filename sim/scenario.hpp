@@ -77,6 +77,24 @@ struct EccStart {
   std::uint64_t uncorrected = 0;
 };
 
+// One GPU instance of a partitioned GPU ("mig": {"instances": [...]}), with one compute
+// instance spanning it: its profile, identity, own load and processes.
+struct MigInstanceSpec {
+  std::string profile;  // a profile name of the GPU's model, "3g.40gb"
+  std::string uuid;     // "MIG-..."
+  unsigned gpu_instance_id = 0;
+  unsigned compute_instance_id = 0;
+  std::vector<Phase> phases;
+  std::vector<ProcessSpec> processes;
+  double created_at_s = 0;
+  std::optional<double> destroyed_at_s;
+};
+
+// A GPU in MIG mode: its instances in MIG device index order (none: MIG on, no instances).
+struct MigSpec {
+  std::vector<MigInstanceSpec> instances;
+};
+
 struct GpuConfig {
   GpuSpec spec;  // the built-in model with the scenario's overrides applied
   std::string uuid;
@@ -90,7 +108,13 @@ struct GpuConfig {
   EccStart ecc_aggregate_start;
   std::vector<ProcessSpec> processes;
   std::vector<std::string> mig_devices;  // UUIDs ("MIG-...") of the GPU's MIG devices
+  std::optional<MigSpec> mig;            // MIG mode with instances (never with mig_devices)
 };
+
+// Whether the GPU is in MIG mode: the calls NVML refuses on such a GPU say NOT_SUPPORTED.
+inline bool mig_enabled(const GpuConfig& gpu) {
+  return !gpu.mig_devices.empty() || gpu.mig.has_value();
+}
 
 // Another profiler holding the profiling counters (Nsight Compute, a DCGM paused for it): DCGM's
 // profiling fields are blank from from_s to to_s (scenario seconds).

@@ -70,6 +70,20 @@ struct nvmlProcessInfo_t {
   unsigned int computeInstanceId;
 };
 
+// nvmlDeviceAttributes_t as filled by nvmlDeviceGetAttributes_v2, which answers only for a MIG
+// device's handle: the resources of the GPU instance (and compute instance) it stands for.
+struct nvmlDeviceAttributes_t {
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+  unsigned int gpuInstanceSliceCount;
+  unsigned int computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+};
+
 // Layout used by nvmlDeviceGetProcessUtilization: one process's utilization over the driver's
 // last sample period, percent.
 struct nvmlProcessUtilizationSample_t {
@@ -221,6 +235,12 @@ inline constexpr unsigned long long kEventTypeAll = 0xFF9F;
 inline constexpr unsigned long long kEventDataUnknownXid = 999;
 inline constexpr unsigned int kEventNoInstanceId = 0xFFFFFFFF;
 
+// nvmlDeviceGetMigMode's modes (NVML_DEVICE_MIG_DISABLE / _ENABLE).
+inline constexpr unsigned int kDeviceMigDisable = 0;
+inline constexpr unsigned int kDeviceMigEnable = 1;
+// nvmlProcessInfo_t's instance ids for a process not in a MIG instance (MIG off).
+inline constexpr unsigned int kNoInstanceId = 0xFFFFFFFF;
+
 // nvmlEnableState_t.
 inline constexpr unsigned int kFeatureDisabled = 0;
 inline constexpr unsigned int kFeatureEnabled = 1;
@@ -311,6 +331,13 @@ static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(sizeof(nvmlMemory_t) == 24);
 static_assert(sizeof(nvmlMemory_v2_t) == 40);
 static_assert(sizeof(nvmlProcessInfo_t) == 24);
+static_assert(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8);
+static_assert(offsetof(nvmlProcessInfo_t, gpuInstanceId) == 16);
+static_assert(offsetof(nvmlProcessInfo_t, computeInstanceId) == 20);
+static_assert(sizeof(nvmlDeviceAttributes_t) == 40 && alignof(nvmlDeviceAttributes_t) == 8);
+static_assert(offsetof(nvmlDeviceAttributes_t, gpuInstanceSliceCount) == 24);
+static_assert(offsetof(nvmlDeviceAttributes_t, computeInstanceSliceCount) == 28);
+static_assert(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32);
 static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
 static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
 static_assert(sizeof(nvmlValue_t) == 8);

@@ -197,8 +197,14 @@ Expected<std::vector<ProcessInfo>> Device::compute_processes() const {
         // NVML_VALUE_NOT_AVAILABLE (all ones): the driver may not tell (Windows WDDM, some
         // containers).
         const auto bytes = raw[i].usedGpuMemory;
-        processes.push_back(
-            {raw[i].pid, bytes == ~0ULL ? std::nullopt : std::optional<std::uint64_t>(bytes)});
+        ProcessInfo process;
+        process.pid = raw[i].pid;
+        if (bytes != ~0ULL) process.used_memory_bytes = bytes;
+        if (raw[i].gpuInstanceId != kNoInstanceId) process.gpu_instance_id = raw[i].gpuInstanceId;
+        if (raw[i].computeInstanceId != kNoInstanceId) {
+          process.compute_instance_id = raw[i].computeInstanceId;
+        }
+        processes.push_back(process);
       }
       return processes;
     }

@@ -40,6 +40,25 @@ struct ComputeCapability {
 struct ProcessInfo {
   unsigned pid = 0;
   std::optional<std::uint64_t> used_memory_bytes;  // absent: the driver would not say
+  // The MIG GPU and compute instance the process runs in; absent when MIG is off.
+  std::optional<unsigned> gpu_instance_id;
+  std::optional<unsigned> compute_instance_id;
+};
+
+// nvmlDeviceGetMigMode: MIG mode now and after the next GPU reset.
+struct MigMode {
+  bool current = false, pending = false;
+};
+
+// nvmlDeviceGetAttributes_v2 on a MIG device: the resources of its GPU instance and compute
+// instance (slice counts are in compute slices: 1 to 7 on A100 and H100).
+struct MigAttributes {
+  unsigned multiprocessor_count = 0;
+  unsigned copy_engine_count = 0, decoder_count = 0, encoder_count = 0;
+  unsigned jpeg_count = 0, ofa_count = 0;
+  unsigned gpu_instance_slice_count = 0;
+  unsigned compute_instance_slice_count = 0;
+  std::uint64_t memory_mib = 0;  // memorySizeMB, which NVML counts in MiB
 };
 
 // One process's utilization over the driver's last sample period, percent.
@@ -128,6 +147,20 @@ class Device {
   Expected<EngineUtilization> decoder_utilization() const;
   // The nvmlEventType* bits this GPU can deliver.
   Expected<std::uint64_t> supported_event_types() const;
+
+  // MIG (issue 30), the calls an unprivileged user may make (device_mig.cpp). On a GPU's handle:
+  // its MIG mode (NOT_SUPPORTED: the GPU cannot do MIG), how many MIG devices it can hold (0
+  // with MIG off), and the MIG device at index (nullopt where there is none: NOT_FOUND).
+  Expected<MigMode> mig_mode() const;
+  Expected<unsigned> max_mig_device_count() const;
+  Expected<std::optional<Device>> mig_device(unsigned index) const;
+  // Every MIG device present now, in index order (empty with MIG off or no instances).
+  Expected<std::vector<Device>> mig_devices() const;
+  // On a MIG device's handle: its GPU instance id (unique on its GPU), compute instance id
+  // (unique in its GPU instance) and resources.
+  Expected<unsigned> gpu_instance_id() const;
+  Expected<unsigned> compute_instance_id() const;
+  Expected<MigAttributes> attributes() const;
 
  private:
   std::shared_ptr<const Library> library_;

@@ -40,6 +40,19 @@
   X1(DeviceGetDeviceHandleFromMigDeviceHandle, Optional,                                               \
      (nvmlDevice_t mig_device, nvmlDevice_t* device), (mig_device, device),                            \
      nvmlDeviceGetDeviceHandleFromMigDeviceHandle)                                                     \
+  /* MIG without privileges: mode, the MIG devices by index, their instance ids and resources */     \
+  X1(DeviceGetMigMode, Optional, (nvmlDevice_t device, unsigned int* current_mode,                     \
+     unsigned int* pending_mode), (device, current_mode, pending_mode), nvmlDeviceGetMigMode)          \
+  X1(DeviceGetMaxMigDeviceCount, Optional, (nvmlDevice_t device, unsigned int* count),                 \
+     (device, count), nvmlDeviceGetMaxMigDeviceCount)                                                  \
+  X1(DeviceGetMigDeviceHandleByIndex, Optional, (nvmlDevice_t device, unsigned int index,              \
+     nvmlDevice_t* mig_device), (device, index, mig_device), nvmlDeviceGetMigDeviceHandleByIndex)      \
+  X1(DeviceGetGpuInstanceId, Optional, (nvmlDevice_t device, unsigned int* id), (device, id),          \
+     nvmlDeviceGetGpuInstanceId)                                                                       \
+  X1(DeviceGetComputeInstanceId, Optional, (nvmlDevice_t device, unsigned int* id), (device, id),      \
+     nvmlDeviceGetComputeInstanceId)                                                                   \
+  X1(DeviceGetAttributes, Optional, (nvmlDevice_t device, nvmlDeviceAttributes_t* attributes),         \
+     (device, attributes), nvmlDeviceGetAttributes_v2)                                                 \
   X1(DeviceGetName, Optional, (nvmlDevice_t device, char* name, unsigned int length),                  \
      (device, name, length), nvmlDeviceGetName)                                                        \
   X1(DeviceGetUUID, Optional, (nvmlDevice_t device, char* uuid, unsigned int length),                  \
@@ -103,6 +116,8 @@
   X1(GpmSampleGet, Optional, (nvmlDevice_t device, nvmlGpmSample_t sample), (device, sample),          \
      nvmlGpmSampleGet)                                                                                 \
   X1(GpmMetricsGet, Optional, (nvmlGpmMetricsGet_t* metrics), (metrics), nvmlGpmMetricsGet)         \
+  X1(GpmMigSampleGet, Optional, (nvmlDevice_t device, unsigned int gpu_instance_id,                  \
+     nvmlGpmSample_t sample), (device, gpu_instance_id, sample), nvmlGpmMigSampleGet)                \
   /* Health (issue 29): events (Xids, ECC) and the error counters */                                  \
   X1(EventSetCreate, Optional, (nvmlEventSet_t* set), (set), nvmlEventSetCreate)                      \
   X1(DeviceRegisterEvents, Optional, (nvmlDevice_t device, unsigned long long event_types,            \

@@ -32,6 +32,10 @@ Status GpmSample::take(const Device& device) {
   return library_->call(&FunctionTable::GpmSampleGet, device.handle(), sample_);
 }
 
+Status GpmSample::take_mig(const Device& gpu, unsigned gpu_instance_id) {
+  return library_->call(&FunctionTable::GpmMigSampleGet, gpu.handle(), gpu_instance_id, sample_);
+}
+
 GpmQuery::GpmQuery(std::shared_ptr<const Library> library, std::span<const unsigned> metric_ids)
     : library_(std::move(library)), request_(std::make_unique<nvmlGpmMetricsGet_t>()) {
   count_ = static_cast<unsigned>(std::min<std::size_t>(metric_ids.size(), NVML_GPM_METRIC_MAX));

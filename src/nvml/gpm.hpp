@@ -23,6 +23,9 @@ class GpmSample {
 
   // Takes a snapshot of `device`'s counters into this sample.
   Status take(const Device& device);
+  // Takes a snapshot of one MIG GPU instance's counters (nvmlGpmMigSampleGet): `gpu` is the
+  // parent GPU's handle, gpu_instance_id what Device::gpu_instance_id() says of the instance.
+  Status take_mig(const Device& gpu, unsigned gpu_instance_id);
   nvmlGpmSample_t get() const { return sample_; }
 
  private:
