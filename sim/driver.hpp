@@ -260,7 +260,8 @@ nvmlReturn_t Driver::instance_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
       instance = device->instance_of(handle);
       if (instance == nullptr) {
         result = fail_call(nvml::kErrorNotSupported, entry,
-                           "not supported on a \"mig_devices\" handle (no instance behind it)",
+                           "not supported on this MIG device handle (a \"mig_devices\" UUID: no "
+                           "instance behind it)",
                            device->handle.index);
       } else if (!instance->live_at(context.scenario_ns)) {
         result =

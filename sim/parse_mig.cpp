@@ -50,6 +50,7 @@ void check_memory_fits(const MigInstanceSpec& instance, const MigProfile& profil
 struct SliceCount {
   unsigned compute = 0, memory = 0;
   std::set<unsigned> gi_ids;
+  std::set<unsigned> pids;  // a process runs in one instance
   std::map<std::string_view, unsigned> per_profile;
 };
 
@@ -94,6 +95,12 @@ MigInstanceSpec parse_instance(const nlohmann::json& value, const std::string& p
   instance.phases = parse_gpu_phases(reader, context);
   parse_processes(reader, instance.processes);
   reader.finish();
+  for (const ProcessSpec& process : instance.processes) {
+    if (!used.pids.insert(process.pid).second) {
+      fail_at(reader.child("processes"),
+              "pid " + std::to_string(process.pid) + " already runs in another instance");
+    }
+  }
   check_memory_fits(instance, *profile, pointer);
   used.compute += profile->compute_slices;
   used.memory += profile->memory_slices;

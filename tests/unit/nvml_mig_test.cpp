@@ -117,6 +117,20 @@ const std::vector<Want> kA100 = {
     {"MIG-a1000000-0000-5000-8000-000000000018", "1g.10gb", 8, 1, 14, 9728, 0, 0, 0, 0, 1, {43408}},
 };
 
+// Sets an environment variable for one test and unsets it afterwards, even if the test fails.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 bool fails_with(const auto& result, nvmlReturn_t code) {
   return !result.has_value() && result.error().code == code;
 }
@@ -264,7 +278,7 @@ TEST(NvmlMig, MemoryAndProcessesArePerInstance) {
 
 TEST(NvmlMig, WithoutPrivilegesTheGpuAggregateIsRefusedButInstancesAnswer) {
   SimEnvironment env(SimEnvironment::fixture("h100-mig-mixed"));
-  setenv("GPUSCOPE_SIM_PRIVILEGED", "0", 1);
+  ScopedEnv unprivileged("GPUSCOPE_SIM_PRIVILEGED", "0");
   Session session(sim());
   Device gpu = session.device(0);
   EXPECT_TRUE(fails_with(gpu.memory(), kErrorNoPermission));
@@ -274,7 +288,6 @@ TEST(NvmlMig, WithoutPrivilegesTheGpuAggregateIsRefusedButInstancesAnswer) {
   ASSERT_FALSE(devices->empty());
   EXPECT_TRUE(devices->front().memory().has_value());
   EXPECT_TRUE(devices->front().compute_processes().has_value());
-  unsetenv("GPUSCOPE_SIM_PRIVILEGED");
 }
 
 TEST(NvmlMig, CallsNvmlRefusesInMigModeAreNotSupported) {
@@ -329,12 +342,12 @@ TEST(NvmlMig, MigEnabledWithNoInstancesHasNoMigDevices) {
 
 TEST(NvmlMig, InstancesComeAndGoAtTheirScenarioTimes) {
   SimEnvironment env(SimEnvironment::fixture("h100-mig-churn"));
-  setenv("GPUSCOPE_SIM_TIME_SCALE", "20", 1);  // the 6 s change comes after 300 ms
+  ScopedEnv scale("GPUSCOPE_SIM_TIME_SCALE", "20");  // the 6 s change comes after 300 ms
   // Scenario time zero now, not at this process's first nvmlInit.
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  setenv("GPUSCOPE_SIM_EPOCH_NS",
-         std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()).c_str(),
-         1);
+  ScopedEnv epoch(
+      "GPUSCOPE_SIM_EPOCH_NS",
+      std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
   Session session(sim());
   Device gpu = session.device(0);
   auto before = gpu.mig_devices();
@@ -356,8 +369,6 @@ TEST(NvmlMig, InstancesComeAndGoAtTheirScenarioTimes) {
                          kErrorNotFound));
   auto sample = GpmSample::allocate(session.library());
   EXPECT_TRUE(fails_with(sample->take_mig(gpu, 1), kErrorNotFound));
-  unsetenv("GPUSCOPE_SIM_TIME_SCALE");
-  unsetenv("GPUSCOPE_SIM_EPOCH_NS");
 }
 
 // A scenario that the simulator must refuse, with `message` in the reason.
@@ -389,6 +400,10 @@ TEST(NvmlMig, ScenariosWithImpossiblePartitionsAreRefused) {
   expect_refused(R"({"model": "H100-SXM5-80GB", "mig": {"instances": [{"profile": "2g.20gb",)"
                  R"( "gpu_instance_id": 3}, {"profile": "2g.20gb", "gpu_instance_id": 3}]}})",
                  "GPU instance id 3 is taken");
+  expect_refused(
+      R"({"model": "H100-SXM5-80GB", "mig": {"instances": [{"profile": "1g.10gb",)"
+      R"( "processes": [{"pid": 9}]}, {"profile": "1g.10gb", "processes": [{"pid": 9}]}]}})",
+      "pid 9 already runs in another instance");
   expect_refused(R"({"model": "H100-SXM5-80GB", "processes": [{"pid": 7}],)"
                  R"( "mig": {"instances": []}})",
                  "runs processes in its instances");
