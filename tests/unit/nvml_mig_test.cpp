@@ -323,6 +323,23 @@ TEST(NvmlMig, GpusOutOfMigModeSayOff) {
   EXPECT_TRUE(gpu.utilization().has_value());
 }
 
+TEST(NvmlMig, MigDeviceUuidsAloneAreHandlesWithoutInstances) {
+  SimEnvironment env(SimEnvironment::fixture("h100x2-mig"));
+  Session session(sim());
+  Device gpu = session.device(1);
+  EXPECT_TRUE(gpu.mig_mode()->current);
+  auto devices = gpu.mig_devices();
+  ASSERT_TRUE(devices.has_value());
+  ASSERT_EQ(devices->size(), 3U);
+  auto parent = session.parent_of_mig("MIG-c09f7a3e-6d25-5b81-9f4c-0a8e3d7b2c56");
+  ASSERT_TRUE(parent.has_value());
+  EXPECT_EQ(parent->handle(), gpu.handle());
+  EXPECT_TRUE(fails_with(devices->front().gpu_instance_id(), kErrorNotSupported));
+  EXPECT_TRUE(fails_with(devices->front().attributes(), kErrorNotSupported));
+  auto sample = GpmSample::allocate(session.library());
+  EXPECT_TRUE(fails_with(sample->take_mig(gpu, 1), kErrorNotFound));
+}
+
 TEST(NvmlMig, MigEnabledWithNoInstancesHasNoMigDevices) {
   SimEnvironment env(SimEnvironment::fixture("h100-mig-empty"));
   Session session(sim());
