@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -75,12 +76,17 @@ nvmlReturn_t memory_of(const SimDevice& d, const MigInstance* instance, const Ca
   return nvml::kSuccess;
 }
 
-// The processes on a GPU: the scenario's, then those a test names in the file
-// GPUSCOPE_SIM_PROCESSES_FILE, read at every call so a test can point the driver at a process
-// that starts later (a container's). One process per line, "GPU PID [USED_MIB]"; '#' starts a
-// comment; a line that does not parse is ignored, as is a pid listed twice.
-std::vector<ProcessSpec> running_processes(const SimDevice& d) {
-  std::vector<ProcessSpec> out = d.model.config().processes;
+// A process a test names in the file GPUSCOPE_SIM_PROCESSES_FILE, read at every call so a test can
+// point the driver at a process that starts later (a container's). One process per line,
+// "GPU PID [USED_MIB [GPU_INSTANCE_ID]]"; '#' starts a comment; a line that does not parse is
+// ignored. The GPU instance id places it in a "mig" instance of that GPU.
+struct FileProcess {
+  ProcessSpec process;
+  std::optional<unsigned> gpu_instance_id;
+};
+
+std::vector<FileProcess> file_processes(std::size_t gpu_index) {
+  std::vector<FileProcess> out;
   const char* path = std::getenv("GPUSCOPE_SIM_PROCESSES_FILE");
   if (path == nullptr || *path == '\0') return out;
   std::ifstream file(path);
@@ -91,18 +97,42 @@ std::vector<ProcessSpec> running_processes(const SimDevice& d) {
     unsigned long gpu = 0;
     unsigned long pid = 0;
     unsigned long mib = 0;
+    unsigned long instance = 0;
     if (!(fields >> gpu >> pid)) continue;
     if (!(fields >> mib)) mib = 0;
-    if (gpu != d.handle.index || pid == 0 || pid > 4194304 || mib > (1UL << 24U)) continue;
-    const bool listed =
-        std::any_of(out.begin(), out.end(), [&](const ProcessSpec& p) { return p.pid == pid; });
-    if (!listed) out.push_back({static_cast<unsigned>(pid), static_cast<unsigned>(mib)});
+    const bool in_instance = static_cast<bool>(fields >> instance) && instance <= 14;
+    if (gpu != gpu_index || pid == 0 || pid > 4194304 || mib > (1UL << 24U)) continue;
+    FileProcess entry{{static_cast<unsigned>(pid), static_cast<unsigned>(mib)}, std::nullopt};
+    if (in_instance) entry.gpu_instance_id = static_cast<unsigned>(instance);
+    out.push_back(entry);
   }
   return out;
 }
 
-void append_instance_processes(const MigInstance& instance, std::vector<nvmlProcessInfo_t>& out) {
-  for (const ProcessSpec& process : instance.spec().processes) {
+// Appends process unless its pid is listed already.
+void add_unique(std::vector<ProcessSpec>& out, const ProcessSpec& process) {
+  const bool listed = std::any_of(out.begin(), out.end(),
+                                  [&](const ProcessSpec& p) { return p.pid == process.pid; });
+  if (!listed) out.push_back(process);
+}
+
+// The processes on a GPU: the scenario's, then those of GPUSCOPE_SIM_PROCESSES_FILE.
+std::vector<ProcessSpec> running_processes(const SimDevice& d) {
+  std::vector<ProcessSpec> out = d.model.config().processes;
+  for (const FileProcess& entry : file_processes(d.handle.index)) add_unique(out, entry.process);
+  return out;
+}
+
+// A MIG instance's processes: the scenario's, then the file's that name its GPU instance id.
+void append_instance_processes(const MigInstance& instance, const std::vector<FileProcess>& file,
+                               std::vector<nvmlProcessInfo_t>& out) {
+  std::vector<ProcessSpec> processes = instance.spec().processes;
+  for (const FileProcess& entry : file) {
+    if (entry.gpu_instance_id == instance.spec().gpu_instance_id) {
+      add_unique(processes, entry.process);
+    }
+  }
+  for (const ProcessSpec& process : processes) {
     out.push_back({process.pid, process.used_memory_mib * kMiB, instance.spec().gpu_instance_id,
                    instance.spec().compute_instance_id});
   }
@@ -113,13 +143,14 @@ void append_instance_processes(const MigInstance& instance, std::vector<nvmlProc
 nvmlReturn_t process_list(const SimDevice& d, const MigInstance* mig, const CallContext& call,
                           std::vector<nvmlProcessInfo_t>& out) {
   if (mig != nullptr) {
-    append_instance_processes(*mig, out);
+    append_instance_processes(*mig, file_processes(d.handle.index), out);
     return nvml::kSuccess;
   }
   if (d.model.config().mig) {
     if (!process_driver().privileged()) return nvml::kErrorNoPermission;
+    const std::vector<FileProcess> file = file_processes(d.handle.index);
     for (const MigInstance& instance : d.instances) {
-      if (instance.live_at(call.scenario_ns)) append_instance_processes(instance, out);
+      if (instance.live_at(call.scenario_ns)) append_instance_processes(instance, file, out);
     }
     return nvml::kSuccess;
   }

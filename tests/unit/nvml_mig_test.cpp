@@ -276,6 +276,25 @@ TEST(NvmlMig, MemoryAndProcessesArePerInstance) {
   for (const ProcessInfo& process : *all) EXPECT_TRUE(process.gpu_instance_id.has_value());
 }
 
+TEST(NvmlMig, AProcessNamedLaterRunsInTheInstanceItsLineNames) {
+  SimEnvironment env(SimEnvironment::fixture("h100-mig-mixed"));
+  const std::string list = env.dir() + "/processes.txt";
+  std::ofstream(list) << "0 61001 512 3\n0 61002 256\n0 61003 128 12\n";
+  ScopedEnv file("GPUSCOPE_SIM_PROCESSES_FILE", list);
+  Session session(sim());
+  auto devices = *session.device(0).mig_devices();
+  ASSERT_EQ(devices.size(), kH100.size());
+  // GPU instance 3 is the 2g.20gb: its two processes, then the one the file adds.
+  auto processes = devices[1].compute_processes();
+  ASSERT_TRUE(processes.has_value());
+  ASSERT_EQ(processes->size(), 3U);
+  EXPECT_EQ(processes->back().pid, 61001U);
+  EXPECT_EQ(processes->back().used_memory_bytes, 512ULL << 20U);
+  EXPECT_EQ(processes->back().gpu_instance_id, 3U);
+  // A line without an instance, or with one the GPU lacks, is in no instance.
+  for (std::size_t i : {0U, 2U}) EXPECT_EQ(devices[i].compute_processes()->size(), 1U);
+}
+
 TEST(NvmlMig, WithoutPrivilegesTheGpuAggregateIsRefusedButInstancesAnswer) {
   SimEnvironment env(SimEnvironment::fixture("h100-mig-mixed"));
   ScopedEnv unprivileged("GPUSCOPE_SIM_PRIVILEGED", "0");
