@@ -327,6 +327,9 @@ TEST(NvmlMig, CallsNvmlRefusesInMigModeAreNotSupported) {
   EXPECT_TRUE(fails_with(mig.power_usage_mw(), kErrorNotSupported));
   EXPECT_TRUE(fails_with(mig.utilization(), kErrorNotSupported));
   EXPECT_TRUE(fails_with(mig.mig_mode(), kErrorNotSupported));
+  // GPM came with Hopper: an A100's instances are read through DCGM instead.
+  auto sample = GpmSample::allocate(session.library());
+  EXPECT_TRUE(fails_with(sample->take_mig(gpu, *mig.gpu_instance_id()), kErrorNotSupported));
 }
 
 TEST(NvmlMig, GpusOutOfMigModeSayOff) {
