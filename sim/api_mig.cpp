@@ -36,51 +36,54 @@ nvmlReturn_t DeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int i
 
 namespace {
 
-// Runs fn(const MigInstance&) for a call that only a MIG device's handle answers.
+// Runs fn(const MigInstance&) for a call that only a MIG device's handle answers; a GPU's own
+// handle gets `on_gpu` (what a real H200 with MIG off answered: docs/validation.md).
 template <class Fn>
-nvmlReturn_t on_instance(Entry entry, nvmlDevice_t device, Fn&& fn) {
+nvmlReturn_t on_instance(Entry entry, nvmlDevice_t device, nvmlReturn_t on_gpu, Fn&& fn) {
   return process_driver().instance_call(entry, device,
                                         [&](SimDevice&, MigInstance* instance, const CallContext&) {
-                                          if (instance == nullptr)
-                                            return nvml::kErrorNotSupported;  // a GPU's own handle
-                                          return fn(*instance);
+                                          return instance == nullptr ? on_gpu : fn(*instance);
                                         });
 }
 
 }  // namespace
 
 nvmlReturn_t DeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id) {
-  return on_instance(Entry::DeviceGetGpuInstanceId, device, [&](const MigInstance& instance) {
-    if (id == nullptr) return nvml::kErrorInvalidArgument;
-    *id = instance.spec().gpu_instance_id;
-    return nvml::kSuccess;
-  });
+  return on_instance(Entry::DeviceGetGpuInstanceId, device, nvml::kErrorInvalidArgument,
+                     [&](const MigInstance& instance) {
+                       if (id == nullptr) return nvml::kErrorInvalidArgument;
+                       *id = instance.spec().gpu_instance_id;
+                       return nvml::kSuccess;
+                     });
 }
 
 nvmlReturn_t DeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* id) {
-  return on_instance(Entry::DeviceGetComputeInstanceId, device, [&](const MigInstance& instance) {
-    if (id == nullptr) return nvml::kErrorInvalidArgument;
-    *id = instance.spec().compute_instance_id;
-    return nvml::kSuccess;
-  });
+  return on_instance(Entry::DeviceGetComputeInstanceId, device, nvml::kErrorInvalidArgument,
+                     [&](const MigInstance& instance) {
+                       if (id == nullptr) return nvml::kErrorInvalidArgument;
+                       *id = instance.spec().compute_instance_id;
+                       return nvml::kSuccess;
+                     });
 }
 
 nvmlReturn_t DeviceGetAttributes(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes) {
-  return on_instance(Entry::DeviceGetAttributes, device, [&](const MigInstance& instance) {
-    if (attributes == nullptr) return nvml::kErrorInvalidArgument;
-    const MigProfile& profile = instance.profile();
-    *attributes = {};
-    attributes->multiprocessorCount = profile.sms;
-    attributes->sharedCopyEngineCount = profile.copy_engines;
-    attributes->sharedDecoderCount = profile.decoders;
-    attributes->sharedEncoderCount = 0;  // MIG instances have no NVENC
-    attributes->sharedJpegCount = profile.jpegs;
-    attributes->sharedOfaCount = profile.ofas;
-    attributes->gpuInstanceSliceCount = profile.compute_slices;
-    attributes->computeInstanceSliceCount = profile.compute_slices;  // one CI spans the GI
-    attributes->memorySizeMB = profile.memory_mib;
-    return nvml::kSuccess;
-  });
+  return on_instance(Entry::DeviceGetAttributes, device, nvml::kErrorNotSupported,
+                     [&](const MigInstance& instance) {
+                       if (attributes == nullptr) return nvml::kErrorInvalidArgument;
+                       const MigProfile& profile = instance.profile();
+                       *attributes = {};
+                       attributes->multiprocessorCount = profile.sms;
+                       attributes->sharedCopyEngineCount = profile.copy_engines;
+                       attributes->sharedDecoderCount = profile.decoders;
+                       attributes->sharedEncoderCount = 0;  // MIG instances have no NVENC
+                       attributes->sharedJpegCount = profile.jpegs;
+                       attributes->sharedOfaCount = profile.ofas;
+                       attributes->gpuInstanceSliceCount = profile.compute_slices;
+                       attributes->computeInstanceSliceCount =
+                           profile.compute_slices;  // one CI spans the GI
+                       attributes->memorySizeMB = profile.memory_mib;
+                       return nvml::kSuccess;
+                     });
 }
 
 }  // namespace gpuscope::sim

@@ -56,7 +56,7 @@ nvmlReturn_t Driver::gpm_mig_sample_get(nvmlDevice_t handle, unsigned int gpu_in
     if (!is_live_sample(sample)) return nvml::kErrorInvalidArgument;
     if (!device.model.config().spec.gpm) return nvml::kErrorNotSupported;
     if (!mig_enabled(device.model.config())) {
-      return fail_call(nvml::kErrorNotSupported, kEntry, "MIG mode is off", gpu);
+      return fail_call(nvml::kErrorInvalidArgument, kEntry, "MIG mode is off", gpu);
     }
     for (MigInstance& instance : device.instances) {
       if (instance.spec().gpu_instance_id != gpu_instance_id) continue;

@@ -230,6 +230,25 @@ TEST(Analyzer, LowOccupancyIsAFindingOnlyWithoutBusyTensorCores) {
   EXPECT_TRUE(has_finding(analyse({unknown}), "low_occupancy"));
 }
 
+TEST(Analyzer, LowOccupancyIsJudgedWhileTheSmsAreActive) {
+  // What the H200 run of docs/validation.md looked like with its idle stretches kept: a GEMM
+  // (SM 97 %, occupancy 14 %, tensor 94 %) in 13 of 25 samples, idle between: overall means
+  // SM 50 %, occupancy 7 %, tensor 49 %. Per unit of SM activity it is the same GEMM.
+  DeviceSeries d = gpu(0, 25, 0, 97);
+  auto& sm = d.values[static_cast<std::size_t>(Metric::SmActivePct)];
+  auto& occupancy = d.values[static_cast<std::size_t>(Metric::SmOccupancyPct)];
+  auto& tensor = d.values[static_cast<std::size_t>(Metric::TensorActivePct)];
+  occupancy.assign(25, 14.0);
+  tensor.assign(25, 94.0);
+  for (std::size_t i = 1; i < 25; i += 2) sm[i] = occupancy[i] = tensor[i] = 0;
+  const Analysis gemm = analyse({d});
+  ASSERT_TRUE(gemm.over_both[static_cast<std::size_t>(Metric::TensorActivePct)]);
+  EXPECT_LT(gemm.over_both[static_cast<std::size_t>(Metric::TensorActivePct)]->mean, 50);
+  EXPECT_FALSE(has_finding(gemm, "low_occupancy"));
+  for (std::size_t i = 0; i < 25; i += 2) tensor[i] = 2;  // the same without tensor cores
+  EXPECT_TRUE(has_finding(analyse({d}), "low_occupancy"));
+}
+
 TEST(Analyzer, PowerCapFinding) {
   DeviceSeries d = gpu(0, 40, 0, 90);
   d.values[static_cast<std::size_t>(Metric::ClockEventReasons)].assign(40, 4.0);  // SW power cap

@@ -320,7 +320,7 @@ TEST(NvmlMig, CallsNvmlRefusesInMigModeAreNotSupported) {
   EXPECT_TRUE(fails_with(gpu.remapped_rows(), kErrorNotSupported));
   // Only a MIG device's handle has instance ids and attributes.
   EXPECT_TRUE(fails_with(gpu.attributes(), kErrorNotSupported));
-  EXPECT_TRUE(fails_with(gpu.gpu_instance_id(), kErrorNotSupported));
+  EXPECT_TRUE(fails_with(gpu.gpu_instance_id(), kErrorInvalidArgument));
   // The GPU's shared signals are read on the GPU, not on its MIG devices.
   Device mig = gpu.mig_devices()->front();
   EXPECT_TRUE(gpu.power_usage_mw().has_value());
@@ -340,8 +340,15 @@ TEST(NvmlMig, GpusOutOfMigModeSayOff) {
   ASSERT_TRUE(mode.has_value());
   EXPECT_FALSE(mode->current);
   EXPECT_EQ(*gpu.max_mig_device_count(), 0U);
-  EXPECT_TRUE(fails_with(gpu.mig_device(0), kErrorNotSupported));
+  // What a real H200 with MIG off answered (docs/validation.md).
+  auto none = gpu.mig_device(0);  // NOT_FOUND: no MIG device there
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_value());
   EXPECT_TRUE(gpu.mig_devices()->empty());
+  EXPECT_TRUE(fails_with(gpu.gpu_instance_id(), kErrorInvalidArgument));
+  EXPECT_TRUE(fails_with(gpu.attributes(), kErrorNotSupported));
+  auto sample = GpmSample::allocate(session.library());
+  EXPECT_TRUE(fails_with(sample->take_mig(gpu, 0), kErrorInvalidArgument));
   EXPECT_TRUE(gpu.utilization().has_value());
 }
 
