@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/health.hpp"
+#include "core/mig.hpp"
 
 namespace gpuscope {
 
@@ -20,6 +21,7 @@ struct Capability {
 };
 
 struct DeviceDescription {
+  // NVML index of a GPU; for a MIG device, its row index (core/mig.hpp: mig_device_index).
   unsigned index = 0;
   std::optional<std::string> error;  // set when the GPU could not be opened at all (e.g. lost)
   std::optional<std::string> name;
@@ -44,6 +46,11 @@ struct DeviceDescription {
   // The GPU's health counters now (`gpuscope devices` only; not stored with a run, whose
   // health_samples table holds them over time).
   std::optional<HealthRow> health;
+  // A GPU: whether MIG mode is on now (nullopt: the GPU cannot do MIG, or could not say).
+  std::optional<bool> mig_enabled;
+  // A MIG device: who it is. Its power, temperature and clocks are its parent's; its name is
+  // NVML's ("NVIDIA H100 80GB HBM3 MIG 1g.10gb"), its memory_total_bytes its own.
+  std::optional<MigIdentity> mig;
 
   bool supports(const std::string& key) const {
     for (const auto& c : capabilities) {
