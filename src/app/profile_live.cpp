@@ -36,8 +36,7 @@ exporter::ExportLabels labels_of(const RunInfo& info) {
 ProfileLive::ProfileLive(const ProfileOptions& o, const RunInfo& info,
                          const std::vector<DeviceDescription>& sampled)
     : options_(o), terminal_(isatty(STDERR_FILENO) != 0) {
-  std::vector<exporter::GpuIdentity> identities;
-  for (const auto& device : sampled) identities.push_back(exporter::identity_of(device));
+  std::vector<exporter::GpuIdentity> identities = exporter::identities_of(sampled);
   if (o.live) latest_ = std::make_unique<exporter::LatestValues>(identities);
   if (o.push.enabled()) {
     exposition_ = std::make_unique<exporter::Exposition>(exporter::Naming::Gpuscope,

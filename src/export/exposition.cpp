@@ -89,27 +89,37 @@ Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<Gpu
   for (const GpuIdentity& gpu : gpus) {
     std::string series;
     std::string info;
+    const std::string gpu_label = std::to_string(gpu.gpu());
     if (naming_ == Naming::Dcgm) {
       // dcgm-exporter's label names, in its order, so its dashboards' queries and legends work
-      // unchanged.
-      add_label(series, "gpu", std::to_string(gpu.index));
+      // unchanged; a GPU instance as dcgm-exporter labels one.
+      add_label(series, "gpu", gpu_label);
       add_label(series, "UUID", gpu.uuid);
       add_label(series, "pci_bus_id", gpu.pci_bus_id);
-      add_label(series, "device", fmt::format("nvidia{}", gpu.index));
+      add_label(series, "device", fmt::format("nvidia{}", gpu.gpu()));
       add_label(series, "modelName", gpu.name);
+      if (gpu.mig) {
+        add_label(series, "GPU_I_PROFILE", gpu.mig->profile.value_or(""));
+        add_label(series, "GPU_I_ID", std::to_string(gpu.mig->gpu_instance_id));
+      }
       add_label(series, "Hostname", common_.hostname);
       if (!common_.driver_version.empty()) {
         add_label(series, "DCGM_FI_DRIVER_VERSION", common_.driver_version);
       }
     } else {
-      add_label(series, "gpu", std::to_string(gpu.index));
+      add_label(series, "gpu", gpu_label);
       add_label(series, "uuid", gpu.uuid);
+      if (gpu.mig) {
+        add_label(series, "gpu_instance_id", std::to_string(gpu.mig->gpu_instance_id));
+        add_label(series, "mig_profile", gpu.mig->profile.value_or(""));
+        add_label(series, "mig_uuid", gpu.mig_uuid);
+      }
       add_label(series, "hostname", common_.hostname);
     }
     for (const auto& [name, value] : common_.extra) add_label(series, name, value);
     info = series;
     if (naming_ == Naming::Gpuscope) {
-      add_label(info, "name", gpu.name);
+      add_label(info, "name", gpu.mig ? gpu.mig_name : gpu.name);
       add_label(info, "pci_bus_id", gpu.pci_bus_id);
     }
     base_labels_.push_back(series);

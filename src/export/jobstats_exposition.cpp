@@ -27,11 +27,11 @@ using Families = std::map<std::string, Family>;  // by name, the order the expor
 std::string labels_of(const GpuIdentity& gpu, const std::string& job, const std::string& uid,
                       std::string_view extra_name = {}, const std::string& extra_value = {}) {
   std::vector<std::pair<std::string_view, std::string>> labels = {
-      {"GPU_I_ID", ""},
+      {"GPU_I_ID", gpu.mig ? std::to_string(gpu.mig->gpu_instance_id) : std::string()},
       {"jobid", job},
-      {"minor_number", std::to_string(gpu.index)},
+      {"minor_number", std::to_string(gpu.gpu())},
       {"name", gpu.name},
-      {"ordinal", std::to_string(gpu.index)},
+      {"ordinal", std::to_string(gpu.gpu())},
       {"userid", uid},
       {"uuid", gpu.uuid},
   };

@@ -120,6 +120,82 @@ TEST(ExpositionTest, DcgmModeUsesDcgmLabels) {
   EXPECT_EQ(text.find("gpuscope_"), std::string::npos);
 }
 
+// A GPU in MIG mode and one of its instances, as collect/ describes them.
+std::vector<DeviceDescription> mig_devices() {
+  DeviceDescription parent;
+  parent.index = 0;
+  parent.uuid = "GPU-00000000";
+  parent.name = "NVIDIA H100 80GB HBM3";
+  parent.pci_bus_id = "00000000:18:00.0";
+  parent.power_limit_w = 700;
+  parent.mig_enabled = true;
+  DeviceDescription instance;
+  instance.index = mig_device_index(0, 9);
+  instance.uuid = "MIG-1d2e3f40-0000-5000-8000-000000000009";
+  instance.name = "NVIDIA H100 80GB HBM3 MIG 1g.10gb";
+  instance.memory_total_bytes = 10ull << 30;
+  MigIdentity mig;
+  mig.parent_index = 0;
+  mig.gpu_instance_id = 9;
+  mig.compute_instance_id = 0;
+  mig.profile = "1g.10gb";
+  instance.mig = mig;
+  return {parent, instance};
+}
+
+SampleRow instance_row(std::int64_t wall_ns) {
+  SampleRow r;
+  r.device_index = mig_device_index(0, 9);
+  r.wall_ns = r.mono_ns = wall_ns;
+  r.set(Metric::SmActivePct, 40);
+  r.set(Metric::MemoryUsedBytes, 2.0 * (1ull << 30));
+  return r;
+}
+
+TEST(ExpositionTest, MigInstancesCarryDcgmExportersInstanceLabels) {
+  const auto identities = identities_of(mig_devices());
+  ASSERT_EQ(identities.size(), 2u);
+  EXPECT_EQ(identities[1].uuid, "GPU-00000000") << "an instance is exported under its GPU's UUID";
+  EXPECT_EQ(identities[1].mig_uuid, "MIG-1d2e3f40-0000-5000-8000-000000000009");
+  EXPECT_FALSE(identities[1].power_limit_w) << "the power limit is the parent's";
+  LatestValues latest(identities);
+  latest.on_sample(row(0, 1'000'000'000, 250));
+  latest.on_sample(instance_row(1'000'000'000));
+  const Exposition dcgm(Naming::Dcgm, {"node1", {}, "550.54.15"}, identities);
+  const std::string text = dcgm.render(latest.snapshot());
+  EXPECT_NE(text.find("DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\",UUID=\"GPU-00000000\","
+                      "pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\","
+                      "modelName=\"NVIDIA H100 80GB HBM3\",GPU_I_PROFILE=\"1g.10gb\","
+                      "GPU_I_ID=\"9\",Hostname=\"node1\","
+                      "DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 0.4\n"),
+            std::string::npos)
+      << text;
+  // The power is the GPU's, once, on the GPU's own series: never repeated per instance.
+  EXPECT_EQ(count(text, "DCGM_FI_DEV_POWER_USAGE{"), 1u) << text;
+  EXPECT_EQ(text.find("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-00000000\","
+                      "pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\","
+                      "modelName=\"NVIDIA H100 80GB HBM3\",GPU_I"),
+            std::string::npos);
+}
+
+TEST(ExpositionTest, MigInstancesCarryGpuscopeInstanceLabels) {
+  const auto identities = identities_of(mig_devices());
+  LatestValues latest(identities);
+  latest.on_sample(instance_row(1'000'000'000));
+  const Exposition own(Naming::Gpuscope, {"node1", {}, ""}, identities);
+  const std::string text = own.render(latest.snapshot());
+  EXPECT_NE(text.find("gpuscope_sm_active_ratio{gpu=\"0\",uuid=\"GPU-00000000\","
+                      "gpu_instance_id=\"9\",mig_profile=\"1g.10gb\","
+                      "mig_uuid=\"MIG-1d2e3f40-0000-5000-8000-000000000009\","
+                      "hostname=\"node1\"} 0.4\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("name=\"NVIDIA H100 80GB HBM3 MIG 1g.10gb\""), std::string::npos)
+      << "the info series names the instance";
+  EXPECT_EQ(text.find("gpuscope_power_watts{gpu=\"0\",uuid=\"GPU-00000000\",gpu_instance_id"),
+            std::string::npos);
+}
+
 TEST(ExpositionTest, EscapesLabelValues) {
   EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
   EXPECT_EQ(format_value(0.1 + 0.2), "0.30000000000000004");  // exact, not rounded
