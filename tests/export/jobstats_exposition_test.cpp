@@ -128,6 +128,20 @@ TEST(JobstatsExposition, LostAndUnsampledGpusHaveNoSeries) {
   EXPECT_TRUE(has(page, "nvidia_gpu_num_devices 2"));
 }
 
+TEST(JobstatsExposition, AMigInstanceHasItsGpuInstanceIdUnderItsParent) {
+  GpuIdentity instance = gpu(1);
+  instance.index = mig_device_index(1, 9);
+  instance.mig = MigIdentity{};
+  instance.mig->parent_index = 1;
+  instance.mig->gpu_instance_id = 9;
+  LatestValues latest({gpu(1), instance});
+  SampleRow r = row(instance.index, 5'000'000'000, 0);
+  latest.on_sample(r);
+  const std::string page = render_jobstats(latest.snapshot(), {gpu(1), instance}, {});
+  EXPECT_NE(page.find("{GPU_I_ID=\"9\",jobid=\"\",minor_number=\"1\","), std::string::npos) << page;
+  EXPECT_EQ(page.find("minor_number=\"1009\""), std::string::npos);
+}
+
 TEST(NodeLabel, GivenNameThenTheSchedulersThenTheHosts) {
   EXPECT_EQ(node_label("n1", std::string("slurm-node"), "host"), "n1");
   EXPECT_EQ(node_label("", std::string("slurm-node"), "host"), "slurm-node");
