@@ -63,6 +63,49 @@ std::optional<unsigned> opt_unsigned(const Statement& row, int index) {
   return static_cast<unsigned>(*v);
 }
 
+std::optional<std::int64_t> opt_int64(const std::optional<unsigned>& value) {
+  if (!value) return std::nullopt;
+  return std::int64_t{*value};
+}
+
+// The MIG columns of one devices row (schema 1.9): mig_enabled on a GPU, who a MIG device is.
+void bind_mig(Statement& stmt, const DeviceDescription& d) {
+  bind(stmt, "mig_enabled",
+       d.mig_enabled ? std::optional<std::int64_t>(*d.mig_enabled ? 1 : 0) : std::nullopt);
+  const MigIdentity* mig = d.mig ? &*d.mig : nullptr;
+  auto value = [&](unsigned MigIdentity::*member) {
+    return mig ? std::optional<std::int64_t>(mig->*member) : std::nullopt;
+  };
+  bind(stmt, "parent_index", value(&MigIdentity::parent_index));
+  bind(stmt, "mig_index", value(&MigIdentity::mig_index));
+  bind(stmt, "gpu_instance_id", value(&MigIdentity::gpu_instance_id));
+  bind(stmt, "compute_instance_id", mig ? opt_int64(mig->compute_instance_id) : std::nullopt);
+  bind(stmt, "mig_profile", mig ? mig->profile : std::nullopt);
+  bind(stmt, "gpu_slices", mig ? opt_int64(mig->gpu_slices) : std::nullopt);
+  bind(stmt, "compute_slices", mig ? opt_int64(mig->compute_slices) : std::nullopt);
+  bind(stmt, "multiprocessors", mig ? opt_int64(mig->multiprocessors) : std::nullopt);
+  bind(stmt, "parent_slices", mig ? opt_int64(mig->parent_slices) : std::nullopt);
+}
+
+// A MIG device's identity from its row: set when parent_index and gpu_instance_id are (a row
+// with either NULL is a GPU's).
+std::optional<MigIdentity> read_mig(const Statement& row, const auto& at) {
+  const auto parent = opt_unsigned(row, at("parent_index"));
+  const auto gpu_instance = opt_unsigned(row, at("gpu_instance_id"));
+  if (!parent || !gpu_instance) return std::nullopt;
+  MigIdentity mig;
+  mig.parent_index = *parent;
+  mig.gpu_instance_id = *gpu_instance;
+  mig.mig_index = opt_unsigned(row, at("mig_index")).value_or(0);
+  mig.compute_instance_id = opt_unsigned(row, at("compute_instance_id"));
+  mig.profile = row.opt_text(at("mig_profile"));
+  mig.gpu_slices = opt_unsigned(row, at("gpu_slices"));
+  mig.compute_slices = opt_unsigned(row, at("compute_slices"));
+  mig.multiprocessors = opt_unsigned(row, at("multiprocessors"));
+  mig.parent_slices = opt_unsigned(row, at("parent_slices"));
+  return mig;
+}
+
 }  // namespace
 
 std::int64_t insert_run(Database& db, const RunInfo& run) {
@@ -141,6 +184,7 @@ void insert_devices(Database& db, std::int64_t run_id,
     bind(stmt, "error", d.error);
     bind(stmt, "saturation_source", d.saturation_source);
     bind(stmt, "saturation_detail", d.saturation_detail);
+    bind_mig(stmt, d);
     stmt.run();
   }
 }
@@ -257,6 +301,8 @@ DeviceDescription read_device(const Statement& row) {
   d.error = row.opt_text(at("error"));
   d.saturation_source = row.opt_text(at("saturation_source"));
   d.saturation_detail = row.opt_text(at("saturation_detail"));
+  if (auto enabled = row.opt_int64(at("mig_enabled"))) d.mig_enabled = *enabled != 0;
+  d.mig = read_mig(row, at);
   return d;
 }
 

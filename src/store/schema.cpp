@@ -125,10 +125,27 @@ constexpr std::array kDeviceColumns = std::to_array<Column>({
     // 1.6: where the saturation metrics came from ('gpm', 'dcgm'; NULL: nowhere) and why.
     {"saturation_source", "TEXT"},
     {"saturation_detail", "TEXT"},
+    // 1.9: MIG (core/mig.hpp). A GPU: whether MIG mode was on (1/0; NULL: cannot do MIG or did
+    // not say). A MIG device (row index 1000 + 100 × parent + GPU instance id): who it is; all
+    // NULL on a GPU.
+    {"mig_enabled", "INTEGER"},
+    {"parent_index", "INTEGER"},
+    {"mig_index", "INTEGER"},
+    {"gpu_instance_id", "INTEGER"},
+    {"compute_instance_id", "INTEGER"},
+    {"mig_profile", "TEXT"},
+    {"gpu_slices", "INTEGER"},
+    {"compute_slices", "INTEGER"},
+    {"multiprocessors", "INTEGER"},
+    {"parent_slices", "INTEGER"},
 });
 
 // The device columns schema 1.6 added (migrate() adds them to an older file).
 constexpr std::size_t kDeviceColumnsBefore16 = 17;
+// The device columns schema 1.9 added.
+constexpr std::size_t kDeviceColumnsBefore19 = 19;
+static_assert(kDeviceColumns[kDeviceColumnsBefore16].name == "saturation_source");
+static_assert(kDeviceColumns[kDeviceColumnsBefore19].name == "mig_enabled");
 
 constexpr std::array kPowerColumns = std::to_array<Column>({
     {"device_index", "INTEGER NOT NULL"},
@@ -436,6 +453,9 @@ void migrate(Database& db, int from_version) {
   }
   if (minor < 7) add_missing_columns(db, "runs", kRunColumns);
   if (minor < 8 && !has_table(db, "health_samples", "main")) db.exec(create_health_tables_sql());
+  if (minor < 9) {
+    add_missing_columns(db, "devices", std::span(kDeviceColumns).subspan(kDeviceColumnsBefore19));
+  }
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",
                   kSchemaMinorVersion));

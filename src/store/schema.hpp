@@ -1,4 +1,4 @@
-// The run database's schema (version 1.8): one list of columns per table from which the DDL, the
+// The run database's schema (version 1.9): one list of columns per table from which the DDL, the
 // writer's INSERTs, the reader's SELECTs and merge's copies are all built, so they cannot drift.
 // docs/database.md describes every table for people.
 #pragma once
@@ -29,8 +29,9 @@ inline constexpr int kOldestReadableSchema = 1;
 // process_samples tables; 1.4 grid_intensity (store/grid_tables.hpp); 1.5 phases
 // (store/phase_tables.hpp); 1.6 the saturation source of each device (devices.saturation_*); 1.7
 // runs.origin, where imported samples came from; 1.8 health_samples, the GPUs' health counters
-// (store/health_tables.hpp).
-inline constexpr int kSchemaMinorVersion = 8;
+// (store/health_tables.hpp); 1.9 MIG: whether a GPU was in MIG mode and, for a MIG device, who it
+// is (devices.mig_enabled, parent_index … parent_slices; core/mig.hpp).
+inline constexpr int kSchemaMinorVersion = 9;
 
 struct Column {
   std::string_view name;
@@ -87,7 +88,8 @@ int check_run_database(Database& db, const std::filesystem::path& path);
 // 1.1 → 1.2 adds the empty kernel trace tables; 1.2 → 1.3 the rank columns of runs, NULL in the
 // runs already there, and the empty process tables; 1.3 → 1.4 the empty grid_intensity; 1.4 → 1.5
 // the empty phases; 1.5 → 1.6 and 1.6 → 1.7 columns at the end of devices and runs; 1.7 → 1.8
-// the empty health_samples).
+// the empty health_samples; 1.8 → 1.9 the MIG columns at the end of devices, NULL in the rows
+// already there).
 // Steps only add tables or columns, never drop data.
 void migrate(Database& db, int from_version);
 

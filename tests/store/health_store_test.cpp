@@ -67,7 +67,7 @@ TEST(HealthStore, RowsRoundTripWithAbsentValuesNull) {
   write_run(path, 0, 3);
 
   const auto reader = RunReader::open(path);
-  EXPECT_EQ(reader.schema_minor_version(), 8);
+  EXPECT_EQ(reader.schema_minor_version(), kSchemaMinorVersion);
   const auto rows = reader.health_samples(reader.runs().at(0).run_id);
   ASSERT_EQ(rows.size(), 6U);
   for (std::size_t i = 0; i < rows.size(); ++i) {
