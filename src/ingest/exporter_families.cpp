@@ -306,6 +306,21 @@ const std::string* gpu_model(const tsdb::Labels& labels) {
   return nullptr;
 }
 
+std::optional<MigLabels> mig_instance(const tsdb::Labels& labels) {
+  const std::string* id = find(labels, "GPU_I_ID");
+  // NVML's GPU instance ids are below 15; the row index of a MIG device holds ids below 100.
+  if (id == nullptr || id->empty() || id->size() > 2 ||
+      !std::all_of(id->begin(), id->end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  MigLabels out;
+  out.gpu_instance_id = static_cast<unsigned>(std::stoul(*id));
+  if (const std::string* p = find(labels, "GPU_I_PROFILE"); p != nullptr && !p->empty()) {
+    out.profile = *p;
+  }
+  return out;
+}
+
 std::string short_host(std::string_view value) {
   std::string host = lower(host_part(value));
   if (!is_ip_address(host)) host = host.substr(0, host.find('.'));

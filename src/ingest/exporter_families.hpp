@@ -74,6 +74,16 @@ std::optional<unsigned> gpu_index(const tsdb::Labels& labels);
 // The GPU's name: modelName (dcgm-exporter), name (gpuscope_gpu_info, jobstats).
 const std::string* gpu_model(const tsdb::Labels& labels);
 
+// A MIG GPU instance's series as dcgm-exporter labels them: gpu and UUID are its GPU's (the
+// parent's), GPU_I_ID is the GPU instance id (NVML's) and GPU_I_PROFILE the profile as DCGM names
+// it ("1g.10gb"). A series without GPU_I_ID, or with an empty one (jobstats' naming always sends
+// GPU_I_ID=""), is a whole GPU's: nullopt.
+struct MigLabels {
+  unsigned gpu_instance_id = 0;
+  std::optional<std::string> profile;
+};
+std::optional<MigLabels> mig_instance(const tsdb::Labels& labels);
+
 // The labels that may name the node, in the order they are tried.
 inline constexpr std::array<std::string_view, 5> kNodeLabels = {"hostname", "Hostname", "node",
                                                                 "nodename", "instance"};

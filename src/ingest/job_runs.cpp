@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bitset>
+#include <charconv>
 #include <cmath>
 #include <set>
+#include <span>
 
+#include "core/mig.hpp"
 #include "core/version.hpp"
 
 namespace gpuscope::ingest {
@@ -32,34 +36,166 @@ bool has_saturation(const GpuTimeline& t) {
   return false;
 }
 
-// The node's GPUs as devices: the exporter's index where it is unique on the node, else in
-// UUID order.
-std::vector<DeviceDescription> devices_of(const std::vector<const JobGpu*>& gpus,
-                                          const JobSeries& js,
-                                          const std::map<std::string, GpuTimeline>& timelines) {
+// Metrics a GPU does not split between its MIG instances: dcgm-exporter repeats the GPU's value
+// on each instance's series (DCGM answers them for the GPU), so they are the GPU's, once.
+constexpr Metric kWholeGpuMetrics[] = {
+    Metric::PowerW,          Metric::PowerInstantW,      Metric::PowerAverageW,
+    Metric::ModulePowerW,    Metric::EnergyMj,           Metric::PowerLimitW,
+    Metric::SmClockMhz,      Metric::MemClockMhz,        Metric::GraphicsClockMhz,
+    Metric::TemperatureC,    Metric::MemoryTemperatureC, Metric::ClockEventReasons,
+    Metric::PcieTxBytes,     Metric::PcieRxBytes,        Metric::PcieTxBytesPerS,
+    Metric::PcieRxBytesPerS, Metric::NvlinkTxBytesPerS,  Metric::NvlinkRxBytesPerS};
+// Not measured on a GPU in MIG mode: dcgm-exporter sends 0 on each instance's series.
+constexpr Metric kNotInMig[] = {Metric::GpuUtilPct, Metric::MemUtilPct};
+
+using MetricSet = std::bitset<kMetricCount>;
+
+MetricSet set_of(std::span<const Metric> metrics) {
+  MetricSet out;
+  for (Metric m : metrics) out.set(static_cast<std::size_t>(m));
+  return out;
+}
+
+// One device of a node's run: its description, the timeline its rows come from and which of
+// their metrics are its own.
+struct NodeDevice {
+  DeviceDescription d;
+  const JobGpu* source = nullptr;
+  MetricSet keep;
+};
+
+// A whole GPU of the node: its own series, and its MIG instances' (by GPU instance id).
+struct WholeGpu {
+  const JobGpu* own = nullptr;
+  std::vector<const JobGpu*> instances;
+  const JobGpu& any() const { return own != nullptr ? *own : *instances.front(); }
+};
+
+std::vector<WholeGpu> whole_gpus(const std::vector<const JobGpu*>& gpus) {
+  std::vector<std::pair<std::string, WholeGpu>> found;
+  for (const auto* g : gpus) {
+    auto it =
+        std::find_if(found.begin(), found.end(), [&](const auto& f) { return f.first == g->gpu; });
+    if (it == found.end()) it = found.insert(found.end(), {g->gpu, WholeGpu{}});
+    if (g->gpu_instance) {
+      it->second.instances.push_back(g);
+    } else {
+      it->second.own = g;
+    }
+  }
+  std::vector<WholeGpu> out;
+  for (auto& [key, w] : found) {
+    std::sort(w.instances.begin(), w.instances.end(),
+              [](const JobGpu* a, const JobGpu* b) { return *a->gpu_instance < *b->gpu_instance; });
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// A GPU's (or instance's) description from its series.
+DeviceDescription describe(const JobGpu& g, const JobSeries& js, const GpuTimeline& t) {
+  DeviceDescription d;
+  if (g.has_uuid) d.uuid = g.uuid;
+  d.name = g.name;
+  d.pci_bus_id = g.pci_bus_id;
+  if (t.memory_total_bytes)
+    d.memory_total_bytes = static_cast<std::uint64_t>(*t.memory_total_bytes);
+  if (has_saturation(t)) {
+    const Family f = js.queries[g.query].family;
+    // dcgm-exporter reads DCGM and jobstats' exporter GPM; serve's series came from either,
+    // which its exposition does not say.
+    d.saturation_source = f == Family::Dcgm ? "dcgm" : f == Family::Jobstats ? "gpm" : "exporter";
+    d.saturation_detail =
+        fmt::format("{}'s series, read from the monitoring database", family_name(f));
+  }
+  return d;
+}
+
+// A MIG instance as a device of its own, row index mig_device_index(GPU, GPU instance id).
+NodeDevice instance_device(const JobGpu& g, unsigned parent, const JobSeries& js,
+                           const GpuTimeline& t) {
+  NodeDevice nd{describe(g, js, t), &g, ~(set_of(kWholeGpuMetrics) | set_of(kNotInMig))};
+  nd.d.uuid.reset();  // the exported UUID is its GPU's; its own MIG- UUID is not exported
+  nd.d.index = mig_device_index(parent, *g.gpu_instance);
+  MigIdentity mig;
+  mig.parent_index = parent;
+  mig.gpu_instance_id = *g.gpu_instance;
+  mig.profile = g.mig_profile;
+  if (g.mig_profile) {  // "<g>g.<mem>gb": g is the GPU instance's slices
+    unsigned slices = 0;
+    const auto& p = *g.mig_profile;
+    const auto* end = p.data() + p.size();
+    if (const auto r = std::from_chars(p.data(), end, slices);
+        r.ec == std::errc() && r.ptr != end && *r.ptr == 'g' && slices > 0) {
+      mig.gpu_slices = slices;
+    }
+  }
+  if (g.name && g.mig_profile) nd.d.name = *g.name + " MIG " + *g.mig_profile;
+  nd.d.mig = mig;
+  return nd;
+}
+
+// The GPU that MIG instances are part of, when no series of its own was exported (dcgm-exporter
+// in its default mode): described from its first instance's series, whose power, energy,
+// temperature and clocks (the GPU's, repeated on each instance) become the GPU's rows, once.
+NodeDevice parent_device(const WholeGpu& w, unsigned index,
+                         const std::map<std::string, GpuTimeline>& timelines, Notes& notes) {
+  const MetricSet whole = set_of(kWholeGpuMetrics);
+  const JobGpu* source = w.instances.front();
+  for (const auto* i : w.instances) {
+    if ((timelines.at(i->key).metrics & whole).any()) {
+      source = i;
+      break;
+    }
+  }
+  NodeDevice nd{{}, source, whole};
+  nd.d.index = index;
+  if (source->has_uuid) nd.d.uuid = source->uuid;
+  nd.d.name = source->name;
+  nd.d.pci_bus_id = source->pci_bus_id;
+  nd.d.mig_enabled = true;
+  notes.once("mig-parent:" + source->gpu, source->node,
+             fmt::format("GPU {} on {} is in MIG mode and was exported only as its GPU "
+                         "instances, each series repeating the GPU's power, energy, temperature "
+                         "and clocks: they are read once, from GPU instance {}'s series, as GPU "
+                         "{}'s own, never added up; its instances keep their own activity and "
+                         "memory",
+                         source->gpu, source->node, *source->gpu_instance, index));
+  return nd;
+}
+
+// The node's GPUs and MIG instances as devices: a GPU by the exporter's index where it is
+// unique on the node, else in order; an instance by its GPU's index and GPU instance id.
+std::vector<NodeDevice> devices_of(const std::vector<const JobGpu*>& gpus, const JobSeries& js,
+                                   const std::map<std::string, GpuTimeline>& timelines,
+                                   Notes& notes) {
+  const auto whole = whole_gpus(gpus);
   std::set<unsigned> indices;
   bool unique = true;
-  for (const auto* g : gpus) unique = unique && g->index && indices.insert(*g->index).second;
-  std::vector<DeviceDescription> devices;
-  for (std::size_t k = 0; k < gpus.size(); ++k) {
-    const JobGpu& g = *gpus[k];
-    const GpuTimeline& t = timelines.at(g.key);
-    DeviceDescription d;
-    d.index = unique ? *g.index : static_cast<unsigned>(k);
-    if (g.has_uuid) d.uuid = g.key;
-    d.name = g.name;
-    d.pci_bus_id = g.pci_bus_id;
-    if (t.memory_total_bytes)
-      d.memory_total_bytes = static_cast<std::uint64_t>(*t.memory_total_bytes);
-    if (has_saturation(t)) {
-      const Family f = js.queries[g.query].family;
-      // dcgm-exporter reads DCGM and jobstats' exporter GPM; serve's series came from either,
-      // which its exposition does not say.
-      d.saturation_source = f == Family::Dcgm ? "dcgm" : f == Family::Jobstats ? "gpm" : "exporter";
-      d.saturation_detail =
-          fmt::format("{}'s series, read from the monitoring database", family_name(f));
+  for (const auto& w : whole)
+    unique = unique && w.any().index && indices.insert(*w.any().index).second;
+  std::vector<NodeDevice> devices;
+  MetricSet all;
+  all.set();
+  for (std::size_t k = 0; k < whole.size(); ++k) {
+    const WholeGpu& w = whole[k];
+    const unsigned index = unique ? *w.any().index : static_cast<unsigned>(k);
+    if (w.own != nullptr) {
+      devices.push_back({describe(*w.own, js, timelines.at(w.own->key)), w.own, all});
+      devices.back().d.index = index;
+      if (!w.instances.empty()) devices.back().d.mig_enabled = true;
+    } else {
+      devices.push_back(parent_device(w, index, timelines, notes));
     }
-    devices.push_back(std::move(d));
+    for (const auto* i : w.instances) {
+      devices.push_back(instance_device(*i, index, js, timelines.at(i->key)));
+      if ((timelines.at(i->key).metrics & set_of(kNotInMig)).any()) {
+        notes.once("mig-util:" + i->gpu, i->node,
+                   fmt::format("GPU {} on {} is in MIG mode, where GPU and memory utilization "
+                               "are not measured (dcgm-exporter sends 0 for them): left out",
+                               i->gpu, i->node));
+      }
+    }
   }
   return devices;
 }
@@ -134,13 +270,17 @@ std::int64_t write_job_runs(const JobWindow& job, const JobSeries& js,
       continue;
     }
     say_energy(node, gpus, timelines, notes);
-    const std::vector<DeviceDescription> devices = devices_of(gpus, js, timelines);
+    const std::vector<NodeDevice> node_devices = devices_of(gpus, js, timelines, notes);
+    std::vector<DeviceDescription> devices;
+    for (const auto& nd : node_devices) devices.push_back(nd.d);
     const RunInfo info = run_info(job, node, origin, resolution_s);
     auto writer = target.add_run(info, devices);
     std::int64_t samples = 0;
-    for (std::size_t k = 0; k < gpus.size(); ++k) {
-      for (SampleRow row : timelines.at(gpus[k]->key).rows) {
-        row.device_index = devices[k].index;
+    for (const auto& nd : node_devices) {
+      for (SampleRow row : timelines.at(nd.source->key).rows) {
+        row.present &= nd.keep;
+        if (row.present.none()) continue;
+        row.device_index = nd.d.index;
         row.mono_ns = row.wall_ns - info.start_wall_ns;
         writer->push(row);
         ++samples;
@@ -152,7 +292,7 @@ std::int64_t write_job_runs(const JobWindow& job, const JobSeries& js,
     end.end_mono_ns = end.end_wall_ns - info.start_wall_ns;
     end.samples_taken = samples;
     end.problems = notes.of_node(node);
-    target.finish_run(*writer, end, gpus.size());
+    target.finish_run(*writer, end, devices.size());
     total += samples;
     ++runs;
   }

@@ -1,5 +1,7 @@
 // The job's GPU timelines written as runs: one per node, devices by UUID, the scheduler's job
-// (or pod) and where the samples came from on each run (docs/jobs.md).
+// (or pod) and where the samples came from on each run (docs/jobs.md). A MIG instance is a device
+// of its own and its GPU a device holding the power, energy and temperature the exporter repeats
+// on each instance's series, once.
 #pragma once
 
 #include <cstdint>

@@ -65,6 +65,13 @@ const std::string* label(const tsdb::Labels& labels, const std::string& key) {
   return it == labels.end() ? nullptr : &it->second;
 }
 
+// The UUID of the GPU a series is of (a MIG instance's: its GPU's), or "<node>/gpu<index>".
+std::string whole_gpu_key(const tsdb::Labels& labels, const std::string& node) {
+  if (const std::string* uuid = gpu_uuid(labels)) return *uuid;
+  const auto index = gpu_index(labels);
+  return fmt::format("{}/gpu{}", node, index ? std::to_string(*index) : "?");
+}
+
 // The GPU a label set is of, merged into `found` (first query wins); duplicates from another
 // family are said once per node.
 void add_gpu(const tsdb::Labels& labels, std::size_t query, const JobSeries& js,
@@ -76,14 +83,19 @@ void add_gpu(const tsdb::Labels& labels, std::size_t query, const JobSeries& js,
   JobGpu gpu;
   gpu.node = node_of(labels, job.nodes);
   gpu.index = gpu_index(labels);
+  gpu.gpu = whole_gpu_key(labels, gpu.node);
+  gpu.key = gpu_key(labels, job.nodes);
+  if (const auto mig = mig_instance(labels)) {
+    gpu.gpu_instance = mig->gpu_instance_id;
+    gpu.mig_profile = mig->profile;
+  }
   if (const std::string* uuid = gpu_uuid(labels)) {
-    gpu.key = *uuid;
+    gpu.uuid = *uuid;
     gpu.has_uuid = true;
     for (const char* key : {"uuid", "UUID", "gpu_uuid"}) {
       if (label(labels, key) == uuid) gpu.uuid_label = key;
     }
   } else {
-    gpu.key = fmt::format("{}/gpu{}", gpu.node, gpu.index ? std::to_string(*gpu.index) : "?");
     notes.once("no-uuid:" + gpu.node, gpu.node,
                fmt::format("{}'s series on {} carry no GPU UUID: its GPUs are told apart by the "
                            "exporter's index only",
@@ -251,17 +263,19 @@ void say_shared(tsdb::Source& source, const JobWindow& job, JobSeries& js, Notes
   for (std::size_t q = 0; q < js.queries.size(); ++q) {
     const SeriesQuery& query = js.queries[q];
     if (query.job_label.empty()) continue;
-    std::map<std::string, std::vector<std::string>> uuids_by_label;
+    std::map<std::string, std::set<std::string>> uuids_by_label;
     for (const auto& g : js.gpus) {
-      if (g.query == q && g.has_uuid) uuids_by_label[g.uuid_label].push_back(g.key);
+      if (g.query == q && g.has_uuid) uuids_by_label[g.uuid_label].insert(g.uuid);
     }
-    for (const auto& [uuid_label, uuids] : uuids_by_label) {
+    for (const auto& [uuid_label, uuid_set] : uuids_by_label) {
       const std::vector<Matcher> others = {{query.job_label, "!=", ""},
                                            {query.job_label, "!=", query.job_value}};
+      const std::vector<std::string> uuids(uuid_set.begin(), uuid_set.end());
+      // By GPU, or by MIG instance: another job on another instance of the GPU shares nothing.
       std::map<std::string, std::set<std::string>> other_jobs;
       for (const auto& labels :
            by_uuid(source, names_regex(query.family), others, uuid_label, uuids, job.window)) {
-        other_jobs[labels.at(uuid_label)].insert(labels.at(query.job_label));
+        other_jobs[gpu_key(labels, job.nodes)].insert(labels.at(query.job_label));
       }
       for (auto& g : js.gpus) {
         if (g.query != q || !other_jobs.contains(g.key)) continue;
@@ -283,13 +297,13 @@ void fill_gpuscope_names(tsdb::Source& source, const JobWindow& job, JobSeries& 
   for (const auto& g : js.gpus) {
     if (g.has_uuid && g.uuid_label == "uuid" && !g.name &&
         js.queries[g.query].family == Family::Gpuscope) {
-      uuids.push_back(g.key);
+      uuids.push_back(g.uuid);
     }
   }
   if (uuids.empty()) return;
   for (const auto& labels : by_uuid(source, "gpuscope_gpu_info", {}, "uuid", uuids, job.window)) {
     for (auto& g : js.gpus) {
-      if (g.key != labels.at("uuid")) continue;
+      if (g.uuid != labels.at("uuid")) continue;
       if (const std::string* n = label(labels, "name")) g.name = *n;
       if (const std::string* p = label(labels, "pci_bus_id")) g.pci_bus_id = *p;
     }
@@ -315,6 +329,12 @@ std::vector<std::string> Notes::of_node(const std::string& node) const {
     if (n.first.empty() || n.first == node) out.push_back(n.second);
   }
   return out;
+}
+
+std::string gpu_key(const tsdb::Labels& labels, const std::vector<std::string>& nodes) {
+  std::string key = whole_gpu_key(labels, node_of(labels, nodes));
+  if (const auto mig = mig_instance(labels)) key += fmt::format(" GI {}", mig->gpu_instance_id);
+  return key;
 }
 
 std::string SeriesQuery::selector(const std::string& names) const {

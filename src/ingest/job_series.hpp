@@ -1,7 +1,8 @@
 // Which series of a monitoring database are a job's: the exporters' label conventions asked in
 // a documented order (docs/jobs.md), jobstats' job-id series, and for exclusive nodes (or a
 // list of hosts) every GPU of the nodes. Asks tsdb::Source::series() only, with selectors as
-// narrow as the convention allows; one family per GPU, identified by its UUID.
+// narrow as the convention allows; one family per GPU, identified by its UUID, and a MIG
+// instance by its GPU's UUID and its GPU instance id.
 #pragma once
 
 #include <cstdint>
@@ -47,10 +48,15 @@ struct SeriesQuery {
 // A time span, Unix milliseconds, both ends included.
 using Span = std::pair<std::int64_t, std::int64_t>;
 
+// One GPU of the job, or one MIG GPU instance (dcgm-exporter's series with GPU_I_ID).
 struct JobGpu {
-  std::string key;  // the UUID, or "<node>/gpu<index>" where no UUID label is exported
+  std::string key;  // gpu_key(): the UUID, or "<node>/gpu<index>"; " GI <id>" after for an instance
+  std::string gpu;  // the key of the whole GPU: `key` itself, or an instance's GPU's
   bool has_uuid = false;
+  std::string uuid;        // the GPU's UUID (an instance's: its GPU's, as exported); "" when none
   std::string uuid_label;  // the label holding it: uuid, UUID or gpu_uuid
+  std::optional<unsigned> gpu_instance;    // a MIG instance: its GPU instance id (GPU_I_ID)
+  std::optional<std::string> mig_profile;  // and its profile (GPU_I_PROFILE)
   std::string node;
   std::size_t query = 0;  // JobSeries::queries
   std::optional<unsigned> index;
@@ -67,6 +73,9 @@ struct JobSeries {
   std::vector<JobGpu> gpus;                // one per GPU, in query order
   std::vector<std::string> nodes_missing;  // job nodes with no series of any family
 };
+
+// The key of the GPU or MIG instance a series is of (JobGpu::key), its node told by `nodes`.
+std::string gpu_key(const tsdb::Labels& labels, const std::vector<std::string>& nodes);
 
 // Finds the job's GPUs. Never throws for nothing found (gpus empty); the caller says so.
 JobSeries find_job_series(tsdb::Source& source, const JobWindow& job, Notes& notes);

@@ -95,7 +95,7 @@ double probe_interval(tsdb::Source& source, const JobWindow& job, const JobSerie
   if (name.empty()) return 0;
   std::vector<Matcher> m = {{"__name__", "=", name}};
   m.insert(m.end(), q.matchers.begin(), q.matchers.end());
-  if (gpu.has_uuid) m.push_back({gpu.uuid_label, "=", gpu.key});
+  if (gpu.has_uuid) m.push_back({gpu.uuid_label, "=", gpu.uuid});
   const std::string sel = selector(m);
   tsdb::Window first = job.window;
   first.end_ms = std::min(first.end_ms, first.start_ms + kProbeMs);
@@ -117,13 +117,7 @@ std::size_t metric_series(const JobGpu& gpu) {
 
 const JobGpu* gpu_of(const JobSeries& js, std::size_t query, const tsdb::Labels& labels,
                      const std::vector<std::string>& nodes) {
-  std::string key;
-  if (const std::string* uuid = gpu_uuid(labels)) {
-    key = *uuid;
-  } else {
-    const auto index = gpu_index(labels);
-    key = fmt::format("{}/gpu{}", node_of(labels, nodes), index ? std::to_string(*index) : "?");
-  }
+  const std::string key = gpu_key(labels, nodes);
   for (const auto& g : js.gpus) {
     if (g.key == key && g.query == query) return &g;
   }
@@ -144,7 +138,10 @@ std::vector<Matcher> sample_matchers(const JobSeries& js, std::size_t q) {
       return query.matchers;
     }
     uuid_label = g.uuid_label;
-    uuids += (uuids.empty() ? "" : "|") + regex_quote(g.key);
+    const std::string quoted = regex_quote(g.uuid);  // MIG instances of one GPU share it
+    if (("|" + uuids + "|").find("|" + quoted + "|") == std::string::npos) {
+      uuids += (uuids.empty() ? "" : "|") + quoted;
+    }
   }
   if (query.job_label.empty() || uuids.empty()) return query.matchers;
   return {{uuid_label, "=~", uuids}};
