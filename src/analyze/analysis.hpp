@@ -10,6 +10,7 @@
 #include "analyze/balance.hpp"
 #include "analyze/carbon.hpp"
 #include "analyze/energy.hpp"
+#include "analyze/mig_share.hpp"
 #include "analyze/phases.hpp"
 #include "analyze/stats.hpp"
 #include "core/event_kinds.hpp"
@@ -17,6 +18,7 @@
 #include "core/grid_intensity.hpp"
 #include "core/health.hpp"
 #include "core/metrics.hpp"
+#include "core/mig.hpp"
 
 namespace gpuscope::analyze {
 
@@ -34,10 +36,14 @@ struct GpuKey {
   std::optional<std::string> saturation_detail;
   // The run's label (a log's file name): names the GPU's run where the run has no host.
   std::string run_label;
+  // A MIG instance (core/mig.hpp): who it is; its device_index is mig_device_index(parent, gi).
+  std::optional<MigIdentity> mig;
+  // A GPU: whether MIG mode was on (nullopt: it cannot do MIG, or could not say).
+  std::optional<bool> mig_enabled;
   // The host, else the run's label: what tells runs apart in labels.
   const std::string& where() const { return host.empty() ? run_label : host; }
   // "nid0012 rank 3 GPU 1", "node1.csv GPU 1" (a log without a host), or "GPU 1" for a
-  // single-run analysis.
+  // single-run analysis; a MIG instance by its mig_label, "GPU 0 GI 3 (1g.18gb)".
   std::string label(bool with_host) const;
 };
 
@@ -110,6 +116,11 @@ struct GpuReport {
   GpuEnergy energy;
   std::size_t samples = 0;
   std::vector<GpuGridSeries> grid;  // empty unless asked for
+  // A MIG instance: its ESTIMATED share of its parent's measured power and energy (never in
+  // `energy`, which holds what was measured: nothing, for an instance).
+  std::optional<MigEstimate> estimated;
+  // A MIG-enabled GPU with instances in the analysis: how its measured energy was split.
+  std::optional<MigParentSplit> mig_split;
 };
 
 // Over both GPUs and time: one line per metric.
@@ -234,7 +245,10 @@ struct Analysis {
   std::size_t gpu_grid_bins = 0;
   std::vector<Mark> marks;
   std::optional<MetricOverall> score;
+  // Over whole GPUs (not in MIG mode, or in MIG mode without instances in the analysis).
   std::optional<Balance> balance;
+  // Over MIG instances, each one's activity as a fraction of its own instance (indices into gpus).
+  std::optional<Balance> mig_balance;
   std::optional<double> energy_counter_j;
   std::optional<double> energy_integrated_j;
   std::optional<double> work_units;

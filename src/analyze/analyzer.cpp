@@ -9,6 +9,7 @@
 #include "analyze/carbon.hpp"
 #include "analyze/findings.hpp"
 #include "analyze/gpu_grid.hpp"
+#include "analyze/mig_instances.hpp"
 #include "analyze/score.hpp"
 #include "util/utc_time.hpp"
 
@@ -117,6 +118,7 @@ std::string GpuKey::label(bool with_host) const {
     if (rank) text += fmt::format(" rank {}", *rank);
     text += " ";
   }
+  if (mig) return text + mig_label(*mig);
   return text + fmt::format("GPU {}", device_index);
 }
 
@@ -158,6 +160,7 @@ struct Analyzer::State {
   std::vector<double> slot_edges_s;  // slots + 1 edges
   std::vector<std::ptrdiff_t> slot_period;
   std::optional<PhaseAnalysis> phases;
+  std::vector<std::pair<std::size_t, MigBins>> mig_bins;  // (GPU, its bins) of MIG GPUs
 };
 
 namespace {
@@ -412,11 +415,15 @@ void activity_and_score(const DeviceSeries& d, const WindowSpan& w, PreparedDevi
   const bool any = w.any;
   const std::size_t first = w.first, last = w.last;
   const auto& sm = d.of(Metric::SmActivePct);
-  const auto& util = d.of(Metric::GpuUtilPct);
+  const auto any_value = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double x) { return !std::isnan(x); });
+  };
+  // A MIG instance has no utilization rates (NVML refuses them): graphics active stands in.
+  const bool graphics = d.key.mig && !any_value(sm) && !any_value(d.of(Metric::GpuUtilPct)) &&
+                        any_value(d.of(Metric::GraphicsActivePct));
+  const auto& util = graphics ? d.of(Metric::GraphicsActivePct) : d.of(Metric::GpuUtilPct);
   report.activity_metric =
-      !sm.empty() && std::any_of(sm.begin(), sm.end(), [](double x) { return !std::isnan(x); })
-          ? "sm_active_pct"
-          : "gpu_util_pct";
+      any_value(sm) ? "sm_active_pct" : (graphics ? "graphics_active_pct" : "gpu_util_pct");
   RunningStats activity;
   std::vector<double> scores;
   const auto& occ = d.of(Metric::SmOccupancyPct);
@@ -488,6 +495,36 @@ void device_energy(const DeviceSeries& d, const WindowSpan& w, std::span<const d
   }
 }
 
+// A MIG GPU's bins for the split of its energy (analyze/mig_share): a parent's energy from the
+// readings device_energy uses, an instance's activity (SM active, else graphics active).
+MigBins mig_bins_of(const DeviceSeries& d, double bin_s, std::size_t bins) {
+  if (d.key.mig) {
+    const auto& sm = d.of(Metric::SmActivePct);
+    const auto& gr = d.of(Metric::GraphicsActivePct);
+    std::vector<double> activity(d.t_s.size(), kNaN);
+    for (std::size_t i = 0; i < activity.size(); ++i) {
+      const double a = i < sm.size() ? sm[i] : kNaN;
+      activity[i] = (std::isnan(a) && i < gr.size() ? gr[i] : a) / 100.0;
+    }
+    return mig_instance_bins(d.t_s, activity, bin_s, bins);
+  }
+  const double max_gap = std::max(5 * d.sampling_interval_s, 1.0);
+  const std::span<const double> none;
+  MigBins out;
+  if (!d.power_w.empty()) {
+    out = mig_parent_bins(d.power_t_s, d.power_energy_mj, none, max_gap, bin_s, bins);
+  }
+  if (out.energy_j.empty()) {
+    out = mig_parent_bins(d.t_s, d.of(Metric::EnergyMj), none, max_gap, bin_s, bins);
+  }
+  if (out.energy_j.empty()) {
+    out = d.power_w.empty()
+              ? mig_parent_bins(d.t_s, none, d.of(Metric::PowerW), max_gap, bin_s, bins)
+              : mig_parent_bins(d.power_t_s, none, d.power_w, max_gap, bin_s, bins);
+  }
+  return out;
+}
+
 }  // namespace
 
 PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
@@ -530,6 +567,9 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
   }
   if (s.phases)
     out.phases = s.phases->measure(d, static_cast<std::size_t>(d.key.run_id), d.key.device_index);
+  if (d.key.mig || d.key.mig_enabled.value_or(false)) {
+    out.mig_bins = mig_bins_of(d, s.space_bin_s, s.space_count);
+  }
   return out;
 }
 
@@ -554,6 +594,9 @@ void Analyzer::add_prepared(PreparedDevice&& d) {
   if (s.phases) {
     d.phases.gpu = gpu;
     s.phases->add(d.phases);
+  }
+  if (!d.mig_bins.energy_j.empty() || !d.mig_bins.present.empty()) {
+    s.mig_bins.emplace_back(s.result.gpus.size(), std::move(d.mig_bins));
   }
   s.result.gpus.push_back(std::move(d.report));
 }
@@ -673,19 +716,18 @@ Analysis Analyzer::finish() {
   }
   a.score = s.score.result();
 
-  // Load balance over the GPUs that reported activity.
-  std::vector<double> activity, duration;
-  for (const auto& g : a.gpus) {
-    activity.push_back(g.activity.value_or(kNaN));
-    duration.push_back(g.covered_s);
-  }
-  if (a.gpus.size() >= 2)
-    a.balance = load_balance(activity, duration, s.options.straggler_threshold);
+  // Load balance over the GPUs that reported activity, MIG instances among themselves; the
+  // instances' estimated shares of their parents' energy.
+  balance_with_instances(a, s.options.straggler_threshold);
+  estimate_mig_shares(a, s.mig_bins);
+  s.mig_bins.clear();
 
   // Totals, counting a GPU only where its figure exists (and saying so otherwise).
+  // MIG instances measure no energy of their own: their estimates are never summed.
   double counter = 0, integrated = 0;
-  std::size_t with_counter = 0, with_integrated = 0;
+  std::size_t with_counter = 0, with_integrated = 0, instances = 0;
   for (const auto& g : a.gpus) {
+    if (g.key.mig) ++instances;
     if (g.energy.counter_j) {
       counter += *g.energy.counter_j;
       ++with_counter;
@@ -697,11 +739,18 @@ Analysis Analyzer::finish() {
   }
   if (with_counter > 0) a.energy_counter_j = counter;
   if (with_integrated > 0) a.energy_integrated_j = integrated;
-  if (with_counter > 0 && with_counter < a.gpus.size()) {
+  if (with_counter > 0 && with_counter < a.gpus.size() - instances) {
     a.notes.push_back(
         fmt::format("the energy counter was read on {} of {} GPUs; the total covers "
                     "those only",
-                    with_counter, a.gpus.size()));
+                    with_counter, a.gpus.size() - instances));
+  }
+  if (instances > 0) {
+    a.notes.push_back(fmt::format(
+        "{} MIG instance{}: power, energy, temperature and clocks are the parent GPU's (not "
+        "measured per instance; the energy and power shown for an instance are estimates, "
+        "docs/analysis.md \"MIG instances\"); NVML gives no utilization rates in MIG mode",
+        instances, instances == 1 ? "" : "s"));
   }
   const std::optional<double> energy =
       a.energy_counter_j ? a.energy_counter_j : a.energy_integrated_j;

@@ -76,6 +76,7 @@ struct PreparedDevice {
   // Per summarised metric: (over-space bin, the GPU's mean in it), in time order.
   std::array<std::vector<std::pair<std::size_t, double>>, kMetricCount> space;
   PhaseGpuPart phases;  // what this GPU measured of the phases
+  MigBins mig_bins;     // a MIG instance's or MIG-enabled GPU's, for the split of its energy
 };
 
 class Analyzer {

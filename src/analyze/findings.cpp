@@ -44,15 +44,19 @@ void idle_edges(const Analysis& a, std::vector<Finding>& out) {
 }
 
 void stragglers(const Analysis& a, std::vector<Finding>& out) {
-  if (!a.balance) return;
   const bool hosts = several_hosts(a);
-  for (const auto& s : a.balance->stragglers) {
-    const GpuReport& g = a.gpus[s.index];
-    out.push_back({"straggler",
-                   fmt::format("{} was {:.0f} % less active than the median GPU: load imbalance, "
-                               "about {} idle",
-                               g.key.label(hosts), 100 * s.below_median,
-                               duration_words(s.gpu_seconds_lost))});
+  // Whole GPUs against the median GPU; MIG instances against the median instance, each by its
+  // activity as a fraction of its own instance.
+  for (const auto* balance : {&a.balance, &a.mig_balance}) {
+    if (!*balance) continue;
+    const char* median = balance == &a.mig_balance ? "MIG instance" : "GPU";
+    for (const auto& s : (*balance)->stragglers) {
+      const GpuReport& g = a.gpus[s.index];
+      out.push_back({"straggler", fmt::format("{} was {:.0f} % less active than the median {}: "
+                                              "load imbalance, about {} idle",
+                                              g.key.label(hosts), 100 * s.below_median, median,
+                                              duration_words(s.gpu_seconds_lost))});
+    }
   }
 }
 

@@ -122,6 +122,8 @@ GpuKey key_of(const Source& source, const RunMeta& meta, unsigned device_index) 
     key.name = d.name.value_or("");
     key.saturation_source = d.saturation_source;
     key.saturation_detail = d.saturation_detail;
+    key.mig = d.mig;
+    key.mig_enabled = d.mig_enabled;
   }
   return key;
 }
