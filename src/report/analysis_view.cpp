@@ -10,6 +10,7 @@
 #include "analyze/processes.hpp"
 #include "core/error.hpp"
 #include "report/health_view.hpp"
+#include "report/mig_view.hpp"
 #include "util/text_table.hpp"
 #include "util/utc_time.hpp"
 
@@ -216,33 +217,58 @@ std::string summary_text(const Analysis& a, const Style& style) {
   return out;
 }
 
+// A GPU's energy and average power cells: measured, or for a MIG instance its estimate ("est.").
+std::pair<std::string, std::string> energy_cells(const analyze::GpuReport& g) {
+  const auto& e = g.energy;
+  if (g.key.mig) {
+    if (!g.estimated) return {"-", "-"};
+    return {"est. " + format_energy(g.estimated->energy_j),
+            g.estimated->power_w ? fmt::format("est. {:.0f} W", *g.estimated->power_w) : "-"};
+  }
+  return {e.counter_j      ? format_energy(*e.counter_j)
+          : e.integrated_j ? "≈" + format_energy(*e.integrated_j)
+                           : "-",
+          e.average_power_w ? fmt::format("{:.0f} W", *e.average_power_w) : "-"};
+}
+
+std::string peak_memory(const analyze::GpuReport& g) {
+  const auto& m = g.over_time[static_cast<std::size_t>(Metric::MemoryUsedBytes)];
+  return m ? format_value(Metric::MemoryUsedBytes, m->max) + " GiB" : "-";
+}
+
+// Each GPU a row; a MIG instance indented under its parent, compared with the median instance.
 std::string gpus_text(const Analysis& a, const Style& style) {
   const bool hosts = several_hosts(a);
-  const double median = a.balance ? a.balance->median : 0;
+  const bool mig = has_mig_instances(a);
   std::vector<std::vector<std::string>> rows;
-  for (const auto& g : a.gpus) {
+  for (const std::size_t i : gpu_display_order(a)) {
+    const auto& g = a.gpus[i];
     const auto& e = g.energy;
+    const auto& balance = g.key.mig ? a.mig_balance : a.balance;
+    const double median = balance ? balance->median : 0;
     std::string vs = "-";
     if (g.activity && median > 0) {
       const double diff = std::round(100 * (*g.activity / median - 1));
       vs = diff == 0 ? "0 %" : fmt::format("{:+.0f} %", diff);  // never "-0 %"
     }
-    rows.push_back({g.key.label(hosts), g.activity ? pct(*g.activity) : "-", vs,
-                    e.counter_j      ? format_energy(*e.counter_j)
-                    : e.integrated_j ? "≈" + format_energy(*e.integrated_j)
-                                     : "-",
-                    e.average_power_w ? fmt::format("{:.0f} W", *e.average_power_w) : "-",
+    auto [energy, power] = energy_cells(g);
+    rows.push_back({(g.key.mig ? "  └ " : "") + g.key.label(hosts),
+                    g.activity ? pct(*g.activity) : "-", vs, std::move(energy), std::move(power),
                     e.peak_power_w ? fmt::format("{:.0f} W", *e.peak_power_w) : "-",
                     e.power_limit_w ? fmt::format("{:.0f} W", *e.power_limit_w) : "-",
                     g.score ? fmt::format("{:.2f}", g.score->mean) : "-"});
+    if (mig) rows.back().insert(rows.back().begin() + 3, peak_memory(g));
   }
+  std::vector<std::string> header = {"GPU",       "activity", "vs median", "energy",
+                                     "avg power", "peak",     "limit",     "score"};
+  if (mig) header.insert(header.begin() + 3, "peak memory");
   std::string out = "\n" + style.bold("Per GPU") + "\n";
-  out += table({"GPU", "activity", "vs median", "energy", "avg power", "peak", "limit", "score"},
-               rows, style);
+  out += table(header, rows, style);
   if (a.balance) {
     out += fmt::format("balance: max/mean {:.2f}, coefficient of variation {:.2f}\n",
                        a.balance->max_over_mean, a.balance->cv);
   }
+  if (mig) out += style.dim(mig_table_notes(a, hosts));
   return out;
 }
 
@@ -680,7 +706,9 @@ json gpus_json(const Analysis& a) {
          {"peak_power_w", opt(g.energy.peak_power_w)},
          {"power_limit_w", opt(g.energy.power_limit_w)},
          {"throttle_s", throttle},
-         {"over_time", over_time}});
+         {"over_time", over_time},
+         {"label", g.key.label(several_hosts(a))}});
+    add_mig_json(g, gpus.back());
   }
   return gpus;
 }
@@ -706,19 +734,19 @@ json over_space_json(const Analysis& a) {
   return over_space;
 }
 
-json balance_json(const Analysis& a) {
+json balance_json(const std::optional<analyze::Balance>& b) {
   json balance = nullptr;
-  if (a.balance) {
+  if (b) {
     json stragglers = json::array();
-    for (const auto& s : a.balance->stragglers) {
+    for (const auto& s : b->stragglers) {
       stragglers.push_back({{"gpu", s.index},
                             {"below_median", s.below_median},
                             {"gpu_seconds_lost", s.gpu_seconds_lost}});
     }
-    balance = {{"mean", a.balance->mean},
-               {"median", a.balance->median},
-               {"max_over_mean", a.balance->max_over_mean},
-               {"cv", a.balance->cv},
+    balance = {{"mean", b->mean},
+               {"median", b->median},
+               {"max_over_mean", b->max_over_mean},
+               {"cv", b->cv},
                {"stragglers", stragglers}};
   }
   return balance;
@@ -843,7 +871,8 @@ nlohmann::json analysis_json(const Analysis& a) {
                                    : json(nullptr)},
       {"gpus", gpus_json(a)},
       {"over_space", over_space_json(a)},
-      {"balance", balance_json(a)},
+      {"balance", balance_json(a.balance)},
+      {"mig_balance", balance_json(a.mig_balance)},
       {"energy_j",
        {{"counter", opt(a.energy_counter_j)}, {"integrated", opt(a.energy_integrated_j)}}},
       {"work",

@@ -110,14 +110,14 @@ gs.timeline = function (parent, metric, gpuIndices, width) {
     { label: "min", stroke: "rgba(47,111,223,0.35)", width: 0.5, spanGaps: true },
     { label: "max", stroke: "rgba(47,111,223,0.35)", width: 0.5, spanGaps: true },
   ];
-  const missing = [];
+  const missing = [], parentOnly = [];
   const grid = d.gpu_grid && d.gpu_grid.metrics ? d.gpu_grid.metrics[metric] : null;
   if (gpuIndices.length && !grid) {
     note.textContent += " · per-GPU lines are kept for " + gs.gridMetrics().join(", ") + " only";
   }
   gpuIndices.forEach((g, k) => {
     if (!grid) return;
-    if (!grid.gpus_with_data[g]) { missing.push(gs.gpuLabel(g)); return; }
+    if (!grid.gpus_with_data[g]) { (d.gpus[g].mig ? parentOnly : missing).push(gs.gpuLabel(g)); return; }
     const ys = gs.gridSeries(metric, g).map((v) => (v == null ? null : f(v)));
     tables.push([gs.gridTimes(), ys]);
     series.push({ label: gs.gpuLabel(g), stroke: gs.colors.gpuLines[k % gs.colors.gpuLines.length],
@@ -126,6 +126,10 @@ gs.timeline = function (parent, metric, gpuIndices, width) {
   if (missing.length) {
     box.appendChild(gs.el("div", "chart-note unsupported", missing.join(", ") + ": " + metric +
       " not supported on this GPU"));
+  }
+  if (parentOnly.length) {
+    box.appendChild(gs.el("div", "chart-note unsupported", parentOnly.join(", ") + ": no " + metric +
+      " of its own (a MIG instance; its parent GPU's lane has what is measured)"));
   }
   const data = tables.length > 1 ? uPlot.join(tables) : tables[0];
   const tip = gs.el("div", "tooltip");
@@ -240,7 +244,7 @@ gs.heatmap = function (canvas, metric, tip) {
   ctx.clearRect(0, 0, width, height);
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(off, gutter, 0, width - gutter, height);
-  const stragglers = new Set((d.balance ? d.balance.stragglers : []).map((s) => s.gpu));
+  const stragglers = gs.stragglers();
   ctx.fillStyle = gs.colors.warn;
   for (const g of stragglers) {
     ctx.fillRect(0, Math.floor((g / n) * height), gutter - 2, Math.max(2, Math.ceil(height / n)));
@@ -267,7 +271,7 @@ gs.balanceChart = function (canvas, tip) {
   const ctx = canvas.getContext("2d"), left = 40, bottom = 18, top = 8;
   const plotW = w - left - 8, plotH = h - top - bottom;
   const y = (pct) => top + plotH * (1 - Math.min(100, Math.max(0, pct)) / 100);
-  const stragglers = new Set((d.balance ? d.balance.stragglers : []).map((s) => s.gpu));
+  const stragglers = gs.stragglers();
   ctx.clearRect(0, 0, w, h);
   ctx.font = "11px sans-serif";
   ctx.fillStyle = "#5f6b7a";
@@ -292,7 +296,7 @@ gs.balanceChart = function (canvas, tip) {
       ctx.stroke();
     }
   });
-  if (d.balance) {
+  if (d.balance) {  // the GPUs' median (MIG instances have their own, in the text below)
     ctx.strokeStyle = "#1d232b";
     ctx.setLineDash([5, 4]);
     ctx.beginPath(); ctx.moveTo(left, y(d.balance.median * 100)); ctx.lineTo(left + plotW, y(d.balance.median * 100));
@@ -301,7 +305,8 @@ gs.balanceChart = function (canvas, tip) {
   }
   if (n <= 64) {
     ctx.fillStyle = "#5f6b7a";
-    d.gpus.forEach((g, i) => ctx.fillText(String(g.index), left + i * slot + slot / 2 - 3, h - 4));
+    d.gpus.forEach((g, i) => ctx.fillText(g.mig ? g.mig.parent_index + "/" + g.mig.gpu_instance_id : String(g.index),
+      left + i * slot + slot / 2 - 3, h - 4));
   }
   canvas.onmousemove = function (e) {
     const r = canvas.getBoundingClientRect();

@@ -78,7 +78,25 @@ async function gpuscopeDataText() {
   gs.gpuLabel = function (i) {
     const g = d.gpus[i];
     if (!g) return "GPU ?";
+    if (g.mig && g.label) return g.label;  // a MIG instance: "GPU 0 GI 3 (1g.18gb)", its own lane
     return (severalHosts ? where(g) + (g.rank != null ? " rank " + g.rank : "") + " " : "") + "GPU " + g.index;
+  };
+
+  // Stragglers among whole GPUs and among MIG instances (each against its own median).
+  gs.stragglers = () => new Set([d.balance, d.mig_balance].filter((b) => b).flatMap((b) => b.stragglers.map((x) => x.gpu)));
+  // Table order: each GPU, then its MIG instances (same run, parent's index).
+  gs.gpuOrder = function () {
+    if (!d.gpus.some((g) => g.mig)) return d.gpus.map((_, i) => i);
+    const order = [], placed = new Set();
+    d.gpus.forEach((g, i) => {
+      if (g.mig) return;
+      order.push(i);
+      d.gpus.forEach((c, j) => {
+        if (c.mig && c.run === g.run && c.mig.parent_index === g.index) { order.push(j); placed.add(j); }
+      });
+    });
+    d.gpus.forEach((g, i) => { if (g.mig && !placed.has(i)) order.push(i); });
+    return order;
   };
 
   // Per-GPU grids: bytes decoded once per metric, 255 = no sample.
@@ -168,7 +186,7 @@ async function gpuscopeDataText() {
     if (d.carbon) card(gs.num(d.carbon.grams, 1) + " gCO2e", "carbon");
     if (d.balance) card(pct(d.balance.mean), "mean activity");
     if (d.efficiency_score) card(gs.num(d.efficiency_score.mean, 2), "efficiency score (mean)");
-    card(String((d.balance ? d.balance.stragglers.length : 0)), "stragglers");
+    card(String(gs.stragglers().size), "stragglers");
     s.appendChild(cards);
   }
 
@@ -297,8 +315,8 @@ async function gpuscopeDataText() {
 
   function balance() {
     const s = section("balance", "Load balance");
-    if (!d.balance) { s.appendChild(gs.el("p", "note", "load balance needs two or more GPUs with activity data")); return; }
-    const b = d.balance;
+    if (!d.balance && !d.mig_balance) { s.appendChild(gs.el("p", "note", "load balance needs two or more GPUs with activity data")); return; }
+    const b = d.balance || d.mig_balance;
     s.appendChild(gs.el("p", null, "Activity per GPU (time average over the window; whiskers p5–p95). Mean " + pct(b.mean) +
       ", median " + pct(b.median) + ", max/mean " + gs.num(b.max_over_mean, 2) + ", CV " + gs.num(b.cv, 2) + "."));
     const wrap = gs.el("div", "chart");
@@ -312,12 +330,20 @@ async function gpuscopeDataText() {
     gs.balanceChart(canvas, tip);
     const ul = gs.el("ul", "findings");
     ul.id = "stragglers";
-    for (const st of b.stragglers) {
-      ul.appendChild(gs.el("li", "straggler", gs.gpuLabel(st.gpu) + ": " + pct(st.below_median) +
-        " below the median, about " + gs.num(st.gpu_seconds_lost, 1) + " GPU-seconds lost"));
+    for (const [bal, whom] of [[d.balance, "GPU"], [d.mig_balance, "MIG instance"]]) {
+      for (const st of bal ? bal.stragglers : []) {
+        ul.appendChild(gs.el("li", "straggler", gs.gpuLabel(st.gpu) + ": " + pct(st.below_median) +
+          " below the median " + whom + ", about " + gs.num(st.gpu_seconds_lost, 1) + " GPU-seconds lost"));
+      }
     }
-    if (!b.stragglers.length) ul.appendChild(gs.el("li", null, "no straggler"));
+    if (!ul.children.length) ul.appendChild(gs.el("li", null, "no straggler"));
     s.appendChild(ul);
+    if (d.mig_balance) {
+      const m = d.mig_balance;
+      s.appendChild(gs.el("p", "muted", "MIG instances are compared among themselves (activity of their own " +
+        "instance; their parent GPUs are left out of the GPUs' balance): mean " + pct(m.mean) + ", median " +
+        pct(m.median) + ", max/mean " + gs.num(m.max_over_mean, 2) + ", CV " + gs.num(m.cv, 2) + "."));
+    }
   }
 
   function energyCarbon() {
@@ -358,19 +384,33 @@ async function gpuscopeDataText() {
 
   function gpuTables() {
     const s = section("gpus", "Per GPU");
-    const stragglers = new Set((d.balance ? d.balance.stragglers : []).map((x) => x.gpu));
-    const med = d.balance ? d.balance.median : null;
+    const stragglers = gs.stragglers();
+    const order = gs.gpuOrder();
     const flop = (g) => (g.over_time.flop_active_pct ? gs.num(g.over_time.flop_active_pct.mean, 0) + " %" : "n/a");
-    const rows = d.gpus.map((g, i) => [gs.gpuLabel(i), g.name, pct(g.activity),
-      g.activity != null && med ? gs.num(((g.activity - med) / med) * 100, 0) + " %" : "n/a", flop(g),
-      energy(g.energy_j.counter != null ? g.energy_j.counter : g.energy_j.integrated),
-      gs.num(g.average_power_w, 0) + " W", gs.num(g.peak_power_w, 0) + " W", gs.num(g.power_limit_w, 0) + " W",
-      g.score ? gs.num(g.score.mean, 2) : "n/a",
-      g.throttle_s ? gs.fmtTime(g.throttle_s.any_s) : "n/a", gs.fmtTime(g.covered_s)]);
+    // A MIG instance's energy and power are an estimated share of its parent's: marked, never measured.
+    const est = (text) => ({ html: '<span class="estimate" title="estimate: a share of the parent GPU\'s measured ' +
+      'energy (slices × activity), not a measurement">est. ' + esc(text) + "</span>" });
+    const energyCells = (g) => (g.mig
+      ? (g.estimated ? [est(energy(g.estimated.energy_j)), est(gs.num(g.estimated.power_w, 0) + " W")] : ["n/a", "n/a"])
+      : [energy(g.energy_j.counter != null ? g.energy_j.counter : g.energy_j.integrated), gs.num(g.average_power_w, 0) + " W"]);
+    const rows = order.map((i) => {
+      const g = d.gpus[i], bal = g.mig ? d.mig_balance : d.balance, med = bal ? bal.median : null;
+      return [(g.mig ? "└ " : "") + gs.gpuLabel(i), g.name, pct(g.activity),
+        g.activity != null && med ? gs.num(((g.activity - med) / med) * 100, 0) + " %" : "n/a", flop(g)]
+        .concat(energyCells(g), [gs.num(g.peak_power_w, 0) + " W", gs.num(g.power_limit_w, 0) + " W",
+          g.score ? gs.num(g.score.mean, 2) : "n/a",
+          g.throttle_s ? gs.fmtTime(g.throttle_s.any_s) : "n/a", gs.fmtTime(g.covered_s)]);
+    });
     const t = div("scroll", table(["GPU", "name", "activity", "vs median", "FLOP activity", "energy", "avg power", "peak",
-      "limit", "score", "throttled", "covered"], rows, (i) => (stragglers.has(i) ? "straggler" : "")));
+      "limit", "score", "throttled", "covered"], rows, (r) => ((stragglers.has(order[r]) ? "straggler" : "") +
+      (d.gpus[order[r]].mig ? " mig-instance" : "")).trim()));
     t.id = "gpu-table";
     s.appendChild(t);
+    if (d.gpus.some((g) => g.mig)) {
+      s.appendChild(gs.el("p", "note", "est.: an estimated share of the parent GPU's measured energy and power " +
+        "(its compute slices weighted by its activity), not a measurement; the totals count measured energy only. " +
+        "A MIG instance's power, temperature and clocks are its parent's."));
+    }
     // Every metric's mean per GPU: GPUs × metrics cells (30 000 for 1024 GPUs), so for big runs
     // it is built when first opened rather than laid out while the page loads.
     const ms = d.metric_order.filter((m) => d.over_both[m]);
