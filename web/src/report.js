@@ -316,9 +316,10 @@ async function gpuscopeDataText() {
   function balance() {
     const s = section("balance", "Load balance");
     if (!d.balance && !d.mig_balance) { s.appendChild(gs.el("p", "note", "load balance needs two or more GPUs with activity data")); return; }
-    const b = d.balance || d.mig_balance;
-    s.appendChild(gs.el("p", null, "Activity per GPU (time average over the window; whiskers p5–p95). Mean " + pct(b.mean) +
-      ", median " + pct(b.median) + ", max/mean " + gs.num(b.max_over_mean, 2) + ", CV " + gs.num(b.cv, 2) + "."));
+    const b = d.balance;
+    s.appendChild(gs.el("p", null, "Activity per GPU (time average over the window; whiskers p5–p95)." + (b ? " Mean " +
+      pct(b.mean) + ", median " + pct(b.median) + ", max/mean " + gs.num(b.max_over_mean, 2) + ", CV " +
+      gs.num(b.cv, 2) + "." : " Fewer than two whole GPUs to compare.")));
     const wrap = gs.el("div", "chart");
     const canvas = gs.el("canvas", "balance");
     canvas.id = "balance-canvas";
