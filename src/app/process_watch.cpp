@@ -76,7 +76,25 @@ bool runs_container_client(unsigned ancestor, const std::filesystem::path& proc_
   return false;
 }
 
+namespace {
+
+std::vector<WatchedDevice> by_nvml_index(std::vector<nvml::Device> devices) {
+  std::vector<WatchedDevice> out;
+  for (auto& device : devices) {
+    const unsigned index = device.index();
+    out.push_back({std::move(device), index});
+  }
+  return out;
+}
+
+}  // namespace
+
 ProcessWatch::ProcessWatch(std::vector<nvml::Device> devices, ProcessWatchOptions options,
+                           ProcessFn on_process, SampleFn on_sample)
+    : ProcessWatch(by_nvml_index(std::move(devices)), std::move(options), std::move(on_process),
+                   std::move(on_sample)) {}
+
+ProcessWatch::ProcessWatch(std::vector<WatchedDevice> devices, ProcessWatchOptions options,
                            ProcessFn on_process, SampleFn on_sample)
     : devices_(std::move(devices)),
       options_(std::move(options)),
@@ -120,7 +138,7 @@ const GpuProcess& ProcessWatch::resolve(unsigned pid, std::int64_t wall_ns, std:
 void ProcessWatch::look() {
   std::lock_guard lock(mutex_);
   std::vector<std::pair<ProcessSample, GpuProcess>> seen;
-  for (const auto& device : devices_) {
+  for (const auto& [device, row_index] : devices_) {
     auto processes = device.compute_processes();
     if (!processes) continue;
     const std::int64_t wall_ns = wall_now_ns();
@@ -128,7 +146,7 @@ void ProcessWatch::look() {
     // Per-process utilization since the previous look at this GPU, where the driver keeps it.
     std::map<unsigned, nvml::ProcessUtilization> utilization;
     if (!processes->empty()) {
-      std::uint64_t& since = last_utilization_us_[device.index()];
+      std::uint64_t& since = last_utilization_us_[row_index];
       if (auto samples = device.process_utilization(since)) {
         for (const auto& u : *samples) {
           auto& slot = utilization[u.pid];
@@ -139,7 +157,7 @@ void ProcessWatch::look() {
     }
     for (const auto& p : *processes) {
       ProcessSample sample;
-      sample.device_index = device.index();
+      sample.device_index = row_index;
       sample.wall_ns = wall_ns;
       sample.mono_ns = mono_ns;
       sample.pid = p.pid;

@@ -50,6 +50,15 @@ struct ProcessWatchOptions {
   std::size_t max_processes = 4096;
 };
 
+// A device whose processes are looked at, and the device_index its rows get: a GPU's NVML
+// index, or a MIG device's row index (core/mig.hpp) for a MIG device's handle, whose process
+// list holds the processes of its instance only (and answers unprivileged, where its GPU's
+// refuses: docs/mig.md).
+struct WatchedDevice {
+  nvml::Device device;
+  unsigned row_index = 0;
+};
+
 class ProcessWatch {
  public:
   using ProcessFn = std::function<void(const GpuProcess&)>;
@@ -59,6 +68,9 @@ class ProcessWatch {
   // on_process gets each process once, when first seen; on_sample each process on each GPU at
   // each look. Either may be empty.
   ProcessWatch(std::vector<nvml::Device> devices, ProcessWatchOptions options,
+               ProcessFn on_process = {}, SampleFn on_sample = {});
+  // The same for devices with row indices of their own (MIG devices among them).
+  ProcessWatch(std::vector<WatchedDevice> devices, ProcessWatchOptions options,
                ProcessFn on_process = {}, SampleFn on_sample = {});
   ~ProcessWatch();
   ProcessWatch(const ProcessWatch&) = delete;
@@ -86,7 +98,7 @@ class ProcessWatch {
   const GpuProcess& resolve(unsigned pid, std::int64_t wall_ns, std::int64_t mono_ns);
   void loop();
 
-  std::vector<nvml::Device> devices_;
+  std::vector<WatchedDevice> devices_;
   ProcessWatchOptions options_;
   ProcessFn on_process_;
   SampleFn on_sample_;

@@ -92,7 +92,12 @@ collect::GpuSelection one_gpu_per_rank(collect::GpuSelection selection, const Ra
           "--per-node samples them all from one rank, --gpus chooses",
           local_ranks, gpus));
     }
-    selection.indices = {selection.indices[local_rank]};
+    const unsigned gpu = selection.indices[local_rank];
+    selection.indices = {gpu};
+    // The MIG devices of that GPU stay (core/mig.hpp: a row index names its parent).
+    std::erase_if(selection.instances, [gpu](unsigned row) {
+      return row < mig_device_index(gpu, 0) || row >= mig_device_index(gpu + 1, 0);
+    });
   } else if (local_rank == 0 && gpus > 1) {
     selection.notes.push_back(fmt::format(
         "{} ranks on this node each sample all {} GPUs; --per-node samples them once, from one "
@@ -126,6 +131,16 @@ std::filesystem::path output_path(const ProfileOptions& o, const RunInfo& info) 
   // long, an existing file without -f) is refused with nothing run.
   (void)store::check_output_path(path, o.force);
   return path;
+}
+
+// What a run samples, each a device of the run: the GPUs, then the MIG devices (docs/mig.md).
+std::vector<DeviceDescription> sampled_devices(const collect::GpuSelection& selection,
+                                               const SystemDescription& system) {
+  std::vector<DeviceDescription> sampled;
+  for (unsigned index : selection.rows()) {
+    sampled.push_back(collect::device_at(system.devices, index));
+  }
+  return sampled;
 }
 
 // Runs the job without sampling: the other ranks of a node under --per-node.
@@ -171,8 +186,7 @@ int run_profile(const ProfileOptions& o) {
     tracing->kernels = o.trace_kernels;  // NVTX ranges come with either
   }
 
-  std::vector<DeviceDescription> sampled;
-  for (unsigned index : selection.indices) sampled.push_back(system.devices.at(index));
+  const std::vector<DeviceDescription> sampled = sampled_devices(selection, system);
 
   for (const auto& note : selection.notes) fmt::print(stderr, "gpuscope: {}\n", note);
 
@@ -180,7 +194,7 @@ int run_profile(const ProfileOptions& o) {
   ProfiledRunSetup setup;
   setup.session = &session;
   setup.backend = o.backend;
-  setup.indices = selection.indices;
+  setup.indices = selection.rows();
   setup.devices = sampled;
   setup.info = info;
   setup.output = path;
@@ -206,7 +220,7 @@ int run_profile(const ProfileOptions& o) {
   RunSink& run_sink = run->sink();
   collect::SampleSink& sink = live.sink(run_sink);
   live.start();
-  Progress progress(o.quiet || o.live, info.start_mono_ns, sampled.size(), path.string());
+  Progress progress(o.quiet || o.live, info.start_mono_ns, selection.indices.size(), path.string());
   progress.started();
   launch::JobCallbacks callbacks;
   callbacks.on_tick = [&] {
@@ -236,7 +250,7 @@ int run_profile(const ProfileOptions& o) {
   if (result.spawn_failure) {
     fmt::print(stderr, "gpuscope: error: {}\n", result.spawn_failure->message());
   }
-  progress.summary(launch::describe_exit(result), end, sampled.size());
+  progress.summary(launch::describe_exit(result), end, selection.indices.size());
   return result.exit_code;
 }
 

@@ -80,7 +80,27 @@ nvml::Status probe_gpm(const nvml::Device& device) {
   return sample->take(device);
 }
 
+// GPM of one GPU instance, through its parent GPU (nvmlGpmMigSampleGet).
+nvml::Status probe_mig_gpm(const nvml::Device& gpu, unsigned gpu_instance_id) {
+  auto supported = gpu.gpm_supported();
+  if (!supported) return tl::unexpected(supported.error());
+  if (!*supported) {
+    return tl::unexpected(nvml::Failure{nvml::kErrorNotSupported, "nvmlGpmQueryDeviceSupport"});
+  }
+  auto sample = nvml::GpmSample::allocate(gpu.shared_library());
+  if (!sample) return tl::unexpected(sample.error());
+  return sample->take_mig(gpu, gpu_instance_id);
+}
+
 }  // namespace
+
+std::optional<unsigned> parent_compute_slices(const nvml::Device& gpu) {
+  // NVML tells an unprivileged user no profile table, but the most MIG devices a GPU can hold is
+  // one per compute slice (seven 1g instances on an A100, H100, H200 or B200; four on an A30).
+  auto count = gpu.max_mig_device_count();
+  if (!count || *count == 0) return std::nullopt;
+  return *count;
+}
 
 DeviceDescription describe_device(const nvml::Device& device) {
   DeviceDescription d;
@@ -134,6 +154,66 @@ DeviceDescription describe_device(const nvml::Device& device) {
   return d;
 }
 
+namespace {
+
+std::optional<bool> mig_enabled(const nvml::Device& gpu) {
+  auto mode = gpu.mig_mode();
+  if (!mode) return std::nullopt;  // NOT_SUPPORTED: the GPU cannot do MIG
+  return mode->current;
+}
+
+std::optional<DeviceDescription> describe_mig_device(const nvml::Device& gpu,
+                                                     const DeviceDescription& parent,
+                                                     const nvml::Device& device) {
+  const auto gi = device.gpu_instance_id();
+  if (!gi) return std::nullopt;  // a MIG handle NVML gives no GPU instance for
+  MigIdentity mig;
+  mig.parent_index = parent.index;
+  mig.mig_index = device.index();
+  mig.gpu_instance_id = *gi;
+  mig.compute_instance_id = ok(device.compute_instance_id());
+  mig.parent_slices = parent_compute_slices(gpu);
+  DeviceDescription d;
+  d.index = mig_device_index(parent.index, *gi);
+  d.name = ok(device.name());
+  d.uuid = ok(device.uuid());
+  if (d.name) mig.profile = mig_profile_from_name(*d.name);
+  const auto attributes = device.attributes();
+  if (attributes) {
+    mig.gpu_slices = attributes->gpu_instance_slice_count;
+    mig.compute_slices = attributes->compute_instance_slice_count;
+    mig.multiprocessors = attributes->multiprocessor_count;
+  }
+  // The chip is the parent's: its architecture, not its bus or its power limits.
+  d.architecture = parent.architecture;
+  d.compute_capability = parent.compute_capability;
+  const auto memory = device.memory();
+  if (memory) {
+    d.memory_total_bytes = memory->total_bytes;
+  } else if (attributes) {
+    d.memory_total_bytes = attributes->memory_mib << 20U;
+  }
+  d.capabilities.push_back(capability(device, "gpm", "GPM saturation metrics of its GPU instance",
+                                      probe_mig_gpm(gpu, *gi)));
+  d.capabilities.push_back(capability(device, "memory", "memory usage", as_status(memory)));
+  d.capabilities.push_back(capability(device, "processes", "running compute processes",
+                                      as_status(device.compute_processes())));
+  d.mig = std::move(mig);
+  return d;
+}
+
+// Appends the MIG devices of the GPU `gpu` (described as `parent`) to `out`.
+void describe_mig_devices(const nvml::Device& gpu, const DeviceDescription& parent,
+                          std::vector<DeviceDescription>& out) {
+  auto devices = gpu.mig_devices();
+  if (!devices) return;
+  for (const nvml::Device& device : *devices) {
+    if (auto d = describe_mig_device(gpu, parent, device)) out.push_back(std::move(*d));
+  }
+}
+
+}  // namespace
+
 SystemDescription describe_system(const nvml::Session& session) {
   SystemDescription system;
   system.library_path = session.library()->path();
@@ -151,13 +231,34 @@ SystemDescription describe_system(const nvml::Session& session) {
       continue;
     }
     system.devices.push_back(describe_device(*device));
+    system.devices.back().mig_enabled = mig_enabled(*device);
   }
+  // The MIG devices after every GPU, so that GPU i stays at position i.
+  std::vector<DeviceDescription> instances;
+  for (const auto& parent : system.devices) {
+    if (parent.error || parent.mig_enabled != true) continue;
+    if (auto gpu = session.try_device(parent.index)) describe_mig_devices(*gpu, parent, instances);
+  }
+  for (auto& d : instances) system.devices.push_back(std::move(d));
   return system;
+}
+
+std::optional<nvml::Device> find_mig_device(const nvml::Session& session,
+                                            const DeviceDescription& d) {
+  if (!d.mig || !d.uuid) return std::nullopt;
+  auto parent = session.try_device(d.mig->parent_index);
+  if (!parent) return std::nullopt;
+  auto devices = parent->mig_devices();
+  if (!devices) return std::nullopt;
+  for (auto& device : *devices) {
+    if (device.uuid().value_or("") == *d.uuid) return std::move(device);
+  }
+  return std::nullopt;
 }
 
 void describe_health(std::vector<DeviceDescription>& devices, const nvml::Session& session) {
   for (auto& d : devices) {
-    if (d.error) continue;
+    if (d.error || d.mig) continue;  // a MIG device's counters are its GPU's
     auto device = session.try_device(d.index);
     if (!device) continue;
     HealthReader reader(std::move(*device));

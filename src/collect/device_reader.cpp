@@ -70,10 +70,13 @@ void DeviceReader::probe(std::vector<std::string>& notes, bool gpm) {
     if (lost) lost_.value = true;
     return supported;
   };
+  probe_mig_mode();
   power_usage_ = check(device_.power_usage_mw(), "power usage");
   energy_ = check(device_.total_energy_mj(), "the energy counter");
   power_limit_ = check(device_.enforced_power_limit_mw(), "the enforced power limit");
-  utilization_ = check(device_.utilization(), "utilization");
+  utilization_ = check(device_.utilization(), mig_mode_at_start_ == true
+                                                  ? "utilization (none for a GPU in MIG mode)"
+                                                  : "utilization");
   sm_clock_ = check(device_.clock_mhz(nvml::ClockType::Sm), "the SM clock");
   mem_clock_ = check(device_.clock_mhz(nvml::ClockType::Memory), "the memory clock");
   graphics_clock_ = check(device_.clock_mhz(nvml::ClockType::Graphics), "the graphics clock");
@@ -125,23 +128,29 @@ void DeviceReader::probe_fields(std::vector<std::string>& notes) {
 }
 
 void DeviceReader::probe_gpm(std::vector<std::string>& notes) {
-  const auto supported = device_.gpm_supported();
-  if (!supported || !*supported) {
-    notes.push_back(
-        fmt::format("GPU {} does not support GPM; saturation metrics (SM active, occupancy, "
-                    "tensor, FP64/32/16, "
-                    "DRAM, PCIe, NVLink) will be empty for it",
-                    device_.index()));
-    return;
+  if (auto why = open_gpm()) {
+    notes.push_back(fmt::format(
+        "GPU {} {}; saturation metrics (SM active, occupancy, tensor, FP64/32/16, DRAM, PCIe, "
+        "NVLink) will be empty for it",
+        device_.index(), *why));
   }
+}
+
+nvml::Status DeviceReader::take_gpm(nvml::GpmSample& sample) const {
+  return mig_ ? sample.take_mig(mig_->parent, mig_->gpu_instance_id) : sample.take(device_);
+}
+
+std::optional<std::string> DeviceReader::open_gpm() {
+  // A GPU instance's GPM is asked of its parent GPU (nvmlGpmMigSampleGet).
+  const nvml::Device& gpu = mig_ ? mig_->parent : device_;
+  const auto supported = gpu.gpm_supported();
+  if (!supported || !*supported) return "does not support GPM";
   auto first = nvml::GpmSample::allocate(device_.shared_library());
   auto second = nvml::GpmSample::allocate(device_.shared_library());
-  if (!first || !second || !first->take(device_)) {
-    notes.push_back(
-        fmt::format("GPU {}: GPM samples cannot be taken; saturation metrics will be "
-                    "empty for it",
-                    device_.index()));
-    return;
+  if (!first || !second) return "cannot allocate GPM samples";
+  if (auto status = take_gpm(*first); !status) {
+    return fmt::format("cannot take GPM samples ({})",
+                       device_.library().error_string(status.error().code));
   }
   std::vector<unsigned> ids;
   for (const auto& mapping : kGpmMappings) {
@@ -152,6 +161,7 @@ void DeviceReader::probe_gpm(std::vector<std::string>& notes) {
   gpm_values_.resize(ids.size());
   gpm_.emplace(
       Gpm{*std::move(first), *std::move(second), nvml::GpmQuery(device_.shared_library(), ids), 0});
+  return std::nullopt;
 }
 
 void DeviceReader::note_failure(const nvml::Failure& failure, ReadOutcome& outcome) {
@@ -164,6 +174,7 @@ void DeviceReader::note_failure(const nvml::Failure& failure, ReadOutcome& outco
 }
 
 ReadOutcome DeviceReader::read(SampleRow& row, std::int64_t mono_ns) {
+  if (mig_) return read_mig(row, mono_ns);
   ReadOutcome outcome;
   if (lost()) return outcome;
   row.device_index = device_.index();
@@ -191,23 +202,26 @@ ReadOutcome DeviceReader::read(SampleRow& row, std::int64_t mono_ns) {
     take(device_.clock_mhz(nvml::ClockType::Graphics), Metric::GraphicsClockMhz, 1.0);
   }
   if (temperature_) take(device_.temperature_c(), Metric::TemperatureC, 1.0);
-  if (memory_) {
-    if (auto m = device_.memory()) {
-      row.set(Metric::MemoryUsedBytes, static_cast<double>(m->used_bytes));
-      row.set(Metric::MemoryFreeBytes, static_cast<double>(m->free_bytes));
-      if (m->reserved_bytes > 0) {
-        row.set(Metric::MemoryReservedBytes, static_cast<double>(m->reserved_bytes));
-      }
-    } else {
-      note_failure(m.error(), outcome);
-    }
-  }
+  if (memory_) read_memory(row, outcome);
   if (reasons_) take(device_.clock_event_reasons(), Metric::ClockEventReasons, 1.0);
   if (!fields_.empty() && !lost()) read_fields(row, outcome);
   if (gpm_ && !lost()) read_gpm(row, mono_ns, outcome);
   if (dcgm_ && !lost())
     outcome.source_event = dcgm_->read(device_.index(), row, outcome.failed_calls);
+  if (mig_mode_at_start_ && !lost()) check_mig(mono_ns, outcome);
   return outcome;
+}
+
+void DeviceReader::read_memory(SampleRow& row, ReadOutcome& outcome) {
+  if (auto m = device_.memory()) {
+    row.set(Metric::MemoryUsedBytes, static_cast<double>(m->used_bytes));
+    row.set(Metric::MemoryFreeBytes, static_cast<double>(m->free_bytes));
+    if (m->reserved_bytes > 0) {
+      row.set(Metric::MemoryReservedBytes, static_cast<double>(m->reserved_bytes));
+    }
+  } else {
+    note_failure(m.error(), outcome);
+  }
 }
 
 void DeviceReader::read_fields(SampleRow& row, ReadOutcome& outcome) {
@@ -235,7 +249,7 @@ void DeviceReader::read_gpm(SampleRow& row, std::int64_t mono_ns, ReadOutcome& o
   if (gpm.previous_mono_ns == 0) gpm.previous_mono_ns = mono_ns;  // the probe took the first
   const auto min_interval_ns = static_cast<std::int64_t>(nvml::kGpmMinIntervalSeconds * 1e9);
   if (mono_ns - gpm.previous_mono_ns < min_interval_ns) return;
-  if (auto status = gpm.next.take(device_); !status) {
+  if (auto status = take_gpm(gpm.next); !status) {
     note_failure(status.error(), outcome);
     return;
   }
@@ -252,7 +266,7 @@ void DeviceReader::read_gpm(SampleRow& row, std::int64_t mono_ns, ReadOutcome& o
 
 ReadOutcome DeviceReader::read_power(PowerRow& row) {
   ReadOutcome outcome;
-  if (lost()) return outcome;
+  if (lost() || mig_) return outcome;  // a MIG device's power is its parent's
   row.device_index = device_.index();
   if (power_usage_) {
     if (auto p = device_.power_usage_mw()) {

@@ -22,6 +22,16 @@ struct ReadOutcome {
   bool lost = false;          // the GPU fell off the bus (GPU_IS_LOST) during this read
   unsigned failed_calls = 0;  // calls that failed transiently (values left absent)
   std::optional<std::string> source_event;  // the saturation source changed state (DCGM)
+  // MIG changed (docs/mig.md): a MIG device is gone, MIG mode changed, an instance appeared.
+  std::vector<std::string> mig_events;
+};
+
+// A MIG device to read (docs/mig.md): its GPU instance on its parent GPU, and its row index.
+struct MigReading {
+  nvml::Device parent;
+  unsigned row_index = 0;
+  unsigned gpu_instance_id = 0;
+  std::string label;  // "GPU 0 GI 1 (4g.40gb)"
 };
 
 // Where a reader takes the saturation metrics from (collect/saturation.hpp decides).
@@ -35,13 +45,23 @@ class DeviceReader {
   // Probes `device`. `notes` receives one line per metric group the GPU does not offer.
   DeviceReader(nvml::Device device, std::vector<std::string>& notes,
                SaturationReading saturation = {});
+  // A MIG device (`device` is its handle): only its memory and, with `gpm`, the GPM metrics of
+  // its GPU instance; power, temperature and clocks are its parent's. `notes` receives at most
+  // one line. Once the instance is gone (destroyed: INVALID_ARGUMENT or NOT_FOUND), one read
+  // says so in mig_events and it is read no more.
+  DeviceReader(nvml::Device device, MigReading mig, std::vector<std::string>& notes, bool gpm);
   DeviceReader(DeviceReader&&) noexcept = default;
   DeviceReader& operator=(DeviceReader&&) noexcept = default;
 
-  unsigned index() const { return device_.index(); }
+  // The row index: a GPU's NVML index, or a MIG device's row index (core/mig.hpp).
+  unsigned index() const { return mig_ ? mig_->row_index : device_.index(); }
   const nvml::Device& device() const { return device_; }
   bool lost() const { return lost_.value.load(std::memory_order_relaxed); }
   bool has_gpm() const { return gpm_.has_value(); }
+  // A MIG device's reader: no power cadence, no health (they are its parent's).
+  bool is_mig() const { return mig_.has_value(); }
+  // The MIG device is gone; nothing more is read from it.
+  bool gone() const { return gone_; }
 
   // Reads every supported metric into `row` (which the caller has reset). GPM metrics are filled
   // when at least 100 ms have passed since the previous GPM sample, else left absent.
@@ -65,6 +85,15 @@ class DeviceReader {
   };
 
   void probe(std::vector<std::string>& notes, bool gpm);
+  void probe_mig(std::vector<std::string>& notes, bool gpm);
+  // GPM: the two samples and the query, first sample taken; a failure's words when it cannot.
+  std::optional<std::string> open_gpm();
+  nvml::Status take_gpm(nvml::GpmSample& sample) const;
+  ReadOutcome read_mig(SampleRow& row, std::int64_t mono_ns);
+  void read_memory(SampleRow& row, ReadOutcome& outcome);
+  void probe_mig_mode();
+  // On a GPU's reader, about once a second: MIG mode against the start, instances that appeared.
+  void check_mig(std::int64_t mono_ns, ReadOutcome& outcome);
   void probe_fields(std::vector<std::string>& notes);
   void probe_gpm(std::vector<std::string>& notes);
   void read_fields(SampleRow& row, ReadOutcome& outcome);
@@ -97,6 +126,15 @@ class DeviceReader {
   std::vector<Metric> gpm_metrics_;
   std::vector<double> gpm_scale_;
   std::vector<std::optional<double>> gpm_values_;
+  // A MIG device's reader: who it is, and whether it is gone.
+  std::optional<MigReading> mig_;
+  bool gone_ = false;
+  // A GPU's reader: MIG mode at the start (nullopt: the GPU cannot do MIG), the GPU instances
+  // present then and those reported since, and when MIG was last looked at.
+  std::optional<bool> mig_mode_at_start_;
+  bool mig_mode_reported_ = false;
+  std::vector<unsigned> known_instances_;
+  std::int64_t mig_checked_ns_ = 0;
 };
 
 }  // namespace gpuscope::collect

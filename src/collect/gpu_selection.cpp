@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <stdexcept>
 
 namespace gpuscope::collect {
 namespace {
@@ -29,16 +30,23 @@ std::optional<unsigned> as_index(const std::string& entry) {
   return value;
 }
 
-std::string available(const std::vector<DeviceDescription>& devices) {
-  if (devices.empty()) return "the driver lists no GPU";
-  return fmt::format("this machine has {} GPU{}: indices 0-{}", devices.size(),
-                     devices.size() == 1 ? "" : "s", devices.size() - 1);
+// The GPUs come first in a description list; the MIG devices after them.
+std::size_t gpu_count(const std::vector<DeviceDescription>& devices) {
+  std::size_t count = 0;
+  while (count < devices.size() && !devices[count].mig) ++count;
+  return count;
+}
+
+std::string available(std::size_t gpus) {
+  if (gpus == 0) return "the driver lists no GPU";
+  return fmt::format("this machine has {} GPU{}: indices 0-{}", gpus, gpus == 1 ? "" : "s",
+                     gpus - 1);
 }
 
 unsigned by_uuid(const std::string& entry, const std::vector<DeviceDescription>& devices) {
   std::optional<unsigned> found;
   for (const auto& d : devices) {
-    if (!d.uuid || d.uuid->rfind(entry, 0) != 0) continue;
+    if (d.mig || !d.uuid || d.uuid->rfind(entry, 0) != 0) continue;
     if (*d.uuid == entry) return d.index;  // an exact match wins over prefixes
     if (found) {
       throw Error::usage(fmt::format("GPU UUID prefix {} matches more than one GPU", entry), {},
@@ -57,7 +65,64 @@ bool means_no_gpu(std::string_view list) {
   return list.empty() || list == "-1" || list == "NoDevFiles" || list == "none";
 }
 
+void add_unique(std::vector<unsigned>& list, unsigned index) {
+  if (std::find(list.begin(), list.end(), index) == list.end()) list.push_back(index);
+}
+
+// GPU `index` whole: itself and every MIG device on it.
+void add_gpu(GpuSelection& selection, const std::vector<DeviceDescription>& devices,
+             unsigned index) {
+  add_unique(selection.indices, index);
+  for (const auto& d : devices) {
+    if (d.mig && d.mig->parent_index == index) add_unique(selection.instances, d.index);
+  }
+}
+
+// A MIG UUID: the MIG device described with it and its parent, or (a MIG device NVML gives no
+// GPU instance for) the parent whole.
+void add_mig(GpuSelection& selection, const std::vector<DeviceDescription>& devices,
+             const std::string& entry, const MigResolver& resolve_mig) {
+  for (const auto& d : devices) {
+    if (!d.mig || d.uuid != entry) continue;
+    const unsigned parent = d.mig->parent_index;
+    selection.notes.push_back(fmt::format(
+        "{} is MIG device {}: it is sampled with GPU {}'s power, energy, temperature and clocks, "
+        "which the GPU does not split; GPU {}'s other MIG devices are not sampled",
+        entry, mig_label(*d.mig), parent, parent));
+    add_unique(selection.indices, parent);
+    add_unique(selection.instances, d.index);
+    return;
+  }
+  auto parent = resolve_mig ? resolve_mig(entry) : std::nullopt;
+  if (!parent) {
+    throw Error::usage(fmt::format("no GPU has the MIG device {}", entry), {},
+                       "gpuscope devices and nvidia-smi -L list the MIG devices");
+  }
+  selection.notes.push_back(fmt::format(
+      "{} is a MIG instance of GPU {} that NVML gives no GPU instance for: the whole GPU's "
+      "metrics are sampled",
+      entry, *parent));
+  add_unique(selection.indices, *parent);
+}
+
 }  // namespace
+
+std::vector<unsigned> GpuSelection::rows() const {
+  std::vector<unsigned> out = indices;
+  out.insert(out.end(), instances.begin(), instances.end());
+  return out;
+}
+
+const DeviceDescription& device_at(const std::vector<DeviceDescription>& devices, unsigned index) {
+  // GPU i is at position i; a MIG device is found by its row index.
+  if (index < devices.size() && devices[index].index == index && !devices[index].mig) {
+    return devices[index];
+  }
+  for (const auto& d : devices) {
+    if (d.index == index) return d;
+  }
+  throw std::out_of_range(fmt::format("no device with index {}", index));
+}
 
 GpuSelection select_gpus(std::string_view list, const std::vector<DeviceDescription>& devices,
                          const MigResolver& resolve_mig) {
@@ -66,32 +131,20 @@ GpuSelection select_gpus(std::string_view list, const std::vector<DeviceDescript
     selection.notes.push_back("no GPU selected");
     return selection;
   }
-  auto add = [&selection](unsigned index) {
-    if (std::find(selection.indices.begin(), selection.indices.end(), index) ==
-        selection.indices.end()) {
-      selection.indices.push_back(index);
-    }
-  };
+  const std::size_t gpus = gpu_count(devices);
   for (const std::string& entry : split_list(list)) {
     if (entry == "all") {
-      for (const auto& d : devices) add(d.index);
+      for (std::size_t i = 0; i < gpus; ++i) add_gpu(selection, devices, devices[i].index);
     } else if (auto index = as_index(entry)) {
-      if (*index >= devices.size()) {
-        throw Error::usage(fmt::format("GPU {} does not exist", *index), available(devices),
+      if (*index >= gpus) {
+        throw Error::usage(fmt::format("GPU {} does not exist", *index), available(gpus),
                            "gpuscope devices lists the GPUs");
       }
-      add(*index);
+      add_gpu(selection, devices, *index);
     } else if (entry.rfind("GPU-", 0) == 0) {
-      add(by_uuid(entry, devices));
+      add_gpu(selection, devices, by_uuid(entry, devices));
     } else if (entry.rfind("MIG-", 0) == 0) {
-      auto parent = resolve_mig ? resolve_mig(entry) : std::nullopt;
-      if (!parent) {
-        throw Error::usage(fmt::format("no GPU has the MIG device {}", entry), {},
-                           "nvidia-smi -L lists the MIG devices");
-      }
-      selection.notes.push_back(fmt::format(
-          "{} is a MIG instance of GPU {}: the whole GPU's metrics are sampled", entry, *parent));
-      add(*parent);
+      add_mig(selection, devices, entry, resolve_mig);
     } else {
       throw Error::usage(fmt::format("'{}' is not a GPU", entry), {},
                          "give NVML indices (0,1), UUIDs (GPU-...), MIG ids (MIG-...) or all");
@@ -104,19 +157,22 @@ GpuSelection select_visible_gpus(std::string_view list, std::string_view source,
                                  const std::vector<DeviceDescription>& devices,
                                  const MigResolver& resolve_mig) {
   if (means_no_gpu(list)) {
-    return {{}, {fmt::format("{} is '{}': the job sees no GPU, none is sampled", source, list)}};
+    GpuSelection none;
+    none.notes.push_back(
+        fmt::format("{} is '{}': the job sees no GPU, none is sampled", source, list));
+    return none;
   }
+  const std::size_t gpus = gpu_count(devices);
   bool beyond = false;
   for (const std::string& entry : split_list(list)) {
-    if (auto index = as_index(entry); index && *index >= devices.size()) beyond = true;
+    if (auto index = as_index(entry); index && *index >= gpus) beyond = true;
   }
   if (beyond) {
-    GpuSelection all;
-    for (const auto& d : devices) all.indices.push_back(d.index);
+    GpuSelection all = select_gpus("all", devices, resolve_mig);
     all.notes.push_back(fmt::format(
         "{}={} names GPUs beyond the {} this process can see (the scheduler restricts the view); "
         "sampling all of them",
-        source, list, devices.size()));
+        source, list, gpus));
     return all;
   }
   GpuSelection selection = select_gpus(list, devices, resolve_mig);

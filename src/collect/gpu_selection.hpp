@@ -14,16 +14,29 @@
 namespace gpuscope::collect {
 
 struct GpuSelection {
-  std::vector<unsigned> indices;   // NVML indices, in the order given, without duplicates
+  std::vector<unsigned> indices;  // NVML indices of GPUs, in the order given, without duplicates
+  // The MIG devices sampled too (docs/mig.md): their row indices (core/mig.hpp), each with its
+  // parent GPU among `indices`. A GPU selected whole brings all its MIG devices; a MIG UUID
+  // brings that one and its parent (for the signals the GPU does not split), not its siblings.
+  std::vector<unsigned> instances;
   std::vector<std::string> notes;  // things the user should know ("CUDA_VISIBLE_DEVICES is empty")
+
+  // What a run samples, in order: the GPUs, then the MIG devices.
+  std::vector<unsigned> rows() const;
 };
+
+// The description of the device with row index `index` among `devices` (a GPU or a MIG device,
+// as collect::describe_system lists them); throws std::out_of_range when there is none.
+const DeviceDescription& device_at(const std::vector<DeviceDescription>& devices, unsigned index);
 
 // Finds the parent GPU's NVML index of a MIG device UUID ("MIG-..."), if the driver knows it.
 using MigResolver = std::function<std::optional<unsigned>(const std::string& mig_uuid)>;
 
 // Resolves a comma-separated list of NVML indices, GPU UUIDs ("GPU-...", unique prefixes
 // accepted as CUDA does), MIG device UUIDs, or "all". An empty list, "-1" or "NoDevFiles"
-// selects no GPU. Throws Error::usage naming the entry that matches no GPU.
+// selects no GPU. `devices` are the GPUs then the MIG devices (collect::describe_system); a MIG
+// UUID none of them has is given to `resolve_mig`, whose parent is then sampled whole. Throws
+// Error::usage naming the entry that matches no GPU.
 GpuSelection select_gpus(std::string_view list, const std::vector<DeviceDescription>& devices,
                          const MigResolver& resolve_mig);
 

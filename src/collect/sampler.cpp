@@ -65,7 +65,8 @@ void Sampler::start() {
   if (options_.health_interval.count() > 0) {
     std::vector<HealthReader> health;
     for (const auto& reader : readers_) {
-      if (!reader.lost()) health.emplace_back(reader.device());
+      // A MIG device's health counters are its GPU's.
+      if (!reader.lost() && !reader.is_mig()) health.emplace_back(reader.device());
     }
     health_.emplace(std::move(health), health_notes_);
     health_thread_ = std::thread([this] { health_loop(); });
@@ -146,6 +147,9 @@ void Sampler::sample_all(std::int64_t tick_mono_ns) {
       emit({row.wall_ns, row.mono_ns, reader.index(), EventKind::MetricsSource,
             *outcome.source_event});
     }
+    for (const auto& detail : outcome.mig_events) {
+      emit({row.wall_ns, row.mono_ns, reader.index(), EventKind::MigInstance, detail});
+    }
     if (row.present.none()) continue;
     check_clock_events(k, row);
     sink_.on_sample(row);
@@ -190,7 +194,7 @@ void Sampler::power_loop() {
   while (running_.load(std::memory_order_relaxed)) {
     std::int64_t produced = 0;
     for (auto& reader : readers_) {
-      if (reader.lost()) continue;
+      if (reader.lost() || reader.is_mig()) continue;  // a MIG device's power is its GPU's
       PowerRow row;
       row.mono_ns = mono_now_ns();
       row.wall_ns = wall_now_ns();

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "collect/describe.hpp"
 #include "core/error.hpp"
 
 namespace gpuscope::collect {
@@ -51,13 +52,31 @@ std::shared_ptr<DcgmFeed> open_feed(const BackendOptions& options, std::string& 
   }
 }
 
+// A MIG device: GPM of its GPU instance, or nothing (DCGM's GPU-instance entities are not read).
+Choice mig_choice(const DeviceDescription& d, const std::string& choice) {
+  Choice c;
+  if (d.supports("gpm") && choice != "dcgm") {
+    c.source = Source::Gpm;
+    c.detail = "GPM of its GPU instance";
+  } else if (d.supports("gpm")) {
+    c.detail =
+        "--metrics-source dcgm, and gpuscope does not read DCGM's GPU-instance entities "
+        "yet (docs/mig.md)";
+  } else {
+    c.detail =
+        "no GPM before Hopper, and gpuscope does not read DCGM's GPU-instance entities "
+        "yet (docs/mig.md)";
+  }
+  return c;
+}
+
 Plan make_plan(const std::vector<const DeviceDescription*>& devices,
                const BackendOptions& options) {
   check_choice(options.metrics_source);
   const std::string& choice = options.metrics_source;
   bool need_dcgm = choice == "dcgm";
   for (const DeviceDescription* d : devices) {
-    if (choice == "auto" && !d->error && !d->supports("gpm")) need_dcgm = true;
+    if (choice == "auto" && !d->error && !d->mig && !d->supports("gpm")) need_dcgm = true;
   }
   Plan plan;
   std::string dcgm_missing;
@@ -67,6 +86,8 @@ Plan make_plan(const std::vector<const DeviceDescription*>& devices,
     const bool gpm = d->supports("gpm");
     if (d->error) {
       c.detail = "the GPU could not be opened";
+    } else if (d->mig) {
+      c = mig_choice(*d, choice);
     } else if (choice == "gpm" || (choice == "auto" && gpm)) {
       c.source = gpm ? Source::Gpm : Source::None;
       c.detail = gpm ? (choice == "gpm" ? "--metrics-source gpm" : "Hopper or newer")
@@ -107,26 +128,59 @@ const char* source_name(Source source) {
   return "none";
 }
 
-// One line per distinct outcome: "saturation metrics of GPU 0-3: DCGM, embedded in gpuscope; no
-// GPM on this GPU".
-std::vector<std::string> summary(const std::vector<unsigned>& indices, const Plan& plan) {
-  std::map<std::pair<int, std::string>, std::vector<unsigned>> groups;
-  for (std::size_t k = 0; k < indices.size(); ++k) {
-    groups[{static_cast<int>(plan.gpus[k].source), plan.gpus[k].detail}].push_back(indices[k]);
+// The devices of one summary line: "GPUs 0-3", "GPU 0 GI 1 (4g.40gb), GPU 0 GI 3 (2g.20gb)".
+std::string device_words(const std::vector<const DeviceDescription*>& devices, bool plural) {
+  std::vector<unsigned> gpus;
+  std::vector<std::string> words;
+  for (const DeviceDescription* d : devices) {
+    if (d->mig) {
+      words.push_back(mig_label(*d->mig));
+    } else {
+      gpus.push_back(d->index);
+    }
+  }
+  if (!gpus.empty()) {
+    words.insert(words.begin(),
+                 fmt::format("GPU{} {}", plural && gpus.size() > 1 ? "s" : "", index_ranges(gpus)));
+  }
+  return fmt::format("{}", fmt::join(words, ", "));
+}
+
+// One line per distinct outcome: "saturation metrics of GPUs 0-3 from DCGM (embedded in
+// gpuscope; no GPM on this GPU)".
+std::vector<std::string> summary(const std::vector<const DeviceDescription*>& devices,
+                                 const Plan& plan) {
+  std::map<std::pair<int, std::string>, std::vector<const DeviceDescription*>> groups;
+  for (std::size_t k = 0; k < devices.size(); ++k) {
+    groups[{static_cast<int>(plan.gpus[k].source), plan.gpus[k].detail}].push_back(devices[k]);
   }
   std::vector<std::string> lines;
-  for (const auto& [key, gpus] : groups) {
-    const bool one = gpus.size() == 1;
+  for (const auto& [key, group] : groups) {
     if (static_cast<Source>(key.first) == Source::None) {
-      lines.push_back(fmt::format("GPU {}: {} will be empty ({})", index_ranges(gpus),
+      lines.push_back(fmt::format("{}: {} will be empty ({})", device_words(group, false),
                                   kSaturationWords, key.second));
     } else {
-      lines.push_back(fmt::format(
-          "saturation metrics of GPU{} {} from {} ({})", one ? "" : "s", index_ranges(gpus),
-          static_cast<Source>(key.first) == Source::Dcgm ? "DCGM" : "GPM", key.second));
+      lines.push_back(
+          fmt::format("saturation metrics of {} from {} ({})", device_words(group, true),
+                      static_cast<Source>(key.first) == Source::Dcgm ? "DCGM" : "GPM", key.second));
     }
   }
   return lines;
+}
+
+// The reader of the MIG device `d`, or a note when it is gone since it was described.
+void open_mig_reader(const nvml::Session& session, const DeviceDescription& d, bool gpm,
+                     OpenedReaders& opened) {
+  const MigIdentity& mig = *d.mig;
+  auto device = find_mig_device(session, d);
+  if (!device) {
+    opened.notes.push_back(fmt::format(
+        "MIG device {} is gone since it was described; it is not sampled", mig_label(mig)));
+    return;
+  }
+  MigReading reading{session.device(mig.parent_index), d.index, mig.gpu_instance_id,
+                     mig_label(mig)};
+  opened.readers.emplace_back(std::move(*device), std::move(reading), opened.notes, gpm);
 }
 
 }  // namespace
@@ -167,12 +221,16 @@ OpenedReaders open_readers(const nvml::Session& session, const std::vector<unsig
     SaturationReading reading;
     reading.gpm = c.source == Source::Gpm;
     if (c.source == Source::Dcgm) reading.dcgm = plan.dcgm;
-    opened.readers.emplace_back(session.device(indices[k]), opened.notes, reading);
+    if (descriptions[k].mig) {
+      open_mig_reader(session, descriptions[k], reading.gpm, opened);
+    } else {
+      opened.readers.emplace_back(session.device(indices[k]), opened.notes, reading);
+    }
     descriptions[k].saturation_source =
         c.source == Source::None ? std::nullopt : std::optional<std::string>(source_name(c.source));
     descriptions[k].saturation_detail = c.detail;
   }
-  auto lines = summary(indices, plan);
+  auto lines = summary(devices, plan);
   opened.notes.insert(opened.notes.begin(), lines.begin(), lines.end());
   opened.notes.insert(opened.notes.end(), start_notes.begin(), start_notes.end());
   return opened;
@@ -181,11 +239,7 @@ OpenedReaders open_readers(const nvml::Session& session, const std::vector<unsig
 void describe_saturation(std::vector<DeviceDescription>& devices, const BackendOptions& options,
                          std::vector<std::string>& notes) {
   std::vector<const DeviceDescription*> pointers;
-  std::vector<unsigned> indices;
-  for (const auto& d : devices) {
-    pointers.push_back(&d);
-    indices.push_back(d.index);
-  }
+  for (const auto& d : devices) pointers.push_back(&d);
   const Plan plan = make_plan(pointers, options);
   for (std::size_t k = 0; k < devices.size(); ++k) {
     const Choice& c = plan.gpus[k];
@@ -193,7 +247,7 @@ void describe_saturation(std::vector<DeviceDescription>& devices, const BackendO
     d.saturation_source =
         c.source == Source::None ? std::nullopt : std::optional<std::string>(source_name(c.source));
     d.saturation_detail = c.detail;
-    if (plan.dcgm && !d.error && (c.source == Source::Dcgm || !d.supports("gpm"))) {
+    if (plan.dcgm && !d.error && !d.mig && (c.source == Source::Dcgm || !d.supports("gpm"))) {
       Capability cap{"dcgm", "DCGM profiling metrics", c.source == Source::Dcgm, {}};
       if (c.source == Source::Dcgm) {
         cap.label = fmt::format("DCGM profiling metrics ({})", describe_fields(c.dcgm_fields));
@@ -203,7 +257,7 @@ void describe_saturation(std::vector<DeviceDescription>& devices, const BackendO
       d.capabilities.push_back(std::move(cap));
     }
   }
-  auto lines = summary(indices, plan);
+  auto lines = summary(pointers, plan);
   notes.insert(notes.end(), lines.begin(), lines.end());
 }
 

@@ -31,10 +31,11 @@ struct EventKindWords {
     RowRemap,       // memory rows were remapped, or a remap is pending or failed
     PcieReplays,    // the PCIe replay counter rose
     NvlinkErrors,   // an NVLink error counter rose
+    MigInstance,    // a MIG device went or appeared, or a GPU's MIG mode changed (docs/mig.md)
     Other,          // a word this gpuscope does not know
   };
 
-  static constexpr std::array<std::pair<Value, std::string_view>, 16> kWords = {{
+  static constexpr std::array<std::pair<Value, std::string_view>, 17> kWords = {{
       {JobStart, "job_start"},
       {JobExit, "job_exit"},
       {JobStop, "job_stop"},
@@ -51,6 +52,7 @@ struct EventKindWords {
       {RowRemap, "row_remap"},
       {PcieReplays, "pcie_replays"},
       {NvlinkErrors, "nvlink_errors"},
+      {MigInstance, "mig_instance"},
   }};
 };
 using EventKind = StoredWord<EventKindWords>;

@@ -104,6 +104,84 @@ nlohmann::json health_json(const std::optional<HealthRow>& h) {
   return out;
 }
 
+std::string gib_text(const std::optional<std::uint64_t>& bytes) {
+  if (!bytes) return "-";
+  return fmt::format("{:.1f} GiB", static_cast<double>(*bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+// One MIG device on a line: "GI 1  4g.40gb  64 SMs  39.5 GiB  MIG-…".
+std::string mig_line(const DeviceDescription& d) {
+  const MigIdentity& m = *d.mig;
+  std::string line = fmt::format("GI {}", m.gpu_instance_id);
+  if (m.compute_instance_id && *m.compute_instance_id != 0) {
+    line += fmt::format(" CI {}", *m.compute_instance_id);
+  }
+  line += fmt::format("  {}", m.profile.value_or(d.name.value_or("?")));
+  if (m.gpu_slices && m.parent_slices) {
+    line += fmt::format("  {}/{} slices", *m.gpu_slices, *m.parent_slices);
+  }
+  if (m.multiprocessors) line += fmt::format("  {} SMs", *m.multiprocessors);
+  line +=
+      fmt::format("  {}  {}  (index {})", gib_text(d.memory_total_bytes), or_dash(d.uuid), d.index);
+  return line;
+}
+
+// The MIG mode of GPU `gpu` and its MIG devices among `devices`.
+void mig_rows(const DeviceDescription& gpu, const std::vector<DeviceDescription>& devices,
+              const std::function<void(std::string_view, const std::string&)>& row) {
+  if (!gpu.mig_enabled) return;
+  if (!*gpu.mig_enabled) {
+    row("MIG", "off");
+    return;
+  }
+  std::vector<const DeviceDescription*> instances;
+  for (const auto& d : devices) {
+    if (d.mig && d.mig->parent_index == gpu.index) instances.push_back(&d);
+  }
+  if (instances.empty()) {
+    row("MIG", "on, no MIG devices (no GPU instance is created; nothing can run on this GPU)");
+    return;
+  }
+  row("MIG", fmt::format("on, {} MIG device{}; power, energy, temperature and clocks are the "
+                         "whole GPU's",
+                         instances.size(), instances.size() == 1 ? "" : "s"));
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    row(i == 0 ? "MIG devices" : "", mig_line(*instances[i]));
+  }
+}
+
+nlohmann::json mig_json(const MigIdentity& m) {
+  return {{"parent_index", m.parent_index},
+          {"mig_index", m.mig_index},
+          {"gpu_instance_id", m.gpu_instance_id},
+          {"compute_instance_id", or_null(m.compute_instance_id)},
+          {"profile", or_null(m.profile)},
+          {"gpu_slices", or_null(m.gpu_slices)},
+          {"compute_slices", or_null(m.compute_slices)},
+          {"multiprocessors", or_null(m.multiprocessors)},
+          {"parent_slices", or_null(m.parent_slices)}};
+}
+
+nlohmann::json capabilities_json(const DeviceDescription& d) {
+  nlohmann::json caps = nlohmann::json::object();
+  for (const auto& c : d.capabilities) {
+    caps[c.key] = {{"supported", c.supported}, {"label", c.label}};
+    if (!c.supported) caps[c.key]["reason"] = c.detail;
+  }
+  return caps;
+}
+
+nlohmann::json mig_device_json(const DeviceDescription& d) {
+  return {{"index", d.index},
+          {"name", or_null(d.name)},
+          {"uuid", or_null(d.uuid)},
+          {"memory_total_bytes", or_null(d.memory_total_bytes)},
+          {"mig", mig_json(*d.mig)},
+          {"capabilities", capabilities_json(d)},
+          {"saturation",
+           {{"source", or_null(d.saturation_source)}, {"detail", or_null(d.saturation_detail)}}}};
+}
+
 }  // namespace
 
 std::string devices_text(const SystemDescription& system) {
@@ -112,12 +190,16 @@ std::string devices_text(const SystemDescription& system) {
   if (system.driver_version) header.push_back("driver " + *system.driver_version);
   if (system.cuda_driver_version) header.push_back("CUDA " + *system.cuda_driver_version);
   if (system.nvml_version) header.push_back("NVML " + *system.nvml_version);
-  header.push_back(
-      fmt::format("{} GPU{}", system.devices.size(), system.devices.size() == 1 ? "" : "s"));
+  std::size_t gpus = 0;
+  for (const auto& d : system.devices) {
+    if (!d.mig) ++gpus;
+  }
+  header.push_back(fmt::format("{} GPU{}", gpus, gpus == 1 ? "" : "s"));
   out += fmt::format("{}\n", fmt::join(header, " · "));
   if (system.scenario) out += fmt::format("simulated GPUs: scenario {}\n", *system.scenario);
 
   for (const auto& d : system.devices) {
+    if (d.mig) continue;  // under its GPU
     out += '\n';
     if (d.error) {
       out += fmt::format("GPU {}  unavailable: {}\n", d.index, *d.error);
@@ -149,6 +231,7 @@ std::string devices_text(const SystemDescription& system) {
     for (std::size_t i = 0; i < unsupported.size(); ++i) {
       row(i == 0 ? "Unsupported" : "", unsupported[i]);
     }
+    mig_rows(d, system.devices, row);
     if (d.health) health_rows(*d.health, row);
   }
   return out;
@@ -157,6 +240,7 @@ std::string devices_text(const SystemDescription& system) {
 nlohmann::json devices_json(const SystemDescription& system) {
   nlohmann::json devices = nlohmann::json::array();
   for (const auto& d : system.devices) {
+    if (d.mig) continue;  // in its GPU's mig_devices
     nlohmann::json device = {
         {"index", d.index},
         {"error", or_null(d.error)},
@@ -177,24 +261,26 @@ nlohmann::json devices_json(const SystemDescription& system) {
           {"memory", or_null(d.max_memory_clock_mhz)},
           {"graphics", or_null(d.max_graphics_clock_mhz)}}},
     };
-    nlohmann::json caps = nlohmann::json::object();
-    for (const auto& c : d.capabilities) {
-      caps[c.key] = {{"supported", c.supported}, {"label", c.label}};
-      if (!c.supported) caps[c.key]["reason"] = c.detail;
-    }
-    device["capabilities"] = std::move(caps);
+    device["capabilities"] = capabilities_json(d);
     device["saturation"] = {{"source", or_null(d.saturation_source)},
                             {"detail", or_null(d.saturation_detail)}};
     device["health"] = health_json(d.health);
+    device["mig_enabled"] = or_null(d.mig_enabled);
+    nlohmann::json instances = nlohmann::json::array();
+    for (const auto& m : system.devices) {
+      if (m.mig && m.mig->parent_index == d.index) instances.push_back(mig_device_json(m));
+    }
+    device["mig_devices"] = std::move(instances);
     devices.push_back(std::move(device));
   }
+  const std::size_t gpu_count = devices.size();
   return {
       {"driver_version", or_null(system.driver_version)},
       {"cuda_driver_version", or_null(system.cuda_driver_version)},
       {"nvml_version", or_null(system.nvml_version)},
       {"library", system.library_path},
       {"simulated_scenario", or_null(system.scenario)},
-      {"device_count", system.devices.size()},
+      {"device_count", gpu_count},
       {"devices", std::move(devices)},
   };
 }

@@ -167,5 +167,71 @@ TEST(Devices, LostGpuIsListedAsUnavailable) {
   EXPECT_NE(out["devices"][1]["error"].get<std::string>().find("GPU is lost"), std::string::npos);
 }
 
+TEST(Devices, MigDevicesAreListedUnderTheirGpu) {
+  auto r = run_gpuscope({"devices", "--simulate", fixture("h100-mig-mixed"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = json::parse(r.out);
+  ASSERT_EQ(out["device_count"], 1);  // GPUs; the MIG devices are under theirs
+  const auto& gpu = out["devices"][0];
+  EXPECT_EQ(gpu["mig_enabled"], true);
+  ASSERT_EQ(gpu["mig_devices"].size(), 3U) << gpu.dump(2);
+  const auto& first = gpu["mig_devices"][0];
+  EXPECT_EQ(first["index"], 1001);
+  EXPECT_EQ(first["uuid"], "MIG-b1000000-0000-5000-8000-000000000041");
+  EXPECT_EQ(first["memory_total_bytes"], 40448ULL << 20U);
+  EXPECT_EQ(first["mig"]["parent_index"], 0);
+  EXPECT_EQ(first["mig"]["gpu_instance_id"], 1);
+  EXPECT_EQ(first["mig"]["profile"], "4g.40gb");
+  EXPECT_EQ(first["mig"]["gpu_slices"], 4);
+  EXPECT_EQ(first["mig"]["parent_slices"], 7);
+  EXPECT_EQ(first["mig"]["multiprocessors"], 64);
+  EXPECT_TRUE(first["capabilities"]["gpm"]["supported"].get<bool>());
+  EXPECT_EQ(first["saturation"]["source"], "gpm");
+  // NVML refuses the utilization rates of a GPU in MIG mode.
+  EXPECT_FALSE(gpu["capabilities"]["utilization"]["supported"].get<bool>());
+
+  auto text = run_gpuscope({"devices", "--simulate", fixture("h100-mig-mixed")});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("1 GPU\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("MIG           on, 3 MIG devices"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("MIG devices   GI 1  4g.40gb  4/7 slices  64 SMs  39.5 GiB  "
+                          "MIG-b1000000-0000-5000-8000-000000000041  (index 1001)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("GI 7  1g.10gb  1/7 slices  16 SMs"), std::string::npos) << text.out;
+}
+
+TEST(Devices, A100MigDevicesHaveNoSaturationSourceAndSayWhy) {
+  auto r = run_gpuscope({"devices", "--simulate", fixture("a100-mig-mixed"), "--json"},
+                        {{"GPUSCOPE_SIM_STATE", TempDir().file("state.json")}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto gpu = json::parse(r.out)["devices"][0];
+  ASSERT_EQ(gpu["mig_devices"].size(), 4U);
+  for (const auto& m : gpu["mig_devices"]) {
+    EXPECT_FALSE(m["capabilities"]["gpm"]["supported"].get<bool>());
+    EXPECT_TRUE(m["saturation"]["source"].is_null());
+    EXPECT_NE(m["saturation"]["detail"].get<std::string>().find("GPU-instance entities"),
+              std::string::npos);
+  }
+  EXPECT_EQ(gpu["mig_devices"][3]["mig"]["gpu_instance_id"], 8);
+  EXPECT_EQ(gpu["mig_devices"][3]["index"], 1008);
+}
+
+TEST(Devices, MigOnWithoutInstancesSaysSo) {
+  auto r = run_gpuscope({"devices", "--simulate", fixture("h100-mig-empty")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("MIG           on, no MIG devices"), std::string::npos) << r.out;
+  auto j = run_gpuscope({"devices", "--simulate", fixture("h100-mig-empty"), "--json"});
+  const auto gpu = json::parse(j.out)["devices"][0];
+  EXPECT_EQ(gpu["mig_enabled"], true);
+  EXPECT_TRUE(gpu["mig_devices"].empty());
+}
+
+TEST(Devices, MigModeOffIsSaid) {
+  auto r = run_gpuscope({"devices", "--simulate", "h100", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["devices"][0]["mig_enabled"], false);
+}
+
 }  // namespace
 }  // namespace gpuscope::testing

@@ -1,4 +1,5 @@
 // Choosing GPUs from --gpus and from the job's environment.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "collect/gpu_selection.hpp"
@@ -61,6 +62,70 @@ TEST(GpuSelection, MigInstanceSelectsItsParent) {
   EXPECT_EQ(s.indices, (std::vector<unsigned>{1}));
   ASSERT_FALSE(s.notes.empty());
   EXPECT_THROW(select_gpus("MIG-9999", four_gpus(), mig_on_gpu(1)), Error);
+}
+
+// Four GPUs, GPU 1 in MIG mode with GPU instances 1 and 7, GPU 3 in MIG mode with GI 2; their
+// MIG devices after the GPUs, as describe_system lists them.
+std::vector<DeviceDescription> gpus_with_mig() {
+  auto devices = four_gpus();
+  const std::pair<unsigned, unsigned> instances[] = {{1, 1}, {1, 7}, {3, 2}};
+  for (const auto& [parent, gi] : instances) {
+    DeviceDescription d;
+    d.index = mig_device_index(parent, gi);
+    d.uuid = fmt::format("MIG-{}{}", parent, gi);
+    MigIdentity mig;
+    mig.parent_index = parent;
+    mig.gpu_instance_id = gi;
+    d.mig = mig;
+    devices.push_back(d);
+  }
+  devices[1].mig_enabled = true;
+  devices[3].mig_enabled = true;
+  return devices;
+}
+
+TEST(GpuSelection, AWholeGpuInMigModeBringsItsMigDevices) {
+  const auto devices = gpus_with_mig();
+  auto all = select_gpus("all", devices, {});
+  EXPECT_EQ(all.indices, (std::vector<unsigned>{0, 1, 2, 3}));
+  EXPECT_EQ(all.instances, (std::vector<unsigned>{1101, 1107, 1302}));
+  EXPECT_EQ(all.rows(), (std::vector<unsigned>{0, 1, 2, 3, 1101, 1107, 1302}));
+  auto one = select_gpus("1", devices, {});
+  EXPECT_EQ(one.indices, (std::vector<unsigned>{1}));
+  EXPECT_EQ(one.instances, (std::vector<unsigned>{1101, 1107}));
+  auto by_uuid = select_gpus("GPU-dddd4444-0000-0000-0000-000000000000", devices, {});
+  EXPECT_EQ(by_uuid.instances, (std::vector<unsigned>{1302}));
+  // Indices count GPUs only: 4 is none, whatever follows the GPUs in the list.
+  EXPECT_THROW(select_gpus("4", devices, {}), Error);
+  EXPECT_TRUE(select_gpus("0", devices, {}).instances.empty());
+}
+
+TEST(GpuSelection, AMigUuidSamplesThatDeviceAndItsParentOnly) {
+  const auto devices = gpus_with_mig();
+  auto s = select_gpus("MIG-17", devices, mig_on_gpu(0));
+  EXPECT_EQ(s.indices, (std::vector<unsigned>{1}));
+  EXPECT_EQ(s.instances, (std::vector<unsigned>{1107}));
+  ASSERT_EQ(s.notes.size(), 1U);
+  EXPECT_NE(s.notes[0].find("MIG-17 is MIG device GPU 1 GI 7"), std::string::npos) << s.notes[0];
+  EXPECT_NE(s.notes[0].find("other MIG devices are not sampled"), std::string::npos);
+  // Two of them, and the GPU whole: no duplicates.
+  auto more = select_gpus("MIG-17,MIG-11,1", devices, {});
+  EXPECT_EQ(more.indices, (std::vector<unsigned>{1}));
+  EXPECT_EQ(more.instances, (std::vector<unsigned>{1107, 1101}));
+  try {
+    select_gpus("MIG-99", devices, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_NE(std::string(e.what()).find("no GPU has the MIG device MIG-99"), std::string::npos);
+  }
+}
+
+TEST(GpuSelection, DeviceAtFindsGpusAndMigDevices) {
+  const auto devices = gpus_with_mig();
+  EXPECT_EQ(device_at(devices, 2).uuid, devices[2].uuid);
+  EXPECT_EQ(device_at(devices, 1107).uuid, "MIG-17");
+  EXPECT_THROW(device_at(devices, 1108), std::out_of_range);
 }
 
 TEST(GpuSelection, EmptyListSelectsNothing) {

@@ -1,0 +1,150 @@
+// `gpuscope profile` on GPUs in MIG mode (docs/mig.md), through the binary: each MIG device a
+// device of the run with its own activity, memory and processes beside its GPU; selection by
+// MIG UUID; instances that come and go; MIG UUIDs that name nothing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "support/process.hpp"
+#include "support/sql.hpp"
+
+namespace gpuscope::testing {
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/" + name + ".json";
+}
+
+class ProfileMig : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  std::string db_ = dir_.file("run.db");
+  // Unprivileged, as a job on a MIG slice is: the GPU's own process list and memory are refused.
+  std::map<std::string, std::string> env_{{"GPUSCOPE_SIM_STATE", dir_.file("state.json")},
+                                          {"GPUSCOPE_SIM_PRIVILEGED", "0"},
+                                          {"CUDA_VISIBLE_DEVICES", "\x01"},
+                                          {"SLURM_JOB_ID", "\x01"}};
+
+  ProcessResult profile(const std::string& scenario, std::vector<std::string> options,
+                        std::vector<std::string> command) {
+    std::vector<std::string> args{"profile", "--simulate", fixture(scenario), "-q", "-o", db_,
+                                  "-s",      "50"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.push_back("--");
+    args.insert(args.end(), command.begin(), command.end());
+    return run_gpuscope(args, env_);
+  }
+
+  double mean(const std::string& metric, unsigned device) {
+    return number(db_, "SELECT avg(" + metric +
+                           ") FROM samples WHERE device_index = " + std::to_string(device));
+  }
+  std::string devices_sampled() {
+    return scalar(db_,
+                  "SELECT group_concat(device_index) FROM (SELECT DISTINCT device_index FROM "
+                  "samples ORDER BY device_index)")
+        .value_or("");
+  }
+};
+
+TEST_F(ProfileMig, EachInstanceIsADeviceOfTheRunBesideItsGpu) {
+  auto r = profile("h100-mig-mixed", {}, {"sleep", "1.2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(scalar(db_, "SELECT status FROM runs"), "finished");
+  EXPECT_EQ(devices_sampled(), "0,1001,1003,1007");
+  EXPECT_EQ(scalar(db_,
+                   "SELECT group_concat(device_index) FROM (SELECT device_index FROM "
+                   "devices ORDER BY device_index)"),
+            "0,1001,1003,1007");
+  EXPECT_EQ(scalar(db_, "SELECT uuid FROM devices WHERE device_index = 1003"),
+            "MIG-b1000000-0000-5000-8000-000000000022");
+  // Each instance's own activity (the scenario's levels) and memory.
+  const struct {
+    unsigned index;
+    double sm_active, util, used_gib;
+  } want[] = {{1001, 85, 95, 34}, {1003, 35, 50, 15}, {1007, 15, 25, 3}};
+  for (const auto& w : want) {
+    SCOPED_TRACE(w.index);
+    EXPECT_NEAR(mean("sm_active_pct", w.index), w.sm_active, 1.0);
+    EXPECT_NEAR(mean("graphics_active_pct", w.index), w.util, 1.0);
+    EXPECT_NEAR(mean("memory_used_bytes", w.index) / (1ULL << 30U), w.used_gib, 0.01);
+    // Power, temperature and clocks are the GPU's: absent, never zero.
+    EXPECT_EQ(
+        number(db_, "SELECT count(*) FROM samples WHERE device_index = " + std::to_string(w.index) +
+                        " AND (power_w IS NOT NULL OR temperature_c IS NOT NULL OR "
+                        "sm_clock_mhz IS NOT NULL OR gpu_util_pct IS NOT NULL)"),
+        0);
+  }
+  EXPECT_GT(mean("power_w", 0), 0);
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM power_samples WHERE device_index <> 0"), 0);
+  // Processes on their instance, read from each MIG device (the GPU's list needs root).
+  EXPECT_EQ(scalar(db_,
+                   "SELECT group_concat(pid || ':' || device_index) FROM (SELECT DISTINCT pid, "
+                   "device_index FROM process_samples ORDER BY pid)"),
+            "51101:1001,51202:1003,51203:1003,51307:1007");
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM events WHERE kind = 'mig_instance'"), 0);
+}
+
+TEST_F(ProfileMig, AMigUuidSamplesThatInstanceAndItsGpuOnly) {
+  const std::string uuid = "MIG-b1000000-0000-5000-8000-000000000022";
+  auto r = profile("h100-mig-mixed", {"--gpus", uuid}, {"sleep", "0.6"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(devices_sampled(), "0,1003");
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM devices"), 2);
+  EXPECT_NEAR(mean("sm_active_pct", 1003), 35, 1.0);
+  EXPECT_EQ(scalar(db_, "SELECT group_concat(DISTINCT device_index) FROM process_samples"), "1003");
+  EXPECT_NE(r.err.find(uuid + " is MIG device GPU 0 GI 3 (2g.20gb)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GPU 0's other MIG devices are not sampled"), std::string::npos) << r.err;
+}
+
+TEST_F(ProfileMig, CudaVisibleDevicesByMigUuidIsTheSame) {
+  env_["CUDA_VISIBLE_DEVICES"] = "MIG-b1000000-0000-5000-8000-000000000013";
+  auto r = profile("h100-mig-mixed", {}, {"sleep", "0.4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(devices_sampled(), "0,1007");
+}
+
+TEST_F(ProfileMig, InstancesComingAndGoingAreEventsAndNothingIsLost) {
+  env_["GPUSCOPE_SIM_TIME_SCALE"] = "10";  // the 6 s change comes after 0.6 s
+  auto r = profile("h100-mig-churn", {}, {"sleep", "1.8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(scalar(db_, "SELECT status FROM runs"), "finished");
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM events WHERE kind = 'gpu_lost'"), 0);
+  EXPECT_EQ(scalar(db_,
+                   "SELECT group_concat(device_index || ': ' || detail, ' | ') FROM events "
+                   "WHERE kind = 'mig_instance' AND detail LIKE '%is gone%'"),
+            "1001: MIG device GPU 0 GI 1 (3g.40gb) is gone (its GPU instance was destroyed, or "
+            "its GPU lost); no more samples from it");
+  EXPECT_EQ(number(db_,
+                   "SELECT count(*) FROM events WHERE kind = 'mig_instance' AND detail LIKE "
+                   "'MIG device GPU 0 GI 3 (2g.20gb) appeared%'"),
+            1);
+  // The GPU and the lasting instance were sampled to the end; the one that went, not after.
+  const double end = number(db_, "SELECT max(mono_ns) FROM samples");
+  const double gone = number(db_, "SELECT mono_ns FROM events WHERE detail LIKE '%is gone%'");
+  EXPECT_GT(number(db_, "SELECT max(mono_ns) FROM samples WHERE device_index = 0"), end - 2e8);
+  EXPECT_GT(number(db_, "SELECT max(mono_ns) FROM samples WHERE device_index = 1007"), end - 2e8);
+  EXPECT_LT(number(db_, "SELECT max(mono_ns) FROM samples WHERE device_index = 1001"), gone);
+  EXPECT_LT(gone, end - 5e8);
+}
+
+TEST_F(ProfileMig, AMigUuidThatDoesNotExistIsAUsageErrorNamingIt) {
+  const std::string marker = dir_.file("ran");
+  auto r = profile("h100-mig-mixed", {"--gpus", "MIG-b1000000-0000-5000-8000-0000000000ff"},
+                   {"touch", marker});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("no GPU has the MIG device MIG-b1000000-0000-5000-8000-0000000000ff"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+TEST_F(ProfileMig, MigOnWithoutInstancesSamplesTheGpu) {
+  auto r = profile("h100-mig-empty", {}, {"sleep", "0.3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(devices_sampled(), "0");
+}
+
+}  // namespace
+}  // namespace gpuscope::testing
