@@ -34,7 +34,8 @@ void RunSink::on_power(const PowerRow& row) {
 void RunSink::on_event(const Event& event) {
   writer_.push(event);
   // Events worth a person's attention right away; the rest is in the database.
-  if (event.kind == EventKind::GpuLost || event.kind == EventKind::Gap || verbose_) {
+  if (event.kind == EventKind::GpuLost || event.kind == EventKind::Gap ||
+      event.kind == EventKind::MigInstance || verbose_) {
     fmt::print(stderr, "gpuscope: {}\n", event.detail);
   } else if (event.kind == EventKind::Xid ||
              // The driver's ECC and remap events are said again by the counters, with counts.

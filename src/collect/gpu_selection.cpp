@@ -69,13 +69,33 @@ void add_unique(std::vector<unsigned>& list, unsigned index) {
   if (std::find(list.begin(), list.end(), index) == list.end()) list.push_back(index);
 }
 
-// GPU `index` whole: itself and every MIG device on it.
-void add_gpu(GpuSelection& selection, const std::vector<DeviceDescription>& devices,
-             unsigned index) {
+// GPU `index` whole: itself and every MIG device on it; `whole` collects the GPUs in MIG mode.
+void add_gpu(GpuSelection& selection, const std::vector<DeviceDescription>& devices, unsigned index,
+             std::vector<unsigned>& whole) {
   add_unique(selection.indices, index);
   for (const auto& d : devices) {
-    if (d.mig && d.mig->parent_index == index) add_unique(selection.instances, d.index);
+    if (d.mig && d.mig->parent_index == index) {
+      add_unique(selection.instances, d.index);
+      add_unique(whole, index);
+    }
   }
+}
+
+// What selecting GPUs in MIG mode whole samples.
+std::string whole_mig_note(const GpuSelection& selection, const std::vector<unsigned>& whole) {
+  std::size_t count = 0;
+  for (unsigned row : selection.instances) {
+    const unsigned parent = (row - kMigIndexBase) / 100;
+    if (std::find(whole.begin(), whole.end(), parent) != whole.end()) ++count;
+  }
+  std::string gpus;
+  for (unsigned gpu : whole) gpus += fmt::format("{}{}", gpus.empty() ? "" : ", ", gpu);
+  const bool one = whole.size() == 1;
+  return fmt::format(
+      "GPU{} {} {} in MIG mode: {} MIG device{} on {} {} sampled too, each a device of the run "
+      "(gpuscope devices lists them; docs/mig.md)",
+      one ? "" : "s", gpus, one ? "is" : "are", count, count == 1 ? "" : "s", one ? "it" : "them",
+      count == 1 ? "is" : "are");
 }
 
 // A MIG UUID: the MIG device described with it and its parent, or (a MIG device NVML gives no
@@ -132,17 +152,18 @@ GpuSelection select_gpus(std::string_view list, const std::vector<DeviceDescript
     return selection;
   }
   const std::size_t gpus = gpu_count(devices);
+  std::vector<unsigned> whole;  // GPUs in MIG mode selected whole
   for (const std::string& entry : split_list(list)) {
     if (entry == "all") {
-      for (std::size_t i = 0; i < gpus; ++i) add_gpu(selection, devices, devices[i].index);
+      for (std::size_t i = 0; i < gpus; ++i) add_gpu(selection, devices, devices[i].index, whole);
     } else if (auto index = as_index(entry)) {
       if (*index >= gpus) {
         throw Error::usage(fmt::format("GPU {} does not exist", *index), available(gpus),
                            "gpuscope devices lists the GPUs");
       }
-      add_gpu(selection, devices, *index);
+      add_gpu(selection, devices, *index, whole);
     } else if (entry.rfind("GPU-", 0) == 0) {
-      add_gpu(selection, devices, by_uuid(entry, devices));
+      add_gpu(selection, devices, by_uuid(entry, devices), whole);
     } else if (entry.rfind("MIG-", 0) == 0) {
       add_mig(selection, devices, entry, resolve_mig);
     } else {
@@ -150,6 +171,7 @@ GpuSelection select_gpus(std::string_view list, const std::vector<DeviceDescript
                          "give NVML indices (0,1), UUIDs (GPU-...), MIG ids (MIG-...) or all");
     }
   }
+  if (!whole.empty()) selection.notes.push_back(whole_mig_note(selection, whole));
   return selection;
 }
 
