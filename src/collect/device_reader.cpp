@@ -81,7 +81,9 @@ void DeviceReader::probe(std::vector<std::string>& notes, bool gpm) {
   mem_clock_ = check(device_.clock_mhz(nvml::ClockType::Memory), "the memory clock");
   graphics_clock_ = check(device_.clock_mhz(nvml::ClockType::Graphics), "the graphics clock");
   temperature_ = check(device_.temperature_c(), "temperature");
-  memory_ = check(device_.memory(), "memory usage");
+  memory_ = check(device_.memory(), mig_mode_at_start_ == true
+                                        ? "memory usage (its MIG devices' is read on each)"
+                                        : "memory usage");
   reasons_ = check(device_.clock_event_reasons(), "clock event reasons");
   if (lost()) return;
   probe_fields(notes);

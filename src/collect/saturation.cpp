@@ -61,11 +61,11 @@ Choice mig_choice(const DeviceDescription& d, const std::string& choice) {
   } else if (d.supports("gpm")) {
     c.detail =
         "--metrics-source dcgm, and gpuscope does not read DCGM's GPU-instance entities "
-        "yet (docs/mig.md)";
+        "yet, docs/mig.md";
   } else {
     c.detail =
         "no GPM before Hopper, and gpuscope does not read DCGM's GPU-instance entities "
-        "yet (docs/mig.md)";
+        "yet, docs/mig.md";
   }
   return c;
 }
