@@ -13,8 +13,27 @@
 
 namespace gpuscope::app {
 
+namespace {
+
+// The devices to watch: each GPU selected, followed by its MIG devices when they are wanted.
+std::vector<unsigned> watched_rows(const collect::GpuSelection& selection,
+                                   const std::vector<DeviceDescription>& devices,
+                                   bool mig_devices) {
+  std::vector<unsigned> rows;
+  for (unsigned gpu : selection.indices) {
+    rows.push_back(gpu);
+    if (!mig_devices) continue;
+    for (unsigned row : selection.instances) {
+      if (collect::device_at(devices, row).mig->parent_index == gpu) rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
 LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::string& gpus_list,
-                        std::chrono::nanoseconds interval) {
+                        std::chrono::nanoseconds interval, bool mig_devices) {
   LiveGpus gpus;
   gpus.library = collect::open_backend(backend);
   gpus.session = std::make_unique<nvml::Session>(gpus.library);
@@ -28,16 +47,21 @@ LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::strin
   const collect::GpuSelection selection =
       collect::select_gpus(gpus_list.empty() ? "all" : gpus_list, gpus.system.devices, mig);
   std::vector<std::string> notes = selection.notes;
+  if (mig_devices)
+    notes.insert(notes.end(), selection.mig_notes.begin(), selection.mig_notes.end());
+  const std::vector<unsigned> rows = watched_rows(selection, gpus.system.devices, mig_devices);
   std::vector<DeviceDescription> watched;
-  for (unsigned index : selection.indices) watched.push_back(gpus.system.devices.at(index));
-  collect::OpenedReaders opened =
-      collect::open_readers(session, selection.indices, watched, backend, interval);
+  for (unsigned index : rows) watched.push_back(collect::device_at(gpus.system.devices, index));
+  collect::OpenedReaders opened = collect::open_readers(session, rows, watched, backend, interval);
   gpus.readers = std::move(opened.readers);
   notes.insert(notes.end(), opened.notes.begin(), opened.notes.end());
-  for (std::size_t k = 0; k < selection.indices.size(); ++k) {
-    gpus.system.devices.at(selection.indices[k]) = watched[k];
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    for (auto& d : gpus.system.devices) {
+      if (d.index == rows[k]) d = watched[k];
+    }
     gpus.identities.push_back(exporter::identity_of(watched[k]));
   }
+  gpus.gpu_count = selection.indices.size();
   for (const auto& note : notes) fmt::print(stderr, "gpuscope: {}\n", note);
   if (gpus.readers.empty()) {
     throw Error::usage("no GPU to watch", {},

@@ -19,15 +19,18 @@ struct LiveGpus {
   std::shared_ptr<const nvml::Library> library;
   std::unique_ptr<nvml::Session> session;
   SystemDescription system;
-  std::vector<collect::DeviceReader> readers;  // move into a Sampler that dies before this
-  std::vector<exporter::GpuIdentity> identities;
+  std::vector<collect::DeviceReader> readers;     // move into a Sampler that dies before this
+  std::vector<exporter::GpuIdentity> identities;  // each GPU followed by its MIG devices
+  std::size_t gpu_count = 0;                      // the GPUs among them
 };
 
 // Opens the backend and the GPUs of `gpus_list` ("" or "all": every GPU) to be sampled every
 // `interval`, printing on stderr what the user should know (where the saturation metrics come
 // from, unsupported metric groups). Throws Error.
+// With `mig_devices`, the MIG devices of the GPUs selected are watched too, each after its GPU
+// (docs/mig.md); without, GPUs only.
 LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::string& gpus_list,
-                        std::chrono::nanoseconds interval);
+                        std::chrono::nanoseconds interval, bool mig_devices = false);
 
 // The sampling interval option of `monitor` and `serve`: checked against the sampler's floor.
 std::chrono::nanoseconds sampling_interval(double interval_ms, const char* option);

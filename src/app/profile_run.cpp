@@ -189,6 +189,7 @@ int run_profile(const ProfileOptions& o) {
   const std::vector<DeviceDescription> sampled = sampled_devices(selection, system);
 
   for (const auto& note : selection.notes) fmt::print(stderr, "gpuscope: {}\n", note);
+  for (const auto& note : selection.mig_notes) fmt::print(stderr, "gpuscope: {}\n", note);
 
   ProfileLive live(o, info, sampled);  // --live, --push: checked before anything is written
   ProfiledRunSetup setup;

@@ -74,11 +74,11 @@ int run_monitor(const MonitorOptions& o) {
   // --once samples every 100 ms, and DCGM's watch must keep up with that.
   app::LiveGpus gpus = app::open_live_gpus(
       o.backend, o.gpus,
-      o.once ? std::chrono::nanoseconds(std::chrono::milliseconds(100)) : interval);
+      o.once ? std::chrono::nanoseconds(std::chrono::milliseconds(100)) : interval, true);
   if (o.once) return run_once(o, gpus);
 
   exporter::LatestValues latest(gpus.identities);
-  const std::size_t count = gpus.readers.size();
+  const std::size_t count = gpus.gpu_count;
   collect::Sampler sampler(std::move(gpus.readers), {interval, {}, kMonitorHealthInterval}, latest);
   sampler.start();
   const bool terminal = !o.json && isatty(STDOUT_FILENO) != 0;

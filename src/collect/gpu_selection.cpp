@@ -92,7 +92,7 @@ std::string whole_mig_note(const GpuSelection& selection, const std::vector<unsi
   for (unsigned gpu : whole) gpus += fmt::format("{}{}", gpus.empty() ? "" : ", ", gpu);
   const bool one = whole.size() == 1;
   return fmt::format(
-      "GPU{} {} {} in MIG mode: {} MIG device{} on {} {} sampled too, each a device of the run "
+      "GPU{} {} {} in MIG mode: {} MIG device{} on {} {} sampled too, each as a device of its own "
       "(gpuscope devices lists them; docs/mig.md)",
       one ? "" : "s", gpus, one ? "is" : "are", count, count == 1 ? "" : "s", one ? "it" : "them",
       count == 1 ? "is" : "are");
@@ -105,7 +105,7 @@ void add_mig(GpuSelection& selection, const std::vector<DeviceDescription>& devi
   for (const auto& d : devices) {
     if (!d.mig || d.uuid != entry) continue;
     const unsigned parent = d.mig->parent_index;
-    selection.notes.push_back(fmt::format(
+    selection.mig_notes.push_back(fmt::format(
         "{} is MIG device {}: it is sampled with GPU {}'s power, energy, temperature and clocks, "
         "which the GPU does not split; GPU {}'s other MIG devices are not sampled",
         entry, mig_label(*d.mig), parent, parent));
@@ -171,7 +171,7 @@ GpuSelection select_gpus(std::string_view list, const std::vector<DeviceDescript
                          "give NVML indices (0,1), UUIDs (GPU-...), MIG ids (MIG-...) or all");
     }
   }
-  if (!whole.empty()) selection.notes.push_back(whole_mig_note(selection, whole));
+  if (!whole.empty()) selection.mig_notes.push_back(whole_mig_note(selection, whole));
   return selection;
 }
 

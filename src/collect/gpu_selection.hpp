@@ -20,6 +20,9 @@ struct GpuSelection {
   // brings that one and its parent (for the signals the GPU does not split), not its siblings.
   std::vector<unsigned> instances;
   std::vector<std::string> notes;  // things the user should know ("CUDA_VISIBLE_DEVICES is empty")
+  // What sampling `instances` means ("MIG-… is MIG device GPU 0 GI 3 (2g.20gb): …"), for the
+  // callers that sample them; a caller that uses `indices` alone leaves these out.
+  std::vector<std::string> mig_notes;
 
   // What a run samples, in order: the GPUs, then the MIG devices.
   std::vector<unsigned> rows() const;

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "core/clock_events.hpp"
+#include "core/mig.hpp"
 #include "core/xid_catalog.hpp"
 
 namespace gpuscope::exporter {
@@ -64,7 +65,12 @@ std::string monitor_table(const Snapshot& snapshot) {
     const SampleRow& r = gpu.latest;
     const std::string alert = health_alert(gpu);
     // A GPU with a fault is marked "!" and said under the table.
-    const std::string index = fmt::format("{}{}", gpu.identity.index, alert.empty() ? "" : "!");
+    // A MIG device under its GPU: "└3" for GPU instance 3 (docs/mig.md).
+    const unsigned shown = gpu.identity.index;
+    const std::string index =
+        is_mig_device_index(shown)
+            ? fmt::format("└{}", (shown - kMigIndexBase) % 100)
+            : fmt::format("{}{}", gpu.identity.index, alert.empty() ? "" : "!");
     if (!alert.empty()) alerts += fmt::format("! GPU {}: {}\n", gpu.identity.index, alert);
     if (gpu.lost) {
       out += fmt::format("{:<4} lost (fell off the bus)\n", index);

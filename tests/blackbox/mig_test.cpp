@@ -146,5 +146,25 @@ TEST_F(ProfileMig, MigOnWithoutInstancesSamplesTheGpu) {
   EXPECT_EQ(devices_sampled(), "0");
 }
 
+TEST(MonitorMig, MigDevicesAreRowsUnderTheirGpu) {
+  TempDir dir;
+  auto r = run_gpuscope({"monitor", "--once", "--simulate", fixture("h100-mig-mixed")},
+                        {{"GPUSCOPE_SIM_STATE", dir.file("state.json")}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto gpu = r.out.find("\n0 ");
+  const auto gi1 = r.out.find("\n└1 ");
+  const auto gi7 = r.out.find("\n└7 ");
+  ASSERT_NE(gpu, std::string::npos) << r.out;
+  ASSERT_NE(gi1, std::string::npos) << r.out;
+  ASSERT_NE(gi7, std::string::npos) << r.out;
+  EXPECT_LT(gpu, gi1);
+  EXPECT_LT(gi1, gi7);
+  // GI 1's own SM activity and memory; power is the GPU's.
+  const std::string row = r.out.substr(gi1 + 1, r.out.find('\n', gi1 + 1) - gi1 - 1);
+  EXPECT_NE(row.find("85%"), std::string::npos) << row;
+  EXPECT_NE(row.find("34.0 / 40 GiB"), std::string::npos) << row;
+  EXPECT_NE(row.find("- / -"), std::string::npos) << row;
+}
+
 }  // namespace
 }  // namespace gpuscope::testing

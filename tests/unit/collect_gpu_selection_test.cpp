@@ -90,23 +90,23 @@ TEST(GpuSelection, AWholeGpuInMigModeBringsItsMigDevices) {
   EXPECT_EQ(all.indices, (std::vector<unsigned>{0, 1, 2, 3}));
   EXPECT_EQ(all.instances, (std::vector<unsigned>{1101, 1107, 1302}));
   EXPECT_EQ(all.rows(), (std::vector<unsigned>{0, 1, 2, 3, 1101, 1107, 1302}));
-  ASSERT_EQ(all.notes.size(), 1U);
-  EXPECT_EQ(all.notes[0],
-            "GPUs 1, 3 are in MIG mode: 3 MIG devices on them are sampled too, each a device of "
-            "the run (gpuscope devices lists them; docs/mig.md)");
+  ASSERT_EQ(all.mig_notes.size(), 1U);
+  EXPECT_EQ(all.mig_notes[0],
+            "GPUs 1, 3 are in MIG mode: 3 MIG devices on them are sampled too, each as a device "
+            "of its own (gpuscope devices lists them; docs/mig.md)");
   auto one = select_gpus("1", devices, {});
   EXPECT_EQ(one.indices, (std::vector<unsigned>{1}));
   EXPECT_EQ(one.instances, (std::vector<unsigned>{1101, 1107}));
-  ASSERT_EQ(one.notes.size(), 1U);
-  EXPECT_EQ(one.notes[0],
-            "GPU 1 is in MIG mode: 2 MIG devices on it are sampled too, each a device of the run "
-            "(gpuscope devices lists them; docs/mig.md)");
+  ASSERT_EQ(one.mig_notes.size(), 1U);
+  EXPECT_EQ(one.mig_notes[0],
+            "GPU 1 is in MIG mode: 2 MIG devices on it are sampled too, each as a device of its "
+            "own (gpuscope devices lists them; docs/mig.md)");
   auto by_uuid = select_gpus("GPU-dddd4444-0000-0000-0000-000000000000", devices, {});
   EXPECT_EQ(by_uuid.instances, (std::vector<unsigned>{1302}));
   // Indices count GPUs only: 4 is none, whatever follows the GPUs in the list.
   EXPECT_THROW(select_gpus("4", devices, {}), Error);
   EXPECT_TRUE(select_gpus("0", devices, {}).instances.empty());
-  EXPECT_TRUE(select_gpus("0", devices, {}).notes.empty());
+  EXPECT_TRUE(select_gpus("0", devices, {}).mig_notes.empty());
 }
 
 TEST(GpuSelection, AMigUuidSamplesThatDeviceAndItsParentOnly) {
@@ -114,9 +114,11 @@ TEST(GpuSelection, AMigUuidSamplesThatDeviceAndItsParentOnly) {
   auto s = select_gpus("MIG-17", devices, mig_on_gpu(0));
   EXPECT_EQ(s.indices, (std::vector<unsigned>{1}));
   EXPECT_EQ(s.instances, (std::vector<unsigned>{1107}));
-  ASSERT_EQ(s.notes.size(), 1U);
-  EXPECT_NE(s.notes[0].find("MIG-17 is MIG device GPU 1 GI 7"), std::string::npos) << s.notes[0];
-  EXPECT_NE(s.notes[0].find("other MIG devices are not sampled"), std::string::npos);
+  EXPECT_TRUE(s.notes.empty());
+  ASSERT_EQ(s.mig_notes.size(), 1U);
+  EXPECT_NE(s.mig_notes[0].find("MIG-17 is MIG device GPU 1 GI 7"), std::string::npos)
+      << s.mig_notes[0];
+  EXPECT_NE(s.mig_notes[0].find("other MIG devices are not sampled"), std::string::npos);
   // Two of them, and the GPU whole: no duplicates.
   auto more = select_gpus("MIG-17,MIG-11,1", devices, {});
   EXPECT_EQ(more.indices, (std::vector<unsigned>{1}));
