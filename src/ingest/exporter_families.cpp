@@ -307,7 +307,8 @@ const std::string* gpu_model(const tsdb::Labels& labels) {
 }
 
 std::optional<MigLabels> mig_instance(const tsdb::Labels& labels) {
-  const std::string* id = find(labels, "GPU_I_ID");
+  const std::string* id = find(labels, "gpu_instance_id");
+  if (id == nullptr || id->empty()) id = find(labels, "GPU_I_ID");
   // NVML's GPU instance ids are below 15; the row index of a MIG device holds ids below 100.
   if (id == nullptr || id->empty() || id->size() > 2 ||
       !std::all_of(id->begin(), id->end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -315,8 +316,14 @@ std::optional<MigLabels> mig_instance(const tsdb::Labels& labels) {
   }
   MigLabels out;
   out.gpu_instance_id = static_cast<unsigned>(std::stoul(*id));
-  if (const std::string* p = find(labels, "GPU_I_PROFILE"); p != nullptr && !p->empty()) {
-    out.profile = *p;
+  for (const char* key : {"mig_profile", "GPU_I_PROFILE"}) {
+    if (const std::string* p = find(labels, key); p != nullptr && !p->empty()) {
+      out.profile = *p;
+      break;
+    }
+  }
+  if (const std::string* u = find(labels, "mig_uuid"); u != nullptr && !u->empty()) {
+    out.mig_uuid = *u;
   }
   return out;
 }

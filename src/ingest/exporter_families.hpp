@@ -74,15 +74,23 @@ std::optional<unsigned> gpu_index(const tsdb::Labels& labels);
 // The GPU's name: modelName (dcgm-exporter), name (gpuscope_gpu_info, jobstats).
 const std::string* gpu_model(const tsdb::Labels& labels);
 
-// A MIG GPU instance's series as dcgm-exporter labels them: gpu and UUID are its GPU's (the
-// parent's), GPU_I_ID is the GPU instance id (NVML's) and GPU_I_PROFILE the profile as DCGM names
-// it ("1g.10gb"). A series without GPU_I_ID, or with an empty one (jobstats' naming always sends
-// GPU_I_ID=""), is a whole GPU's: nullopt.
+// A MIG GPU instance's series. gpu and the GPU's UUID label are its GPU's (the parent's) in
+// every naming; the instance is told by
+// - dcgm-exporter (and gpuscope serve --naming dcgm): GPU_I_ID, the GPU instance id (NVML's), and
+//   GPU_I_PROFILE, the profile as DCGM names it ("1g.10gb");
+// - gpuscope serve: gpu_instance_id, mig_profile and mig_uuid, the instance's own "MIG-..." UUID;
+// - jobstats (and gpuscope serve --naming jobstats): GPU_I_ID only.
+// A series with none of them, or an empty one (jobstats' naming sends GPU_I_ID="" for a whole
+// GPU), is a whole GPU's: nullopt.
 struct MigLabels {
   unsigned gpu_instance_id = 0;
   std::optional<std::string> profile;
+  std::optional<std::string> mig_uuid;
 };
 std::optional<MigLabels> mig_instance(const tsdb::Labels& labels);
+// The labels that tell a MIG instance's series from its GPU's (empty or absent on the GPU's).
+inline constexpr std::array<std::string_view, 2> kMigInstanceLabels = {"gpu_instance_id",
+                                                                       "GPU_I_ID"};
 
 // The labels that may name the node, in the order they are tried.
 inline constexpr std::array<std::string_view, 5> kNodeLabels = {"hostname", "Hostname", "node",

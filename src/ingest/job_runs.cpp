@@ -111,27 +111,38 @@ DeviceDescription describe(const JobGpu& g, const JobSeries& js, const GpuTimeli
   return d;
 }
 
-// A MIG instance as a device of its own, row index mig_device_index(GPU, GPU instance id).
-NodeDevice instance_device(const JobGpu& g, unsigned parent, const JobSeries& js,
-                           const GpuTimeline& t) {
-  NodeDevice nd{describe(g, js, t), &g, ~(set_of(kWholeGpuMetrics) | set_of(kNotInMig))};
-  nd.d.uuid.reset();  // the exported UUID is its GPU's; its own MIG- UUID is not exported
-  nd.d.index = mig_device_index(parent, *g.gpu_instance);
+// Who a MIG instance is, from its labels: its profile (or, where only its name says, from the
+// name) and the GPU instance's slices, the <g> of "<g>g.<mem>gb".
+MigIdentity mig_identity(const JobGpu& g, unsigned parent) {
   MigIdentity mig;
   mig.parent_index = parent;
   mig.gpu_instance_id = *g.gpu_instance;
   mig.profile = g.mig_profile;
-  if (g.mig_profile) {  // "<g>g.<mem>gb": g is the GPU instance's slices
+  if (!mig.profile && g.name) mig.profile = mig_profile_from_name(*g.name);
+  if (mig.profile) {
     unsigned slices = 0;
-    const auto& p = *g.mig_profile;
+    const auto& p = *mig.profile;
     const auto* end = p.data() + p.size();
     if (const auto r = std::from_chars(p.data(), end, slices);
         r.ec == std::errc() && r.ptr != end && *r.ptr == 'g' && slices > 0) {
       mig.gpu_slices = slices;
     }
   }
-  if (g.name && g.mig_profile) nd.d.name = *g.name + " MIG " + *g.mig_profile;
-  nd.d.mig = mig;
+  return mig;
+}
+
+// A MIG instance as a device of its own, row index mig_device_index(GPU, GPU instance id).
+NodeDevice instance_device(const JobGpu& g, unsigned parent, const JobSeries& js,
+                           const GpuTimeline& t) {
+  NodeDevice nd{describe(g, js, t), &g, ~(set_of(kWholeGpuMetrics) | set_of(kNotInMig))};
+  // The exported UUID is its GPU's; its own MIG- UUID only where gpuscope serve says it.
+  nd.d.uuid = g.mig_uuid;
+  nd.d.index = mig_device_index(parent, *g.gpu_instance);
+  nd.d.mig = mig_identity(g, parent);
+  // dcgm-exporter's modelName is the GPU's; gpuscope_gpu_info names the instance itself.
+  if (g.name && g.mig_profile && !mig_profile_from_name(*g.name)) {
+    nd.d.name = *g.name + " MIG " + *g.mig_profile;
+  }
   return nd;
 }
 
@@ -141,26 +152,40 @@ NodeDevice instance_device(const JobGpu& g, unsigned parent, const JobSeries& js
 NodeDevice parent_device(const WholeGpu& w, unsigned index,
                          const std::map<std::string, GpuTimeline>& timelines, Notes& notes) {
   const MetricSet whole = set_of(kWholeGpuMetrics);
-  const JobGpu* source = w.instances.front();
+  const JobGpu* source = nullptr;
   for (const auto* i : w.instances) {
     if ((timelines.at(i->key).metrics & whole).any()) {
       source = i;
       break;
     }
   }
-  NodeDevice nd{{}, source, whole};
+  const JobGpu& from = source != nullptr ? *source : *w.instances.front();
+  NodeDevice nd{{}, &from, whole};
   nd.d.index = index;
-  if (source->has_uuid) nd.d.uuid = source->uuid;
-  nd.d.name = source->name;
-  nd.d.pci_bus_id = source->pci_bus_id;
+  if (from.has_uuid) nd.d.uuid = from.uuid;
+  nd.d.name = from.name;
+  // An instance's own name ("<GPU> MIG 1g.10gb", gpuscope_gpu_info) less its profile.
+  if (const auto at = from.name ? from.name->rfind(" MIG ") : std::string::npos;
+      at != std::string::npos && mig_profile_from_name(*from.name)) {
+    nd.d.name = from.name->substr(0, at);
+  }
+  nd.d.pci_bus_id = from.pci_bus_id;
   nd.d.mig_enabled = true;
-  notes.once("mig-parent:" + source->gpu, source->node,
+  if (source == nullptr) {
+    notes.once("mig-parent:" + from.gpu, from.node,
+               fmt::format("GPU {} on {} is in MIG mode and no series of the GPU itself was "
+                           "found: its power, energy, temperature and clocks are not known; its "
+                           "instances keep their own activity and memory",
+                           from.gpu, from.node));
+    return nd;
+  }
+  notes.once("mig-parent:" + from.gpu, from.node,
              fmt::format("GPU {} on {} is in MIG mode and was exported only as its GPU "
                          "instances, each series repeating the GPU's power, energy, temperature "
                          "and clocks: they are read once, from GPU instance {}'s series, as GPU "
                          "{}'s own, never added up; its instances keep their own activity and "
                          "memory",
-                         source->gpu, source->node, *source->gpu_instance, index));
+                         from.gpu, from.node, *from.gpu_instance, index));
   return nd;
 }
 
@@ -192,7 +217,7 @@ std::vector<NodeDevice> devices_of(const std::vector<const JobGpu*>& gpus, const
       if ((timelines.at(i->key).metrics & set_of(kNotInMig)).any()) {
         notes.once("mig-util:" + i->gpu, i->node,
                    fmt::format("GPU {} on {} is in MIG mode, where GPU and memory utilization "
-                               "are not measured (dcgm-exporter sends 0 for them): left out",
+                               "are not measured (the exporter sends 0 for them): left out",
                                i->gpu, i->node));
       }
     }

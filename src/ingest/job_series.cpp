@@ -88,6 +88,7 @@ void add_gpu(const tsdb::Labels& labels, std::size_t query, const JobSeries& js,
   if (const auto mig = mig_instance(labels)) {
     gpu.gpu_instance = mig->gpu_instance_id;
     gpu.mig_profile = mig->profile;
+    gpu.mig_uuid = mig->mig_uuid;
   }
   if (const std::string* uuid = gpu_uuid(labels)) {
     gpu.uuid = *uuid;
@@ -168,23 +169,25 @@ std::vector<std::string> nodes_without(const std::vector<std::string>& nodes,
   return out;
 }
 
-// The times each series' value was `id` (jobstats' nvidia_gpu_jobId), as spans of scrapes.
+// The times each series' value was `id` (jobstats' nvidia_gpu_jobId), as spans of scrapes, by
+// GPU or MIG instance (gpu_key: a GPU's instances share its UUID).
 std::map<std::string, std::vector<Span>> jobid_times(const std::vector<tsdb::Series>& series,
-                                                     double id) {
+                                                     double id,
+                                                     const std::vector<std::string>& nodes) {
   std::map<std::string, std::vector<Span>> out;
   for (const auto& s : series) {
-    const std::string* uuid = gpu_uuid(s.labels);
-    if (uuid == nullptr) continue;
+    if (gpu_uuid(s.labels) == nullptr) continue;
+    const std::string key = gpu_key(s.labels, nodes);
     std::optional<Span> open;
     for (const auto& p : s.points) {
       if (p.value == id) {
         open = open ? Span{open->first, p.t_ms} : Span{p.t_ms, p.t_ms};
       } else if (open) {
-        out[*uuid].push_back(*open);
+        out[key].push_back(*open);
         open.reset();
       }
     }
-    if (open) out[*uuid].push_back(*open);
+    if (open) out[key].push_back(*open);
   }
   return out;
 }
@@ -203,15 +206,14 @@ void find_by_jobid_value(tsdb::Source& source, const JobWindow& job,
     m.insert(m.begin(), Matcher{"__name__", "=", std::string(kJobstatsJobId)});
     return m;
   }());
-  const auto times = jobid_times(source.raw(sel, job.window, 1'000'000), id);
+  const auto times = jobid_times(source.raw(sel, job.window, 1'000'000), id, job.nodes);
   if (times.empty()) return;
   hosts->first.how = fmt::format("{}'s nvidia_gpu_jobId series equal to {}",
                                  family_name(Family::Jobstats), job.id);
   js.queries.push_back(hosts->first);
   const std::size_t q = js.queries.size() - 1;
   for (const auto& labels : hosts->second) {
-    const std::string* uuid = gpu_uuid(labels);
-    if (uuid == nullptr || !times.contains(*uuid)) continue;
+    if (gpu_uuid(labels) == nullptr || !times.contains(gpu_key(labels, job.nodes))) continue;
     add_gpu(labels, q, js, job, js.gpus, notes);
   }
   for (auto& gpu : js.gpus) {
@@ -291,19 +293,59 @@ void say_shared(tsdb::Source& source, const JobWindow& job, JobSeries& js, Notes
   }
 }
 
-// gpuscope serve's GPU names come on gpuscope_gpu_info, which carries no job label.
+// The GPUs of the job's MIG instances that no query found: their own series (the GPU's UUID,
+// no instance label), which carry the GPU's power, energy, temperature and clocks and no job
+// label (the GPU runs no process itself), read as the GPU's whole window. dcgm-exporter in its
+// default mode has none: the GPU is then made from its instances' series (job_runs).
+void find_mig_parents(tsdb::Source& source, const JobWindow& job, JobSeries& js, Notes& notes) {
+  std::map<std::pair<Family, std::string>, std::set<std::string>> wanted;  // by family, label
+  for (const auto& g : js.gpus) {
+    if (!g.gpu_instance || !g.has_uuid) continue;
+    if (std::any_of(js.gpus.begin(), js.gpus.end(),
+                    [&](const JobGpu& o) { return o.key == g.gpu; })) {
+      continue;
+    }
+    wanted[{js.queries[g.query].family, g.uuid_label}].insert(g.uuid);
+  }
+  for (const auto& [by, uuid_set] : wanted) {
+    const std::vector<std::string> uuids(uuid_set.begin(), uuid_set.end());
+    for (std::size_t i = 0; i < uuids.size(); i += kUuidsPerRequest) {
+      std::vector<std::string> part;
+      for (std::size_t k = i; k < std::min(uuids.size(), i + kUuidsPerRequest); ++k) {
+        part.push_back(regex_quote(uuids[k]));
+      }
+      SeriesQuery q;
+      q.family = by.first;
+      q.matchers = {{by.second, "=~", join(part, "|")}};
+      for (const auto l : kMigInstanceLabels) q.matchers.push_back({std::string(l), "=", ""});
+      q.how = fmt::format("{}'s series of the GPUs of the job's MIG instances (label {})",
+                          family_name(by.first), by.second);
+      const auto found = source.series(q.selector(names_regex(q.family)), job.window);
+      if (found.empty()) continue;
+      js.queries.push_back(std::move(q));
+      for (const auto& labels : found) {
+        add_gpu(labels, js.queries.size() - 1, js, job, js.gpus, notes);
+      }
+    }
+  }
+}
+
+// gpuscope serve's GPU names come on gpuscope_gpu_info, which carries no job label; a MIG
+// instance's (" MIG 1g.10gb") on the one with its gpu_instance_id.
 void fill_gpuscope_names(tsdb::Source& source, const JobWindow& job, JobSeries& js) {
-  std::vector<std::string> uuids;
+  std::set<std::string> uuid_set;
   for (const auto& g : js.gpus) {
     if (g.has_uuid && g.uuid_label == "uuid" && !g.name &&
         js.queries[g.query].family == Family::Gpuscope) {
-      uuids.push_back(g.uuid);
+      uuid_set.insert(g.uuid);
     }
   }
-  if (uuids.empty()) return;
+  if (uuid_set.empty()) return;
+  const std::vector<std::string> uuids(uuid_set.begin(), uuid_set.end());
   for (const auto& labels : by_uuid(source, "gpuscope_gpu_info", {}, "uuid", uuids, job.window)) {
+    const std::string key = gpu_key(labels, job.nodes);
     for (auto& g : js.gpus) {
-      if (g.uuid != labels.at("uuid")) continue;
+      if (g.key != key || js.queries[g.query].family != Family::Gpuscope) continue;
       if (const std::string* n = label(labels, "name")) g.name = *n;
       if (const std::string* p = label(labels, "pci_bus_id")) g.pci_bus_id = *p;
     }
@@ -403,6 +445,7 @@ JobSeries find_job_series(tsdb::Source& source, const JobWindow& job, Notes& not
     missing = std::move(still);
   }
   js.nodes_missing = missing;
+  find_mig_parents(source, job, js, notes);
   fill_gpuscope_names(source, job, js);
   return js;
 }

@@ -2,7 +2,8 @@
 // a documented order (docs/jobs.md), jobstats' job-id series, and for exclusive nodes (or a
 // list of hosts) every GPU of the nodes. Asks tsdb::Source::series() only, with selectors as
 // narrow as the convention allows; one family per GPU, identified by its UUID, and a MIG
-// instance by its GPU's UUID and its GPU instance id.
+// instance by its GPU's UUID and its GPU instance id. The GPU of a job's MIG instance is read
+// too, by UUID: its power, energy, temperature and clocks are the instance's GPU's.
 #pragma once
 
 #include <cstdint>
@@ -48,15 +49,16 @@ struct SeriesQuery {
 // A time span, Unix milliseconds, both ends included.
 using Span = std::pair<std::int64_t, std::int64_t>;
 
-// One GPU of the job, or one MIG GPU instance (dcgm-exporter's series with GPU_I_ID).
+// One GPU of the job, or one MIG GPU instance (series with GPU_I_ID or gpu_instance_id).
 struct JobGpu {
   std::string key;  // gpu_key(): the UUID, or "<node>/gpu<index>"; " GI <id>" after for an instance
   std::string gpu;  // the key of the whole GPU: `key` itself, or an instance's GPU's
   bool has_uuid = false;
   std::string uuid;        // the GPU's UUID (an instance's: its GPU's, as exported); "" when none
   std::string uuid_label;  // the label holding it: uuid, UUID or gpu_uuid
-  std::optional<unsigned> gpu_instance;    // a MIG instance: its GPU instance id (GPU_I_ID)
-  std::optional<std::string> mig_profile;  // and its profile (GPU_I_PROFILE)
+  std::optional<unsigned> gpu_instance;    // a MIG instance: its GPU instance id
+  std::optional<std::string> mig_profile;  // its profile (GPU_I_PROFILE, mig_profile)
+  std::optional<std::string> mig_uuid;     // its own "MIG-..." UUID (gpuscope serve's mig_uuid)
   std::string node;
   std::size_t query = 0;  // JobSeries::queries
   std::optional<unsigned> index;
