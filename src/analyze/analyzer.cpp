@@ -581,10 +581,26 @@ void Analyzer::set_phases(std::vector<std::string> names, std::vector<PhaseSpan>
   state_->phases.emplace(std::move(names), std::move(spans));
 }
 
+namespace {
+
+// What a MIG instance measures of its own: its memory and its saturation metrics. A GPU in MIG
+// mode reports the same over the whole GPU; in the statistics over all GPUs its instances stand
+// for it, so that no SM or byte is counted twice (its own row keeps its whole-GPU figures).
+bool instance_metric(std::size_t m) {
+  const auto metric = static_cast<Metric>(m);
+  const bool memory = metric >= Metric::MemoryUsedBytes && metric <= Metric::MemoryReservedBytes;
+  const bool saturation = metric >= Metric::GraphicsActivePct && metric <= Metric::IntegerActivePct;
+  return memory || saturation || metric == Metric::FlopActivePct;
+}
+
+}  // namespace
+
 void Analyzer::add_prepared(PreparedDevice&& d) {
   State& s = *state_;
   const auto gpu = static_cast<std::uint32_t>(s.result.gpus.size());
+  const bool mig_parent = !d.report.key.mig && d.report.key.mig_enabled.value_or(false);
   for (std::size_t m = 0; m < kMetricCount; ++m) {
+    if (mig_parent && instance_metric(m)) continue;
     s.overall[m].merge(d.overall[m]);
     // Allocated on first use: a metric no GPU reports costs no grid.
     if (!d.space[m].empty() && s.space[m].gpus.empty()) s.space[m].resize(s.space_count);

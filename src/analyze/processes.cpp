@@ -7,6 +7,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/mig.hpp"
+
 namespace gpuscope::analyze {
 namespace {
 
@@ -87,7 +89,7 @@ std::vector<ProcessUse> summarise_processes(const RunProcesses& run,
     if (inserted) {
       a.use.run_id = run.run_id;
       a.use.device_index = s.device_index;
-      a.use.gpu = fmt::format("{}GPU {}", run.where, s.device_index);
+      a.use.gpu = run.where + device_index_label(s.device_index);
       if (process) {
         a.use.process = *process;
       } else {

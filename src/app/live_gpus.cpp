@@ -59,8 +59,8 @@ LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::strin
     for (auto& d : gpus.system.devices) {
       if (d.index == rows[k]) d = watched[k];
     }
-    gpus.identities.push_back(exporter::identity_of(watched[k]));
   }
+  gpus.identities = exporter::identities_of(watched);
   gpus.gpu_count = selection.indices.size();
   for (const auto& note : notes) fmt::print(stderr, "gpuscope: {}\n", note);
   if (gpus.readers.empty()) {

@@ -45,7 +45,7 @@ int run_serve(const ServeRun& o) {
                        "use gpuscope (gpuscope_* names), dcgm (dcgm-exporter's DCGM_FI_* names) "
                        "or jobstats (Princeton jobstats' nvidia_gpu_* names)");
   }
-  LiveGpus gpus = open_live_gpus(o.backend, o.gpus, interval);
+  LiveGpus gpus = open_live_gpus(o.backend, o.gpus, interval, /*mig_devices=*/true);
   const exporter::ExportLabels labels = labels_for(gpus, o.node_name);
 
   exporter::LatestValues latest(gpus.identities);
@@ -85,7 +85,8 @@ int run_serve(const ServeRun& o) {
   std::vector<collect::SampleSink*> sinks{&latest};
   if (pusher) sinks.push_back(pusher.get());
   exporter::TeeSink sink(sinks);
-  const std::size_t count = gpus.readers.size();
+  const std::size_t count = gpus.gpu_count;
+  const std::size_t instances = gpus.readers.size() - gpus.gpu_count;
   const auto health = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(o.health_interval_s));
   collect::Sampler sampler(std::move(gpus.readers), {interval, {}, health}, sink);
@@ -94,10 +95,14 @@ int run_serve(const ServeRun& o) {
   if (processes) processes->start();
   if (pusher) pusher->start();
 
-  fmt::print(stderr,
-             "gpuscope: serving {} GPU{} at http://{}/metrics ({} names), sampling every {} ms{}\n",
-             count, count == 1 ? "" : "s", address.text(), o.naming, o.interval_ms,
-             pusher ? fmt::format(", pushing to {}", o.push.url) : "");
+  fmt::print(
+      stderr,
+      "gpuscope: serving {} GPU{}{} at http://{}/metrics ({} names), sampling every {} ms{}\n",
+      count, count == 1 ? "" : "s",
+      instances == 0 ? ""
+                     : fmt::format(" and {} MIG instance{}", instances, instances == 1 ? "" : "s"),
+      address.text(), o.naming, o.interval_ms,
+      pusher ? fmt::format(", pushing to {}", o.push.url) : "");
   if (!address.loopback()) {
     fmt::print(stderr, "gpuscope: note: {} is reachable from other machines\n", address.text());
   }

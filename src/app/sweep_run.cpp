@@ -12,6 +12,7 @@
 #include "analyze/work_units.hpp"
 #include "app/gpu_settings.hpp"
 #include "app/run_context.hpp"
+#include "app/sweep_mig.hpp"
 #include "app/sweep_options.hpp"
 #include "collect/backend.hpp"
 #include "collect/describe.hpp"
@@ -98,6 +99,7 @@ std::vector<unsigned> choose_gpus(const SweepOptions& o, const nvml::Session& se
   if (selection.indices.empty()) {
     throw Error::usage("no GPU selected", {}, "check --gpus and gpuscope devices");
   }
+  check_mig_gpus(session, selection, devices);  // a GPU in MIG mode shared with others: refused
   return selection.indices;
 }
 

@@ -42,6 +42,12 @@ std::optional<std::string> mig_profile_from_name(const std::string& name) {
   return std::string(rest);
 }
 
+std::string device_index_label(unsigned device_index) {
+  if (!is_mig_device_index(device_index)) return fmt::format("GPU {}", device_index);
+  const unsigned offset = device_index - kMigIndexBase;
+  return fmt::format("GPU {} GI {}", offset / 100, offset % 100);
+}
+
 std::string mig_label(const MigIdentity& mig) {
   std::string label = fmt::format("GPU {} GI {}", mig.parent_index, mig.gpu_instance_id);
   if (mig.profile) label += fmt::format(" ({})", *mig.profile);

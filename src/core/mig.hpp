@@ -35,6 +35,9 @@ constexpr bool is_mig_device_index(unsigned device_index) {
   return device_index >= kMigIndexBase;
 }
 
+// "GPU 3" for a GPU's row index, "GPU 0 GI 7" for a MIG device's (without its profile).
+std::string device_index_label(unsigned device_index);
+
 // "1g.18gb" from NVML's MIG device name ("NVIDIA H100 80GB HBM3 MIG 1g.10gb"); nullopt when the
 // name holds no profile.
 std::optional<std::string> mig_profile_from_name(const std::string& name);

@@ -107,9 +107,17 @@ nlohmann::json monitor_json(const Snapshot& snapshot) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const GpuReading& gpu : snapshot.gpus) {
     nlohmann::json g;
-    g["gpu"] = gpu.identity.index;
-    g["uuid"] = gpu.identity.uuid;
-    g["name"] = gpu.identity.name;
+    const GpuIdentity& id = gpu.identity;
+    g["gpu"] = id.index;
+    g["uuid"] = id.mig ? id.mig_uuid : id.uuid;
+    g["name"] = id.mig ? id.mig_name : id.name;
+    if (id.mig) {
+      g["mig"] = {
+          {"parent_index", id.mig->parent_index},
+          {"parent_uuid", id.uuid},
+          {"gpu_instance_id", id.mig->gpu_instance_id},
+          {"profile", id.mig->profile ? nlohmann::json(*id.mig->profile) : nlohmann::json()}};
+    }
     g["lost"] = gpu.lost;
     g["wall_ns"] = gpu.samples > 0 ? nlohmann::json(gpu.latest.wall_ns) : nlohmann::json();
     for (const auto& metric : kMetrics) {

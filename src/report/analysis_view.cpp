@@ -143,9 +143,15 @@ std::string rank_text(const analyze::RunMeta& r) {
 }
 
 std::string header_text(const Analysis& a, const Style& style) {
-  std::string out = style.bold(fmt::format(
-      "gpuscope analysis · {} run{} · {} GPU{} · {}", a.runs.size(), a.runs.size() == 1 ? "" : "s",
-      a.gpus.size(), a.gpus.size() == 1 ? "" : "s", seconds_text(a.duration_s)));
+  std::size_t instances = 0;
+  for (const auto& g : a.gpus) instances += g.key.mig ? 1U : 0U;
+  const std::size_t gpus = a.gpus.size() - instances;
+  const std::string mig =
+      instances == 0 ? ""
+                     : fmt::format(" · {} MIG instance{}", instances, instances == 1 ? "" : "s");
+  std::string out = style.bold(fmt::format("gpuscope analysis · {} run{} · {} GPU{}{} · {}",
+                                           a.runs.size(), a.runs.size() == 1 ? "" : "s", gpus,
+                                           gpus == 1 ? "" : "s", mig, seconds_text(a.duration_s)));
   out += "\n";
   for (const auto& r : a.runs) {
     const std::string where = r.host + rank_text(r);

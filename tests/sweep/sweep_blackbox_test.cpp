@@ -328,6 +328,27 @@ TEST_F(Sweep, AJobThatNeverMarksItsWorkFailsTheTrial) {
   EXPECT_NE(groups.err.find("--window-end '(a)(b)' has 2 groups"), std::string::npos) << groups.err;
 }
 
+TEST_F(Sweep, AGpuInMigModeSharedWithOtherInstancesIsRefused) {
+  // An H100 split 4g + 2g + 1g (three jobs' instances); the sweep's job holds the 1g one only.
+  scenario_ = std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/h100-mig-mixed.json";
+  auto r = run_gpuscope(
+      args({"--gpus", "MIG-b1000000-0000-5000-8000-000000000013", "--power-limits", "300"}), env_);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("GPU 0 is in MIG mode and this job holds 1 of its 3 instances "
+                       "(GI 7 (1g.10gb))"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("GI 1 (4g.40gb) and GI 3 (2g.20gb)"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(db_)) << "refused before anything ran";
+  EXPECT_TRUE(state_entry().is_null()) << "no setting was changed";
+  // The whole GPU, all its instances the job's: the sweep runs and says so.
+  auto whole = run_gpuscope(args({"--gpus", "0", "--power-limits", "300"}), env_);
+  EXPECT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_NE(whole.err.find("GPU 0 is in MIG mode and its 3 instances are all this job's"),
+            std::string::npos)
+      << whole.err;
+}
+
 TEST_F(Sweep, MultiGpuSweepSetsOnlyTheSelectedGpusAndSumsTheirEnergy) {
   // Three H100; the sweep takes GPUs 0 and 2 and leaves GPU 1 alone.
   const auto uuids = use_three_gpus();

@@ -31,6 +31,12 @@ TEST(CoreMig, RowIndicesStayApartFromGpus) {
   EXPECT_FALSE(is_mig_device_index(999));
 }
 
+TEST(CoreMig, RowIndexLabels) {
+  EXPECT_EQ(device_index_label(3), "GPU 3");
+  EXPECT_EQ(device_index_label(mig_device_index(0, 7)), "GPU 0 GI 7");
+  EXPECT_EQ(device_index_label(mig_device_index(12, 13)), "GPU 12 GI 13");
+}
+
 TEST(CoreMig, LabelNamesParentInstanceAndProfile) {
   MigIdentity mig;
   mig.parent_index = 1;
