@@ -8,13 +8,18 @@
 //   BM_HealthEventPoll   one poll of the fault events (timeout 0), 8 GPUs registered
 //   BM_HealthRead        one read of every health counter of one GPU
 //   BM_SamplerHealth8Gpus/H  a Sampler at 100 ms on 8 GPUs for 5 s, health every H s (0: none)
+//   BM_SamplerMig8x7/M   a Sampler at 100 ms on 8 GPUs in MIG mode with 7 instances each, for 5 s:
+//                        M = 0 the GPUs alone, M = 1 the GPUs and their 56 MIG devices
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
 #include <cstdlib>
 #include <thread>
 
+#include "collect/describe.hpp"
+#include "collect/gpu_selection.hpp"
 #include "collect/sampler.hpp"
+#include "collect/saturation.hpp"
 #include "core/clock.hpp"
 #include "nvml/session.hpp"
 
@@ -185,6 +190,39 @@ BENCHMARK(BM_SamplerHealth8Gpus)
     ->Iterations(1)
     ->Unit(benchmark::kSecond)
     ->UseRealTime();
+
+// The largest MIG node: 8 H100s, seven 1g instances each, sampled at 100 ms as profile does (the
+// GPUs, then their MIG devices when `state.range(0)` is 1). CPU % of one core, rows per second
+// and the CPU time per device-sample.
+void BM_SamplerMig8x7(benchmark::State& state) {
+  Driver driver("h100x8-mig7");
+  NullSink sink;
+  const SystemDescription system = collect::describe_system(*driver.session);
+  const collect::GpuSelection selection = collect::select_gpus("all", system.devices, {});
+  std::vector<unsigned> rows = state.range(0) == 1 ? selection.rows() : selection.indices;
+  double cpu = 0, wall = 0;
+  for (auto _ : state) {
+    std::vector<DeviceDescription> devices;
+    for (unsigned index : rows) devices.push_back(collect::device_at(system.devices, index));
+    collect::OpenedReaders opened =
+        collect::open_readers(*driver.session, rows, devices, {}, std::chrono::milliseconds(100));
+    collect::Sampler sampler(std::move(opened.readers), {std::chrono::milliseconds(100)}, sink);
+    const double cpu0 = cpu_seconds();
+    const std::int64_t wall0 = mono_now_ns();
+    sampler.start();
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    sampler.stop();
+    cpu += cpu_seconds() - cpu0;
+    wall += seconds(mono_now_ns() - wall0);
+    state.counters["missed_deadlines"] = static_cast<double>(sampler.stats().deadlines_missed);
+  }
+  const double samples = static_cast<double>(sink.samples.load());
+  state.counters["devices"] = static_cast<double>(rows.size());
+  state.counters["cpu_percent"] = 100.0 * cpu / wall;
+  state.counters["sample_rows_per_s"] = samples / wall;
+  state.counters["us_per_device_sample"] = samples > 0 ? 1e6 * cpu / samples : 0;
+}
+BENCHMARK(BM_SamplerMig8x7)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace
 
