@@ -39,6 +39,13 @@ def probe(name, fn):
     except Exception as e:  # an entry point this pynvml lacks
         res[name] = {"python": repr(e)[:200]}
 probe("GetMigMode", lambda: n.nvmlDeviceGetMigMode(h))
+def cost(fn, reps=1000):  # what gpuscope's once-a-second MIG check costs
+    t0 = time.perf_counter_ns()
+    for _ in range(reps):
+        fn()
+    return (time.perf_counter_ns() - t0) / reps
+res["ns_per_call"] = {"GetMigMode": cost(lambda: n.nvmlDeviceGetMigMode(h)),
+                      "GetMaxMigDeviceCount": cost(lambda: n.nvmlDeviceGetMaxMigDeviceCount(h))}
 probe("GetMaxMigDeviceCount", lambda: n.nvmlDeviceGetMaxMigDeviceCount(h))
 probe("GetMigDeviceHandleByIndex 0", lambda: n.nvmlDeviceGetMigDeviceHandleByIndex(h, 0))
 probe("GetMigDeviceHandleByIndex 7", lambda: n.nvmlDeviceGetMigDeviceHandleByIndex(h, 7))
@@ -81,6 +88,7 @@ s2=$!
 echo "profile rc=$?" >>"$out/profile.err"
 curl -s 127.0.0.1:19401/metrics >"$out/serve-metrics.txt"
 curl -s 127.0.0.1:19402/metrics >"$out/serve-dcgm-metrics.txt"
+"$g" monitor --json --once >"$out/monitor.json" 2>"$out/monitor.err"
 kill $s1 $s2; wait $s1 $s2 2>/dev/null
 "$g" analyze "$out/health.db" --json >"$out/analyze.json" 2>"$out/analyze.err"
 "$g" analyze "$out/health.db" >"$out/analyze.txt" 2>&1
