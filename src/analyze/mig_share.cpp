@@ -86,6 +86,8 @@ MigBins mig_parent_bins(std::span<const double> t_s, std::span<const double> cou
   return any ? out : MigBins{};
 }
 
+constexpr double kActivityHoldS = 1.0;
+
 MigBins mig_instance_bins(std::span<const double> t_s, std::span<const double> activity,
                           double bin_s, std::size_t bins) {
   MigBins out;
@@ -93,12 +95,23 @@ MigBins mig_instance_bins(std::span<const double> t_s, std::span<const double> a
   out.activity.assign(bins, kNaN);
   out.present.assign(bins, 0);
   std::vector<std::uint32_t> count(bins, 0);
+  // A GPM reading covers the time since the one before (at least 100 ms: samples between two
+  // readings have none); such a sample takes the last reading of the last second.
+  double held = kNaN, held_t = 0;
   for (std::size_t i = 0; i < t_s.size() && i < activity.size() && bins > 0; ++i) {
     if (!std::isfinite(t_s[i])) continue;
     const std::size_t k = bin_of(t_s[i], bin_s, bins);
     out.present[k] = 1;
-    if (std::isnan(activity[i])) continue;
-    out.activity[k] = count[k] == 0 ? activity[i] : out.activity[k] + activity[i];
+    double a = activity[i];
+    if (!std::isnan(a)) {
+      held = a;
+      held_t = t_s[i];
+    } else if (!std::isnan(held) && t_s[i] - held_t <= kActivityHoldS) {
+      a = held;
+    } else {
+      continue;
+    }
+    out.activity[k] = count[k] == 0 ? a : out.activity[k] + a;
     ++count[k];
   }
   for (std::size_t k = 0; k < bins; ++k) {

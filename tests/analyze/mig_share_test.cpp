@@ -134,6 +134,20 @@ TEST(MigSplit, ParentBinsSumToTheCounterAndSplitReadingsAtEdges) {
   EXPECT_NEAR(b.energy_j[0], 200.0, 1e-9);
 }
 
+TEST(MigSplit, SamplesBetweenTwoGpmReadingsHoldTheLastForUpToASecond) {
+  // Samples every 50 ms, GPM readings on every other one (they need 100 ms between them): each
+  // 50 ms bin has an activity, the held reading; after a gap of more than 1 s, none.
+  const std::vector<double> t{0.025, 0.075, 0.125, 0.175, 0.225, 0.275, 1.625};
+  const std::vector<double> a{0.80, kNaN, 0.60, kNaN, 0.40, kNaN, kNaN};
+  const MigBins bins = mig_instance_bins(t, a, 0.05, 33);
+  ASSERT_EQ(bins.activity.size(), 33u);
+  EXPECT_DOUBLE_EQ(bins.activity[1], 0.80);
+  EXPECT_DOUBLE_EQ(bins.activity[3], 0.60);
+  EXPECT_DOUBLE_EQ(bins.activity[5], 0.40);
+  EXPECT_EQ(bins.present[32], 1);
+  EXPECT_TRUE(std::isnan(bins.activity[32])) << "1.35 s after the last reading: unknown";
+}
+
 TEST(MigSlices, FromSliceCountsElseTheProfile) {
   MigIdentity m;
   m.parent_slices = 7;

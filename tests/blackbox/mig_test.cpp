@@ -2,10 +2,15 @@
 // device of the run with its own activity, memory and processes beside its GPU; selection by
 // MIG UUID; instances that come and go; MIG UUIDs that name nothing.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
+#include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
+#include "support/ports.hpp"
 #include "support/process.hpp"
 #include "support/sql.hpp"
 
@@ -144,6 +149,100 @@ TEST_F(ProfileMig, MigOnWithoutInstancesSamplesTheGpu) {
   auto r = profile("h100-mig-empty", {}, {"sleep", "0.3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(devices_sampled(), "0");
+}
+
+TEST_F(ProfileMig, AnalyzeListsInstancesWithEstimatedSharesOfTheMeasuredEnergy) {
+  auto r = profile("h100-mig-mixed", {}, {"sleep", "1.5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto text = run_gpuscope({"analyze", db_}, env_);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("1 run · 1 GPU · 3 MIG instances"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("└ GPU 0 GI 1 (4g.40gb)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("est. "), std::string::npos);
+  EXPECT_NE(text.out.find("GPU 0 GI 3  51202"), std::string::npos) << "processes by instance";
+  auto json_run = run_gpuscope({"analyze", db_, "--json"}, env_);
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const auto a = nlohmann::json::parse(json_run.out);
+  ASSERT_EQ(a["gpus"].size(), 4u);
+  const auto& parent = a["gpus"][0];
+  const double measured = parent["energy_j"]["counter"].get<double>();
+  ASSERT_GT(measured, 0);
+  // The scenario's instances: slices × SM active of 4 × 0.85, 2 × 0.35 and 1 × 0.15.
+  const std::map<unsigned, double> weight{{1001, 3.4}, {1003, 0.7}, {1007, 0.15}};
+  double estimated = 0;
+  for (std::size_t k = 1; k < 4; ++k) {
+    const auto& g = a["gpus"][k];
+    const unsigned index = g["index"].get<unsigned>();
+    ASSERT_TRUE(g["energy_j"]["counter"].is_null()) << "an instance's energy is never measured";
+    ASSERT_TRUE(g["estimated"]["estimate"].get<bool>());
+    const double share = g["estimated"]["energy_j"].get<double>() / measured;
+    EXPECT_NEAR(share, weight.at(index) / 4.25, 0.03) << g["label"];
+    estimated += g["estimated"]["energy_j"].get<double>();
+  }
+  EXPECT_NEAR(estimated + parent["mig_split"]["unattributed_j"].get<double>(), measured,
+              1e-6 * measured);
+  EXPECT_NEAR(a["energy_j"]["counter"].get<double>(), measured, 1e-9)
+      << "the totals are the GPU's measured energy, the estimates not added";
+  EXPECT_FALSE(a["mig_balance"].is_null());
+  auto report = run_gpuscope({"report", db_, "-o", dir_.file("r.html")}, env_);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_GT(std::filesystem::file_size(dir_.file("r.html")), 10000u);  // lanes: tests/report
+}
+
+TEST_F(ProfileMig, AnAmpereGpusInstancesHaveTheirMemoryAndProcesses) {
+  auto r = profile("a100-mig-mixed", {}, {"sleep", "0.6"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string devices = devices_sampled();
+  EXPECT_NE(devices.find("0,10"), std::string::npos) << devices;
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM devices WHERE parent_index = 0"), 4);
+  EXPECT_GT(number(db_,
+                   "SELECT count(*) FROM samples WHERE device_index >= 1000 AND "
+                   "memory_used_bytes > 0"),
+            0);
+  EXPECT_EQ(number(db_,
+                   "SELECT count(*) FROM samples WHERE device_index >= 1000 AND "
+                   "power_w IS NOT NULL"),
+            0)
+      << "power is the GPU's";
+}
+
+// GI 1's SM activity as dcgm-exporter labels a GPU instance's series: under its GPU.
+const std::string kInstanceSm =
+    "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\",UUID=\"GPU-b1000000-0000-4000-8000-000000000001\","
+    "pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\","
+    "GPU_I_PROFILE=\"4g.40gb\",GPU_I_ID=\"1\"";
+
+TEST(ServeMig, InstancesAreServedUnderTheirGpuWithDcgmExportersLabels) {
+  TempDir dir;
+  const int port = free_port();
+  auto serve =
+      start_gpuscope({"serve", "--simulate", fixture("h100-mig-mixed"), "--naming", "dcgm",
+                      "--listen", "127.0.0.1:" + std::to_string(port), "--interval", "200"},
+                     {{"GPUSCOPE_SIM_STATE", dir.file("state.json")}}, dir.file("serve.out"),
+                     dir.file("serve.err"));
+  std::string page;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < end) {
+    httplib::Client client("127.0.0.1", port);
+    client.set_connection_timeout(2, 0);
+    auto response = client.Get("/metrics");
+    if (response && response->status == 200 &&
+        response->body.find(kInstanceSm) != std::string::npos) {
+      page = response->body;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(page.empty()) << read_file(dir.file("serve.err"));
+  EXPECT_NE(page.find(kInstanceSm), std::string::npos) << page;
+  std::size_t power = 0;
+  for (auto at = page.find("\nDCGM_FI_DEV_POWER_USAGE{"); at != std::string::npos;
+       at = page.find("\nDCGM_FI_DEV_POWER_USAGE{", at + 1)) {
+    ++power;
+  }
+  EXPECT_EQ(power, 1u) << "the GPU's power once, never repeated per instance";
+  EXPECT_NE(read_file(dir.file("serve.err")).find("serving 1 GPU and 3 MIG instances"),
+            std::string::npos);
 }
 
 TEST(MonitorMig, MigDevicesAreRowsUnderTheirGpu) {
