@@ -49,13 +49,22 @@ void stragglers(const Analysis& a, std::vector<Finding>& out) {
   // activity as a fraction of its own instance.
   for (const auto* balance : {&a.balance, &a.mig_balance}) {
     if (!*balance) continue;
-    const char* median = balance == &a.mig_balance ? "MIG instance" : "GPU";
+    const bool mig = balance == &a.mig_balance;
     for (const auto& s : (*balance)->stragglers) {
       const GpuReport& g = a.gpus[s.index];
-      out.push_back({"straggler", fmt::format("{} was {:.0f} % less active than the median {}: "
-                                              "load imbalance, about {} idle",
-                                              g.key.label(hosts), 100 * s.below_median, median,
-                                              duration_words(s.gpu_seconds_lost))});
+      // A MIG GPU's instances often hold different jobs: a quiet one is imbalance only when
+      // they share one job's work.
+      out.push_back(
+          {"straggler",
+           mig ? fmt::format("{} was {:.0f} % less active than the median MIG instance, about {} "
+                             "idle: load imbalance if the instances share one job's work (else "
+                             "a smaller instance would do)",
+                             g.key.label(hosts), 100 * s.below_median,
+                             duration_words(s.gpu_seconds_lost))
+               : fmt::format("{} was {:.0f} % less active than the median GPU: load imbalance, "
+                             "about {} idle",
+                             g.key.label(hosts), 100 * s.below_median,
+                             duration_words(s.gpu_seconds_lost))});
     }
   }
 }

@@ -99,10 +99,14 @@ std::string gzip(std::string_view text) {
 
 std::string html_report(const analyze::Analysis& analysis, const HtmlReportOptions& options) {
   nlohmann::json data = html_report_data(analysis);
-  const std::string title = options.title.empty()
-                                ? fmt::format("gpuscope report · {} GPU{}", analysis.gpus.size(),
-                                              analysis.gpus.size() == 1 ? "" : "s")
-                                : options.title;
+  std::size_t instances = 0;
+  for (const auto& g : analysis.gpus) instances += g.key.mig ? 1U : 0U;
+  const std::size_t gpus = analysis.gpus.size() - instances;
+  const std::string title =
+      !options.title.empty() ? options.title
+      : instances == 0 ? fmt::format("gpuscope report · {} GPU{}", gpus, gpus == 1 ? "" : "s")
+                       : fmt::format("gpuscope report · {} GPU{} · {} MIG instance{}", gpus,
+                                     gpus == 1 ? "" : "s", instances, instances == 1 ? "" : "s");
   data["title"] = title;
   data["generator"] = options.generator;
   if (options.kernels) data["kernels"] = options.kernels->to_json();

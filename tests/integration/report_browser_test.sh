@@ -56,6 +56,11 @@ for pid in "${pids[@]}"; do wait "$pid"; done
 "$gpuscope" merge "$work/merged.db" "$work/ranks"
 "$gpuscope" report "$work/merged.db" -o "$work/merged.html"
 
+# An H100 in MIG mode, 4g + 2g + 1g, each instance with its own load (docs/mig.md).
+"$gpuscope" profile --simulate "$source_dir/tests/fixtures/scenarios/h100-mig-mixed.json" -q -s 100 \
+  -o "$work/mig.db" -- sleep 2
+"$gpuscope" report "$work/mig.db" -o "$work/mig.html"
+
 # A power-limit sweep (3 settings × 2 repeats of a 0.3 s workload on a simulated H100, measured
 # between the workload's own work marks) and its report.
 if [ -n "$sweep_workload" ]; then
@@ -78,6 +83,8 @@ GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_browser
   "$work/report.html" "$output_dir/report.png" 4 1
 GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_browser_test.mjs" \
   "$work/merged.html" "$output_dir/report-merged.png" 8
+GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_mig_test.mjs" \
+  "$work/mig.html" "$output_dir/report-mig.png"
 if [ -n "$sweep_workload" ]; then
   GPUSCOPE_CHROMIUM="$chromium" node "$source_dir/tests/integration/report_sweep_test.mjs" \
     "$work/sweep-report.html" "$work/sweep.json" "$output_dir/report-sweep.png"

@@ -82,6 +82,12 @@ async function gpuscopeDataText() {
     return (severalHosts ? where(g) + (g.rank != null ? " rank " + g.rank : "") + " " : "") + "GPU " + g.index;
   };
 
+  // "4 GPUs", or "1 GPU · 3 MIG instances" (a MIG instance is not a GPU of its own).
+  const gpuCount = (data) => {
+    const instances = data.gpus.filter((g) => g.mig).length, gpus = data.gpus.length - instances;
+    const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
+    return plural(gpus, "GPU") + (instances ? " · " + plural(instances, "MIG instance") : "");
+  };
   // Stragglers among whole GPUs and among MIG instances (each against its own median).
   gs.stragglers = () => new Set([d.balance, d.mig_balance].filter((b) => b).flatMap((b) => b.stragglers.map((x) => x.gpu)));
   // Table order: each GPU, then its MIG instances (same run, parent's index).
@@ -171,7 +177,7 @@ async function gpuscopeDataText() {
     }
     const w = d.window;
     document.getElementById("subtitle").textContent = d.runs.length + " run" + (d.runs.length === 1 ? "" : "s") +
-      " · " + d.gpus.length + " GPU" + (d.gpus.length === 1 ? "" : "s") + " · " + gs.fmtTime(d.duration_s) +
+      " · " + gpuCount(d) + " · " + gs.fmtTime(d.duration_s) +
       " · statistics over " + gs.fmtTime(w.start_s) + " – " + gs.fmtTime(w.end_s) +
       (w.leading_trimmed_s > 0 || w.trailing_trimmed_s > 0 ? " (idle edges left out, shaded on the timelines)" : "");
   }
