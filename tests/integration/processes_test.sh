@@ -102,18 +102,27 @@ check "analyze --json: the finding" "1" "$(grep -c '"foreign_process"' "$work/an
 grep -q "\"pid\": $outsider" "$work/analyze.json" && echo "ok: analyze --json lists the outsider" || { echo "FAIL: outsider missing from --json"; failures=$((failures + 1)); }
 
 # 3. serve: per-process series, and the GPU's series labelled with the workload using it.
-port=$((20000 + RANDOM % 20000))
+# An ephemeral port the kernel hands out, and a generous wait: CI runs this beside
+# image builds, and a fixed 10 s window once came up empty.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$gpuscope" serve --simulate h100 --listen 127.0.0.1:$port --interval 200 --process-sampling-ms 200 \
   2>"$work/serve.log" &
 serve=$!
 pids+=("$serve")
 page=""
-for _ in $(seq 50); do
+for _ in $(seq 300); do
   page=$(curl -sf "http://127.0.0.1:$port/metrics" || true)
-  if grep -q "gpuscope_process_memory_used_bytes" <<<"$page"; then break; fi
+  if grep -q "gpuscope_process_memory_used_bytes{.*pid=\"$outsider\"" <<<"$page"; then break; fi
+  kill -0 "$serve" 2>/dev/null || break
   sleep 0.2
 done
-grep -q "gpuscope_process_memory_used_bytes{.*pid=\"$outsider\",command=\"sleep\"" <<<"$page" && echo "ok: serve exports the outsider's memory" || { echo "FAIL: no process series"; echo "$page" | grep process; failures=$((failures + 1)); }
+grep -q "gpuscope_process_memory_used_bytes{.*pid=\"$outsider\",command=\"sleep\"" <<<"$page" && echo "ok: serve exports the outsider's memory" || {
+  echo "FAIL: no process series"
+  echo "$page" | grep process
+  echo "serve's log:"
+  cat "$work/serve.log"
+  failures=$((failures + 1))
+}
 if [ $in_cgroups = yes ]; then
   grep -q "^gpuscope_power_watts{.*pod=\"$pod_uid\",container=\"${container_id:0:12}\"" <<<"$page" && echo "ok: the GPU's series carry the pod using it" || { echo "FAIL: no pod label"; echo "$page" | grep power_watts; failures=$((failures + 1)); }
 fi
