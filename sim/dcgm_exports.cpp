@@ -45,6 +45,13 @@ dcgmReturn_t GroupCreate(dcgmHandle_t handle, unsigned int type, const char* nam
 dcgmReturn_t GroupAddDevice(dcgmHandle_t handle, dcgmGpuGrp_t group, unsigned int gpu) {
   return sim().group_add_device(handle, group, gpu);
 }
+dcgmReturn_t GroupAddEntity(dcgmHandle_t handle, dcgmGpuGrp_t group, unsigned int entity_group,
+                            dcgm_field_eid_t entity_id) {
+  return sim().group_add_entity(handle, group, entity_group, entity_id);
+}
+dcgmReturn_t GetGpuInstanceHierarchy(dcgmHandle_t handle, dcgmMigHierarchy_v2* hierarchy) {
+  return sim().instance_hierarchy(handle, hierarchy);
+}
 dcgmReturn_t GroupDestroy(dcgmHandle_t handle, dcgmGpuGrp_t group) {
   return sim().group_destroy(handle, group);
 }
@@ -114,6 +121,8 @@ extern "C" GPUSCOPE_SIM_API const char* errorString(dcgmReturn_t result) {
       return "limit reached";
     case -25:
       return "DCGM library not found";
+    case -29:
+      return "DCGM must run as root to do this";
     case -33:
       return "the DCGM module that serves this request is not loaded";
     case -34:

@@ -71,6 +71,35 @@ void set_blank(dcgmFieldValue_v2& value, bool rate_or_int) {
   }
 }
 
+// NVML's GPU instance profile index of a profile ID (nvml.h NVML_GPU_INSTANCE_PROFILE_*): DCGM
+// lists a GPU's instances profile index by profile index.
+unsigned profile_index(unsigned profile_id) {
+  switch (profile_id) {
+    case 19:
+      return 0;  // 1g
+    case 14:
+      return 1;  // 2g
+    case 9:
+      return 2;  // 3g
+    case 5:
+      return 3;  // 4g
+    case 0:
+      return 4;  // 7g
+    case 20:
+      return 7;  // 1g+me
+    case 15:
+      return 9;  // 1g, double memory
+    default:
+      return 100 + profile_id;
+  }
+}
+
+// The fields DCGM answers at GPU level, also when asked on a GPU instance (its GPU's value).
+bool is_gpu_level(unsigned short id) {
+  return (id >= dcgm::kProfPcieTxBytes && id <= dcgm::kProfNvlinkRxBytes) ||
+         id == dcgm::kDevGpuUtil || id == kFieldUuid || id == kFieldPciBusId;
+}
+
 void set_string(dcgmFieldValue_v2& value, const std::string& text) {
   value.fieldType = 's';
   std::snprintf(value.value.str, sizeof value.value.str, "%s", text.c_str());
@@ -147,7 +176,7 @@ dcgmReturn_t DcgmSim::init(const tl::expected<DriverOptions, std::string>& optio
       return fail(-25,
                   "the scenario installs no DCGM (it has no \"dcgm\" object; docs/scenarios.md)");
     }
-    caches_.assign(scenario().gpus.size(), GpuCache{});
+    caches_.clear();
   }
   ++init_count_;
   return dcgm::kOk;
@@ -207,6 +236,14 @@ dcgmReturn_t DcgmSim::start_embedded(dcgmStartEmbeddedV2Params_v2* params) {
   if (!scenario().dcgm->embedded) {
     return fail(-7, "DCGM cannot start embedded here (the scenario's dcgm.embedded is false)");
   }
+  for (std::size_t gpu = 0; gpu < scenario().gpus.size(); ++gpu) {
+    if (!driver_.privileged() && mig_enabled(scenario().gpus[gpu])) {
+      return fail(dcgm::kRequiresRoot,
+                  "DCGM must be run as root if MIG mode is enabled (GPU " + std::to_string(gpu) +
+                      " is in MIG mode, and the scenario's privileged is false or "
+                      "GPUSCOPE_SIM_PRIVILEGED=0)");
+    }
+  }
   params->dcgmHandle = next_id_++;
   connections_[params->dcgmHandle] = Connection{true, {}, {}, {}, 0};
   return dcgm::kOk;
@@ -231,6 +268,42 @@ dcgmReturn_t DcgmSim::supported_devices(dcgmHandle_t handle, unsigned int* ids, 
   return dcgm::kOk;
 }
 
+std::vector<DcgmSim::GpuInstance> DcgmSim::gpu_instances(unsigned gpu) {
+  std::vector<Driver::InstanceObservation> seen;
+  if (driver_.observe_instances(gpu, seen) != nvml::kSuccess) return {};
+  // DcgmCacheManager numbers a GPU's instances gpuId * maxGpcs + k, k counting them profile
+  // index by profile index (one compute instance each here, numbered the same way).
+  std::stable_sort(seen.begin(), seen.end(), [](const auto& a, const auto& b) {
+    const unsigned pa = profile_index(a.profile->id), pb = profile_index(b.profile->id);
+    return pa != pb ? pa < pb : a.gpu_instance_id < b.gpu_instance_id;
+  });
+  std::vector<GpuInstance> out;
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    const auto id = static_cast<unsigned>(gpu * kMaxMigDevices + k);
+    out.push_back({id, id, gpu, seen[k]});
+  }
+  return out;
+}
+
+std::optional<DcgmSim::GpuInstance> DcgmSim::gpu_instance(unsigned id) {
+  const unsigned gpu = id / kMaxMigDevices;
+  if (gpu >= scenario().gpus.size()) return std::nullopt;
+  for (const GpuInstance& instance : gpu_instances(gpu)) {
+    if (instance.entity_id == id) return instance;
+  }
+  return std::nullopt;
+}
+
+std::optional<unsigned> DcgmSim::gpu_of(const Entity& entity) {
+  if (entity.first == dcgm::kEntityGpu && entity.second < scenario().gpus.size()) {
+    return entity.second;
+  }
+  if (entity.first == dcgm::kEntityGpuI) {
+    if (auto instance = gpu_instance(entity.second)) return instance->gpu;
+  }
+  return std::nullopt;
+}
+
 dcgmReturn_t DcgmSim::group_create(dcgmHandle_t handle, unsigned int type, const char* name,
                                    dcgmGpuGrp_t* group) {
   std::lock_guard lock(mutex_);
@@ -238,25 +311,73 @@ dcgmReturn_t DcgmSim::group_create(dcgmHandle_t handle, unsigned int type, const
   if (connection == nullptr) return dcgm::kConnectionNotValid;
   if (name == nullptr || group == nullptr) return -1;
   if (connection->groups.size() >= kMaxGroups) return -24;  // MAX_LIMIT
-  std::vector<unsigned> gpus;
+  std::vector<Entity> entities;
   if (type == dcgm::kGroupDefault) {
-    for (unsigned i = 0; i < scenario().gpus.size(); ++i) gpus.push_back(i);
+    for (unsigned i = 0; i < scenario().gpus.size(); ++i)
+      entities.emplace_back(dcgm::kEntityGpu, i);
   } else if (type != dcgm::kGroupEmpty) {
     return -1;
   }
   *group = next_id_++;
-  connection->groups[*group] = gpus;
+  connection->groups[*group] = entities;
   return dcgm::kOk;
 }
 
 dcgmReturn_t DcgmSim::group_add_device(dcgmHandle_t handle, dcgmGpuGrp_t group, unsigned int gpu) {
+  return group_add_entity(handle, group, dcgm::kEntityGpu, gpu);
+}
+
+dcgmReturn_t DcgmSim::group_add_entity(dcgmHandle_t handle, dcgmGpuGrp_t group, unsigned int kind,
+                                       dcgm_field_eid_t id) {
   std::lock_guard lock(mutex_);
   Connection* connection = find(handle);
   if (connection == nullptr) return dcgm::kConnectionNotValid;
   auto it = connection->groups.find(group);
-  if (it == connection->groups.end() || gpu >= scenario().gpus.size()) return -1;
-  if (std::find(it->second.begin(), it->second.end(), gpu) == it->second.end()) {
-    it->second.push_back(gpu);
+  if (it == connection->groups.end()) return -1;
+  const Entity entity{kind, id};
+  if (kind != dcgm::kEntityGpu && kind != dcgm::kEntityGpuI) {
+    return fail(-1, "the simulator groups GPUs and GPU instances only");
+  }
+  if (!gpu_of(entity)) {
+    return fail(-1, (kind == dcgm::kEntityGpu ? "no GPU " : "no GPU instance entity ") +
+                        std::to_string(id));
+  }
+  if (std::find(it->second.begin(), it->second.end(), entity) == it->second.end()) {
+    it->second.push_back(entity);
+  }
+  return dcgm::kOk;
+}
+
+dcgmReturn_t DcgmSim::instance_hierarchy(dcgmHandle_t handle, dcgmMigHierarchy_v2* hierarchy) {
+  std::lock_guard lock(mutex_);
+  if (find(handle) == nullptr) return dcgm::kConnectionNotValid;
+  if (hierarchy == nullptr) return -1;
+  if (hierarchy->version != dcgm::kMigHierarchyVersion2) return -12;
+  hierarchy->count = 0;
+  for (unsigned gpu = 0; gpu < scenario().gpus.size(); ++gpu) {
+    for (const GpuInstance& instance : gpu_instances(gpu)) {
+      if (hierarchy->count + 2 > dcgm::kMaxHierarchyInfo) return dcgm::kOk;
+      // The GPU instance, then its one compute instance (whose parent it is).
+      dcgmMigHierarchyInfo_v2& gi = hierarchy->entityList[hierarchy->count++];
+      gi = {};
+      gi.entity = {dcgm::kEntityGpuI, instance.entity_id};
+      gi.parent = {dcgm::kEntityGpu, gpu};
+      std::snprintf(gi.info.gpuUuid, sizeof gi.info.gpuUuid, "%s",
+                    scenario().gpus[gpu].uuid.c_str());
+      gi.info.nvmlGpuIndex = gpu;
+      gi.info.nvmlInstanceId = instance.seen.gpu_instance_id;
+      gi.info.nvmlComputeInstanceId = ~0U;
+      gi.info.nvmlMigProfileId = instance.seen.profile->id;
+      gi.info.nvmlProfileSlices = instance.seen.profile->compute_slices;
+      dcgmMigHierarchyInfo_v2& ci = hierarchy->entityList[hierarchy->count++];
+      ci = gi;
+      ci.entity = {dcgm::kEntityGpuCi, instance.ci_entity_id};
+      ci.parent = gi.entity;
+      ci.info.nvmlComputeInstanceId = instance.seen.compute_instance_id;
+      // A compute instance spanning its GPU instance: NVML's CI profile of that many slices.
+      const unsigned slices = instance.seen.profile->compute_slices;
+      ci.info.nvmlMigProfileId = slices == 7 ? 4 : slices - 1;
+    }
   }
   return dcgm::kOk;
 }
@@ -303,6 +424,42 @@ dcgmReturn_t DcgmSim::field_group_destroy(dcgmHandle_t handle, dcgmFieldGrp_t fi
   return dcgm::kOk;
 }
 
+dcgmReturn_t DcgmSim::check_prof_watch(const Connection& connection,
+                                       const std::vector<Entity>& entities,
+                                       const std::set<unsigned short>& prof) {
+  const DcgmSpec& spec = *scenario().dcgm;
+  if (spec.profiling == DcgmProfiling::kModuleMissing) {
+    return fail(dcgm::kModuleNotLoaded, "the profiling module is not loaded (scenario fault)");
+  }
+  if (spec.profiling == DcgmProfiling::kUnsupported) {
+    return fail(dcgm::kProfilingNotSupported, "these GPUs have no profiling counters");
+  }
+  if (connection.embedded && spec.hostengine) {
+    return fail(dcgm::kInUse,
+                "the profiling counters are held by the nv-hostengine on " + *spec.hostengine);
+  }
+  for (const Entity& entity : entities) {
+    const std::optional<unsigned> gpu = gpu_of(entity);
+    if (!gpu) return fail(-1, "an entity of the group no longer exists");
+    // A GPU instance offers its GPU's metric groups.
+    const auto groups = dcgm_metric_groups(scenario().gpus[*gpu].spec);
+    std::set<unsigned short> offered;
+    for (const auto& mg : groups) offered.insert(mg.fields.begin(), mg.fields.end());
+    for (unsigned short id : prof) {
+      if (offered.count(id) == 0) {
+        return fail(dcgm::kProfilingNotSupported,
+                    "GPU " + std::to_string(*gpu) + " has no field " + std::to_string(id));
+      }
+    }
+    if (spec.multipass && !dcgm_single_pass(groups, prof)) {
+      return fail(dcgm::kProfilingMultiPass,
+                  "the fields need more than one pass of the counters (scenario fault "
+                  "dcgm.multipass)");
+    }
+  }
+  return dcgm::kOk;
+}
+
 dcgmReturn_t DcgmSim::watch(dcgmHandle_t handle, dcgmGpuGrp_t group, dcgmFieldGrp_t field_group,
                             long long update_us, double max_keep_age_s, int max_keep_samples) {
   std::lock_guard lock(mutex_);
@@ -319,39 +476,16 @@ dcgmReturn_t DcgmSim::watch(dcgmHandle_t handle, dcgmGpuGrp_t group, dcgmFieldGr
   for (unsigned short id : f->second) {
     if (is_prof(id)) prof.insert(id);
   }
-  const DcgmSpec& spec = *scenario().dcgm;
   if (!prof.empty()) {
-    if (spec.profiling == DcgmProfiling::kModuleMissing) {
-      return fail(dcgm::kModuleNotLoaded, "the profiling module is not loaded (scenario fault)");
-    }
-    if (spec.profiling == DcgmProfiling::kUnsupported) {
-      return fail(dcgm::kProfilingNotSupported, "these GPUs have no profiling counters");
-    }
-    if (connection->embedded && spec.hostengine) {
-      return fail(dcgm::kInUse,
-                  "the profiling counters are held by the nv-hostengine on " + *spec.hostengine);
-    }
-    for (unsigned gpu : g->second) {
-      const auto groups = dcgm_metric_groups(scenario().gpus[gpu].spec);
-      std::set<unsigned short> offered;
-      for (const auto& mg : groups) offered.insert(mg.fields.begin(), mg.fields.end());
-      for (unsigned short id : prof) {
-        if (offered.count(id) == 0) {
-          return fail(dcgm::kProfilingNotSupported,
-                      "GPU " + std::to_string(gpu) + " has no field " + std::to_string(id));
-        }
-      }
-      if (spec.multipass && !dcgm_single_pass(groups, prof)) {
-        return fail(dcgm::kProfilingMultiPass,
-                    "the fields need more than one pass of the counters (scenario fault "
-                    "dcgm.multipass)");
-      }
+    if (const dcgmReturn_t refused = check_prof_watch(*connection, g->second, prof);
+        refused != dcgm::kOk) {
+      return refused;
     }
   }
   connection->watches[{group, field_group}] = update_us;
   // The first sample is taken when the watch starts; the first average needs a second one.
-  for (unsigned gpu : g->second) {
-    if (!prof.empty() && !caches_[gpu].current) refresh(gpu, true);
+  for (const Entity& entity : g->second) {
+    if (!prof.empty() && !caches_[entity].current) refresh(entity, true);
   }
   return dcgm::kOk;
 }
@@ -361,19 +495,17 @@ dcgmReturn_t DcgmSim::unwatch(dcgmHandle_t handle, dcgmGpuGrp_t group, dcgmField
   Connection* connection = find(handle);
   if (connection == nullptr) return dcgm::kConnectionNotValid;
   if (connection->watches.erase({group, field_group}) == 0) return dcgm::kNotWatched;
-  for (unsigned gpu = 0; gpu < caches_.size(); ++gpu) {
-    if (prof_interval_us(gpu) == 0) caches_[gpu] = GpuCache{};
-  }
+  std::erase_if(caches_, [&](const auto& entry) { return prof_interval_us(entry.first) == 0; });
   return dcgm::kOk;
 }
 
-long long DcgmSim::prof_interval_us(unsigned gpu) const {
+long long DcgmSim::prof_interval_us(const Entity& entity) const {
   long long fastest = 0;
   for (const auto& [id, connection] : connections_) {
     for (const auto& [key, update_us] : connection.watches) {
-      const auto& gpus = connection.groups.at(key.first);
+      const auto& entities = connection.groups.at(key.first);
       const auto& fields = connection.field_groups.at(key.second);
-      if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) continue;
+      if (std::find(entities.begin(), entities.end(), entity) == entities.end()) continue;
       if (std::none_of(fields.begin(), fields.end(), is_prof)) continue;
       fastest = fastest == 0 ? update_us : std::min(fastest, update_us);
     }
@@ -381,12 +513,12 @@ long long DcgmSim::prof_interval_us(unsigned gpu) const {
   return fastest;
 }
 
-bool DcgmSim::watched(unsigned gpu, unsigned short field) const {
+bool DcgmSim::watched(const Entity& entity, unsigned short field) const {
   for (const auto& [id, connection] : connections_) {
     for (const auto& [key, update_us] : connection.watches) {
-      const auto& gpus = connection.groups.at(key.first);
+      const auto& entities = connection.groups.at(key.first);
       const auto& fields = connection.field_groups.at(key.second);
-      if (std::find(gpus.begin(), gpus.end(), gpu) != gpus.end() &&
+      if (std::find(entities.begin(), entities.end(), entity) != entities.end() &&
           std::find(fields.begin(), fields.end(), field) != fields.end()) {
         return true;
       }
@@ -395,26 +527,38 @@ bool DcgmSim::watched(unsigned gpu, unsigned short field) const {
   return false;
 }
 
-void DcgmSim::refresh(unsigned gpu, bool force) {
+void DcgmSim::refresh(const Entity& entity, bool force) {
   // DCGM updates a watched field on its own every interval; the simulator takes each update
   // lazily, at the first call after it fell due (the grid starts when the watch does).
-  const long long interval_us = prof_interval_us(gpu);
+  const long long interval_us = prof_interval_us(entity);
   if (interval_us == 0) return;
   const std::int64_t interval_ns = interval_us * 1000;
-  Driver::Observation now;
-  GpuCache& cache = caches_[gpu];
-  if (const nvmlReturn_t result = driver_.observe(gpu, now); result != nvml::kSuccess) {
+  Sample now;
+  Cache& cache = caches_[entity];
+  if (entity.first == dcgm::kEntityGpuI) {
+    const std::optional<GpuInstance> instance = gpu_instance(entity.second);
+    Driver::Observation gpu;
+    if (!instance || driver_.observe(instance->gpu, gpu) != nvml::kSuccess) {
+      cache.lost = true;
+      return;
+    }
+    now.own = instance->seen.observation;
+    now.gpu_integral = gpu.integral;
+  } else if (const nvmlReturn_t result = driver_.observe(entity.second, now.own);
+             result != nvml::kSuccess) {
     cache.lost = result == nvml::kErrorGpuIsLost;
     return;
+  } else {
+    now.gpu_integral = now.own.integral;
   }
-  if (cache.current && !force && now.realtime_ns < cache.next_due_ns) return;
-  if (cache.current && now.scenario_ns <= cache.current->scenario_ns) return;
+  if (cache.current && !force && now.own.realtime_ns < cache.next_due_ns) return;
+  if (cache.current && now.own.scenario_ns <= cache.current->own.scenario_ns) return;
   cache.previous = cache.current;
   cache.current = now;
   if (cache.next_due_ns == 0 || force) {
-    cache.next_due_ns = now.realtime_ns + interval_ns;
+    cache.next_due_ns = now.own.realtime_ns + interval_ns;
   } else {
-    const std::int64_t behind = (now.realtime_ns - cache.next_due_ns) / interval_ns;
+    const std::int64_t behind = (now.own.realtime_ns - cache.next_due_ns) / interval_ns;
     cache.next_due_ns += (behind + 1) * interval_ns;
   }
 }
@@ -423,7 +567,9 @@ dcgmReturn_t DcgmSim::update_all(dcgmHandle_t handle, int wait) {
   (void)wait;
   std::lock_guard lock(mutex_);
   if (find(handle) == nullptr) return dcgm::kConnectionNotValid;
-  for (unsigned gpu = 0; gpu < caches_.size(); ++gpu) refresh(gpu, false);
+  std::vector<Entity> entities;
+  for (const auto& entry : caches_) entities.push_back(entry.first);
+  for (const Entity& entity : entities) refresh(entity, false);
   return dcgm::kOk;
 }
 
@@ -436,44 +582,79 @@ bool DcgmSim::counters_taken(std::int64_t from_ns, std::int64_t to_ns) const {
   return false;
 }
 
-void DcgmSim::fill(unsigned gpu, unsigned short field, bool live, dcgmFieldValue_v2& value) {
-  value.status = dcgm::kOk;
-  const GpuConfig& config = scenario().gpus[gpu];
-  if (const ProfField* prof = prof_field(field)) {
-    set_blank(value, prof->rate);
-    const GpuCache& cache = caches_[gpu];
-    if (!watched(gpu, field)) {
-      value.status = dcgm::kNotWatched;
-      return;
-    }
-    if (cache.lost) {
-      value.status = dcgm::kGpuIsLost;
-      return;
-    }
-    if (!cache.previous || !cache.current) {
-      value.status = dcgm::kNoData;  // the first average needs two samples
-      if (cache.current) value.ts = cache.current->realtime_ns / 1000;
-      return;
-    }
-    const auto& a = *cache.previous;
-    const auto& b = *cache.current;
-    value.ts = b.realtime_ns / 1000;
-    if (counters_taken(a.scenario_ns, b.scenario_ns)) return;  // blank, as DCGM stores it
-    const std::size_t m = index_of(prof->level);
-    const double seconds = static_cast<double>(b.scenario_ns - a.scenario_ns) / 1e9;
-    const double average = (b.integral[m] - a.integral[m]) / seconds;
-    if (prof->rate) {
-      value.value.i64 = std::llround(average * kMiB);
-    } else {
-      value.value.dbl = average / 100.0;
-    }
+void DcgmSim::fill_prof(const Entity& entity, unsigned short field, dcgmFieldValue_v2& value) {
+  const ProfField* prof = prof_field(field);
+  set_blank(value, prof->rate);
+  const Cache& cache = caches_[entity];
+  if (!watched(entity, field)) {
+    value.status = dcgm::kNotWatched;
     return;
   }
-  if (!live && !watched(gpu, field)) {
+  if (cache.lost) {
+    value.status = dcgm::kGpuIsLost;
+    return;
+  }
+  if (!cache.previous || !cache.current) {
+    value.status = dcgm::kNoData;  // the first average needs two samples
+    if (cache.current) value.ts = cache.current->own.realtime_ns / 1000;
+    return;
+  }
+  const auto& a = *cache.previous;
+  const auto& b = *cache.current;
+  value.ts = b.own.realtime_ns / 1000;
+  if (counters_taken(a.own.scenario_ns, b.own.scenario_ns)) return;  // blank, as DCGM stores it
+  const std::size_t m = index_of(prof->level);
+  // A GPU instance answers its own activity, except for the fields DCGM keeps at GPU level.
+  const bool gpu_level = is_gpu_level(field);
+  const double seconds = static_cast<double>(b.own.scenario_ns - a.own.scenario_ns) / 1e9;
+  const double average = ((gpu_level ? b.gpu_integral[m] : b.own.integral[m]) -
+                          (gpu_level ? a.gpu_integral[m] : a.own.integral[m])) /
+                         seconds;
+  if (prof->rate) {
+    value.value.i64 = std::llround(average * kMiB);
+  } else {
+    value.value.dbl = std::clamp(average / 100.0, 0.0, 1.0);  // a fraction of the entity
+  }
+}
+
+void DcgmSim::fill(const Entity& entity, unsigned short field, bool live,
+                   dcgmFieldValue_v2& value) {
+  value.status = dcgm::kOk;
+  if (prof_field(field) != nullptr) return fill_prof(entity, field, value);
+  if (!live && !watched(entity, field)) {
     set_blank(value, true);
     value.status = dcgm::kNotWatched;
     return;
   }
+  if (entity.first == dcgm::kEntityGpu) return fill_device(entity.second, field, value);
+  const std::optional<GpuInstance> instance = gpu_instance(entity.second);
+  if (is_gpu_level(field)) return fill_device(instance->gpu, field, value);  // DCGM's remap
+  // The frame buffer fields are the instance's own memory.
+  const MigProfile& profile = *instance->seen.profile;
+  const auto used = std::llround(instance->seen.observation.memory_used_mib);
+  value.ts = instance->seen.observation.realtime_ns / 1000;
+  value.fieldType = dcgm::kTypeInt64;
+  switch (field) {
+    case dcgm::kDevFbTotal:
+      value.value.i64 = static_cast<long long>(profile.memory_mib);
+      break;
+    case dcgm::kDevFbFree:
+      value.value.i64 = static_cast<long long>(profile.memory_mib) - used;
+      break;
+    case dcgm::kDevFbUsed:
+      value.value.i64 = used;
+      break;
+    case dcgm::kDevFbReserved:
+      value.value.i64 = 0;
+      break;
+    default:
+      set_blank(value, true);
+      value.status = -13;  // UNKNOWN_FIELD
+  }
+}
+
+void DcgmSim::fill_device(unsigned gpu, unsigned short field, dcgmFieldValue_v2& value) {
+  const GpuConfig& config = scenario().gpus[gpu];
   Driver::Observation now;
   const nvmlReturn_t observed = driver_.observe(gpu, now);
   if (observed != nvml::kSuccess) {
@@ -528,22 +709,22 @@ dcgmReturn_t DcgmSim::latest_values(dcgmHandle_t handle, dcgmGroupEntityPair_t* 
   const bool live = (flags & 1U) != 0;  // DCGM_FV_FLAG_LIVE_DATA
   std::size_t k = 0;
   for (unsigned int e = 0; e < entity_count; ++e) {
-    const unsigned gpu = entities[e].entityId;
-    const bool known = entities[e].entityGroupId == dcgm::kEntityGpu && gpu < caches_.size();
-    if (known) refresh(gpu, false);
+    const Entity entity{entities[e].entityGroupId, entities[e].entityId};
+    const bool known = gpu_of(entity).has_value();
+    if (known) refresh(entity, false);
     for (unsigned int f = 0; f < field_count; ++f, ++k) {
       dcgmFieldValue_v2& value = values[k];
       std::memset(&value, 0, offsetof(dcgmFieldValue_v2, value) + sizeof(std::int64_t));
       value.version = dcgm::kFieldValueV2Version;
-      value.entityGroupId = entities[e].entityGroupId;
-      value.entityId = gpu;
+      value.entityGroupId = entity.first;
+      value.entityId = entity.second;
       value.fieldId = field_ids[f];
       if (!known) {
         set_blank(value, true);
         value.status = -1;
         continue;
       }
-      fill(gpu, field_ids[f], live, value);
+      fill(entity, field_ids[f], live, value);
     }
   }
   return dcgm::kOk;

@@ -6,7 +6,9 @@
 // and field groups; watches; profiling fields 1001-1012 as averages over the watch interval,
 // blank until two samples exist (as DCGM on Hopper), blank while another profiler holds the
 // counters; the device fields 54, 57, 203 and 250-253; metric groups that share counters on
-// pre-Hopper GPUs; and the faults of the scenario's "dcgm" object.
+// pre-Hopper GPUs; the faults of the scenario's "dcgm" object; and MIG: GPU-instance entities
+// (DCGM_FE_GPU_I) numbered as DCGM numbers them, their hierarchy, their own profiling values, and
+// DCGM's refusal to run embedded without root on a GPU in MIG mode.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +54,9 @@ class DcgmSim {
   dcgmReturn_t group_create(dcgmHandle_t handle, unsigned int type, const char* name,
                             dcgmGpuGrp_t* group);
   dcgmReturn_t group_add_device(dcgmHandle_t handle, dcgmGpuGrp_t group, unsigned int gpu);
+  dcgmReturn_t group_add_entity(dcgmHandle_t handle, dcgmGpuGrp_t group, unsigned int kind,
+                                dcgm_field_eid_t id);
+  dcgmReturn_t instance_hierarchy(dcgmHandle_t handle, dcgmMigHierarchy_v2* hierarchy);
   dcgmReturn_t group_destroy(dcgmHandle_t handle, dcgmGpuGrp_t group);
   dcgmReturn_t field_group_create(dcgmHandle_t handle, int count, const unsigned short* ids,
                                   const char* name, dcgmFieldGrp_t* field_group);
@@ -70,39 +75,64 @@ class DcgmSim {
   const char* last_error() const;
 
  private:
+  // An entity: (DCGM_FE_GPU or DCGM_FE_GPU_I, its DCGM id).
+  using Entity = std::pair<unsigned, unsigned>;
   struct Connection {
     bool embedded = false;
-    std::map<dcgmGpuGrp_t, std::vector<unsigned>> groups;
+    std::map<dcgmGpuGrp_t, std::vector<Entity>> groups;
     std::map<dcgmFieldGrp_t, std::vector<unsigned short>> field_groups;
     std::map<std::pair<dcgmGpuGrp_t, dcgmFieldGrp_t>, long long> watches;  // -> update_us
     std::uint64_t metric_groups_calls = 0;  // for dcgm.metric_groups_answers
   };
-  // What DCGM's cache holds for one GPU: the last two samples of its profiling counters.
-  struct GpuCache {
-    std::optional<Driver::Observation> previous;
-    std::optional<Driver::Observation> current;
+  // One counter sample of an entity: its own activity and, for a GPU instance, its GPU's (the
+  // fields DCGM answers at GPU level).
+  struct Sample {
+    Driver::Observation own;
+    Levels gpu_integral{};
+  };
+  // What DCGM's cache holds for one entity: the last two samples of its profiling counters.
+  struct Cache {
+    std::optional<Sample> previous;
+    std::optional<Sample> current;
     std::int64_t next_due_ns = 0;  // realtime of the next update on the watch's grid
     bool lost = false;
+  };
+  // A GPU instance as DCGM lists it: its entity id, its GPU and NVML's view of it.
+  struct GpuInstance {
+    unsigned entity_id = 0;
+    unsigned ci_entity_id = 0;
+    unsigned gpu = 0;
+    Driver::InstanceObservation seen;
   };
 
   dcgmReturn_t fail(dcgmReturn_t code, std::string message);
   Connection* find(dcgmHandle_t handle);
   const Scenario& scenario() const { return *driver_.loaded_scenario(); }
-  // The fastest watch interval of any connection on `gpu` for profiling fields (0: unwatched),
-  // and the fields watched on it.
-  long long prof_interval_us(unsigned gpu) const;
-  bool watched(unsigned gpu, unsigned short field) const;
+  // The GPU instances of `gpu` that exist now, in DCGM's order and with its entity ids.
+  std::vector<GpuInstance> gpu_instances(unsigned gpu);
+  // The GPU instance entity `id` names now, if any.
+  std::optional<GpuInstance> gpu_instance(unsigned id);
+  // The GPU an entity is or belongs to, if it exists.
+  std::optional<unsigned> gpu_of(const Entity& entity);
+  // The fastest watch interval of any connection on `entity` for profiling fields (0:
+  // unwatched), and whether `field` is watched on it.
+  long long prof_interval_us(const Entity& entity) const;
+  bool watched(const Entity& entity, unsigned short field) const;
   // Takes a new counter sample when the watch interval has passed since the last one.
-  void refresh(unsigned gpu, bool force);
+  void refresh(const Entity& entity, bool force);
   bool counters_taken(std::int64_t from_ns, std::int64_t to_ns) const;
-  void fill(unsigned gpu, unsigned short field, bool live, dcgmFieldValue_v2& value);
+  dcgmReturn_t check_prof_watch(const Connection& connection, const std::vector<Entity>& entities,
+                                const std::set<unsigned short>& prof);
+  void fill_prof(const Entity& entity, unsigned short field, dcgmFieldValue_v2& value);
+  void fill(const Entity& entity, unsigned short field, bool live, dcgmFieldValue_v2& value);
+  void fill_device(unsigned gpu, unsigned short field, dcgmFieldValue_v2& value);
 
   Driver driver_;
   mutable std::mutex mutex_;
   int init_count_ = 0;
   std::uintptr_t next_id_ = 1;
   std::map<dcgmHandle_t, Connection> connections_;
-  std::vector<GpuCache> caches_;
+  std::map<Entity, Cache> caches_;
   std::string last_error_;
 };
 

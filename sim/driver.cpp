@@ -271,6 +271,24 @@ nvmlReturn_t Driver::observe(std::size_t gpu, Observation& out) {
   return nvml::kSuccess;
 }
 
+nvmlReturn_t Driver::observe_instances(std::size_t gpu, std::vector<InstanceObservation>& out) {
+  out.clear();
+  Observation now;
+  if (const nvmlReturn_t result = observe(gpu, now); result != nvml::kSuccess) return result;
+  std::lock_guard lock(mutex_);
+  for (MigInstance& instance : devices_[gpu]->instances) {
+    if (!instance.live_at(now.scenario_ns)) continue;
+    instance.advance_to(now.scenario_ns);
+    InstanceObservation seen{&instance.profile(), instance.spec().gpu_instance_id,
+                             instance.spec().compute_instance_id, now};
+    seen.observation.integral = instance.activity_integral();
+    seen.observation.levels = instance.levels();
+    seen.observation.memory_used_mib = instance.memory_used_mib();
+    out.push_back(seen);
+  }
+  return nvml::kSuccess;
+}
+
 void Driver::pause(std::uint32_t latency_us) {
   if (latency_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(latency_us));
 }

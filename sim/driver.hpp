@@ -156,6 +156,16 @@ class Driver {
     double memory_used_mib = 0;
   };
   nvmlReturn_t observe(std::size_t gpu, Observation& out);
+  // The same for the GPU instances of GPU `gpu` that exist now, in the order of the scenario's
+  // "mig" instances (none with MIG off), each advanced to now: integral and levels are the
+  // instance's own, memory_used_mib its own.
+  struct InstanceObservation {
+    const MigProfile* profile = nullptr;
+    unsigned gpu_instance_id = 0;
+    unsigned compute_instance_id = 0;
+    Observation observation;
+  };
+  nvmlReturn_t observe_instances(std::size_t gpu, std::vector<InstanceObservation>& out);
 
   // Whether the caller counts as root (the scenario's privileged, GPUSCOPE_SIM_PRIVILEGED); read
   // inside a call, under the lock.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ranges>
 #include <set>
 
 namespace gpuscope::collect {
@@ -121,6 +122,41 @@ dcgm::Expected<std::vector<unsigned short>> DcgmFeed::offered(unsigned gpu_id) c
   return mapped_profiling_fields(*groups);
 }
 
+dcgm::Expected<std::unique_ptr<dcgm::Watch>> DcgmFeed::watch(
+    const std::vector<dcgmGroupEntityPair_t>& entities,
+    const std::vector<dcgm::MetricGroup>& groups, const std::vector<unsigned short>& prof,
+    const std::vector<unsigned short>& device, std::chrono::microseconds interval,
+    const std::string& who, std::vector<std::string>& notes) {
+  auto with_device = [&](std::vector<unsigned short> fields) {
+    fields.insert(fields.end(), device.begin(), device.end());
+    return fields;
+  };
+  auto watch = dcgm::Watch::start_entities(*session_, entities, with_device(prof), interval);
+  if (!watch && watch.error().code == dcgm::kProfilingMultiPass) {
+    // This DCGM does not multiplex these counters: watch what one pass can give.
+    const SinglePass pass = single_pass(groups, prof);
+    watch = dcgm::Watch::start_entities(*session_, entities, with_device(pass.fields), interval);
+    if (watch) {
+      notes.push_back(fmt::format(
+          "{}: DCGM cannot collect {} in the same pass as the other counters on this GPU "
+          "(PROFILING_MULTI_PASS); they will be empty",
+          who, describe_fields(pass.left_out)));
+    }
+  }
+  return watch;
+}
+
+std::string DcgmFeed::refusal(const dcgm::Failure& failure) const {
+  std::string why = session_->describe(failure);
+  if (failure.code == dcgm::kInUse) {
+    why += session_->embedded()
+               ? "; another DCGM (an nv-hostengine, e.g. dcgm-exporter's) or a profiler holds "
+                 "the counters: let gpuscope join it with --dcgm auto or --dcgm HOST:PORT"
+               : "; another profiler holds the counters";
+  }
+  return why;
+}
+
 std::string DcgmFeed::start(unsigned index, unsigned gpu_id, std::chrono::microseconds interval,
                             std::vector<std::string>& notes) {
   // One call: the groups give both the fields to watch and, should DCGM refuse to multiplex
@@ -133,56 +169,92 @@ std::string DcgmFeed::start(unsigned index, unsigned gpu_id, std::chrono::micros
   for (const auto& m : dcgm_mappings()) {
     if (m.fallback) device.push_back(m.field);
   }
-  auto with_device = [&](std::vector<unsigned short> fields) {
-    fields.insert(fields.end(), device.begin(), device.end());
-    return fields;
-  };
-  auto watch = dcgm::Watch::start(*session_, {gpu_id}, with_device(prof), interval);
-  if (!watch && watch.error().code == dcgm::kProfilingMultiPass) {
-    // This DCGM does not multiplex these counters: watch what one pass can give.
-    const SinglePass pass = single_pass(*groups, prof);
-    watch = dcgm::Watch::start(*session_, {gpu_id}, with_device(pass.fields), interval);
-    if (watch) {
-      notes.push_back(fmt::format(
-          "GPU {}: DCGM cannot collect {} in the same pass as the other counters on this GPU "
-          "(PROFILING_MULTI_PASS); they will be empty",
-          index, describe_fields(pass.left_out)));
-    }
-  }
-  if (!watch) {
-    std::string why = session_->describe(watch.error());
-    if (watch.error().code == dcgm::kInUse) {
-      why += session_->embedded()
-                 ? "; another DCGM (an nv-hostengine, e.g. dcgm-exporter's) or a profiler holds "
-                   "the counters: let gpuscope join it with --dcgm auto or --dcgm HOST:PORT"
-                 : "; another profiler holds the counters";
-    }
-    return why;
-  }
+  const std::string who = fmt::format("GPU {}", index);
+  auto watch =
+      this->watch({{dcgm::kEntityGpu, gpu_id}}, *groups, prof, device, interval, who, notes);
+  if (!watch) return refusal(watch.error());
   Gpu gpu;
-  gpu.gpu_id = gpu_id;
+  gpu.entity = {dcgm::kEntityGpu, gpu_id};
+  gpu.label = who;
   gpu.watch = std::move(*watch);
   gpus_[index] = std::move(gpu);
   return {};
+}
+
+std::vector<std::string> DcgmFeed::start_instances(unsigned gpu_id,
+                                                   const std::vector<InstanceWanted>& wanted,
+                                                   std::chrono::microseconds interval,
+                                                   std::vector<std::string>& notes) {
+  std::vector<std::string> why(wanted.size());
+  auto all = [&](const std::string& text) {
+    std::fill(why.begin(), why.end(), text);
+    return why;
+  };
+  const auto instances = session_->gpu_instances();
+  if (!instances) return all(session_->describe(instances.error()));
+  const auto groups = session_->metric_groups(gpu_id);
+  if (!groups) return all(session_->describe(groups.error()));
+  // PCIe and NVLink are the GPU's: DCGM answers its GPU's value on an instance.
+  std::vector<unsigned short> prof;
+  for (unsigned short f : mapped_profiling_fields(*groups)) {
+    if (f < dcgm::kProfPcieTxBytes || f > dcgm::kProfNvlinkRxBytes) prof.push_back(f);
+  }
+  if (prof.empty()) return all("DCGM lists no per-instance profiling field gpuscope records");
+  std::vector<dcgmGroupEntityPair_t> entities;
+  std::vector<std::size_t> watched;  // indices into wanted
+  for (std::size_t k = 0; k < wanted.size(); ++k) {
+    // DCGM numbers GPU instances its own way: match its hierarchy on GPU and NVML instance id.
+    const auto it = std::find_if(instances->begin(), instances->end(), [&](const auto& e) {
+      return e.gpu_id == gpu_id && e.gpu_instance_id == wanted[k].gpu_instance_id;
+    });
+    if (it == instances->end()) {
+      why[k] = "DCGM's MIG hierarchy does not list this GPU instance";
+      continue;
+    }
+    entities.push_back({dcgm::kEntityGpuI, it->entity_id});
+    watched.push_back(k);
+  }
+  if (entities.empty()) return why;
+  const std::string who = fmt::format(
+      "MIG device{} {}", watched.size() > 1 ? "s" : "",
+      fmt::join(watched | std::views::transform([&](std::size_t k) { return wanted[k].label; }),
+                ", "));
+  auto watch = this->watch(entities, *groups, prof, {}, interval, who, notes);
+  if (!watch) {
+    const std::string text = refusal(watch.error());
+    for (std::size_t k : watched) why[k] = text;
+    return why;
+  }
+  std::shared_ptr<dcgm::Watch> shared = std::move(*watch);
+  for (std::size_t n = 0; n < watched.size(); ++n) {
+    const InstanceWanted& w = wanted[watched[n]];
+    Gpu gpu;
+    gpu.entity = entities[n];
+    gpu.label = "MIG device " + w.label;
+    gpu.watch = shared;
+    gpu.instance = true;
+    gpus_[w.row_index] = std::move(gpu);
+  }
+  return why;
 }
 
 std::optional<std::string> DcgmFeed::read(unsigned index, SampleRow& row, unsigned& failed_calls) {
   auto it = gpus_.find(index);
   if (it == gpus_.end()) return std::nullopt;
   Gpu& gpu = it->second;
-  if (auto status = gpu.watch->latest(gpu.gpu_id, gpu.values); !status) {
+  if (auto status = gpu.watch->latest(gpu.entity, gpu.values); !status) {
     ++failed_calls;
     if (gpu.call_failed) return std::nullopt;
     gpu.call_failed = true;
     return fmt::format(
-        "DCGM stopped answering for GPU {} ({}); its saturation metrics are empty "
+        "DCGM stopped answering for {} ({}); its saturation metrics are empty "
         "until it answers again",
-        index, session_->describe(status.error()));
+        gpu.label, session_->describe(status.error()));
   }
   std::optional<std::string> event;
   if (gpu.call_failed) {
     gpu.call_failed = false;
-    event = fmt::format("DCGM answers again for GPU {}", index);
+    event = fmt::format("DCGM answers again for {}", gpu.label);
   }
   // The newest profiling sample; older or equal ones were read already.
   std::int64_t newest = 0;
@@ -200,11 +272,11 @@ std::optional<std::string> DcgmFeed::read(unsigned index, SampleRow& row, unsign
     if (gone != gpu.counters_gone) {
       gpu.counters_gone = gone;
       event = gone ? fmt::format(
-                         "DCGM's profiling counters on GPU {} are held elsewhere (a profiler such "
+                         "DCGM's profiling counters on {} are held elsewhere (a profiler such "
                          "as Nsight Compute, or dcgmi profile --pause); saturation metrics are "
                          "empty until they return",
-                         index)
-                   : fmt::format("DCGM's profiling counters on GPU {} are back", index);
+                         gpu.label)
+                   : fmt::format("DCGM's profiling counters on {} are back", gpu.label);
     }
   }
   for (const auto& v : gpu.values) {
@@ -212,7 +284,12 @@ std::optional<std::string> DcgmFeed::read(unsigned index, SampleRow& row, unsign
     if (mapping == nullptr) continue;
     if (is_prof(v.fieldId) && !fresh) continue;
     if (mapping->fallback && row.get(mapping->metric)) continue;
-    if (auto value = number(v)) row.set(mapping->metric, *value * mapping->scale);
+    auto value = number(v);
+    if (!value) continue;
+    // An instance's ratio above 1 is a known DCGM fault (NVIDIA/DCGM#152): a fraction of the
+    // instance cannot exceed all of it.
+    if (gpu.instance && mapping->scale == 100.0) value = std::min(*value, 1.0);
+    row.set(mapping->metric, *value * mapping->scale);
   }
   if (fresh) gpu.last_ts = newest;
   return event;

@@ -45,11 +45,13 @@ class DeviceReader {
   // Probes `device`. `notes` receives one line per metric group the GPU does not offer.
   DeviceReader(nvml::Device device, std::vector<std::string>& notes,
                SaturationReading saturation = {});
-  // A MIG device (`device` is its handle): only its memory and, with `gpm`, the GPM metrics of
-  // its GPU instance; power, temperature and clocks are its parent's. `notes` receives at most
-  // one line. Once the instance is gone (destroyed: INVALID_ARGUMENT or NOT_FOUND), one read
-  // says so in mig_events and it is read no more.
-  DeviceReader(nvml::Device device, MigReading mig, std::vector<std::string>& notes, bool gpm);
+  // A MIG device (`device` is its handle): only its memory and its GPU instance's saturation
+  // metrics, from GPM (saturation.gpm) or from DCGM's watch of its GPU-instance entity
+  // (saturation.dcgm, started by the feed); power, temperature and clocks are its parent's.
+  // `notes` receives at most one line. Once the instance is gone (destroyed: INVALID_ARGUMENT or
+  // NOT_FOUND), one read says so in mig_events and it is read no more.
+  DeviceReader(nvml::Device device, MigReading mig, std::vector<std::string>& notes,
+               SaturationReading saturation);
   DeviceReader(DeviceReader&&) noexcept = default;
   DeviceReader& operator=(DeviceReader&&) noexcept = default;
 

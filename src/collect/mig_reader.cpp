@@ -1,6 +1,6 @@
 // The MIG parts of DeviceReader (docs/mig.md): reading a MIG device (its memory and its GPU
-// instance's GPM, nothing its parent GPU does not split), and watching a GPU's MIG mode and
-// instances while a run lasts.
+// instance's GPM or DCGM values, nothing its parent GPU does not split), and watching a GPU's MIG
+// mode and instances while a run lasts.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,9 +22,9 @@ bool instance_gone(nvmlReturn_t code) {
 }  // namespace
 
 DeviceReader::DeviceReader(nvml::Device device, MigReading mig, std::vector<std::string>& notes,
-                           bool gpm)
-    : device_(std::move(device)), mig_(std::move(mig)) {
-  probe_mig(notes, gpm);
+                           SaturationReading saturation)
+    : device_(std::move(device)), dcgm_(std::move(saturation.dcgm)), mig_(std::move(mig)) {
+  probe_mig(notes, saturation.gpm);
 }
 
 void DeviceReader::probe_mig(std::vector<std::string>& notes, bool gpm) {
@@ -84,6 +84,9 @@ ReadOutcome DeviceReader::read_mig(SampleRow& row, std::int64_t mono_ns) {
         ++outcome.failed_calls;
       }
     }
+  }
+  if (dcgm_ && !gone_) {
+    outcome.source_event = dcgm_->read(mig_->row_index, row, outcome.failed_calls);
   }
   if (gone_) {
     // The parent GPU, when it is lost, says so itself; this is about the instance.

@@ -52,21 +52,39 @@ std::shared_ptr<DcgmFeed> open_feed(const BackendOptions& options, std::string& 
   }
 }
 
-// A MIG device: GPM of its GPU instance, or nothing (DCGM's GPU-instance entities are not read).
-Choice mig_choice(const DeviceDescription& d, const std::string& choice) {
+// A MIG device: GPM of its GPU instance on Hopper and newer, else DCGM's GPU-instance entity
+// (DCGM_FE_GPU_I) of its GPU instance, found through its GPU (docs/mig.md).
+Choice mig_choice(const DeviceDescription& d, const std::vector<const DeviceDescription*>& devices,
+                  const std::string& choice, Plan& plan, const std::string& dcgm_missing) {
   Choice c;
-  if (d.supports("gpm") && choice != "dcgm") {
+  const bool gpm = d.supports("gpm");
+  if (gpm && choice != "dcgm") {
     c.source = Source::Gpm;
     c.detail = "GPM of its GPU instance";
-  } else if (d.supports("gpm")) {
-    c.detail =
-        "--metrics-source dcgm, and gpuscope does not read DCGM's GPU-instance entities "
-        "yet, docs/mig.md";
-  } else {
-    c.detail =
-        "no GPM before Hopper, and gpuscope does not read DCGM's GPU-instance entities "
-        "yet, docs/mig.md";
+    return c;
   }
+  if (choice == "gpm") {
+    c.detail = "no GPM before Hopper; --metrics-source gpm leaves DCGM out";
+    return c;
+  }
+  if (!plan.dcgm) {
+    // The same words as its GPU's, so one line says it for both.
+    c.detail = gpm ? dcgm_missing : fmt::format("no GPM on this GPU, and {}", dcgm_missing);
+    return c;
+  }
+  const auto parent = std::find_if(devices.begin(), devices.end(), [&](const auto* p) {
+    return !p->mig && p->index == d.mig->parent_index;
+  });
+  const auto id = parent != devices.end() && (*parent)->uuid ? plan.dcgm->gpu_id(*(*parent)->uuid)
+                                                             : std::nullopt;
+  if (!id) {
+    c.detail = "DCGM does not list its GPU";
+    return c;
+  }
+  c.source = Source::Dcgm;
+  c.dcgm_id = *id;
+  c.detail = fmt::format("DCGM's GPU-instance entity, {}{}", plan.dcgm->session().description(),
+                         gpm ? "; --metrics-source dcgm" : "; no GPM before Hopper");
   return c;
 }
 
@@ -76,7 +94,7 @@ Plan make_plan(const std::vector<const DeviceDescription*>& devices,
   const std::string& choice = options.metrics_source;
   bool need_dcgm = choice == "dcgm";
   for (const DeviceDescription* d : devices) {
-    if (choice == "auto" && !d->error && !d->mig && !d->supports("gpm")) need_dcgm = true;
+    if (choice == "auto" && !d->error && !d->supports("gpm")) need_dcgm = true;
   }
   Plan plan;
   std::string dcgm_missing;
@@ -87,7 +105,7 @@ Plan make_plan(const std::vector<const DeviceDescription*>& devices,
     if (d->error) {
       c.detail = "the GPU could not be opened";
     } else if (d->mig) {
-      c = mig_choice(*d, choice);
+      c = mig_choice(*d, devices, choice, plan, dcgm_missing);
     } else if (choice == "gpm" || (choice == "auto" && gpm)) {
       c.source = gpm ? Source::Gpm : Source::None;
       c.detail = gpm ? (choice == "gpm" ? "--metrics-source gpm" : "Hopper or newer")
@@ -169,8 +187,8 @@ std::vector<std::string> summary(const std::vector<const DeviceDescription*>& de
 }
 
 // The reader of the MIG device `d`, or a note when it is gone since it was described.
-void open_mig_reader(const nvml::Session& session, const DeviceDescription& d, bool gpm,
-                     OpenedReaders& opened) {
+void open_mig_reader(const nvml::Session& session, const DeviceDescription& d,
+                     SaturationReading saturation, OpenedReaders& opened) {
   const MigIdentity& mig = *d.mig;
   auto device = find_mig_device(session, d);
   if (!device) {
@@ -180,7 +198,34 @@ void open_mig_reader(const nvml::Session& session, const DeviceDescription& d, b
   }
   MigReading reading{session.device(mig.parent_index), d.index, mig.gpu_instance_id,
                      mig_label(mig)};
-  opened.readers.emplace_back(std::move(*device), std::move(reading), opened.notes, gpm);
+  opened.readers.emplace_back(std::move(*device), std::move(reading), opened.notes,
+                              std::move(saturation));
+}
+
+// Starts one DCGM watch per GPU over the GPU-instance entities of its MIG devices that take
+// DCGM; a device DCGM refuses gets no saturation source, and says why.
+void start_instance_watches(const std::vector<DeviceDescription>& descriptions, Plan& plan,
+                            std::chrono::microseconds interval, std::vector<std::string>& notes) {
+  std::map<unsigned, std::vector<std::size_t>> by_gpu;  // DCGM GPU id -> devices
+  for (std::size_t k = 0; k < descriptions.size(); ++k) {
+    if (descriptions[k].mig && plan.gpus[k].source == Source::Dcgm) {
+      by_gpu[*plan.gpus[k].dcgm_id].push_back(k);
+    }
+  }
+  for (const auto& [gpu_id, members] : by_gpu) {
+    std::vector<DcgmFeed::InstanceWanted> wanted;
+    for (std::size_t k : members) {
+      const MigIdentity& mig = *descriptions[k].mig;
+      wanted.push_back({descriptions[k].index, mig.gpu_instance_id, mig_label(mig)});
+    }
+    const auto why = plan.dcgm->start_instances(gpu_id, wanted, interval, notes);
+    for (std::size_t n = 0; n < members.size(); ++n) {
+      if (why[n].empty()) continue;
+      Choice& c = plan.gpus[members[n]];
+      c.source = Source::None;
+      c.detail = fmt::format("DCGM refused to watch its GPU instance: {}", why[n]);
+    }
+  }
 }
 
 }  // namespace
@@ -208,9 +253,10 @@ OpenedReaders open_readers(const nvml::Session& session, const std::vector<unsig
   std::vector<std::string> start_notes;
   const auto watch_interval = std::chrono::duration_cast<std::chrono::microseconds>(
       std::max<std::chrono::nanoseconds>(interval, kDcgmMinInterval));
+  start_instance_watches(descriptions, plan, watch_interval, start_notes);
   for (std::size_t k = 0; k < indices.size(); ++k) {
     Choice& c = plan.gpus[k];
-    if (c.source == Source::Dcgm) {
+    if (c.source == Source::Dcgm && !descriptions[k].mig) {
       if (const std::string why =
               plan.dcgm->start(indices[k], *c.dcgm_id, watch_interval, start_notes);
           !why.empty()) {
@@ -222,7 +268,7 @@ OpenedReaders open_readers(const nvml::Session& session, const std::vector<unsig
     reading.gpm = c.source == Source::Gpm;
     if (c.source == Source::Dcgm) reading.dcgm = plan.dcgm;
     if (descriptions[k].mig) {
-      open_mig_reader(session, descriptions[k], reading.gpm, opened);
+      open_mig_reader(session, descriptions[k], reading, opened);
     } else {
       opened.readers.emplace_back(session.device(indices[k]), opened.notes, reading);
     }

@@ -1,8 +1,9 @@
 // The DCGM C API as gpuscope uses it (facts in docs/dcgm-abi.md, use in docs/sources.md):
 // handles, the status codes and constants used, and the layouts of the structs passed across
 // the library boundary, as DCGM 3.3 and 4.x (libdcgm.so.3 / .so.4) define them; the two agree on
-// every struct here. DCGM is loaded at run time like NVML, never linked, so these declarations
-// are gpuscope's own, checked by static_asserts against the sizes the public headers give.
+// every struct here (the MIG hierarchy's are checked against DCGM 4.5.3's headers). DCGM is loaded
+// at run time like NVML, never linked, so these declarations are gpuscope's own, checked by
+// static_asserts against the sizes the public headers give.
 #pragma once
 
 #include <cstddef>
@@ -62,6 +63,32 @@ struct dcgmGroupEntityPair_t {
   dcgm_field_eid_t entityId;
 };
 
+// Where a MIG entity sits: its GPU's UUID and NVML index, its NVML GPU (and compute) instance
+// ids, NVML's profile ID and its slices (dcgm_structs.h, dcgmMigEntityInfo_t).
+struct dcgmMigEntityInfo_t {
+  char gpuUuid[128];                   // the parent GPU's UUID
+  unsigned int nvmlGpuIndex;           // the parent GPU's NVML index
+  unsigned int nvmlInstanceId;         // NVML's GPU instance id (not DCGM's entity id)
+  unsigned int nvmlComputeInstanceId;  // NVML's compute instance id; ~0U on a GPU instance row
+  unsigned int nvmlMigProfileId;       // NVML's profile ID (19 for 1g.10gb), not its index
+  unsigned int nvmlProfileSlices;
+};
+
+// One row of the MIG hierarchy: an instance entity and its parent (a GPU instance's is its GPU).
+struct dcgmMigHierarchyInfo_v2 {
+  dcgmGroupEntityPair_t entity;
+  dcgmGroupEntityPair_t parent;
+  dcgmMigEntityInfo_t info;
+};
+
+// dcgmGetGpuInstanceHierarchy's answer (version 2): up to DCGM_MAX_HIERARCHY_INFO rows
+// (DCGM_MAX_NUM_DEVICES x DCGM_MAX_TOTAL_INSTANCES_PER_GPU).
+struct dcgmMigHierarchy_v2 {
+  unsigned int version;
+  unsigned int count;
+  dcgmMigHierarchyInfo_v2 entityList[32 * 14];
+};
+
 // One profiling metric group of a GPU: groups that share majorId cannot be watched together.
 struct dcgmProfMetricGroupInfo_v2 {
   unsigned short majorId;
@@ -95,6 +122,8 @@ inline constexpr unsigned int kStartEmbeddedV2ParamsVersion2 =
     make_version(sizeof(dcgmStartEmbeddedV2Params_v2), 2);
 inline constexpr unsigned int kProfGetMetricGroupsVersion3 =
     make_version(sizeof(dcgmProfGetMetricGroups_v3), 3);
+inline constexpr unsigned int kMigHierarchyVersion2 = make_version(sizeof(dcgmMigHierarchy_v2), 2);
+inline constexpr unsigned int kMaxHierarchyInfo = 32 * 14;  // DCGM_MAX_HIERARCHY_INFO
 
 // The sizes and version words of DCGM 3.3.9 and 4.6.0's headers (docs/dcgm-abi.md).
 static_assert(sizeof(dcgmFieldValueUnion) == 4096);
@@ -108,6 +137,15 @@ static_assert(sizeof(dcgmStartEmbeddedV2Params_v2) == 80 &&
               kStartEmbeddedV2ParamsVersion2 == 0x02000050);
 static_assert(sizeof(dcgmGroupEntityPair_t) == 8);
 static_assert(sizeof(dcgmProfMetricGroupInfo_v2) == 136);
+// DCGM 4.5.3's dcgm_structs.h: dcgmMigEntityInfo_t, dcgmMigHierarchyInfo_v2, dcgmMigHierarchy_v2.
+static_assert(sizeof(dcgmMigEntityInfo_t) == 148 &&
+              offsetof(dcgmMigEntityInfo_t, nvmlInstanceId) == 132 &&
+              offsetof(dcgmMigEntityInfo_t, nvmlProfileSlices) == 144);
+static_assert(sizeof(dcgmMigHierarchyInfo_v2) == 164 &&
+              offsetof(dcgmMigHierarchyInfo_v2, info) == 16);
+static_assert(sizeof(dcgmMigHierarchy_v2) == 73480 &&
+              offsetof(dcgmMigHierarchy_v2, entityList) == 8 &&
+              kMigHierarchyVersion2 == 0x02011F08);
 static_assert(sizeof(dcgmProfGetMetricGroups_v3) == 1376 &&
               kProfGetMetricGroupsVersion3 == 0x03000560);
 
@@ -131,7 +169,9 @@ inline constexpr unsigned int kGroupDefault = 0;  // dcgmGroupType_t: all GPUs
 inline constexpr unsigned int kGroupEmpty = 1;
 inline constexpr unsigned int kOperationModeAuto = 1;
 inline constexpr unsigned int kOperationModeManual = 2;
-inline constexpr unsigned int kEntityGpu = 1;  // DCGM_FE_GPU
+inline constexpr unsigned int kEntityGpu = 1;    // DCGM_FE_GPU
+inline constexpr unsigned int kEntityGpuI = 4;   // DCGM_FE_GPU_I: a GPU instance (MIG)
+inline constexpr unsigned int kEntityGpuCi = 5;  // DCGM_FE_GPU_CI: a compute instance
 inline constexpr unsigned short kTypeDouble = 'd';
 inline constexpr unsigned short kTypeInt64 = 'i';
 inline constexpr int kMaxNumDevices = 32;

@@ -30,6 +30,13 @@
     (handle, type, name, group), dcgmGroupCreate)                                                     \
   X(GroupAddDevice, Required, (dcgmHandle_t handle, dcgmGpuGrp_t group, unsigned int gpu_id),         \
     (handle, group, gpu_id), dcgmGroupAddDevice)                                                      \
+  X(GroupAddEntity, Optional,                                                                         \
+    (dcgmHandle_t handle, dcgmGpuGrp_t group, unsigned int entity_group,                              \
+     dcgm_field_eid_t entity_id),                                                                     \
+    (handle, group, entity_group, entity_id), dcgmGroupAddEntity)                                     \
+  /* MIG: the GPU and compute instances, with DCGM's entity ids for them */                           \
+  X(GetGpuInstanceHierarchy, Optional, (dcgmHandle_t handle, dcgmMigHierarchy_v2* hierarchy),         \
+    (handle, hierarchy), dcgmGetGpuInstanceHierarchy)                                                 \
   X(GroupDestroy, Required, (dcgmHandle_t handle, dcgmGpuGrp_t group), (handle, group),               \
     dcgmGroupDestroy)                                                                                 \
   X(FieldGroupCreate, Required,                                                                       \

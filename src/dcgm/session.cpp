@@ -33,6 +33,7 @@ Session::Session(std::shared_ptr<const Library> library, const ConnectOptions& o
   const bool try_engine = how != "embedded";
   const bool try_embedded = how == "auto" || how == "embedded";
   std::string engine_failure;
+  bool requires_root = false;
   if (try_engine) {
     const std::string address = (how == "auto" || how == "hostengine") ? kDefaultHostEngine : how;
     const bool unix_socket = address.starts_with("unix:");
@@ -70,9 +71,18 @@ Session::Session(std::shared_ptr<const Library> library, const ConnectOptions& o
       engine_failure +=
           (engine_failure.empty() ? "" : "; ") +
           fmt::format("embedded DCGM did not start: {}", describe({code, "dcgmStartEmbedded_v2"}));
+      requires_root = code == kRequiresRoot;
     }
   }
   t.Shutdown.fn();
+  if (requires_root) {
+    // DCGM reads MIG layouts through root-only NVML calls, so it refuses to start unprivileged
+    // while a GPU is in MIG mode (docs/mig.md).
+    throw Error(
+        "DCGM must run as root while a GPU is in MIG mode (DCGM_ST_REQUIRES_ROOT): run gpuscope "
+        "as root, start a root nv-hostengine (systemctl start nvidia-dcgm) for --dcgm auto to "
+        "join, or use Hopper or newer, whose GPM needs neither");
+  }
   throw Error("DCGM is installed but gpuscope cannot reach it", engine_failure,
               how == "embedded" ? "start nv-hostengine and use --dcgm auto, or run as a user "
                                   "that may start DCGM embedded"
@@ -145,10 +155,41 @@ Expected<std::vector<MetricGroup>> Session::metric_groups(unsigned gpu_id) const
   return groups;
 }
 
+Expected<std::vector<GpuInstanceEntity>> Session::gpu_instances() const {
+  const auto& fn = library_->table().GetGpuInstanceHierarchy.fn;
+  if (fn == nullptr) return tl::unexpected(Failure{-20, "dcgmGetGpuInstanceHierarchy"});
+  auto hierarchy = std::make_unique<dcgmMigHierarchy_v2>();
+  hierarchy->version = kMigHierarchyVersion2;
+  if (const dcgmReturn_t code = fn(handle_, hierarchy.get()); code != kOk) {
+    return tl::unexpected(Failure{code, "dcgmGetGpuInstanceHierarchy"});
+  }
+  std::vector<GpuInstanceEntity> out;
+  const unsigned n = std::min(hierarchy->count, kMaxHierarchyInfo);
+  for (unsigned i = 0; i < n; ++i) {
+    const dcgmMigHierarchyInfo_v2& row = hierarchy->entityList[i];
+    if (row.entity.entityGroupId != kEntityGpuI || row.parent.entityGroupId != kEntityGpu) {
+      continue;
+    }
+    const dcgmMigEntityInfo_t& info = row.info;
+    out.push_back({row.entity.entityId, row.parent.entityId,
+                   std::string(info.gpuUuid, strnlen(info.gpuUuid, sizeof info.gpuUuid)),
+                   info.nvmlInstanceId, info.nvmlMigProfileId, info.nvmlProfileSlices});
+  }
+  return out;
+}
+
 Expected<std::unique_ptr<Watch>> Watch::start(const Session& session,
                                               const std::vector<unsigned>& gpu_ids,
                                               const std::vector<unsigned short>& fields,
                                               std::chrono::microseconds interval) {
+  std::vector<dcgmGroupEntityPair_t> entities;
+  for (unsigned id : gpu_ids) entities.push_back({kEntityGpu, id});
+  return start_entities(session, entities, fields, interval);
+}
+
+Expected<std::unique_ptr<Watch>> Watch::start_entities(
+    const Session& session, const std::vector<dcgmGroupEntityPair_t>& entities,
+    const std::vector<unsigned short>& fields, std::chrono::microseconds interval) {
   const FunctionTable& t = session.library().table();
   std::unique_ptr<Watch> watch(new Watch(session, fields));
   const dcgmHandle_t h = session.handle();
@@ -159,9 +200,18 @@ Expected<std::unique_ptr<Watch>> Watch::start(const Session& session,
     return tl::unexpected(Failure{code, "dcgmGroupCreate"});
   }
   watch->has_group_ = true;
-  for (unsigned id : gpu_ids) {
-    if (const dcgmReturn_t code = t.GroupAddDevice.fn(h, watch->group_, id); code != kOk) {
-      return tl::unexpected(Failure{code, "dcgmGroupAddDevice"});
+  for (const dcgmGroupEntityPair_t& e : entities) {
+    if (e.entityGroupId == kEntityGpu) {
+      if (const dcgmReturn_t code = t.GroupAddDevice.fn(h, watch->group_, e.entityId);
+          code != kOk) {
+        return tl::unexpected(Failure{code, "dcgmGroupAddDevice"});
+      }
+    } else if (t.GroupAddEntity.fn == nullptr) {
+      return tl::unexpected(Failure{-20, "dcgmGroupAddEntity"});  // FUNCTION_NOT_FOUND
+    } else if (const dcgmReturn_t code =
+                   t.GroupAddEntity.fn(h, watch->group_, e.entityGroupId, e.entityId);
+               code != kOk) {
+      return tl::unexpected(Failure{code, "dcgmGroupAddEntity"});
     }
   }
   const std::string fields_name = unique_name("fields");
@@ -192,8 +242,11 @@ Watch::~Watch() {
 }
 
 Status Watch::latest(unsigned gpu_id, std::vector<dcgmFieldValue_v2>& values) const {
+  return latest(dcgmGroupEntityPair_t{kEntityGpu, gpu_id}, values);
+}
+
+Status Watch::latest(dcgmGroupEntityPair_t entity, std::vector<dcgmFieldValue_v2>& values) const {
   values.resize(fields_.size());
-  dcgmGroupEntityPair_t entity{kEntityGpu, gpu_id};
   std::vector<unsigned short> ids = fields_;  // the API takes them non-const
   if (const dcgmReturn_t code = session_.library().table().EntitiesGetLatestValues.fn(
           session_.handle(), &entity, 1, ids.data(), static_cast<unsigned>(ids.size()), 0,

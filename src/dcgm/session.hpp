@@ -36,6 +36,17 @@ struct MetricGroup {
   std::vector<unsigned short> fields;
 };
 
+// A GPU instance as DCGM's MIG hierarchy lists it (dcgmGetGpuInstanceHierarchy): DCGM's entity
+// id for it (DCGM_FE_GPU_I; not NVML's GPU instance id), its GPU, and NVML's ids.
+struct GpuInstanceEntity {
+  unsigned entity_id = 0;
+  unsigned gpu_id = 0;  // the parent's DCGM GPU id
+  std::string gpu_uuid;
+  unsigned gpu_instance_id = 0;  // NVML's
+  unsigned profile_id = 0;       // NVML's profile ID
+  unsigned slices = 0;
+};
+
 class Session {
  public:
   // Throws Error saying what was tried and why it failed (no host engine, embedded refused).
@@ -57,6 +68,9 @@ class Session {
   // The profiling metric groups of a GPU (dcgmProfGetSupportedMetricGroups).
   Expected<std::vector<MetricGroup>> metric_groups(unsigned gpu_id) const;
 
+  // The GPU instances DCGM sees, GPU instance rows only (dcgmGetGpuInstanceHierarchy).
+  Expected<std::vector<GpuInstanceEntity>> gpu_instances() const;
+
   // "dcgmWatchFields: <DCGM's words> (DCGM error -38)", with the simulator's reason when simulated.
   std::string describe(const Failure& failure) const;
 
@@ -67,14 +81,19 @@ class Session {
   std::string description_;
 };
 
-// Fields watched on a set of GPUs: a GPU group, a field group and the watch, all undone by the
-// destructor (so a host engine shared with dcgm-exporter is left as it was found).
+// Fields watched on a set of GPUs or other entities: an entity group, a field group and the watch,
+// all undone by the destructor (so a host engine shared with dcgm-exporter is left as it was
+// found).
 class Watch {
  public:
   static Expected<std::unique_ptr<Watch>> start(const Session& session,
                                                 const std::vector<unsigned>& gpu_ids,
                                                 const std::vector<unsigned short>& fields,
                                                 std::chrono::microseconds interval);
+  // The same over any entities (GPU instances: DCGM_FE_GPU_I, added by dcgmGroupAddEntity).
+  static Expected<std::unique_ptr<Watch>> start_entities(
+      const Session& session, const std::vector<dcgmGroupEntityPair_t>& entities,
+      const std::vector<unsigned short>& fields, std::chrono::microseconds interval);
   ~Watch();
   Watch(const Watch&) = delete;
   Watch& operator=(const Watch&) = delete;
@@ -82,6 +101,8 @@ class Watch {
   const std::vector<unsigned short>& fields() const { return fields_; }
   // The latest value of every watched field of one GPU, in fields() order.
   Status latest(unsigned gpu_id, std::vector<dcgmFieldValue_v2>& values) const;
+  // The same for any watched entity.
+  Status latest(dcgmGroupEntityPair_t entity, std::vector<dcgmFieldValue_v2>& values) const;
 
  private:
   Watch(const Session& session, std::vector<unsigned short> fields)

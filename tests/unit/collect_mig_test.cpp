@@ -79,6 +79,7 @@ void sample_mig(const std::string& scenario, const std::string& gpus,
   for (unsigned index : rows) run.devices.push_back(device_at(system.devices, index));
   BackendOptions backend;
   backend.metrics_source = "auto";
+  backend.dcgm_library = GPUSCOPE_TEST_SIM_DCGM_LIBRARY;  // the scenario's DCGM, where it has one
   OpenedReaders opened =
       open_readers(session, rows, run.devices, backend, std::chrono::milliseconds(50));
   run.notes = opened.notes;
@@ -180,23 +181,63 @@ TEST(MigSampling, AMigUuidSamplesThatInstanceAndItsParentOnly) {
   EXPECT_NEAR(*mean(run, 1003, Metric::SmActivePct), 35, 1.0);
 }
 
-TEST(MigSampling, AnA100sInstancesHaveTheirMemoryAndOneNoteForTheRest) {
+// The scenario's levels of each instance (tests/fixtures/scenarios/a100-mig-mixed.json).
+const Level kA100[] = {{1001, 92, 80, 55, 45, 30},
+                       {1003, 60, 40, 25, 30, 12},
+                       {1007, 20, 12, 0, 5, 4},
+                       {1008, 0, 0, 0, 0, 1}};
+
+TEST(MigSampling, AnA100sInstancesTakeDcgmsGpuInstanceEntities) {
   MigRun run;
-  sample_mig("a100-mig-mixed", "all", std::chrono::milliseconds(400), run);
+  sample_mig("a100-mig-mixed", "all", std::chrono::milliseconds(700), run);
   ASSERT_EQ(run.devices.size(), 5U);
-  const std::pair<unsigned, double> used[] = {{1001, 30}, {1003, 12}, {1007, 4}, {1008, 1}};
-  for (const auto& [index, gib] : used) {
-    SCOPED_TRACE(index);
-    EXPECT_NEAR(*mean(run, index, Metric::MemoryUsedBytes) / (1ULL << 30U), gib, 0.01);
-    EXPECT_FALSE(mean(run, index, Metric::SmActivePct).has_value());
-    EXPECT_FALSE(mean(run, index, Metric::PowerW).has_value());
+  for (const Level& want : kA100) {
+    SCOPED_TRACE(want.index);
+    EXPECT_NEAR(*mean(run, want.index, Metric::MemoryUsedBytes) / (1ULL << 30U), want.used_gib,
+                0.01);
+    // Its own instance's activity, as DCGM's GPU-instance entity gives it (a fraction of it).
+    ASSERT_TRUE(mean(run, want.index, Metric::SmActivePct).has_value());
+    EXPECT_NEAR(*mean(run, want.index, Metric::GraphicsActivePct), want.util, 1.0);
+    EXPECT_NEAR(*mean(run, want.index, Metric::SmActivePct), want.sm_active, 1.0);
+    EXPECT_NEAR(*mean(run, want.index, Metric::TensorActivePct), want.tensor, 1.0);
+    EXPECT_NEAR(*mean(run, want.index, Metric::DramActivePct), want.dram, 1.0);
+    // PCIe and NVLink, power and utilization are the GPU's: absent, not its GPU's values.
+    for (Metric m :
+         {Metric::PowerW, Metric::PcieTxBytesPerS, Metric::NvlinkTxBytesPerS, Metric::GpuUtilPct}) {
+      EXPECT_FALSE(mean(run, want.index, m).has_value()) << info(m).name;
+    }
   }
-  // One line for every instance's missing saturation metrics, naming why.
-  EXPECT_EQ(notes_naming(run, "GPU-instance entities"), 1U);
+  // The GPU itself still takes its whole-GPU DCGM values.
+  EXPECT_NEAR(*mean(run, 0, Metric::SmActivePct), 55, 1.0);
   EXPECT_EQ(notes_naming(run,
                          "GPU 0 GI 1 (3g.40gb), GPU 0 GI 3 (2g.20gb), GPU 0 GI 7 "
+                         "(1g.10gb), GPU 0 GI 8 (1g.10gb) from DCGM (DCGM's GPU-instance "
+                         "entity"),
+            1U);
+  EXPECT_EQ(notes_naming(run, "saturation metrics (SM active"), 0U);
+  for (const auto& d : run.devices) {
+    EXPECT_EQ(d.saturation_source.value_or(""), "dcgm") << d.index;
+  }
+}
+
+TEST(MigSampling, DcgmUnprivilegedOnAMigGpuIsOneNoteAndNoMetrics) {
+  ScopedEnv unprivileged("GPUSCOPE_SIM_PRIVILEGED", "0");
+  MigRun run;
+  sample_mig("a100-mig-mixed", "all", std::chrono::milliseconds(300), run);
+  ASSERT_EQ(run.devices.size(), 5U);
+  for (const Level& want : kA100) {
+    EXPECT_FALSE(mean(run, want.index, Metric::SmActivePct).has_value()) << want.index;
+    EXPECT_TRUE(mean(run, want.index, Metric::MemoryUsedBytes).has_value()) << want.index;
+  }
+  EXPECT_FALSE(mean(run, 0, Metric::SmActivePct).has_value());
+  // One line for the GPU and all its instances, saying why and what to do.
+  EXPECT_EQ(notes_naming(run, "REQUIRES_ROOT"), 1U);
+  EXPECT_EQ(notes_naming(run,
+                         "GPU 0, GPU 0 GI 1 (3g.40gb), GPU 0 GI 3 (2g.20gb), GPU 0 GI 7 "
                          "(1g.10gb), GPU 0 GI 8 (1g.10gb): saturation metrics"),
             1U);
+  EXPECT_EQ(notes_naming(run, "run gpuscope as root"), 1U);
+  EXPECT_EQ(notes_naming(run, "GPM"), 1U);
 }
 
 TEST(MigSampling, InstancesDestroyedAndCreatedWhileSamplingAreEventsOnce) {
