@@ -201,7 +201,7 @@ TEST(Devices, MigDevicesAreListedUnderTheirGpu) {
   EXPECT_NE(text.out.find("GI 7  1g.10gb  1/7 slices  16 SMs"), std::string::npos) << text.out;
 }
 
-TEST(Devices, A100MigDevicesHaveNoSaturationSourceAndSayWhy) {
+TEST(Devices, A100MigDevicesTakeDcgmsGpuInstanceEntities) {
   auto r = run_gpuscope({"devices", "--simulate", fixture("a100-mig-mixed"), "--json"},
                         {{"GPUSCOPE_SIM_STATE", TempDir().file("state.json")}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -209,8 +209,8 @@ TEST(Devices, A100MigDevicesHaveNoSaturationSourceAndSayWhy) {
   ASSERT_EQ(gpu["mig_devices"].size(), 4U);
   for (const auto& m : gpu["mig_devices"]) {
     EXPECT_FALSE(m["capabilities"]["gpm"]["supported"].get<bool>());
-    EXPECT_TRUE(m["saturation"]["source"].is_null());
-    EXPECT_NE(m["saturation"]["detail"].get<std::string>().find("GPU-instance entities"),
+    EXPECT_EQ(m["saturation"]["source"], "dcgm");
+    EXPECT_NE(m["saturation"]["detail"].get<std::string>().find("DCGM's GPU-instance entity"),
               std::string::npos);
   }
   EXPECT_EQ(gpu["mig_devices"][3]["mig"]["gpu_instance_id"], 8);

@@ -91,6 +91,33 @@ TEST_F(ProfileMig, EachInstanceIsADeviceOfTheRunBesideItsGpu) {
   EXPECT_EQ(number(db_, "SELECT count(*) FROM events WHERE kind = 'mig_instance'"), 0);
 }
 
+TEST_F(ProfileMig, AnA100sInstancesTakeDcgmsGpuInstanceEntities) {
+  env_["GPUSCOPE_SIM_PRIVILEGED"] = "1";  // embedded DCGM needs root on a GPU in MIG mode
+  auto r = profile("a100-mig-mixed", {}, {"sleep", "1.2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(devices_sampled(), "0,1001,1003,1007,1008");
+  // Each instance's own SM activity (the scenario's levels), from DCGM.
+  const std::pair<unsigned, double> want[] = {{1001, 80}, {1003, 40}, {1007, 12}, {1008, 0}};
+  for (const auto& [index, sm_active] : want) {
+    SCOPED_TRACE(index);
+    EXPECT_NEAR(mean("sm_active_pct", index), sm_active, 1.0);
+    EXPECT_EQ(scalar(db_, "SELECT saturation_source FROM devices WHERE device_index = " +
+                              std::to_string(index)),
+              "dcgm");
+  }
+}
+
+TEST_F(ProfileMig, AnA100UnprivilegedWithoutAHostEngineSaysDcgmNeedsRoot) {
+  std::vector<std::string> args{
+      "profile", "--simulate", fixture("a100-mig-mixed"), "-o", db_, "-s", "50", "--",
+      "sleep",   "0.3"};
+  auto r = run_gpuscope(args, env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("DCGM_ST_REQUIRES_ROOT"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run gpuscope as root"), std::string::npos) << r.err;
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM samples WHERE sm_active_pct IS NOT NULL"), 0);
+}
+
 TEST_F(ProfileMig, AMigUuidSamplesThatInstanceAndItsGpuOnly) {
   const std::string uuid = "MIG-b1000000-0000-5000-8000-000000000022";
   auto r = profile("h100-mig-mixed", {"--gpus", uuid}, {"sleep", "0.6"});
