@@ -13,6 +13,7 @@
 #include "collect/sampler.hpp"
 #include "collect/saturation.hpp"
 #include "core/event_kinds.hpp"
+#include "recording_sink.hpp"
 #include "sim_env.hpp"
 
 namespace gpuscope::collect {
@@ -20,32 +21,7 @@ namespace {
 
 using testing::SimEnvironment;
 
-class RecordingSink : public SampleSink {
- public:
-  void on_sample(const SampleRow& row) override {
-    std::lock_guard lock(mutex_);
-    samples.push_back(row);
-  }
-  void on_power(const PowerRow& row) override {
-    std::lock_guard lock(mutex_);
-    power.push_back(row);
-  }
-  void on_event(const Event& event) override {
-    std::lock_guard lock(mutex_);
-    events.push_back(event);
-  }
-  void on_health(const HealthRow& row) override {
-    std::lock_guard lock(mutex_);
-    health.push_back(row);
-  }
-  std::vector<SampleRow> samples;
-  std::vector<PowerRow> power;
-  std::vector<Event> events;
-  std::vector<HealthRow> health;
-
- private:
-  std::mutex mutex_;
-};
+using testing::RecordingSink;
 
 // Sets an environment variable for one test.
 class ScopedEnv {

@@ -7,6 +7,7 @@
 
 #include "collect/sampler.hpp"
 #include "nvml/session.hpp"
+#include "recording_sink.hpp"
 #include "sim_env.hpp"
 
 namespace gpuscope::collect {
@@ -14,27 +15,7 @@ namespace {
 
 using testing::SimEnvironment;
 
-class RecordingSink : public SampleSink {
- public:
-  void on_sample(const SampleRow& row) override {
-    std::lock_guard lock(mutex_);
-    samples.push_back(row);
-  }
-  void on_power(const PowerRow& row) override {
-    std::lock_guard lock(mutex_);
-    power.push_back(row);
-  }
-  void on_event(const Event& event) override {
-    std::lock_guard lock(mutex_);
-    events.push_back(event);
-  }
-  std::vector<SampleRow> samples;
-  std::vector<PowerRow> power;
-  std::vector<Event> events;
-
- private:
-  std::mutex mutex_;
-};
+using testing::RecordingSink;
 
 struct SampledRun {
   RecordingSink sink;
