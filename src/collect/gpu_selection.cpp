@@ -100,10 +100,31 @@ std::string whole_mig_note(const GpuSelection& selection, const std::vector<unsi
 
 // A MIG UUID: the MIG device described with it and its parent, or (a MIG device NVML gives no
 // GPU instance for) the parent whole.
+// The MIG device named the CUDA 11.0 way, MIG-GPU-<GPU UUID>/<GI id>/<CI id> (drivers before
+// R470 and the SLURM setups written for them), or nullptr.
+const DeviceDescription* legacy_mig(const std::vector<DeviceDescription>& devices,
+                                    const std::string& entry) {
+  if (entry.rfind("MIG-GPU-", 0) != 0) return nullptr;
+  const std::size_t first = entry.find('/');
+  const std::size_t second = entry.find('/', first == std::string::npos ? first : first + 1);
+  if (first == std::string::npos || second == std::string::npos) return nullptr;
+  const std::string gpu_uuid = entry.substr(4, first - 4);
+  const auto gi = as_index(entry.substr(first + 1, second - first - 1));
+  if (!gi) return nullptr;
+  for (const auto& d : devices) {
+    if (d.mig || d.uuid != gpu_uuid) continue;
+    for (const auto& m : devices) {
+      if (m.mig && m.mig->parent_index == d.index && m.mig->gpu_instance_id == *gi) return &m;
+    }
+  }
+  return nullptr;
+}
+
 void add_mig(GpuSelection& selection, const std::vector<DeviceDescription>& devices,
              const std::string& entry, const MigResolver& resolve_mig) {
+  const DeviceDescription* legacy = legacy_mig(devices, entry);
   for (const auto& d : devices) {
-    if (!d.mig || d.uuid != entry) continue;
+    if (!d.mig || (legacy ? &d != legacy : d.uuid != entry)) continue;
     const unsigned parent = d.mig->parent_index;
     selection.mig_notes.push_back(fmt::format(
         "{} is MIG device {}: it is sampled with GPU {}'s power, energy, temperature and clocks, "

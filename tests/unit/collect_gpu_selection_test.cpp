@@ -132,6 +132,19 @@ TEST(GpuSelection, AMigUuidSamplesThatDeviceAndItsParentOnly) {
   }
 }
 
+// The CUDA 11.0 form, MIG-GPU-<GPU UUID>/<GI id>/<CI id>, names the same MIG device.
+TEST(GpuSelection, TheCuda11MigFormNamesTheSameDevice) {
+  const auto devices = gpus_with_mig();
+  const std::string gpu3 = *devices[3].uuid;
+  auto s = select_gpus(fmt::format("MIG-{}/2/0", gpu3), devices, {});
+  EXPECT_EQ(s.indices, (std::vector<unsigned>{3}));
+  EXPECT_EQ(s.instances, (std::vector<unsigned>{1302}));
+  // An instance the GPU does not have, or a malformed tail, is the usual usage error.
+  EXPECT_THROW(select_gpus(fmt::format("MIG-{}/5/0", gpu3), devices, {}), Error);
+  EXPECT_THROW(select_gpus(fmt::format("MIG-{}/x/0", gpu3), devices, {}), Error);
+  EXPECT_THROW(select_gpus(fmt::format("MIG-{}", gpu3), devices, {}), Error);
+}
+
 TEST(GpuSelection, DeviceAtFindsGpusAndMigDevices) {
   const auto devices = gpus_with_mig();
   EXPECT_EQ(device_at(devices, 2).uuid, devices[2].uuid);
