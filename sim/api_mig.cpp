@@ -8,10 +8,10 @@ namespace gpuscope::sim {
 nvmlReturn_t DeviceGetMigMode(nvmlDevice_t device, unsigned int* current_mode,
                               unsigned int* pending_mode) {
   return process_driver().device_call(
-      Entry::DeviceGetMigMode, device, [&](SimDevice& d, const CallContext&) {
+      Entry::DeviceGetMigMode, device, [&](SimDevice& d, const CallContext& context) {
         if (current_mode == nullptr || pending_mode == nullptr) return nvml::kErrorInvalidArgument;
         const GpuConfig& config = d.model.config();
-        const bool enabled = mig_enabled(config);
+        const bool enabled = mig_enabled_at(config, context.scenario_ns);
         if (!enabled && mig_profiles(config.spec.model).empty()) return nvml::kErrorNotSupported;
         *current_mode = enabled ? nvml::kDeviceMigEnable : nvml::kDeviceMigDisable;
         *pending_mode = *current_mode;
@@ -20,13 +20,13 @@ nvmlReturn_t DeviceGetMigMode(nvmlDevice_t device, unsigned int* current_mode,
 }
 
 nvmlReturn_t DeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) {
-  return process_driver().device_call(Entry::DeviceGetMaxMigDeviceCount, device,
-                                      [&](SimDevice& d, const CallContext&) {
-                                        if (count == nullptr) return nvml::kErrorInvalidArgument;
-                                        // 0 when MIG is off or the GPU cannot do it (nvml.h).
-                                        *count = mig_enabled(d.model.config()) ? kMaxMigDevices : 0;
-                                        return nvml::kSuccess;
-                                      });
+  return process_driver().device_call(
+      Entry::DeviceGetMaxMigDeviceCount, device, [&](SimDevice& d, const CallContext& context) {
+        if (count == nullptr) return nvml::kErrorInvalidArgument;
+        // 0 when MIG is off or the GPU cannot do it (nvml.h).
+        *count = mig_enabled_at(d.model.config(), context.scenario_ns) ? kMaxMigDevices : 0;
+        return nvml::kSuccess;
+      });
 }
 
 nvmlReturn_t DeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,

@@ -63,7 +63,9 @@ nvmlReturn_t Driver::mig_handle_by_index(nvmlDevice_t handle, unsigned int index
     const std::size_t gpu = device.handle.index;
     const GpuConfig& config = device.model.config();
     if (out == nullptr) return nvml::kErrorInvalidArgument;
-    if (!mig_enabled(config)) return fail_call(nvml::kErrorNotFound, kEntry, "MIG is off", gpu);
+    if (!mig_enabled_at(config, context.scenario_ns)) {
+      return fail_call(nvml::kErrorNotFound, kEntry, "MIG is off", gpu);
+    }
     if (index >= kMaxMigDevices) {
       return fail_call(nvml::kErrorInvalidArgument, kEntry, "index past the MIG device count", gpu);
     }

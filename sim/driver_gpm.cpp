@@ -55,7 +55,7 @@ nvmlReturn_t Driver::gpm_mig_sample_get(nvmlDevice_t handle, unsigned int gpu_in
     const std::size_t gpu = device.handle.index;
     if (!is_live_sample(sample)) return nvml::kErrorInvalidArgument;
     if (!device.model.config().spec.gpm) return nvml::kErrorNotSupported;
-    if (!mig_enabled(device.model.config())) {
+    if (!mig_enabled_at(device.model.config(), context.scenario_ns)) {
       return fail_call(nvml::kErrorInvalidArgument, kEntry, "MIG mode is off", gpu);
     }
     for (MigInstance& instance : device.instances) {

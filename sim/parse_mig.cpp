@@ -117,6 +117,19 @@ MigInstanceSpec parse_instance(const nlohmann::json& value, const std::string& p
   return instance;
 }
 
+// MIG mode turning off at `off_at_s` ends every instance then: each must be created before it.
+void end_instances_at(MigSpec& mig, const std::string& where, const std::string& pointer) {
+  const double off = *mig.off_at_s;
+  for (std::size_t i = 0; i < mig.instances.size(); ++i) {
+    MigInstanceSpec& instance = mig.instances[i];
+    if (instance.created_at_s >= off) {
+      fail_at(pointer + "/instances/" + std::to_string(i) + "/created_at_s",
+              "the instance is created after MIG mode turns off (" + where + ")");
+    }
+    if (!instance.destroyed_at_s || *instance.destroyed_at_s > off) instance.destroyed_at_s = off;
+  }
+}
+
 }  // namespace
 
 void parse_mig(ObjectReader& gpu, GpuConfig& config, std::size_t index, const GpuContext& context) {
@@ -136,8 +149,9 @@ void parse_mig(ObjectReader& gpu, GpuConfig& config, std::size_t index, const Gp
   }
   ObjectReader reader(*value, pointer);
   const nlohmann::json* list = reader.find("instances");
-  reader.finish();
   MigSpec mig;
+  mig.off_at_s = reader.optional_number("off_at_s", kPositive);
+  reader.finish();
   if (list != nullptr) {
     const std::string where = reader.child("instances");
     if (!list->is_array()) fail_at(where, "expected an array of GPU instances");
@@ -151,6 +165,7 @@ void parse_mig(ObjectReader& gpu, GpuConfig& config, std::size_t index, const Gp
                                              context, index, i, used));
     }
   }
+  if (mig.off_at_s) end_instances_at(mig, reader.child("off_at_s"), pointer);
   config.mig = std::move(mig);
 }
 

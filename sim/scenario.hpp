@@ -93,6 +93,7 @@ struct MigInstanceSpec {
 // A GPU in MIG mode: its instances in MIG device index order (none: MIG on, no instances).
 struct MigSpec {
   std::vector<MigInstanceSpec> instances;
+  std::optional<double> off_at_s;  // scenario time MIG mode turns off, its instances gone
 };
 
 struct GpuConfig {
@@ -114,6 +115,14 @@ struct GpuConfig {
 // Whether the GPU is in MIG mode: the calls NVML refuses on such a GPU say NOT_SUPPORTED.
 inline bool mig_enabled(const GpuConfig& gpu) {
   return !gpu.mig_devices.empty() || gpu.mig.has_value();
+}
+
+// Whether MIG mode is on at scenario time `scenario_ns`: as mig_enabled, until `off_at_s`.
+// Only the MIG calls follow the change; the rest keep their MIG-mode answers (docs/scenarios.md).
+inline bool mig_enabled_at(const GpuConfig& gpu, std::int64_t scenario_ns) {
+  if (!mig_enabled(gpu)) return false;
+  return !gpu.mig || !gpu.mig->off_at_s ||
+         static_cast<double>(scenario_ns) < *gpu.mig->off_at_s * 1e9;
 }
 
 // Another profiler holding the profiling counters (Nsight Compute, a DCGM paused for it): DCGM's

@@ -231,6 +231,13 @@ struct LostGpu {
   double t_s = 0;
 };
 
+// A MIG instance gone or appeared, or MIG mode changed, during a run (a `mig_instance` event).
+struct MigChange {
+  std::string where;  // the host, when several runs are analysed together; else empty
+  double t_s = 0;
+  std::string detail;  // as the sampler worded it, naming the instance or GPU
+};
+
 struct Analysis {
   std::vector<RunMeta> runs;
   std::vector<std::string> inputs;
@@ -256,6 +263,7 @@ struct Analysis {
   std::optional<double> energy_per_unit_j;
   std::optional<Carbon> carbon;
   std::vector<LostGpu> lost_gpus;
+  std::vector<MigChange> mig_changes;  // in time order
   HealthReport health;
   std::vector<ProcessUse> processes;  // empty when the runs recorded none (or before 1.3)
   std::optional<PhaseReport> phases;  // when the runs hold phases (schema 1.5)

@@ -621,6 +621,10 @@ void Analyzer::note_gpu_lost(const GpuKey& key, double t_s, bool with_host) {
   state_->result.lost_gpus.push_back({key.label(with_host), t_s});
 }
 
+void Analyzer::note_mig_change(const GpuKey& key, double t_s, std::string detail, bool with_host) {
+  state_->result.mig_changes.push_back({with_host ? key.host : "", t_s, std::move(detail)});
+}
+
 void Analyzer::note_health_event(const GpuKey& key, HealthEvent event, bool with_host) {
   event.gpu = key.label(with_host);
   state_->result.health.events.push_back(std::move(event));
@@ -807,6 +811,8 @@ Analysis Analyzer::finish() {
   }
 
   // The carbon findings (a greener start) come after the data's and the diagnosis'.
+  std::stable_sort(a.mig_changes.begin(), a.mig_changes.end(),
+                   [](const MigChange& x, const MigChange& y) { return x.t_s < y.t_s; });
   std::stable_sort(a.health.events.begin(), a.health.events.end(),
                    [](const HealthEvent& x, const HealthEvent& y) { return x.t_s < y.t_s; });
   std::vector<Finding> carbon_findings = std::move(a.findings);

@@ -114,6 +114,8 @@ class Analyzer {
 
   // A GPU fell off the bus at t_s (from the run's events).
   void note_gpu_lost(const GpuKey& key, double t_s, bool with_host);
+  // A `mig_instance` event: an instance gone or appeared, or MIG mode changed.
+  void note_mig_change(const GpuKey& key, double t_s, std::string detail, bool with_host);
   // The GPUs' health (docs/health.md): an Xid, ECC, row-remap, PCIe-replay or NVLink event, and
   // a GPU's health counters at its first and last health sample (labels filled in here).
   void note_health_event(const GpuKey& key, HealthEvent event, bool with_host);

@@ -69,6 +69,15 @@ void stragglers(const Analysis& a, std::vector<Finding>& out) {
   }
 }
 
+// MIG instances gone or appeared, MIG mode changed: what was sampled changed under the run.
+void mig_changes(const Analysis& a, std::vector<Finding>& out) {
+  for (const auto& c : a.mig_changes) {
+    out.push_back(
+        {"mig_changed", fmt::format("{}{} (at {:.1f} s)", c.where.empty() ? "" : c.where + ": ",
+                                    c.detail, c.t_s)});
+  }
+}
+
 void activity(const Analysis& a, std::vector<Finding>& out) {
   const auto sm = overall_mean(a, Metric::SmActivePct);
   const auto util = overall_mean(a, Metric::GpuUtilPct);
@@ -199,6 +208,7 @@ void phases(const Analysis& a, std::vector<Finding>& out) {
 std::vector<Finding> diagnose(const Analysis& a) {
   // "My code or the hardware?" first: a faulty GPU explains everything after it.
   std::vector<Finding> out = health_findings(a);
+  mig_changes(a, out);
   stragglers(a, out);
   idle_edges(a, out);
   activity(a, out);

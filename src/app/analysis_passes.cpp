@@ -300,11 +300,16 @@ void feed_events(Analyzer& analyzer, const AnalysisSources& in) {
     store::RunEvent e;
     while (cursor.next(e)) {
       const EventKind kind = e.event.kind;
-      if ((kind != EventKind::GpuLost && !is_health(kind)) || !e.event.device_index) continue;
+      const bool mig = kind == EventKind::MigInstance;
+      if ((kind != EventKind::GpuLost && !mig && !is_health(kind)) || !e.event.device_index) {
+        continue;
+      }
       const double t = source.clock.at(e.event.mono_ns);
       if (std::isnan(t)) continue;
       const auto key = key_of(source, in.metas[source.meta], *e.event.device_index);
-      if (kind == EventKind::GpuLost) {
+      if (mig) {
+        analyzer.note_mig_change(key, t, e.event.detail, with_host);
+      } else if (kind == EventKind::GpuLost) {
         analyzer.note_gpu_lost(key, t, with_host);
       } else {
         analyzer.note_health_event(key, {{}, t, kind, e.event.detail, run_end_s(source)},

@@ -159,6 +159,44 @@ TEST_F(ProfileMig, InstancesComingAndGoingAreEventsAndNothingIsLost) {
   EXPECT_GT(number(db_, "SELECT max(mono_ns) FROM samples WHERE device_index = 1007"), end - 2e8);
   EXPECT_LT(number(db_, "SELECT max(mono_ns) FROM samples WHERE device_index = 1001"), gone);
   EXPECT_LT(gone, end - 5e8);
+  // analyze's diagnosis tells both, in time order, with when.
+  auto a = run_gpuscope({"analyze", "--json", db_});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto json = nlohmann::json::parse(a.out);
+  std::vector<std::string> changes;
+  for (const auto& f : json.at("findings")) {
+    if (f.at("kind") == "mig_changed") changes.push_back(f.at("text"));
+  }
+  ASSERT_EQ(changes.size(), 2U) << a.out;
+  EXPECT_NE(changes[0].find("GPU 0 GI 1 (3g.40gb) is gone"), std::string::npos) << changes[0];
+  EXPECT_NE(changes[0].find("(at 0.6 s)"), std::string::npos) << changes[0];
+  EXPECT_NE(changes[1].find("GPU 0 GI 3 (2g.20gb) appeared"), std::string::npos) << changes[1];
+}
+
+TEST_F(ProfileMig, MigModeTurnedOffDuringTheRunIsOneEventAndTheGpuGoesOn) {
+  env_["GPUSCOPE_SIM_TIME_SCALE"] = "10";  // MIG mode goes off 0.6 s in
+  auto r = profile("h100-mig-off", {}, {"sleep", "1.8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(scalar(db_, "SELECT status FROM runs"), "finished");
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM events WHERE kind = 'gpu_lost'"), 0);
+  EXPECT_EQ(scalar(db_,
+                   "SELECT group_concat(detail, ' | ') FROM events WHERE kind = 'mig_instance' "
+                   "AND detail LIKE 'GPU 0: MIG mode%'"),
+            "GPU 0: MIG mode turned off during the run (it was on at the start); the MIG devices "
+            "sampled are those present at the start");
+  EXPECT_EQ(number(db_,
+                   "SELECT count(*) FROM events WHERE kind = 'mig_instance' AND detail LIKE "
+                   "'%is gone%'"),
+            2);
+  // Both instances were sampled until then; the GPU to the end.
+  const double end = number(db_, "SELECT max(mono_ns) FROM samples");
+  EXPECT_GT(number(db_, "SELECT max(mono_ns) FROM samples WHERE device_index = 0"), end - 2e8);
+  EXPECT_GT(number(db_, "SELECT count(*) FROM samples WHERE device_index = 1001"), 3);
+  EXPECT_LT(number(db_, "SELECT max(mono_ns) FROM samples WHERE device_index = 1007"), end - 5e8);
+  // analyze reads the run and says what happened.
+  auto a = run_gpuscope({"analyze", db_});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.out.find("MIG mode turned off during the run"), std::string::npos) << a.out;
 }
 
 TEST_F(ProfileMig, AMigUuidThatDoesNotExistIsAUsageErrorNamingIt) {

@@ -417,6 +417,31 @@ TEST(NvmlMig, InstancesComeAndGoAtTheirScenarioTimes) {
   EXPECT_TRUE(fails_with(sample->take_mig(gpu, 1), kErrorNotFound));
 }
 
+TEST(NvmlMig, MigModeTurnedOffEndsEveryInstance) {
+  SimEnvironment env(SimEnvironment::fixture("h100-mig-off"));
+  ScopedEnv scale("GPUSCOPE_SIM_TIME_SCALE", "20");  // MIG goes off after 300 ms
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  ScopedEnv epoch(
+      "GPUSCOPE_SIM_EPOCH_NS",
+      std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+  Session session(sim());
+  Device gpu = session.device(0);
+  ASSERT_TRUE(gpu.mig_mode().has_value());
+  EXPECT_TRUE(gpu.mig_mode()->current);
+  auto before = gpu.mig_devices();
+  ASSERT_TRUE(before.has_value());
+  ASSERT_EQ(before->size(), 2U);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_TRUE(gpu.mig_mode().has_value());
+  EXPECT_FALSE(gpu.mig_mode()->current);
+  EXPECT_FALSE(gpu.mig_mode()->pending);
+  auto after = gpu.mig_devices();
+  EXPECT_TRUE(!after.has_value() || after->empty());
+  EXPECT_TRUE(fails_with(before->front().gpu_instance_id(), kErrorInvalidArgument));
+  auto sample = GpmSample::allocate(session.library());
+  EXPECT_TRUE(fails_with(sample->take_mig(gpu, 1), kErrorInvalidArgument));
+}
+
 // A scenario that the simulator must refuse, with `message` in the reason.
 void expect_refused(const std::string& gpu_json, const std::string& message) {
   testing::TempDir dir;
@@ -453,6 +478,9 @@ TEST(NvmlMig, ScenariosWithImpossiblePartitionsAreRefused) {
   expect_refused(R"({"model": "H100-SXM5-80GB", "processes": [{"pid": 7}],)"
                  R"( "mig": {"instances": []}})",
                  "runs processes in its instances");
+  expect_refused(R"({"model": "H100-SXM5-80GB", "mig": {"off_at_s": 2, "instances":)"
+                 R"( [{"profile": "1g.10gb", "created_at_s": 3}]}})",
+                 "the instance is created after MIG mode turns off");
 }
 
 }  // namespace
