@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "collect/describe.hpp"
 #include "core/clock.hpp"
 #include "processes/process_identity.hpp"
 
@@ -87,7 +88,28 @@ std::vector<WatchedDevice> by_nvml_index(std::vector<nvml::Device> devices) {
   return out;
 }
 
+bool has_mig_devices(const std::vector<DeviceDescription>& devices, unsigned gpu) {
+  return std::any_of(devices.begin(), devices.end(),
+                     [gpu](const auto& d) { return d.mig && d.mig->parent_index == gpu; });
+}
+
 }  // namespace
+
+std::vector<WatchedDevice> devices_to_watch(const nvml::Session& session,
+                                            const std::vector<DeviceDescription>& sampled) {
+  std::vector<WatchedDevice> devices;
+  for (const DeviceDescription& d : sampled) {
+    if (d.mig) {
+      if (auto device = collect::find_mig_device(session, d)) {
+        devices.push_back({std::move(*device), d.index});
+      }
+    } else if (!has_mig_devices(sampled, d.index)) {
+      // A GPU whose MIG devices are sampled has its processes looked at there.
+      if (auto device = session.try_device(d.index)) devices.push_back({*device, d.index});
+    }
+  }
+  return devices;
+}
 
 ProcessWatch::ProcessWatch(std::vector<nvml::Device> devices, ProcessWatchOptions options,
                            ProcessFn on_process, SampleFn on_sample)

@@ -21,8 +21,10 @@
 #include <vector>
 
 #include "core/gpu_process.hpp"
+#include "core/device_description.hpp"
 #include "core/run.hpp"
 #include "nvml/device.hpp"
+#include "nvml/session.hpp"
 
 namespace gpuscope::app {
 
@@ -58,6 +60,13 @@ struct WatchedDevice {
   nvml::Device device;
   unsigned row_index = 0;
 };
+
+// The devices whose process lists to look at when `sampled` (GPUs and MIG devices) are sampled:
+// each MIG device's own list (its instance's processes with its row index, which its GPU's list
+// refuses to an unprivileged user), and each GPU without sampled MIG devices. A device that
+// cannot be opened is left out.
+std::vector<WatchedDevice> devices_to_watch(const nvml::Session& session,
+                                            const std::vector<DeviceDescription>& sampled);
 
 class ProcessWatch {
  public:

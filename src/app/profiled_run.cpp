@@ -102,29 +102,12 @@ std::unique_ptr<phases::MarkReceiver> start_mark_receiver(phases::PhaseTracker& 
   return receiver;
 }
 
-bool has_mig_devices(const std::vector<DeviceDescription>& devices, unsigned gpu) {
-  return std::any_of(devices.begin(), devices.end(),
-                     [gpu](const auto& d) { return d.mig && d.mig->parent_index == gpu; });
-}
-
 // Looks at the processes on the sampled GPUs every setup.process_interval while the job `job`
 // runs, into the run database; `watch` stays empty when the interval is 0.
 void start_process_watch(std::optional<ProcessWatch>& watch, const ProfiledRunSetup& setup,
                          store::RunWriter& writer, pid_t job) {
   if (setup.process_interval.count() <= 0) return;
-  std::vector<WatchedDevice> devices;
-  for (const DeviceDescription& d : setup.devices) {
-    if (d.mig) {
-      // Its own process list: its instance's processes, which its GPU's list refuses to an
-      // unprivileged user.
-      if (auto device = collect::find_mig_device(*setup.session, d)) {
-        devices.push_back({std::move(*device), d.index});
-      }
-    } else if (!has_mig_devices(setup.devices, d.index)) {
-      // A GPU whose MIG devices are sampled has its processes looked at there.
-      if (auto device = setup.session->try_device(d.index)) devices.push_back({*device, d.index});
-    }
-  }
+  std::vector<WatchedDevice> devices = devices_to_watch(*setup.session, setup.devices);
   ProcessWatchOptions options;
   options.interval = setup.process_interval;
   watch.emplace(

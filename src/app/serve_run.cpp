@@ -13,6 +13,7 @@
 #include "app/live_gpus.hpp"
 #include "app/process_watch.hpp"
 #include "app/run_context.hpp"
+#include "collect/gpu_selection.hpp"
 #include "collect/sampler.hpp"
 #include "core/error.hpp"
 #include "export/exposition.hpp"
@@ -53,13 +54,13 @@ int run_serve(const ServeRun& o) {
   std::unique_ptr<ProcessWatch> processes;
   std::optional<exporter::ProcessSource> process_source;
   if (o.process_sampling_ms > 0) {
-    std::vector<nvml::Device> devices;
+    std::vector<DeviceDescription> sampled;
     for (const auto& identity : gpus.identities) {
-      if (auto device = gpus.session->try_device(identity.index)) devices.push_back(*device);
+      sampled.push_back(collect::device_at(gpus.system.devices, identity.index));
     }
     ProcessWatchOptions options;
     options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
-    processes = std::make_unique<ProcessWatch>(std::move(devices), options);
+    processes = std::make_unique<ProcessWatch>(devices_to_watch(*gpus.session, sampled), options);
     process_source = exporter::ProcessSource{[&processes] { return processes->latest(); },
                                              [&processes] { return processes->looks(); },
                                              o.max_processes_per_gpu};

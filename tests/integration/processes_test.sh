@@ -8,7 +8,9 @@
 #  - a pid that does not exist is a row with NULL identity (in_job NULL), not an error;
 #  - (root) processes in cgroups the test creates with the paths of a Kubernetes pod and of a
 #    SLURM step are resolved to the pod UID and container id, the SLURM job and step;
-#  - serve exports per-process series and puts the pod's labels on the GPU's series.
+#  - serve exports per-process series and puts the pod's labels on the GPU's series;
+#  - (root) on a GPU in MIG mode, serve lists each process under its instance and labels each
+#    instance's series with the pod or SLURM job that runs in it.
 # Usage: processes_test.sh GPUSCOPE_BINARY
 set -euo pipefail
 gpuscope=$1
@@ -128,6 +130,40 @@ if [ $in_cgroups = yes ]; then
 fi
 kill "$serve"
 wait "$serve" || true
+
+# 4. (root) serve on a GPU in MIG mode: each process under the instance it runs in, and each
+#    instance's series labelled with its own workload, the pod's on one, the SLURM job's on another.
+if [ $in_cgroups = yes ]; then
+  mig_scenario=$(cd "$(dirname "$0")/../fixtures/scenarios" && pwd)/h100-mig-mixed.json
+  mig_processes=$work/mig-processes.txt
+  printf '0 %s 1024 3\n0 %s 512 7\n' "$podded" "$slurmed" >"$mig_processes"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  GPUSCOPE_SIM_PROCESSES_FILE=$mig_processes "$gpuscope" serve --simulate "$mig_scenario" \
+    --listen 127.0.0.1:$port --interval 200 --process-sampling-ms 200 2>"$work/serve-mig.log" &
+  serve=$!
+  pids+=("$serve")
+  page=""
+  for _ in $(seq 300); do
+    page=$(curl -sf "http://127.0.0.1:$port/metrics" || true)
+    if grep -q "^gpuscope_sm_active_ratio{.*gpu_instance_id=\"7\".*slurm_job_id=" <<<"$page"; then break; fi
+    kill -0 "$serve" 2>/dev/null || break
+    sleep 0.2
+  done
+  grep -q "gpuscope_process_memory_used_bytes{.*gpu_instance_id=\"3\".*pid=\"$podded\"" <<<"$page" \
+    && echo "ok: serve lists the pod's process under its MIG instance" \
+    || { echo "FAIL: the pod's process is not under GI 3"; echo "$page" | grep process_memory; failures=$((failures + 1)); }
+  grep -q "^gpuscope_sm_active_ratio{.*gpu_instance_id=\"3\".*pod=\"$pod_uid\"" <<<"$page" \
+    && echo "ok: the instance's series carry the pod using it" \
+    || { echo "FAIL: no pod label on GI 3"; echo "$page" | grep sm_active_ratio; cat "$work/serve-mig.log"; failures=$((failures + 1)); }
+  grep -q "^gpuscope_sm_active_ratio{.*gpu_instance_id=\"7\".*slurm_job_id=\"777\"" <<<"$page" \
+    && echo "ok: another instance's series carry the SLURM job using it" \
+    || { echo "FAIL: no SLURM job label on GI 7"; echo "$page" | grep sm_active_ratio; failures=$((failures + 1)); }
+  grep -q "^gpuscope_sm_active_ratio{.*gpu_instance_id=\"1\".*\(pod\|slurm_job_id\)=" <<<"$page" \
+    && { echo "FAIL: GI 1 carries another instance's workload"; failures=$((failures + 1)); } \
+    || echo "ok: an instance without those processes carries neither"
+  kill "$serve"
+  wait "$serve" || true
+fi
 
 echo "$failures failed"
 [ $failures -eq 0 ]
