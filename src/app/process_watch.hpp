@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/gpu_process.hpp"
 #include "core/device_description.hpp"
+#include "core/gpu_process.hpp"
 #include "core/run.hpp"
 #include "nvml/device.hpp"
 #include "nvml/session.hpp"
