@@ -17,3 +17,7 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(cpp_httplib REQUIRED IMPORTED_TARGET cpp-httplib)
 pkg_check_modules(libevent REQUIRED IMPORTED_TARGET libevent_core libevent_extra libevent_pthreads)
 find_package(CURL REQUIRED)
+# serve --web-config: exporter-toolkit's YAML; OpenSSL's and libevent_openssl's headers (the
+# libraries are loaded at run time, docs/exporters.md "Security").
+find_package(yaml-cpp REQUIRED)
+find_package(OpenSSL REQUIRED)

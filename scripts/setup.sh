@@ -46,6 +46,10 @@ packages=(
   # cpp-httplib is the tests' client; the integration tests run a real Prometheus and a real
   # VictoriaMetrics; wrk for the scrape benchmark
   libevent-dev libcpp-httplib-dev libcurl4-openssl-dev prometheus victoria-metrics wrk
+  # serve --web-config: exporter-toolkit's YAML (yaml-cpp); TLS through OpenSSL and libevent's
+  # OpenSSL bufferevents and bcrypt through libxcrypt, all loaded at run time (their headers
+  # here); the tests make certificates with the openssl command
+  libyaml-cpp-dev libssl-dev libcrypt-dev openssl
   # the fuzz targets (scripts/fuzz.sh): clang with its libFuzzer, ASan and UBSan runtimes
   clang libclang-rt-14-dev
 )

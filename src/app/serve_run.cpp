@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "export/metrics_server.hpp"
 #include "export/process_exposition.hpp"
 #include "export/tee_sink.hpp"
+#include "export/web_config.hpp"
 #include "ranks/rank_context.hpp"
 
 namespace gpuscope::app {
@@ -46,6 +48,15 @@ int run_serve(const ServeRun& o) {
                        "use gpuscope (gpuscope_* names), dcgm (dcgm-exporter's DCGM_FI_* names) "
                        "or jobstats (Princeton jobstats' nvidia_gpu_* names)");
   }
+  // The web config first: a bad file or certificate fails before any GPU is opened.
+  exporter::ServerSecurity security;
+  if (!o.web_config.empty()) {
+    std::vector<std::string> notes;
+    security = exporter::make_security(exporter::read_web_config(o.web_config), notes);
+    for (const auto& note : notes) fmt::print(stderr, "gpuscope: {}\n", note);
+  }
+  const bool https = security.tls != nullptr;
+  const std::string secured = security.auth ? " with basic authentication" : "";
   LiveGpus gpus = open_live_gpus(o.backend, o.gpus, interval, /*mig_devices=*/true);
   const exporter::ExportLabels labels = labels_for(gpus, o.node_name);
 
@@ -81,7 +92,7 @@ int run_serve(const ServeRun& o) {
                             });
   }
 
-  exporter::MetricsServer server(address, cache);
+  exporter::MetricsServer server(address, cache, std::move(security));
   server.start();  // fails here, before sampling, when the port is taken
   std::vector<collect::SampleSink*> sinks{&latest};
   if (pusher) sinks.push_back(pusher.get());
@@ -98,11 +109,11 @@ int run_serve(const ServeRun& o) {
 
   fmt::print(
       stderr,
-      "gpuscope: serving {} GPU{}{} at http://{}/metrics ({} names), sampling every {} ms{}\n",
+      "gpuscope: serving {} GPU{}{} at {}://{}/metrics{} ({} names), sampling every {} ms{}\n",
       count, count == 1 ? "" : "s",
       instances == 0 ? ""
                      : fmt::format(" and {} MIG instance{}", instances, instances == 1 ? "" : "s"),
-      address.text(), o.naming, o.interval_ms,
+      https ? "https" : "http", address.text(), secured, o.naming, o.interval_ms,
       pusher ? fmt::format(", pushing to {}", o.push.url) : "");
   if (!address.loopback()) {
     fmt::print(stderr, "gpuscope: note: {} is reachable from other machines\n", address.text());

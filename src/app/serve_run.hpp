@@ -22,6 +22,7 @@ struct ServeRun {
   PushOptions push;
   double process_sampling_ms = 1000;  // 0: no process series
   std::size_t max_processes_per_gpu = 8;
+  std::string web_config;  // exporter-toolkit's web configuration file; empty: plain HTTP, open
 };
 
 // Serves the GPUs' metrics at `o.listen` until SIGINT or SIGTERM; returns the exit code.

@@ -24,6 +24,11 @@ Command add_serve_command(CLI::App& parent) {
                   "Address to serve on, HOST:PORT (default 127.0.0.1:9400: this machine only; "
                   "0.0.0.0:9400 for every interface)")
       ->type_name("HOST:PORT");
+  app->add_option("--web-config", o->web_config,
+                  "TLS and basic authentication from a Prometheus exporter-toolkit web "
+                  "configuration file (the one node_exporter's --web.config.file takes; "
+                  "docs/exporters.md, \"Security\")")
+      ->type_name("FILE");
   add_number_option(*app, "-i,--interval", o->interval_ms, kSamplingMs,
                     "Sampling interval in ms (default 1000)")
       ->type_name("MS");

@@ -1,6 +1,7 @@
 #include "export/metrics_server.hpp"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/listener.h>
@@ -111,9 +112,12 @@ int listen_on(const ListenAddress& address) {
 // included, and no body: libevent 2.1 sent the body, which broke the next response on a
 // keep-alive connection); refuses anything else with 405. The body is not copied: `page` (null for
 // a body that lives as long as the program) keeps it alive until libevent has sent it.
+// `extra` are the web config's headers; `suffix` follows the body (copied).
 void reply(evhttp_request* request, std::string_view body, const char* type,
-           std::shared_ptr<const std::string> page = nullptr) {
+           const std::vector<std::pair<std::string, std::string>>& extra,
+           std::shared_ptr<const std::string> page = nullptr, std::string_view suffix = {}) {
   evkeyvalq* headers = evhttp_request_get_output_headers(request);
+  for (const auto& [name, value] : extra) evhttp_add_header(headers, name.c_str(), value.c_str());
   const evhttp_cmd_type method = evhttp_request_get_command(request);
   evbuffer* out = evbuffer_new();
   if (method != EVHTTP_REQ_GET && method != EVHTTP_REQ_HEAD) {
@@ -123,7 +127,8 @@ void reply(evhttp_request* request, std::string_view body, const char* type,
     evhttp_send_reply(request, 405, "Method Not Allowed", out);
   } else if (method == EVHTTP_REQ_HEAD) {
     evhttp_add_header(headers, "Content-Type", type);
-    evhttp_add_header(headers, "Content-Length", std::to_string(body.size()).c_str());
+    evhttp_add_header(headers, "Content-Length",
+                      std::to_string(body.size() + suffix.size()).c_str());
     evhttp_send_reply(request, 200, "OK", nullptr);
   } else {
     evhttp_add_header(headers, "Content-Type", type);
@@ -137,6 +142,7 @@ void reply(evhttp_request* request, std::string_view body, const char* type,
     } else {
       evbuffer_add_reference(out, body.data(), body.size(), nullptr, nullptr);
     }
+    if (!suffix.empty()) evbuffer_add(out, suffix.data(), suffix.size());
     evhttp_send_reply(request, 200, "OK", out);
   }
   evbuffer_free(out);
@@ -172,28 +178,104 @@ std::shared_ptr<const std::string> ExpositionCache::page() {
   return page_;
 }
 
-MetricsServer::MetricsServer(ListenAddress address, ExpositionCache& cache)
-    : address_(std::move(address)), cache_(cache) {}
+ServerSecurity make_security(const WebConfig& config, std::vector<std::string>& notes) {
+  ServerSecurity security;
+  notes.insert(notes.end(), config.notes.begin(), config.notes.end());
+  if (config.tls) security.tls = std::make_unique<TlsContext>(*config.tls, notes);
+  if (!config.basic_auth_users.empty()) {
+    security.auth = std::make_unique<BasicAuth>(config.basic_auth_users);
+    if (!config.tls) {
+      notes.push_back(
+          fmt::format("warning: {} has basic_auth_users but no tls_server_config: "
+                      "passwords cross the network in clear text",
+                      config.path));
+    }
+  }
+  security.headers = config.headers;
+  return security;
+}
+
+MetricsServer::MetricsServer(ListenAddress address, ExpositionCache& cache, ServerSecurity security)
+    : address_(std::move(address)), cache_(cache), security_(std::move(security)) {}
+
+bool MetricsServer::admit(evhttp_request* request) {
+  if (!security_.auth) return true;
+  const char* authorization =
+      evhttp_find_header(evhttp_request_get_input_headers(request), "Authorization");
+  if (security_.auth->check(authorization) == BasicAuth::Verdict::Allowed) return true;
+  evkeyvalq* headers = evhttp_request_get_output_headers(request);
+  for (const auto& [name, value] : security_.headers) {
+    evhttp_add_header(headers, name.c_str(), value.c_str());
+  }
+  evhttp_add_header(headers, "WWW-Authenticate", "Basic realm=\"gpuscope\", charset=\"UTF-8\"");
+  evhttp_add_header(headers, "Content-Type", "text/plain");
+  evbuffer* out = evbuffer_new();
+  evbuffer_add(out, "Unauthorized\n", 13);
+  evhttp_send_reply(request, 401, "Unauthorized", out);
+  evbuffer_free(out);
+  return false;
+}
+
+std::string MetricsServer::own_series() const {
+  std::string out;
+  if (security_.auth) {
+    out += fmt::format(
+        "# HELP gpuscope_exporter_auth_failures_total Requests refused for missing or wrong "
+        "basic-auth credentials.\n# TYPE gpuscope_exporter_auth_failures_total counter\n"
+        "gpuscope_exporter_auth_failures_total {}\n",
+        security_.auth->failures());
+  }
+  if (security_.tls) {
+    out += fmt::format(
+        "# HELP gpuscope_exporter_tls_handshake_failures_total TLS handshakes that ended with a "
+        "fatal alert.\n# TYPE gpuscope_exporter_tls_handshake_failures_total counter\n"
+        "gpuscope_exporter_tls_handshake_failures_total {}\n"
+        "# HELP gpuscope_exporter_tls_certificate_reloads_total Times the TLS certificate was "
+        "re-read after its files changed.\n"
+        "# TYPE gpuscope_exporter_tls_certificate_reloads_total counter\n"
+        "gpuscope_exporter_tls_certificate_reloads_total {}\n",
+        security_.tls->handshake_failures(), security_.tls->reloads());
+  }
+  return out;
+}
+
+bufferevent* MetricsServer::tls_connection(event_base* base, void* self) {
+  return static_cast<MetricsServer*>(self)->security_.tls->new_connection(base);
+}
 
 MetricsServer::~MetricsServer() {
   stop();
 }
 
 void MetricsServer::serve_metrics(evhttp_request* request, void* self) {
-  auto page = static_cast<MetricsServer*>(self)->cache_.page();
+  auto* server = static_cast<MetricsServer*>(self);
+  if (!server->admit(request)) return;
+  auto page = server->cache_.page();
   const std::string_view body = *page;
-  reply(request, body, kExpositionType, std::move(page));
+  reply(request, body, kExpositionType, server->security_.headers, std::move(page),
+        server->own_series());
 }
 
-void MetricsServer::serve_index(evhttp_request* request, void*) {
+void MetricsServer::serve_index(evhttp_request* request, void* self) {
+  auto* server = static_cast<MetricsServer*>(self);
+  if (!server->admit(request)) return;
   reply(request,
         "<html><head><title>gpuscope exporter</title></head><body><h1>gpuscope exporter</h1>"
         "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n",
-        "text/html; charset=utf-8");
+        "text/html; charset=utf-8", server->security_.headers);
 }
 
-void MetricsServer::serve_health(evhttp_request* request, void*) {
-  reply(request, "ok\n", "text/plain");
+void MetricsServer::serve_health(evhttp_request* request, void* self) {
+  auto* server = static_cast<MetricsServer*>(self);
+  if (!server->admit(request)) return;
+  reply(request, "ok\n", "text/plain", server->security_.headers);
+}
+
+void MetricsServer::serve_other(evhttp_request* request, void* self) {
+  // Every path asks for credentials first, as exporter-toolkit does: a 404 says nothing then.
+  auto* server = static_cast<MetricsServer*>(self);
+  if (!server->admit(request)) return;
+  evhttp_send_error(request, 404, "Not Found");
 }
 
 namespace {
@@ -266,7 +348,8 @@ void MetricsServer::start() {
   evhttp_set_cb(http_, "/metrics", &MetricsServer::serve_metrics, this);
   evhttp_set_cb(http_, "/healthz", &MetricsServer::serve_health, this);
   evhttp_set_cb(http_, "/", &MetricsServer::serve_index, this);
-  // Any other path: libevent's 404.
+  evhttp_set_gencb(http_, &MetricsServer::serve_other, this);
+  if (security_.tls) evhttp_set_bevcb(http_, &MetricsServer::tls_connection, this);
   thread_ = std::thread([base = base_] { event_base_dispatch(base); });
 }
 

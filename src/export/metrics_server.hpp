@@ -10,16 +10,20 @@
 #include <string>
 #include <thread>
 
+#include "export/basic_auth.hpp"
 #include "export/exposition.hpp"
 #include "export/latest_values.hpp"
 #include "export/listen_address.hpp"
 #include "export/process_exposition.hpp"
+#include "export/tls_context.hpp"
+#include "export/web_config.hpp"
 
 struct event;
 struct event_base;
 struct evconnlistener;
 struct evhttp;
 struct evhttp_request;
+struct bufferevent;
 
 namespace gpuscope::exporter {
 
@@ -48,9 +52,21 @@ class ExpositionCache {
   std::shared_ptr<const std::string> page_;
 };
 
+// What a web config asks of the server (docs/exporters.md, "Security"): TLS, basic
+// authentication on every path, extra response headers. Empty: plain HTTP, open, as before.
+struct ServerSecurity {
+  std::unique_ptr<TlsContext> tls;
+  std::unique_ptr<BasicAuth> auth;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// The security of `config`: loads the TLS and crypt libraries it needs (only those), checks the
+// certificate and key. Appends what the user should know to `notes`. Throws Error.
+ServerSecurity make_security(const WebConfig& config, std::vector<std::string>& notes);
+
 class MetricsServer {
  public:
-  MetricsServer(ListenAddress address, ExpositionCache& cache);
+  MetricsServer(ListenAddress address, ExpositionCache& cache, ServerSecurity security = {});
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -67,11 +83,18 @@ class MetricsServer {
   static void serve_metrics(evhttp_request* request, void* self);
   static void serve_index(evhttp_request* request, void* self);
   static void serve_health(evhttp_request* request, void* self);
+  static void serve_other(evhttp_request* request, void* self);
+  static bufferevent* tls_connection(event_base* base, void* self);
+  // Whether the request may be answered; when not, answers it 401 and counts it.
+  bool admit(evhttp_request* request);
+  // The server's own counters (authentication and handshake failures), in the exposition format.
+  std::string own_series() const;
   static void accept_failed(evconnlistener* listener, void* self);
   static void resume_accepting(int, short, void* self);
 
   ListenAddress address_;
   ExpositionCache& cache_;
+  ServerSecurity security_;
   event_base* base_ = nullptr;
   evhttp* http_ = nullptr;
   evconnlistener* listener_ = nullptr;

@@ -1,0 +1,54 @@
+// `serve --web-config FILE`: the web configuration file of the Prometheus exporter-toolkit
+// (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md), so the
+// file a site already has for node_exporter or dcgm-exporter works unchanged. Every key of that
+// format is either honoured or an error naming it: nothing is silently ignored.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuscope::exporter {
+
+// tls_server_config's client_auth_type, as Go's crypto/tls names it.
+enum class ClientAuth {
+  NoClientCert,
+  RequestClientCert,           // asked for, not verified
+  RequireAnyClientCert,        // required, not verified
+  VerifyClientCertIfGiven,     // verified against client_ca_file when given
+  RequireAndVerifyClientCert,  // required and verified
+};
+
+struct TlsServerConfig {
+  std::string cert_file;
+  std::string key_file;
+  ClientAuth client_auth = ClientAuth::NoClientCert;
+  std::string client_ca_file;
+  int min_version = 0x0303;  // TLS 1.2, exporter-toolkit's default
+  int max_version = 0;       // 0: the newest the library offers (TLS 1.3)
+  // OpenSSL names of the TLS 1.2-and-older cipher suites, colon-separated; empty: OpenSSL's.
+  std::string cipher_list;
+  std::string groups;  // OpenSSL group names of curve_preferences, colon-separated; empty: default
+  bool prefer_server_cipher_suites = true;
+};
+
+struct WebConfig {
+  std::string path;  // the file it came from, for messages
+  std::optional<TlsServerConfig> tls;
+  std::map<std::string, std::string> basic_auth_users;       // user -> bcrypt hash
+  std::vector<std::pair<std::string, std::string>> headers;  // added to every response
+  std::vector<std::string> notes;  // what the user should know (said once at start)
+};
+
+// Reads and checks the file. Throws Error (exit 2) naming the file, the key and what to do for:
+// a file that cannot be read, text that is not YAML, an unknown or unsupported key, a value of the
+// wrong type or out of the documented set, a hash that is not bcrypt, a missing cert_file or
+// key_file. Files named in it are made absolute relative to the file's directory, as
+// exporter-toolkit does; their content is checked when the TLS context is made (tls_context).
+WebConfig read_web_config(const std::string& path);
+
+// The same from text (tests, fuzzing); `path` names it in messages and anchors relative files.
+WebConfig parse_web_config(const std::string& text, const std::string& path);
+
+}  // namespace gpuscope::exporter
