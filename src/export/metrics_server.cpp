@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -349,7 +350,12 @@ void MetricsServer::start() {
   evhttp_set_cb(http_, "/healthz", &MetricsServer::serve_health, this);
   evhttp_set_cb(http_, "/", &MetricsServer::serve_index, this);
   evhttp_set_gencb(http_, &MetricsServer::serve_other, this);
-  if (security_.tls) evhttp_set_bevcb(http_, &MetricsServer::tls_connection, this);
+  if (security_.tls) {
+    // OpenSSL writes with write(), not send(MSG_NOSIGNAL): a client gone mid-handshake would
+    // kill the exporter with SIGPIPE (300 handshakes at once did). A server ignores it.
+    std::signal(SIGPIPE, SIG_IGN);
+    evhttp_set_bevcb(http_, &MetricsServer::tls_connection, this);
+  }
   thread_ = std::thread([base = base_] { event_base_dispatch(base); });
 }
 

@@ -129,8 +129,12 @@ SSL_CTX* make_context(const TlsServerConfig& config, TlsContext* owner,
                                 tls_errors(tls, "not a PEM certificate")));
     }
     if (tls.use_private_key_file(ctx, config.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-      throw Refused(fmt::format("cannot read the private key {}: {}", config.key_file,
-                                tls_errors(tls, "not a PEM private key")));
+      const std::string why = tls_errors(tls, "not a PEM private key");
+      if (why.find("mismatch") != std::string::npos) {
+        throw Refused(fmt::format("the key {} does not match the certificate {}", config.key_file,
+                                  config.cert_file));
+      }
+      throw Refused(fmt::format("cannot read the private key {}: {}", config.key_file, why));
     }
     if (tls.check_private_key(ctx) != 1) {
       tls.err_clear_error();
