@@ -5,6 +5,7 @@ that names it.
 
     python3 -m unittest tests/kubernetes/test_manifests.py   (ctest: kubernetes_manifests)
 """
+import base64
 import copy
 import os
 import re
@@ -368,6 +369,15 @@ class BrokenManifests(unittest.TestCase):
         self.assertCaught("exporter-tls/web-config-secret.yaml", change,
                           "key 'tls key' is not a valid Secret key",
                           "key_file '/etc/gpuscope/tls.key' is no file")
+
+    def test_secret_data_as_kubectl_writes_it_is_read(self):
+        # kubectl create secret / kustomize's secretGenerator write data in base64, in lines.
+        def change(docs):
+            text = docs[0].pop("stringData")
+            docs[0]["data"] = {k: base64.encodebytes((v * 8).encode() if k != "web-config.yml" else v.encode())
+                               .decode() for k, v in text.items()}
+            assert "\n" in docs[0]["data"]["tls.key"].rstrip("\n")
+        self.assertEqual(self.problems_with("exporter-tls/web-config-secret.yaml", change), "")
 
     def test_secret_data_that_is_not_base64(self):
         self.assertCaught("exporter-tls/scrape-secret.yaml",

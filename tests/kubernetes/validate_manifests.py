@@ -186,7 +186,9 @@ def secret_contents(doc):
                 problems.append(f"{field}: key {key!r} is not a valid Secret key (letters, digits, '-', '_', '.')")
             if field == "data":
                 try:
-                    value = base64.b64decode(str(value), validate=True).decode("utf-8", "replace")
+                    # Line breaks are allowed (Go's base64 decoder skips them; kustomize writes them).
+                    value = re.sub(r"[\r\n]", "", str(value))
+                    value = base64.b64decode(value, validate=True).decode("utf-8", "replace")
                 except (binascii.Error, ValueError):
                     problems.append(f"data.{key}: not base64 (put text in stringData instead)")
                     value = None
