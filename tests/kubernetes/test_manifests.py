@@ -5,9 +5,12 @@ that names it.
 
     python3 -m unittest tests/kubernetes/test_manifests.py   (ctest: kubernetes_manifests)
 """
+import base64
 import copy
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -16,6 +19,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import kustomize_build  # noqa: E402
 import validate_manifests  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -36,8 +40,10 @@ class ShippedManifests(unittest.TestCase):
     def test_every_manifest_validates(self):
         count, problems = validate_manifests.validate([DEPLOY], project_version())
         self.assertEqual(problems, [])
-        # namespace, daemonset, service, servicemonitor; pvc, job, mpijob
-        self.assertEqual(count, 7)
+        # files: namespace, daemonset, service, servicemonitor; the TLS variant's two Secrets;
+        # pvc, job, mpijob. Built: the TLS variant's namespace, daemonset, service,
+        # servicemonitor and two Secrets.
+        self.assertEqual(count, 9 + 6)
 
     def test_the_mpijob_has_the_nsight_module_shape(self):
         (job,) = load("profile/mpijob.yaml")
@@ -60,6 +66,76 @@ class ShippedManifests(unittest.TestCase):
         self.assertEqual(container["args"][:3], ["serve", "--listen", "0.0.0.0:9400"])
         self.assertEqual(container["ports"][0]["containerPort"], 9400)
         self.assertTrue(daemonset["spec"]["template"]["spec"]["hostPID"])
+
+
+TLS = os.path.join(DEPLOY, "exporter-tls")
+
+
+def by_kind(objects):
+    return {d["kind"]: d for d in objects}
+
+
+class TlsVariant(unittest.TestCase):
+    """deploy/kubernetes/exporter-tls: the exporter of ../exporter, over TLS with basic auth."""
+
+    def test_the_default_exporter_needs_no_secret(self):
+        plain = by_kind(kustomize_build.build(os.path.join(DEPLOY, "exporter")))
+        self.assertNotIn("Secret", plain)
+        pod = plain["DaemonSet"]["spec"]["template"]["spec"]
+        self.assertNotIn("--web-config", pod["containers"][0]["args"])
+        self.assertNotIn("scheme", plain["ServiceMonitor"]["spec"]["endpoints"][0])
+
+    def test_serve_reads_the_web_config_from_the_secret_and_nothing_else_changes(self):
+        plain = by_kind(kustomize_build.build(os.path.join(DEPLOY, "exporter")))
+        tls = by_kind(kustomize_build.build(TLS))
+        pod = tls["DaemonSet"]["spec"]["template"]["spec"]
+        container = pod["containers"][0]
+        self.assertEqual(container["args"], plain["DaemonSet"]["spec"]["template"]["spec"]["containers"][0]["args"]
+                         + ["--web-config", "/etc/gpuscope/web-config.yml"])
+        self.assertEqual(container["volumeMounts"], [{"name": "web-config", "mountPath": "/etc/gpuscope",
+                                                      "readOnly": True}])
+        self.assertEqual(pod["volumes"], [{"name": "web-config", "secret": {
+            "secretName": "gpuscope-web-config", "defaultMode": 0o400}}])
+        for probe in ("readinessProbe", "livenessProbe"):
+            self.assertEqual(container[probe]["tcpSocket"], {"port": "metrics"})
+            self.assertNotIn("httpGet", container[probe])
+        # The rest of the DaemonSet is the default one's.
+        for key in ("args", "volumeMounts", "readinessProbe", "livenessProbe"):
+            del container[key]
+            plain["DaemonSet"]["spec"]["template"]["spec"]["containers"][0].pop(key, None)
+        del pod["volumes"]
+        self.assertEqual(tls["DaemonSet"], plain["DaemonSet"])
+        endpoint = tls["ServiceMonitor"]["spec"]["endpoints"][0]
+        self.assertEqual(endpoint["scheme"], "https")
+        self.assertEqual(endpoint["tlsConfig"], {"ca": {"secret": {"name": "gpuscope-scrape", "key": "ca.crt"}},
+                                                 "serverName": "gpuscope-exporter.gpuscope.svc"})
+        self.assertEqual(endpoint["basicAuth"], {"username": {"name": "gpuscope-scrape", "key": "username"},
+                                                 "password": {"name": "gpuscope-scrape", "key": "password"}})
+
+    def test_the_shipped_secrets_are_placeholders_with_no_key_or_password(self):
+        for folder, _, names in os.walk(os.path.join(ROOT, "deploy")):
+            for name in names:
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+                    self.assertNotRegex(f.read(), r"-----BEGIN [A-Z ]*PRIVATE KEY-----", name)
+        secrets = {d["metadata"]["name"]: d["stringData"] for d in kustomize_build.build(TLS) if d["kind"] == "Secret"}
+        self.assertIn("REPLACE", secrets["gpuscope-web-config"]["tls.key"])
+        self.assertIn("REPLACE", secrets["gpuscope-web-config"]["tls.crt"])
+        users = yaml.safe_load(secrets["gpuscope-web-config"]["web-config.yml"])["basic_auth_users"]
+        self.assertEqual(list(users), [secrets["gpuscope-scrape"]["username"]])
+        self.assertTrue(all("REPLACE" in h for h in users.values()))
+        self.assertIn("REPLACE", secrets["gpuscope-scrape"]["password"])
+        self.assertIn("REPLACE", secrets["gpuscope-scrape"]["ca.crt"])
+
+    @unittest.skipUnless(shutil.which("kubectl"), "kubectl is not installed: kustomize's own build not compared")
+    def test_the_validated_build_is_kubectls(self):
+        def key(doc):
+            return (doc["kind"], doc["metadata"].get("namespace"), doc["metadata"]["name"])
+        for folder in (TLS, os.path.join(DEPLOY, "exporter")):
+            out = subprocess.run(["kubectl", "kustomize", folder], capture_output=True, text=True,
+                                 timeout=60, check=True).stdout
+            theirs = {key(d): d for d in yaml.safe_load_all(out) if d}
+            ours = {key(d): d for d in kustomize_build.build(folder)}
+            self.assertEqual(ours, theirs)
 
 
 class BrokenManifests(unittest.TestCase):
@@ -199,6 +275,113 @@ class BrokenManifests(unittest.TestCase):
         def change(docs):
             docs[0]["resources"].append("rbac.yaml")
         self.assertCaught("exporter/kustomization.yaml", change, "'rbac.yaml' does not exist")
+
+    @staticmethod
+    def in_patch(index, old, new):
+        """A change of the TLS kustomization's patches.INDEX text."""
+        def change(docs):
+            text = docs[0]["patches"][index]["patch"]
+            assert old in text, old
+            docs[0]["patches"][index]["patch"] = text.replace(old, new)
+        return change
+
+    @staticmethod
+    def in_web_config(old, new):
+        def change(docs):
+            text = docs[0]["stringData"]["web-config.yml"]
+            assert old in text, old
+            docs[0]["stringData"]["web-config.yml"] = text.replace(old, new)
+        return change
+
+    def test_an_http_probe_on_a_server_that_asks_for_a_password(self):
+        self.assertCaught("exporter-tls/kustomization.yaml",
+                          self.in_patch(0, "tcpSocket: {port: metrics}",
+                                        "httpGet: {path: /healthz, port: metrics, scheme: HTTPS}"),
+                          "readinessProbe: httpGet without a password", "the kubelet gets 401")
+
+    def test_a_plain_http_probe_on_a_tls_port(self):
+        self.assertCaught("exporter-tls/kustomization.yaml",
+                          self.in_patch(0, "tcpSocket: {port: metrics}", "httpGet: {path: /healthz, port: metrics}"),
+                          "readinessProbe: httpGet speaks HTTP to a port that serves TLS")
+
+    def test_a_web_config_path_that_is_not_mounted(self):
+        self.assertCaught("exporter-tls/kustomization.yaml",
+                          self.in_patch(0, "value: /etc/gpuscope/web-config.yml", "value: /etc/gpuscope/web.yml"),
+                          "--web-config '/etc/gpuscope/web.yml' is no file of a Secret mounted")
+
+    def test_a_volume_of_a_secret_the_manifests_lack(self):
+        self.assertCaught("exporter-tls/kustomization.yaml",
+                          self.in_patch(0, "secretName: gpuscope-web-config", "secretName: gpuscope-webconfig"),
+                          "Secret 'gpuscope-webconfig', which is not in the manifests")
+
+    def test_a_patch_whose_target_is_not_there(self):
+        self.assertCaught("exporter-tls/kustomization.yaml",
+                          lambda docs: docs[0]["patches"][0]["target"].update(name="gpuscope"),
+                          "matches no object of the build")
+
+    def test_a_kustomization_field_the_validator_would_not_build(self):
+        self.assertCaught("exporter-tls/kustomization.yaml",
+                          lambda docs: docs[0].update(images=[{"name": "localhost/gpuscope", "newTag": "0.2"}]),
+                          "images: not built by this validator")
+
+    def test_a_servicemonitor_scraping_tls_pods_over_http(self):
+        self.assertCaught("exporter-tls/kustomization.yaml", self.in_patch(1, "value: https", "value: http"),
+                          "scheme http but the pods serve TLS")
+
+    def test_a_servicemonitor_without_the_password(self):
+        def change(docs):
+            operations = yaml.safe_load(docs[0]["patches"][1]["patch"])
+            docs[0]["patches"][1]["patch"] = yaml.safe_dump([o for o in operations if "basicAuth" not in o["path"]])
+        self.assertCaught("exporter-tls/kustomization.yaml", change,
+                          "the pods ask for a password (basic_auth_users) and there is no basicAuth")
+
+    def test_a_servicemonitor_naming_a_key_the_secret_lacks(self):
+        self.assertCaught("exporter-tls/kustomization.yaml",
+                          self.in_patch(1, "{name: gpuscope-scrape, key: password}", "{name: gpuscope-scrape, key: pass}"),
+                          "basicAuth.password: Secret 'gpuscope-scrape' has no key 'pass'")
+
+    def test_a_servicemonitor_checking_the_certificate_against_pod_addresses(self):
+        self.assertCaught("exporter-tls/kustomization.yaml",
+                          self.in_patch(1, "serverName: gpuscope-exporter.gpuscope.svc", "insecureSkipVerify: false"),
+                          "tlsConfig.serverName is missing")
+
+    def test_a_web_config_naming_a_certificate_the_secret_lacks(self):
+        self.assertCaught("exporter-tls/web-config-secret.yaml",
+                          self.in_web_config("cert_file: /etc/gpuscope/tls.crt", "cert_file: /etc/gpuscope/cert.pem"),
+                          "tls_server_config.cert_file '/etc/gpuscope/cert.pem' is no file")
+
+    def test_a_web_config_key_exporter_toolkit_does_not_have(self):
+        self.assertCaught("exporter-tls/web-config-secret.yaml",
+                          self.in_web_config("tls_server_config:", "tls_config:"),
+                          "'tls_config' is not a key of exporter-toolkit's web configuration",
+                          "scheme https but the pods serve plain HTTP")
+
+    def test_mutual_tls_without_a_client_certificate_for_prometheus(self):
+        self.assertCaught("exporter-tls/web-config-secret.yaml",
+                          self.in_web_config("min_version: TLS12", "min_version: TLS12\n  client_auth_type: "
+                                             "RequireAndVerifyClientCert\n  client_ca_file: /etc/gpuscope/ca.crt"),
+                          "client_ca_file '/etc/gpuscope/ca.crt' is no file",
+                          "the pods require a client certificate and tlsConfig has no cert and keySecret")
+
+    def test_a_secret_key_the_api_server_refuses(self):
+        def change(docs):
+            docs[0]["stringData"]["tls key"] = docs[0]["stringData"].pop("tls.key")
+        self.assertCaught("exporter-tls/web-config-secret.yaml", change,
+                          "key 'tls key' is not a valid Secret key",
+                          "key_file '/etc/gpuscope/tls.key' is no file")
+
+    def test_secret_data_as_kubectl_writes_it_is_read(self):
+        # kubectl create secret / kustomize's secretGenerator write data in base64, in lines.
+        def change(docs):
+            text = docs[0].pop("stringData")
+            docs[0]["data"] = {k: base64.encodebytes((v * 8).encode() if k != "web-config.yml" else v.encode())
+                               .decode() for k, v in text.items()}
+            assert "\n" in docs[0]["data"]["tls.key"].rstrip("\n")
+        self.assertEqual(self.problems_with("exporter-tls/web-config-secret.yaml", change), "")
+
+    def test_secret_data_that_is_not_base64(self):
+        self.assertCaught("exporter-tls/scrape-secret.yaml",
+                          lambda docs: docs[0].update(data={"token": "not base64!"}), "data.token: not base64")
 
 
 if __name__ == "__main__":
