@@ -277,16 +277,9 @@ void users_section(const YAML::Node& node, const std::string& path, WebConfig& c
 
 }  // namespace
 
-WebConfig parse_web_config(const std::string& text, const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw bad(
-        path,
-        fmt::format("not YAML (line {}, column {}: {})", e.mark.line + 1, e.mark.column + 1, e.msg),
-        kDocs);
-  }
+namespace {
+
+WebConfig walk(const YAML::Node& root, const std::string& path) {
   WebConfig config;
   config.path = path;
   if (root.IsNull()) return config;
@@ -307,6 +300,20 @@ WebConfig parse_web_config(const std::string& text, const std::string& path) {
     }
   }
   return config;
+}
+
+}  // namespace
+
+WebConfig parse_web_config(const std::string& text, const std::string& path) {
+  try {
+    return walk(YAML::Load(text), path);
+  } catch (const YAML::Exception& e) {
+    // A syntax error, or a key or value of a shape no key takes (a list as a key).
+    throw bad(
+        path,
+        fmt::format("not YAML (line {}, column {}: {})", e.mark.line + 1, e.mark.column + 1, e.msg),
+        kDocs);
+  }
 }
 
 WebConfig read_web_config(const std::string& path) {
