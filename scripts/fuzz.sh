@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
-all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_proc
+all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_https fuzz_proc
   fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr fuzz_tsdb_answer fuzz_logs)
 targets=("${all_targets[@]}")
 
@@ -66,6 +66,18 @@ printf '\x03^step (\\d+) begin t=([0-9.]+)$' >"$seeds/fuzz_text/marker"
 "$gpuscope" profile --simulate h100x4-straggler -q --capture-output \
   -o "$seeds/fuzz_run_database/straggler.db" -- sh -c 'echo step 1; sleep 0.3; echo done'
 rm -f "$seeds"/fuzz_run_database/*-wal "$seeds"/fuzz_run_database/*-shm
+printf '\x04tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\nbasic_auth_users:\n  p: $2b$04$pedeqbPZXaD0nuKTEmWk1u6O3sure8qifxljFvlH9nhHWnYfFsuX6\nhttp_server_config: {headers: {X-Frame-Options: deny}}\n' \
+  >"$seeds/fuzz_text/web-config"
+printf '\x05Basic cHJvbWV0aGV1czpodW50ZXIy' >"$seeds/fuzz_text/authorization"
+# fuzz_https serves TLS with a throwaway self-signed certificate made here.
+export GPUSCOPE_FUZZ_TLS_DIR=$dir/tls
+mkdir -p "$GPUSCOPE_FUZZ_TLS_DIR"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$GPUSCOPE_FUZZ_TLS_DIR/server.key" \
+  -out "$GPUSCOPE_FUZZ_TLS_DIR/server.crt" -days 30 -subj /CN=127.0.0.1 2>/dev/null
+printf '\x01GET /metrics HTTP/1.1\r\nHost: a\r\nAuthorization: Basic cDpodW50ZXIy\r\n\r\n' >"$seeds/fuzz_https/get"
+printf '\x01GET /x HTTP/1.1\r\nAuthorization: Basic !!!\r\n\r\nHEAD / HTTP/1.1\r\n\r\n' >"$seeds/fuzz_https/bad-auth"
+printf '\x00GET /metrics HTTP/1.1\r\n\r\n' >"$seeds/fuzz_https/plain"
+printf '\x00\x16\x03\x01\x00\x05\x01\x00\x00\x01\x03' >"$seeds/fuzz_https/short-hello"
 printf 'GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n' >"$seeds/fuzz_http/get"
 printf 'HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n' >"$seeds/fuzz_http/head"
 printf 'POST /healthz HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello' >"$seeds/fuzz_http/post"
@@ -183,6 +195,7 @@ case $mode in
     run_target fuzz_text -runs=30000
     run_target fuzz_run_database -runs=400
     run_target fuzz_http -runs=3000
+    run_target fuzz_https -runs=600
     run_target fuzz_proc -runs=30000
     run_target fuzz_grid_series -runs=30000
     run_target fuzz_grid_api -runs=30000

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <ranges>
 #include <set>
 
 namespace gpuscope::collect {
@@ -215,10 +214,10 @@ std::vector<std::string> DcgmFeed::start_instances(unsigned gpu_id,
     watched.push_back(k);
   }
   if (entities.empty()) return why;
-  const std::string who = fmt::format(
-      "MIG device{} {}", watched.size() > 1 ? "s" : "",
-      fmt::join(watched | std::views::transform([&](std::size_t k) { return wanted[k].label; }),
-                ", "));
+  // Joined by hand: clang 14 (the fuzz build) cannot compile libstdc++ 12's views.
+  std::string labels;
+  for (std::size_t k : watched) labels += (labels.empty() ? "" : ", ") + wanted[k].label;
+  const std::string who = fmt::format("MIG device{} {}", watched.size() > 1 ? "s" : "", labels);
   auto watch = this->watch(entities, *groups, prof, {}, interval, who, notes);
   if (!watch) {
     const std::string text = refusal(watch.error());
