@@ -5,7 +5,10 @@
 //   2. scrape latency under an open-loop load of RATE requests/s over keep-alive connections
 //      (wrk2-style: requests are due on a fixed schedule; latency counts from when a request was
 //      due, so a stall is not hidden), plus CPU and memory during the load.
-// Usage: bench_exporter [IDLE_SECONDS=30] [LOAD_SECONDS=20] [RATE=1000] [CONNECTIONS=4]
+// Usage: bench_exporter [IDLE_SECONDS=30] [LOAD_SECONDS=20] [RATE=1000] [CONNECTIONS=4] [tls]
+// With `tls` the exporter serves TLS with basic authentication (--web-config, a certificate the
+// openssl command makes, a bcrypt hash of cost 10) and every client verifies it and sends the
+// password: the cost of the exporter on a shared network (docs/exporters.md, "Security").
 // Figures go to docs/performance.md with the machine they came from.
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -20,7 +23,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -76,6 +81,34 @@ Usage usage_of(pid_t pid) {
   return u;
 }
 
+// bcrypt of "bench-password" at cost 10, as htpasswd -B makes by default.
+constexpr const char* kBenchHash = "$2b$10$wvqB3wRlytrrw5i5cTUxM.kM13Z2MrLxKoG8GZEt8Ua0JyIo4zmie";
+
+// A certificate for 127.0.0.1 and the web config in a fresh folder; the folder's path.
+std::string make_web_config() {
+  char folder[] = "/tmp/gpuscope-bench-tls.XXXXXX";
+  if (mkdtemp(folder) == nullptr) return {};
+  const std::string dir = folder;
+  const std::string command = fmt::format(
+      "openssl req -x509 -newkey rsa:2048 -nodes -keyout {0}/key.pem -out {0}/cert.pem -days 2 "
+      "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null && chmod 600 "
+      "{0}/key.pem",
+      dir);
+  if (std::system(command.c_str()) != 0) return {};
+  std::ofstream(dir + "/web.yml")
+      << "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n"
+      << "basic_auth_users:\n  bench: '" << kBenchHash << "'\n";
+  return dir;
+}
+
+std::unique_ptr<httplib::Client> client_for(int port, const std::string& tls_dir) {
+  if (tls_dir.empty()) return std::make_unique<httplib::Client>("127.0.0.1", port);
+  auto client = std::make_unique<httplib::Client>(fmt::format("https://127.0.0.1:{}", port));
+  client->set_ca_cert_path(tls_dir + "/cert.pem");
+  client->set_basic_auth("bench", "bench-password");
+  return client;
+}
+
 double percentile(std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
   const auto k = static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1));
@@ -89,16 +122,29 @@ int main(int argc, char** argv) {
   const int load_s = argc > 2 ? std::atoi(argv[2]) : 20;
   const int rate = argc > 3 ? std::atoi(argv[3]) : 1000;
   const int connections = argc > 4 ? std::atoi(argv[4]) : 4;
+  const std::string tls_dir = argc > 5 && std::string(argv[5]) == "tls" ? make_web_config() : "";
+  if (argc > 5 && tls_dir.empty()) {
+    fmt::print(stderr, "bench_exporter: the openssl command could not make a certificate\n");
+    return 1;
+  }
+  const std::string web_config = tls_dir.empty() ? "" : tls_dir + "/web.yml";
   const int port = free_port();
 
   const std::string listen = fmt::format("127.0.0.1:{}", port);
   const pid_t pid = fork();
   if (pid == 0) {
-    execl(GPUSCOPE_BENCH_BINARY, "gpuscope", "serve", "--simulate", "h100x8-idle-start",
-          "--interval", "1000", "--listen", listen.c_str(), static_cast<char*>(nullptr));
+    if (web_config.empty()) {
+      execl(GPUSCOPE_BENCH_BINARY, "gpuscope", "serve", "--simulate", "h100x8-idle-start",
+            "--interval", "1000", "--listen", listen.c_str(), static_cast<char*>(nullptr));
+    } else {
+      execl(GPUSCOPE_BENCH_BINARY, "gpuscope", "serve", "--simulate", "h100x8-idle-start",
+            "--interval", "1000", "--listen", listen.c_str(), "--web-config", web_config.c_str(),
+            static_cast<char*>(nullptr));
+    }
     _exit(127);
   }
-  httplib::Client probe("127.0.0.1", port);
+  auto probe_client = client_for(port, tls_dir);
+  httplib::Client& probe = *probe_client;
   std::string page;
   for (int i = 0; i < 300; ++i) {
     auto r = probe.Get("/metrics");
@@ -115,8 +161,8 @@ int main(int argc, char** argv) {
   }
   std::size_t series = 0;
   for (char c : page) series += c == '\n' ? 1 : 0;
-  fmt::print("gpuscope serve, 8 simulated H100s, 1 s sampling; /metrics: {} bytes, {} lines\n",
-             page.size(), series);
+  fmt::print("gpuscope serve, 8 simulated H100s, 1 s sampling, {}; /metrics: {} bytes, {} lines\n",
+             tls_dir.empty() ? "plain HTTP" : "TLS with basic authentication", page.size(), series);
 
   // 1. Idle: a scrape every 15 s, as a default Prometheus does.
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -144,7 +190,8 @@ int main(int argc, char** argv) {
   const Usage load_start = usage_of(pid);
   for (int c = 0; c < connections; ++c) {
     workers.emplace_back([&, c] {
-      httplib::Client client("127.0.0.1", port);
+      auto owned = client_for(port, tls_dir);
+      httplib::Client& client = *owned;
       client.set_keep_alive(true);
       client.set_tcp_nodelay(true);
       client.set_read_timeout(5, 0);
@@ -197,5 +244,6 @@ int main(int argc, char** argv) {
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
+  if (!tls_dir.empty()) std::filesystem::remove_all(tls_dir);
   return 0;
 }

@@ -52,7 +52,7 @@ int run_serve(const ServeRun& o) {
   exporter::ServerSecurity security;
   if (!o.web_config.empty()) {
     std::vector<std::string> notes;
-    security = exporter::make_security(exporter::read_web_config(o.web_config), notes);
+    security = exporter::make_security(exporter::load_web_config(o.web_config), notes);
     for (const auto& note : notes) fmt::print(stderr, "gpuscope: {}\n", note);
   }
   const bool https = security.tls != nullptr;

@@ -329,3 +329,8 @@ WebConfig read_web_config(const std::string& path) {
 }
 
 }  // namespace gpuscope::exporter
+
+extern "C" __attribute__((visibility("default"))) void gpuscope_read_web_config(
+    const char* path, gpuscope::exporter::WebConfig* out) {
+  *out = gpuscope::exporter::read_web_config(path);
+}

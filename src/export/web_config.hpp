@@ -51,4 +51,12 @@ WebConfig read_web_config(const std::string& path);
 // The same from text (tests, fuzzing); `path` names it in messages and anchors relative files.
 WebConfig parse_web_config(const std::string& text, const std::string& path);
 
+// read_web_config lives in lib/gpuscope/libgpuscope_webconfig.so with yaml-cpp, so that only
+// --web-config loads them; gpuscope calls it through this (web_config_loader.cpp), which throws
+// Error when the library is missing. Tests and fuzz targets link the library and call it directly.
+WebConfig load_web_config(const std::string& path);
+
+// The library's entry point: fills `out` or throws Error.
+extern "C" void gpuscope_read_web_config(const char* path, WebConfig* out);
+
 }  // namespace gpuscope::exporter

@@ -89,6 +89,10 @@ wait_for curl -sf --cacert ca.crt -u "prometheus:$password" "$base/healthz" || {
 grep -q "at https://127.0.0.1:$basic_port/metrics with basic authentication" basic.log \
   && ok "serve says https and basic authentication" || { fail "start line"; cat basic.log; }
 
+for library in libssl libevent_openssl libcrypt. libgpuscope_webconfig; do
+  grep -q "/$library" "/proc/$basic_pid/maps" && ok "$library loaded for the web config" || fail "$library not loaded"
+done
+
 # 2. curl: no credentials, a wrong password, the right one; HEAD and keep-alive over TLS.
 code() { curl -s -o /dev/null -w '%{http_code}' --cacert ca.crt "$@" || true; }
 check "no credentials: 401" 401 "$(code "$base/metrics")"
