@@ -12,8 +12,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 image=${IMAGE:-localhost/gpuscope}
-build_base=localhost/gpuscope-build:bookworm
-base=localhost/gpuscope-base:bookworm
 work=$(mktemp -d /tmp/gpuscope-image.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 uplot=web/node_modules/uplot/dist
@@ -28,6 +26,12 @@ excludes=(--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr
 build_packages=g++,cmake,ninja-build,pkg-config,ca-certificates,libfmt-dev,libcli11-dev
 build_packages+=,nlohmann-json3-dev,libexpected-dev,libsqlite3-dev,zlib1g-dev,libplplot-dev
 build_packages+=,libevent-dev,libcpp-httplib-dev,libcurl4-openssl-dev
+# serve --web-config: yaml-cpp, and OpenSSL's and libxcrypt's headers (the libraries are loaded at
+# run time).
+build_packages+=,libyaml-cpp-dev,libssl-dev,libcrypt-dev
+# The bases are kept between builds, named after their package lists: a list that changes makes
+# a new base.
+build_base=localhost/gpuscope-build:bookworm-$(echo "$build_packages" | sha256sum | cut -c1-12)
 if [ "${REBUILD_BASES:-0}" = 1 ] || ! podman image exists "$build_base"; then
   mmdebstrap --quiet --variant=minbase --include="$build_packages" "${excludes[@]}" \
     bookworm "$work/build-base.tar"
@@ -40,6 +44,10 @@ fi
 packages=libc6,libstdc++6,libgcc-s1,zlib1g,libsqlite3-0,libfmt9,libevent-2.1-7,libevent-extra-2.1-7
 packages+=,libevent-pthreads-2.1-7,libplplot17,plplot-driver-cairo,fonts-dejavu-core,libcurl4
 packages+=,busybox-static
+# serve --web-config: its reader's yaml-cpp, TLS (OpenSSL 3 through libevent's OpenSSL
+# bufferevents) and bcrypt (libxcrypt), all loaded only when asked.
+packages+=,libyaml-cpp0.7,libevent-openssl-2.1-7,libssl3,libcrypt1
+base=localhost/gpuscope-base:bookworm-$(echo "$packages" | sha256sum | cut -c1-12)
 # Left out of it as well: glibc's iconv modules (gpuscope converts no character sets; UTF-8 and
 # ASCII are built into glibc), PLplot's world maps, X11's locale tables, and Perl modules that
 # a package's maintainer scripts would use (none run here).
@@ -72,6 +80,7 @@ version=$(sed -n 's/^project(gpuscope VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt
 
 podman build --quiet --runtime runc --network none --ulimit nofile=1024:1024 \
   --ulimit nproc=1024:1024 --build-arg GIT_REVISION="$revision" \
+  --build-arg BUILD_BASE="$build_base" --build-arg BASE="$base" \
   -f "$work/context/source/deploy/image/Containerfile" \
   -t "$image:$version" -t "$image:latest" "$work/context" >/dev/null
 size=$(podman image inspect --format '{{.Size}}' "$image:latest")

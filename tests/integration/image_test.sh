@@ -61,6 +61,26 @@ done
 grep -q "^gpuscope_power_watts{gpu=\"0\"" <<<"$page" && echo "ok: serve answers /metrics on the published port" || { echo "FAIL: no metrics"; podman logs "$name" | tail -5; failures=$((failures + 1)); }
 podman rm -f "$name" >/dev/null
 
+# TLS and basic authentication in the image: its run-time libraries are there (loaded on demand).
+mkdir -p "$work/tls"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/tls/key.pem" -out "$work/tls/cert.pem" \
+  -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+chmod 644 "$work/tls/key.pem"  # read by the image's user; a test key
+hash=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))')
+printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\nbasic_auth_users:\n  p: %s\n' \
+  "$hash" >"$work/tls/web.yml"
+port=$((20000 + RANDOM % 20000))
+podman run -d --name "$name" "${run_args[@]}" -p "127.0.0.1:$port:9400" -v "$work/tls:/tls:ro" \
+  "$image" serve --simulate h100 --listen 0.0.0.0:9400 --web-config /tls/web.yml >/dev/null
+page=""
+for _ in $(seq 50); do
+  page=$(curl -sf --cacert "$work/tls/cert.pem" -u p:pw "https://127.0.0.1:$port/metrics" || true)
+  grep -q "^gpuscope_power_watts" <<<"$page" && break
+  sleep 0.2
+done
+grep -q "^gpuscope_power_watts{gpu=\"0\"" <<<"$page" && echo "ok: serve answers over TLS with basic auth" || { echo "FAIL: no metrics over TLS"; podman logs "$name" | tail -5; failures=$((failures + 1)); }
+podman rm -f "$name" >/dev/null
+
 mkdir -p "$work/out" && chmod 777 "$work/out"
 set +e
 podman run --rm "${run_args[@]}" --network none -v "$work/out:/out" "$image" \
