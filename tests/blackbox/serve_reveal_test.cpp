@@ -45,11 +45,14 @@ bool eventually(const std::function<bool()>& condition) {
   return condition();
 }
 
-// A process the simulated driver says uses GPU 0, in SLURM job 4242 (from its environment).
+// A process the simulated driver says uses GPU 0, listed once it runs `argv` (serve resolves a
+// pid once: seen before its exec, it would keep the test's own name).
 struct ListedProcess {
-  ListedProcess(const TempDir& dir, std::vector<std::string> argv,
-                std::map<std::string, std::string> env)
+  ListedProcess(const TempDir& dir, const std::vector<std::string>& argv,
+                const std::map<std::string, std::string>& env)
       : process(argv, env, dir.file("job.out"), dir.file("job.err")) {
+    const std::string cmdline = "/proc/" + std::to_string(process.pid()) + "/cmdline";
+    EXPECT_TRUE(eventually([&] { return read_file(cmdline).rfind(argv[0] + '\0', 0) == 0; }));
     std::ofstream(dir.file("processes.txt")) << "0 " << process.pid() << " 1024\n";
   }
   BackgroundProcess process;
