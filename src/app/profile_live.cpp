@@ -38,6 +38,7 @@ ProfileLive::ProfileLive(const ProfileOptions& o, const RunInfo& info,
     : options_(o), terminal_(isatty(STDERR_FILENO) != 0) {
   std::vector<exporter::GpuIdentity> identities = exporter::identities_of(sampled);
   if (o.live) latest_ = std::make_unique<exporter::LatestValues>(identities);
+  check_push_options(o.push);
   if (o.push.enabled()) {
     exposition_ = std::make_unique<exporter::Exposition>(exporter::Naming::Gpuscope,
                                                          labels_of(info), identities);

@@ -13,11 +13,19 @@
 
 namespace gpuscope::app {
 
+void check_push_options(const PushOptions& o) {
+  if (o.tls.any() && !o.enabled()) {
+    throw Error::usage("--push-cert, --push-key and --push-ca are for --push",
+                       "they were given without --push URL", "add --push URL, or drop them");
+  }
+}
+
 std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& o,
                                               const exporter::Exposition& exposition,
                                               bool save_undelivered) {
   auto target = exporter::parse_push_url(o.url);
   auto auth = exporter::load_push_auth(o.auth_file, util::process_environment());
+  exporter::check_push_tls(o.tls);
   if (o.batch_ms < 10 || o.retry_max_ms < 10) {
     throw Error::usage("--push-batch-ms and --push-retry-max-ms must be at least 10");
   }
@@ -28,7 +36,7 @@ std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& o,
   options.buffer.spill_dir = o.spill_dir;
   options.save_undelivered = save_undelivered;
   return std::make_unique<exporter::Pusher>(
-      std::make_unique<exporter::CurlTransport>(target.url, auth), exposition, options,
+      std::make_unique<exporter::CurlTransport>(target.url, auth, o.tls), exposition, options,
       [](const std::string& line) { fmt::print(stderr, "gpuscope: {}\n", line); });
 }
 

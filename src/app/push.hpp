@@ -7,6 +7,7 @@
 #include <string>
 
 #include "export/exposition.hpp"
+#include "export/push_auth.hpp"
 #include "export/pusher.hpp"
 
 namespace gpuscope::app {
@@ -15,13 +16,17 @@ struct PushOptions {
   std::string url;             // --push URL; empty: no push
   std::string auth_file;       // --push-auth-file FILE
   std::string spill_dir;       // --push-spill-dir DIR
+  exporter::PushTls tls;       // --push-cert, --push-key, --push-ca FILE
   double batch_ms = 1000;      // --push-batch-ms (hidden; tests)
   double retry_max_ms = 5000;  // --push-retry-max-ms (hidden; tests)
   bool enabled() const { return !url.empty(); }
 };
 
-// A pusher for `options` (URL and credentials checked: Error::usage when wrong), not yet started.
-// `exposition` must outlive it. Messages go to stderr as "gpuscope: push: ...". With
+// Error::usage for push options given without --push (call it whether or not there is a push).
+void check_push_options(const PushOptions& options);
+
+// A pusher for `options` (URL, credentials and TLS files checked: Error::usage when wrong), not yet
+// started. `exposition` must outlive it. Messages go to stderr as "gpuscope: push: ...". With
 // `save_undelivered`, what cannot be delivered when it finishes is saved to a file (`serve`).
 std::unique_ptr<exporter::Pusher> make_pusher(const PushOptions& options,
                                               const exporter::Exposition& exposition,

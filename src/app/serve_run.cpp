@@ -36,12 +36,46 @@ exporter::ExportLabels labels_for(const LiveGpus& gpus, const std::string& node_
   return labels;
 }
 
+exporter::ProcessSeries process_series_for(const ServeRun& o,
+                                           const exporter::ListenAddress& address) {
+  if (o.process_series.empty()) return exporter::default_process_series(address.loopback());
+  const auto series = exporter::process_series_from_text(o.process_series);
+  if (!series) {
+    throw Error::usage(fmt::format("--process-series '{}' is not a choice", o.process_series), {},
+                       "use off (no per-process series), safe (without the user and command "
+                       "labels) or full (every label)");
+  }
+  return *series;
+}
+
+// The lines serve says once it runs: where, what, and what a listener others reach reveals.
+void announce(const ServeRun& o, const exporter::ListenAddress& address, const std::string& where,
+              std::size_t count, std::size_t instances, bool pushing, bool safe_by_default) {
+  fmt::print(
+      stderr, "gpuscope: serving {} GPU{}{} at {} ({} names), sampling every {} ms{}\n", count,
+      count == 1 ? "" : "s",
+      instances == 0 ? ""
+                     : fmt::format(" and {} MIG instance{}", instances, instances == 1 ? "" : "s"),
+      where, o.naming, o.interval_ms, pushing ? fmt::format(", pushing to {}", o.push.url) : "");
+  if (!address.loopback()) {
+    fmt::print(stderr, "gpuscope: note: {} is reachable from other machines\n", address.text());
+  }
+  if (safe_by_default) {
+    fmt::print(stderr,
+               "gpuscope: note: per-process series leave out the user and command labels on a "
+               "listener other machines reach; --process-series full adds them, "
+               "--process-series off drops per-process series\n");
+  }
+}
+
 }  // namespace
 
 int run_serve(const ServeRun& o) {
   StopSignals stop;  // before any thread
   const auto interval = sampling_interval(o.interval_ms, "--interval");
   auto address = exporter::parse_listen_address(o.listen);
+  const exporter::ProcessSeries series = process_series_for(o, address);
+  check_push_options(o.push);
   const auto naming = exporter::naming_from_text(o.naming);
   if (!naming) {
     throw Error::usage(fmt::format("--naming '{}' is not a naming", o.naming), {},
@@ -72,9 +106,11 @@ int run_serve(const ServeRun& o) {
     ProcessWatchOptions options;
     options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
     processes = std::make_unique<ProcessWatch>(devices_to_watch(*gpus.session, sampled), options);
-    process_source = exporter::ProcessSource{[&processes] { return processes->latest(); },
-                                             [&processes] { return processes->looks(); },
-                                             o.max_processes_per_gpu};
+    // What --process-series hides is removed before anything renders it: /metrics and pushes.
+    process_source = exporter::ProcessSource{
+        [&processes, series] { return exporter::reveal(processes->latest(), series); },
+        [&processes] { return processes->looks(); },
+        exporter::processes_shown(series, o.max_processes_per_gpu)};
   }
   exporter::ExpositionCache cache(latest, exporter::Exposition(*naming, labels, gpus.identities),
                                   process_source);
@@ -86,9 +122,10 @@ int run_serve(const ServeRun& o) {
   if (o.push.enabled()) pusher = make_pusher(o.push, push_exposition, true);
   if (pusher && processes) {
     pusher->follow_workload([&processes] { return processes->looks(); },
-                            [&processes] {
-                              return exporter::workload_labels(processes->latest(),
-                                                               exporter::Naming::Gpuscope);
+                            [&processes, series] {
+                              return exporter::workload_labels(
+                                  exporter::reveal(processes->latest(), series),
+                                  exporter::Naming::Gpuscope);
                             });
   }
 
@@ -107,17 +144,11 @@ int run_serve(const ServeRun& o) {
   if (processes) processes->start();
   if (pusher) pusher->start();
 
-  fmt::print(
-      stderr,
-      "gpuscope: serving {} GPU{}{} at {}://{}/metrics{} ({} names), sampling every {} ms{}\n",
-      count, count == 1 ? "" : "s",
-      instances == 0 ? ""
-                     : fmt::format(" and {} MIG instance{}", instances, instances == 1 ? "" : "s"),
-      https ? "https" : "http", address.text(), secured, o.naming, o.interval_ms,
-      pusher ? fmt::format(", pushing to {}", o.push.url) : "");
-  if (!address.loopback()) {
-    fmt::print(stderr, "gpuscope: note: {} is reachable from other machines\n", address.text());
-  }
+  announce(o, address,
+           fmt::format("{}://{}/metrics{}", https ? "https" : "http", address.text(), secured),
+           count, instances, pusher != nullptr,
+           o.process_series.empty() && series == exporter::ProcessSeries::Safe &&
+               o.process_sampling_ms > 0);
   while (!stop.wait(std::chrono::seconds(3600))) {
   }
   fmt::print(stderr, "gpuscope: stopping\n");

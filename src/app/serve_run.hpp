@@ -23,6 +23,9 @@ struct ServeRun {
   double process_sampling_ms = 1000;  // 0: no process series
   std::size_t max_processes_per_gpu = 8;
   std::string web_config;  // exporter-toolkit's web configuration file; empty: plain HTTP, open
+  // --process-series off|safe|full: what the per-process series show (and what is pushed);
+  // empty: full on a loopback listener, safe otherwise (export/process_exposition.hpp).
+  std::string process_series;
 };
 
 // Serves the GPUs' metrics at `o.listen` until SIGINT or SIGTERM; returns the exit code.

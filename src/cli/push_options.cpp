@@ -22,6 +22,16 @@ void add_push_options(CLI::App& app, app::PushOptions& o) {
   app.add_option("--push-auth-file", o.auth_file,
                  "File whose first line is 'bearer TOKEN' or 'basic USER:PASSWORD'")
       ->type_name("FILE");
+  app.add_option("--push-cert", o.tls.cert_file,
+                 "Client certificate (PEM) for a server that asks for one (mutual TLS); its key "
+                 "in the same file or --push-key")
+      ->type_name("FILE");
+  app.add_option("--push-key", o.tls.key_file, "Private key (PEM) of --push-cert")
+      ->type_name("FILE");
+  app.add_option("--push-ca", o.tls.ca_file,
+                 "CA certificates (PEM) to trust for the server's certificate, instead of the "
+                 "system's")
+      ->type_name("FILE");
   app.add_option("--push-spill-dir", o.spill_dir,
                  "Where samples wait on disk while the server is away and memory is full "
                  "(default: a new directory under $TMPDIR)")

@@ -61,6 +61,12 @@ Command add_serve_command(CLI::App& parent) {
                   "most memory (default 8)")
       ->check(CLI::Range(1, 1024))
       ->type_name("N");
+  app->add_option("--process-series", o->process_series,
+                  "What the per-process series show: full (pid, command, user, container, pod, "
+                  "namespace, slurm_job_id), safe (the same without user and command) or off (no "
+                  "per-process series; the GPUs keep their pod/job labels). Default: full on a "
+                  "loopback --listen, safe otherwise")
+      ->type_name("off|safe|full");
   add_push_options(*app, o->push);
   app->footer("Runs until SIGINT or SIGTERM. Metric names and labels: docs/exporters.md.");
   return {app, [o] { return app::run_serve(*o); }};

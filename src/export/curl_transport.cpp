@@ -24,10 +24,36 @@ std::string first_line(const std::string& text) {
   return line;
 }
 
+// `text` with every occurrence of `secret` blanked (a server that echoes a request back).
+std::string without(std::string text, const std::string& secret) {
+  if (secret.empty()) return text;
+  for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
+    text.replace(at, secret.size(), "[secret]");
+  }
+  return text;
+}
+
+// What went wrong with a transfer, in curl's most precise words, and what to do about TLS.
+std::string transfer_failure(CURLcode rc, const std::string& error_buffer, bool custom_ca) {
+  std::string detail = error_buffer.c_str();  // NUL-terminated within the buffer
+  if (detail.empty()) detail = curl_library().easy_strerror(rc);
+  if (rc == CURLE_PEER_FAILED_VERIFICATION && !custom_ca) {
+    detail +=
+        "; when the server's certificate is signed by your own CA, give its certificate "
+        "with --push-ca FILE";
+  } else if (rc == CURLE_SSL_CERTPROBLEM) {
+    detail += "; check --push-cert and --push-key (a PEM certificate and its matching key)";
+  }
+  return detail;
+}
+
 }  // namespace
 
-CurlTransport::CurlTransport(std::string url, PushAuth auth)
-    : url_(std::move(url)), auth_(std::move(auth)) {
+CurlTransport::CurlTransport(std::string url, PushAuth auth, PushTls tls)
+    : url_(std::move(url)),
+      auth_(std::move(auth)),
+      tls_(std::move(tls)),
+      error_(CURL_ERROR_SIZE, '\0') {
   const CurlLibrary& c = curl_library();
   CURL* curl = c.easy_init();
   if (!curl) throw Error("libcurl could not make a handle", "out of memory?", "try again");
@@ -41,6 +67,10 @@ CurlTransport::CurlTransport(std::string url, PushAuth auth)
   c.easy_setopt(curl, CURLOPT_USERAGENT, "gpuscope");
   c.easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_response);
   c.easy_setopt(curl, CURLOPT_WRITEDATA, &response_);
+  c.easy_setopt(curl, CURLOPT_ERRORBUFFER, error_.data());
+  if (!tls_.cert_file.empty()) c.easy_setopt(curl, CURLOPT_SSLCERT, tls_.cert_file.c_str());
+  if (!tls_.key_file.empty()) c.easy_setopt(curl, CURLOPT_SSLKEY, tls_.key_file.c_str());
+  if (!tls_.ca_file.empty()) c.easy_setopt(curl, CURLOPT_CAINFO, tls_.ca_file.c_str());
   if (auth_.kind == PushAuth::Kind::Basic) {
     c.easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
     c.easy_setopt(curl, CURLOPT_USERNAME, auth_.user.c_str());
@@ -61,16 +91,22 @@ PushResult CurlTransport::post(const std::string& body) {
   const CurlLibrary& c = curl_library();
   CURL* curl = static_cast<CURL*>(curl_);
   response_.clear();
+  error_[0] = '\0';
   c.easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
   c.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
   const CURLcode rc = c.easy_perform(curl);
-  if (rc != CURLE_OK) return {PushResult::Outcome::Retry, c.easy_strerror(rc)};
+  if (rc != CURLE_OK) {
+    return {PushResult::Outcome::Retry,
+            without(transfer_failure(rc, error_, !tls_.ca_file.empty()), auth_.secret)};
+  }
   long status = 0;
   c.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   if (status >= 200 && status < 300) return {PushResult::Outcome::Delivered, {}};
-  const std::string said = first_line(response_);
+  const std::string said = without(first_line(response_), auth_.secret);
   std::string detail = fmt::format("HTTP {}{}{}", status, said.empty() ? "" : ": ", said);
   if (status == 401 || status == 403) {
+    // Not the server's words: a proxy may echo the request's Authorization header.
+    detail = fmt::format("HTTP {}", status);
     detail += fmt::format(
         "; the server refused {}: check GPUSCOPE_PUSH_USER/PASSWORD, "
         "GPUSCOPE_PUSH_BEARER_TOKEN or --push-auth-file",

@@ -41,6 +41,36 @@ std::optional<std::string> short_container(const GpuProcess& p) {
 
 }  // namespace
 
+std::optional<ProcessSeries> process_series_from_text(std::string_view text) {
+  if (text == "off") return ProcessSeries::Off;
+  if (text == "safe") return ProcessSeries::Safe;
+  if (text == "full") return ProcessSeries::Full;
+  return std::nullopt;
+}
+
+std::string_view process_series_text(ProcessSeries series) {
+  switch (series) {
+    case ProcessSeries::Off:
+      return "off";
+    case ProcessSeries::Safe:
+      return "safe";
+    case ProcessSeries::Full:
+      break;
+  }
+  return "full";
+}
+
+ProcessesNow reveal(ProcessesNow processes, ProcessSeries series) {
+  if (series == ProcessSeries::Full) return processes;
+  for (auto& [sample, process] : processes) {
+    process.user.reset();
+    process.uid.reset();
+    process.command.reset();
+    process.command_line.reset();
+  }
+  return processes;
+}
+
 std::map<unsigned, LabelList> workload_labels(const ProcessesNow& processes, Naming naming) {
   std::map<unsigned, LabelList> out;
   for (const auto& [device, list] : by_gpu(processes)) {
@@ -75,6 +105,7 @@ std::map<unsigned, LabelList> workload_labels(const ProcessesNow& processes, Nam
 std::string render_processes(const ProcessesNow& processes,
                              const std::function<std::string(unsigned)>& gpu_labels,
                              std::size_t max_per_gpu) {
+  if (max_per_gpu == 0) return {};
   struct Line {
     std::string labels;
     const ProcessSample* sample;

@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include "util/small_file.hpp"
+
 namespace gpuscope::exporter {
 namespace {
 
@@ -52,7 +54,37 @@ PushAuth from_file(const std::string& path) {
                      "fix the file (see docs/exporters.md)");
 }
 
+// `option FILE` must be a readable file with a PEM block ("-----BEGIN ...").
+void check_pem_file(std::string_view option, const std::string& path, std::string_view holds) {
+  if (path.empty()) return;
+  constexpr std::size_t kMaxPem = 16 * 1024 * 1024;  // a CA bundle is a few hundred KiB
+  const auto text = util::read_small_file(path, kMaxPem);
+  if (!text) {
+    throw Error::usage(fmt::format("{} {} cannot be read", option, path), text.error().reason,
+                       fmt::format("give the PEM file of {} (readable by this user)", holds));
+  }
+  if (text->find("-----BEGIN ") == std::string::npos) {
+    throw Error::usage(fmt::format("{} {} is not a PEM file", option, path),
+                       "it holds no '-----BEGIN ...' block",
+                       fmt::format("give the PEM file of {} (openssl x509 -outform PEM converts "
+                                   "a DER certificate)",
+                                   holds));
+  }
+}
+
 }  // namespace
+
+void check_push_tls(const PushTls& tls) {
+  if (!tls.key_file.empty() && tls.cert_file.empty()) {
+    throw Error::usage("--push-key is given without --push-cert",
+                       "a private key is of use only with its client certificate",
+                       "add --push-cert FILE (the certificate the key belongs to), or drop "
+                       "--push-key");
+  }
+  check_pem_file("--push-cert", tls.cert_file, "the client certificate");
+  check_pem_file("--push-key", tls.key_file, "the client certificate's private key");
+  check_pem_file("--push-ca", tls.ca_file, "the CA certificates that signed the server's");
+}
 
 std::string PushAuth::describe() const {
   switch (kind) {

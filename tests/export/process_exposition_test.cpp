@@ -133,5 +133,65 @@ TEST(ProcessExposition, TheGpusSeriesCarryTheWorkloadAndLoseItAgain) {
   EXPECT_EQ(out.find("pod="), std::string::npos);
 }
 
+// --process-series: what each choice leaves on the page (docs/exporters.md, "What it reveals").
+ProcessesNow with_job_and_pod() {
+  auto slurm = process(1, 20, 1ULL << 20);
+  slurm.second.slurm_job_id = "4242";
+  slurm.second.uid = 1001;
+  slurm.second.command_line = "python train.py --token hunter2";
+  return {process(0, 10, 1ULL << 30, "train-0"), slurm};
+}
+
+TEST(ProcessSeriesPolicy, FullShowsEveryLabel) {
+  const ProcessesNow now = reveal(with_job_and_pod(), ProcessSeries::Full);
+  const std::string page = render_processes(now, labels_of, 8);
+  EXPECT_EQ(count(page, "command=\"python\""), 4U) << page;  // memory and SM, two processes
+  EXPECT_EQ(count(page, "user=\"bob\""), 4U) << page;
+  EXPECT_EQ(workload_labels(now, Naming::Jobstats)[1],
+            (LabelList{{"jobid", "4242"}, {"userid", "1001"}}));
+}
+
+TEST(ProcessSeriesPolicy, SafeKeepsPidContainerPodAndJobButNotUserOrCommand) {
+  const ProcessesNow now = reveal(with_job_and_pod(), ProcessSeries::Safe);
+  const std::string page = render_processes(now, labels_of, 8);
+  EXPECT_NE(page.find("gpuscope_process_memory_used_bytes{gpu=\"0\",hostname=\"n1\",pid=\"10\","
+                      "container=\"cccccccccccc\",pod=\"train-0\",namespace=\"ml\"} 1073741824\n"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("pid=\"20\",slurm_job_id=\"4242\"}"), std::string::npos) << page;
+  EXPECT_EQ(page.find("user="), std::string::npos) << page;
+  EXPECT_EQ(page.find("command="), std::string::npos) << page;
+  EXPECT_EQ(page.find("bob"), std::string::npos) << page;
+  EXPECT_EQ(page.find("python"), std::string::npos) << page;
+  for (const auto& [sample, p] : now) EXPECT_FALSE(p.command_line || p.uid || p.user || p.command);
+  // The GPUs' workload labels stay; jobstats' userid (the user's uid) goes empty, as when the
+  // uid is unknown.
+  EXPECT_EQ(workload_labels(now, Naming::Gpuscope)[0],
+            (LabelList{{"pod", "train-0"}, {"namespace", "ml"}, {"container", "cccccccccccc"}}));
+  EXPECT_EQ(workload_labels(now, Naming::Jobstats)[1],
+            (LabelList{{"jobid", "4242"}, {"userid", ""}}));
+}
+
+TEST(ProcessSeriesPolicy, OffHasNoProcessSeriesButTheGpusKeepTheirWorkload) {
+  const ProcessSeries off = ProcessSeries::Off;
+  const ProcessesNow now = reveal(with_job_and_pod(), off);
+  // More processes than shown would otherwise give gpuscope_processes_not_exported.
+  EXPECT_EQ(render_processes(now, labels_of, processes_shown(off, 8)), "");
+  EXPECT_EQ(processes_shown(ProcessSeries::Safe, 8), 8U);
+  EXPECT_EQ(workload_labels(now, Naming::Dcgm)[1], (LabelList{{"hpc_job", "4242"}}));
+  EXPECT_EQ(workload_labels(now, Naming::Jobstats)[1],
+            (LabelList{{"jobid", "4242"}, {"userid", ""}}));
+}
+
+TEST(ProcessSeriesPolicy, ChoicesAndDefault) {
+  for (const auto series : {ProcessSeries::Off, ProcessSeries::Safe, ProcessSeries::Full}) {
+    EXPECT_EQ(process_series_from_text(process_series_text(series)), series);
+  }
+  EXPECT_FALSE(process_series_from_text("Full"));
+  EXPECT_FALSE(process_series_from_text(""));
+  EXPECT_EQ(default_process_series(true), ProcessSeries::Full);
+  EXPECT_EQ(default_process_series(false), ProcessSeries::Safe);
+}
+
 }  // namespace
 }  // namespace gpuscope::exporter

@@ -65,5 +65,50 @@ TEST(PushAuthTest, RefusesMalformedFilesWithoutQuotingThem) {
   EXPECT_THROW(load_push_auth(path, env_of({{"GPUSCOPE_PUSH_BEARER_TOKEN", "t"}})), Error);
 }
 
+// --push-cert, --push-key, --push-ca: checked before anything starts, the error naming the option
+// and the file.
+std::string tls_error(const PushTls& tls) {
+  try {
+    check_push_tls(tls);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    return e.what();
+  }
+  return {};
+}
+
+TEST(PushTlsTest, ReadablePemFilesPass) {
+  testing::TempDir dir;
+  std::ofstream(dir.file("cert.pem")) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END "
+                                         "CERTIFICATE-----\n";
+  std::ofstream(dir.file("key.pem")) << "-----BEGIN PRIVATE KEY-----\nMIIE\n";
+  EXPECT_EQ(tls_error({}), "");
+  EXPECT_EQ(tls_error({dir.file("cert.pem"), dir.file("key.pem"), dir.file("cert.pem")}), "");
+  EXPECT_EQ(tls_error({dir.file("cert.pem"), "", ""}), "");  // the key in the certificate's file
+  EXPECT_EQ(tls_error({"", "", dir.file("cert.pem")}), "");
+}
+
+TEST(PushTlsTest, MissingUnreadableOrNotPemIsSaidWithTheFile) {
+  testing::TempDir dir;
+  const std::string missing = dir.file("missing.pem");
+  std::string said = tls_error({missing, "", ""});
+  EXPECT_NE(said.find("--push-cert " + missing + " cannot be read"), std::string::npos) << said;
+  EXPECT_NE(said.find("No such file"), std::string::npos) << said;
+  said = tls_error({"", "", dir.path()});
+  EXPECT_NE(said.find("--push-ca " + dir.path() + " cannot be read"), std::string::npos) << said;
+  std::ofstream(dir.file("der.crt")) << std::string("\x30\x82\x01\x0a", 4);
+  said = tls_error({"", "", dir.file("der.crt")});
+  EXPECT_NE(said.find("--push-ca " + dir.file("der.crt") + " is not a PEM file"), std::string::npos)
+      << said;
+}
+
+TEST(PushTlsTest, AKeyWithoutItsCertificateIsRefused) {
+  testing::TempDir dir;
+  std::ofstream(dir.file("key.pem")) << "-----BEGIN PRIVATE KEY-----\n";
+  const std::string said = tls_error({"", dir.file("key.pem"), ""});
+  EXPECT_NE(said.find("--push-key is given without --push-cert"), std::string::npos) << said;
+  EXPECT_NE(said.find("add --push-cert FILE"), std::string::npos) << said;
+}
+
 }  // namespace
 }  // namespace gpuscope::exporter
