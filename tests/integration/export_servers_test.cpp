@@ -715,9 +715,9 @@ TEST(ExporterMemoryTest, TlsLibrariesAreLoadedOnlyForPush) {
   const auto served = mapped_libraries(plain->pid());
   ASSERT_TRUE(maps_any(served, "libsqlite3")) << "the maps were not read";
   // Nor what --web-config brings: yaml-cpp, libevent's OpenSSL bufferevents, libxcrypt.
-  for (const char* library : {"libcurl", "libssl", "libcrypto", "libgnutls", "libkrb5",
-                              "libyaml-cpp", "libgpuscope_webconfig", "libevent_openssl",
-                              "libcrypt."}) {
+  for (const char* library :
+       {"libcurl", "libssl", "libcrypto", "libgnutls", "libkrb5", "libyaml-cpp",
+        "libgpuscope_webconfig", "libevent_openssl", "libcrypt."}) {
     EXPECT_FALSE(maps_any(served, library))
         << library << " is loaded by serve without --push or --web-config";
   }
