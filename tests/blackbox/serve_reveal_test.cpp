@@ -20,6 +20,7 @@
 
 #include "support/ports.hpp"
 #include "support/process.hpp"
+#include "support/programs.hpp"
 
 namespace gpuscope::testing {
 namespace {
@@ -36,15 +37,6 @@ std::optional<std::string> get_metrics(int port) {
 }
 
 // Polls every 100 ms until `condition` holds or 90 s pass (a loaded CI machine).
-bool eventually(const std::function<bool()>& condition) {
-  const auto end = std::chrono::steady_clock::now() + 90s;
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return condition();
-}
-
 // A process the simulated driver says uses GPU 0, listed once it runs `argv` (serve resolves a
 // pid once: seen before its exec, it would keep the test's own name).
 struct ListedProcess {

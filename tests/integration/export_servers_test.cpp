@@ -25,6 +25,7 @@
 
 #include "support/ports.hpp"
 #include "support/process.hpp"
+#include "support/programs.hpp"
 #include "support/sql.hpp"
 
 namespace gpuscope::testing {
@@ -34,26 +35,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 const std::string kSteady = std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/export-steady.json";
-
-std::string find_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
-// Polls `condition` every 100 ms until it holds or `limit` passes (generous: a loaded CI machine).
-bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit = 90s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return condition();
-}
 
 std::optional<std::string> http_get(int port, const std::string& path) {
   httplib::Client client("127.0.0.1", port);

@@ -20,30 +20,12 @@
 
 #include "support/ports.hpp"
 #include "support/process.hpp"
+#include "support/programs.hpp"
 
 namespace gpuscope::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string find_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit = 90s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return condition();
-}
 
 // ca.pem/ca.key, server.pem/server.key (CN and subjectAltName IP:127.0.0.1, signed by the CA) and
 // client.pem/client.key (signed by the CA) in `dir`; ECDSA P-256, quick to make.

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "support/ports.hpp"
+#include "support/programs.hpp"
 
 extern char** environ;
 
@@ -63,25 +64,6 @@ std::unique_ptr<RealServer> start_ready(const std::function<std::vector<std::str
 }
 
 }  // namespace
-
-std::string find_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return condition();
-}
 
 RealServer::RealServer(std::vector<std::string> argv, int port, std::string log_file)
     : port_(port), log_file_(std::move(log_file)) {

@@ -11,14 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "support/programs.hpp"
+
 namespace gpuscope::tsdb::testing {
 
-// The program's path in $PATH, "" when it is not installed.
-std::string find_program(const std::string& name);
-
-// Polls `condition` every 100 ms until it holds or `limit` passes.
-bool eventually(const std::function<bool()>& condition,
-                std::chrono::seconds limit = std::chrono::seconds(90));
+using gpuscope::testing::eventually;
+using gpuscope::testing::find_program;
 
 class RealServer {
  public:
