@@ -23,6 +23,11 @@ for f in "$out"/bin/* "$out"/lib/gpuscope/*.so; do
     [ -e "$out/lib/$name" ] || cp -L "$path" "$out/lib/$name"
   done
 done
+# What serve --web-config loads with dlopen (found through the binary's rpath).
+for name in libevent_openssl-2.1.so.7 libssl.so.3 libcrypto.so.3 libcrypt.so.1; do
+  path=$(ldconfig -p | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')
+  [ -n "$path" ] && [ ! -e "$out/lib/$name" ] && cp -L "$path" "$out/lib/$name"
+done
 for f in "$out"/bin/* "$out"/lib/gpuscope/*.so "$out"/lib/*.so*; do
   strip --strip-debug "$f" 2>/dev/null || true
 done
