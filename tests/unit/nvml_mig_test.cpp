@@ -386,14 +386,18 @@ TEST(NvmlMig, MigEnabledWithNoInstancesHasNoMigDevices) {
   EXPECT_TRUE(fails_with(sample->take_mig(gpu, 1), kErrorNotFound));
 }
 
+// Scenario time zero now, not at this process's first nvmlInit.
+ScopedEnv epoch_now() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return ScopedEnv(
+      "GPUSCOPE_SIM_EPOCH_NS",
+      std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+}
+
 TEST(NvmlMig, InstancesComeAndGoAtTheirScenarioTimes) {
   SimEnvironment env(SimEnvironment::fixture("h100-mig-churn"));
   ScopedEnv scale("GPUSCOPE_SIM_TIME_SCALE", "20");  // the 6 s change comes after 300 ms
-  // Scenario time zero now, not at this process's first nvmlInit.
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  ScopedEnv epoch(
-      "GPUSCOPE_SIM_EPOCH_NS",
-      std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+  ScopedEnv epoch = epoch_now();
   Session session(sim());
   Device gpu = session.device(0);
   auto before = gpu.mig_devices();
@@ -420,10 +424,7 @@ TEST(NvmlMig, InstancesComeAndGoAtTheirScenarioTimes) {
 TEST(NvmlMig, MigModeTurnedOffEndsEveryInstance) {
   SimEnvironment env(SimEnvironment::fixture("h100-mig-off"));
   ScopedEnv scale("GPUSCOPE_SIM_TIME_SCALE", "20");  // MIG goes off after 300 ms
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  ScopedEnv epoch(
-      "GPUSCOPE_SIM_EPOCH_NS",
-      std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+  ScopedEnv epoch = epoch_now();
   Session session(sim());
   Device gpu = session.device(0);
   ASSERT_TRUE(gpu.mig_mode().has_value());
