@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -316,21 +314,9 @@ WebConfig parse_web_config(const std::string& text, const std::string& path) {
   }
 }
 
-WebConfig read_web_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error::usage(fmt::format("cannot read the web config {}", path),
-                       std::filesystem::exists(path) ? "permission denied" : "no such file",
-                       "give the path of an exporter-toolkit web configuration file");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_web_config(text.str(), path);
-}
-
 }  // namespace gpuscope::exporter
 
-extern "C" __attribute__((visibility("default"))) void gpuscope_read_web_config(
-    const char* path, gpuscope::exporter::WebConfig* out) {
-  *out = gpuscope::exporter::read_web_config(path);
+extern "C" __attribute__((visibility("default"))) void gpuscope_parse_web_config(
+    const std::string* text, const std::string* path, gpuscope::exporter::WebConfig* out) {
+  *out = gpuscope::exporter::parse_web_config(*text, *path);
 }

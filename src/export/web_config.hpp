@@ -41,22 +41,22 @@ struct WebConfig {
   std::vector<std::string> notes;  // what the user should know (said once at start)
 };
 
-// Reads and checks the file. Throws Error (exit 2) naming the file, the key and what to do for:
-// a file that cannot be read, text that is not YAML, an unknown or unsupported key, a value of the
-// wrong type or out of the documented set, a hash that is not bcrypt, a missing cert_file or
-// key_file. Files named in it are made absolute relative to the file's directory, as
-// exporter-toolkit does; their content is checked when the TLS context is made (tls_context).
-WebConfig read_web_config(const std::string& path);
-
-// The same from text (tests, fuzzing); `path` names it in messages and anchors relative files.
+// Checks the text of the web config at `path` (which names it in messages and anchors relative
+// files). Throws Error (exit 2) naming the file, the key and what to do for: text that is not
+// YAML, an unknown or unsupported key, a value of the wrong type or out of the documented set, a
+// hash that is not bcrypt, a missing cert_file or key_file. Files named in it are made absolute
+// relative to the file's directory, as exporter-toolkit does; their content is checked when the
+// TLS context is made (tls_context). It lives in lib/gpuscope/libgpuscope_webconfig.so with
+// yaml-cpp, so that only --web-config loads them; tests and fuzz targets link it directly.
 WebConfig parse_web_config(const std::string& text, const std::string& path);
 
-// read_web_config lives in lib/gpuscope/libgpuscope_webconfig.so with yaml-cpp, so that only
-// --web-config loads them; gpuscope calls it through this (web_config_loader.cpp), which throws
-// Error when the library is missing. Tests and fuzz targets link the library and call it directly.
+// The file at `path` (a regular file of at most 1 MiB: a directory, a device or a FIFO is refused,
+// never read as an empty config) parsed through the library, loaded on first use
+// (web_config_loader.cpp). Throws Error when the file or the library cannot be read.
 WebConfig load_web_config(const std::string& path);
 
 // The library's entry point: fills `out` or throws Error.
-extern "C" void gpuscope_read_web_config(const char* path, WebConfig* out);
+extern "C" void gpuscope_parse_web_config(const std::string* text, const std::string* path,
+                                          WebConfig* out);
 
 }  // namespace gpuscope::exporter

@@ -266,7 +266,9 @@ if grep -qF "$password" <<<"$("$gpuscope" serve --simulate h100 --web-config web
 else
   ok "the error does not repeat the password"
 fi
-expect_error "a file that does not exist" "no such file" "$work/nothing.yml"
+expect_error "a file that does not exist" "No such file" "$work/nothing.yml"
+expect_error "a directory is not an empty config" "a directory" "$work"
+expect_error "a device is refused, not read for ever" "not a regular file" /dev/zero
 chmod 644 next.key
 printf 'tls_server_config:\n  cert_file: next.crt\n  key_file: next.key\n' >web-open.yml
 open_port=$(free_port)
