@@ -62,3 +62,14 @@ export async function paintedPixels(page, selector) {
     return painted;
   }, selector);
 }
+
+// The text of the tooltip inside `selector` once it shows, or "" when it stays hidden for 5 s:
+// the tooltip follows the pointer on the next frame, which a loaded machine may delay.
+export async function tooltipText(page, selector) {
+  const visible = (sel) => {
+    const t = document.querySelector(sel + " .tooltip");
+    return t && t.style.display !== "none" ? t.textContent : "";
+  };
+  await page.waitForFunction(visible, selector, { timeout: 5000 }).catch(() => {});
+  return page.evaluate(visible, selector);
+}

@@ -4,7 +4,7 @@
 // tooltip over a kernel names it and its duration; zooming the timelines zooms the lanes; in
 // bins mode the report says the kernels were aggregated. Writes a screenshot of the lanes.
 // Usage (from web/): node kernels_browser_test.mjs REPORT.html SCREENSHOT.png slices|bins LANES
-import { finish, paintedPixels, withReport } from "./browser.mjs";
+import { finish, paintedPixels, tooltipText, withReport } from "./browser.mjs";
 
 const [report, screenshot, mode, lanes] = process.argv.slice(2);
 const failures = [];
@@ -37,39 +37,31 @@ await withReport(report, async (page, errors) => {
   if (mode === "bins") check(/aggregat|bin/.test(result.note) && /perfetto/.test(result.note), "bins mode not said: " + result.note);
 
   // Hover the middle of the first lane's first kernel (or busiest bin): the tooltip names it.
-  const target = await page.evaluate(() => {
-    const u = window.gs.kernelChart, k = window.gs.data.kernels, lane = k.lanes[0], n = k.lanes.length;
-    let t;
+  // Zoom in around it first, so that the kernel (or the bin, a fraction of a pixel wide at full
+  // view) is wide enough to hit whatever pixel the pointer lands on.
+  await page.evaluate(() => {
+    const k = window.gs.data.kernels, lane = k.lanes[0];
     if (k.mode === "slices") {
-      t = (lane.start_ns[0] + lane.duration_ns[0] / 2) / 1e9;
+      const t = (lane.start_ns[0] + lane.duration_ns[0] / 2) / 1e9;
+      window.gs.setView(Math.max(0, t - 0.002), t + 0.002);
     } else {
       let best = 0;
       lane.busy_ns.forEach((v, i) => { if (v > lane.busy_ns[best]) best = i; });
-      t = (best + 0.5) * k.bin_s;
+      window.gs.setView(Math.max(0, (best - 2) * k.bin_s), (best + 3) * k.bin_s);
+      window.gs.hoverBin = best;
     }
-    // Zoom in around it first, so that the kernel is wide enough to hit.
-    if (k.mode === "slices") window.gs.setView(Math.max(0, t - 0.002), t + 0.002);
+  });
+  await page.waitForTimeout(50);  // uPlot applies scales in a microtask
+  await page.locator("#kernel-lanes .u-over").scrollIntoViewIfNeeded();
+  const at = await page.evaluate(() => {
+    const u = window.gs.kernelChart, k = window.gs.data.kernels, lane = k.lanes[0], n = k.lanes.length;
+    const t = k.mode === "slices" ? (lane.start_ns[0] + lane.duration_ns[0] / 2) / 1e9
+                                  : (window.gs.hoverBin + 0.5) * k.bin_s;
     const r = u.over.getBoundingClientRect();
     return { x: r.left + u.valToPos(t, "x"), y: r.top + u.valToPos(n - 0.5, "y") };
   });
-  await page.locator("#kernel-lanes .u-over").scrollIntoViewIfNeeded();
-  const again = await page.evaluate(() => {
-    const u = window.gs.kernelChart, k = window.gs.data.kernels, lane = k.lanes[0], n = k.lanes.length;
-    const t = k.mode === "slices" ? (lane.start_ns[0] + lane.duration_ns[0] / 2) / 1e9 : null;
-    const r = u.over.getBoundingClientRect();
-    return t == null ? null : { x: r.left + u.valToPos(t, "x"), y: r.top + u.valToPos(n - 0.5, "y") };
-  });
-  const at = again || target;
-  if (!again) {
-    const r = await page.evaluate(() => window.gs.kernelChart.over.getBoundingClientRect().top);
-    at.y = r + (await page.evaluate(() => { const u = window.gs.kernelChart; return u.valToPos(u.scales.y.max - 0.5, "y"); }));
-  }
   await page.mouse.move(at.x, at.y);
-  await page.waitForTimeout(100);
-  const tip = await page.evaluate(() => {
-    const t = document.querySelector("#kernel-lanes .tooltip");
-    return t && t.style.display !== "none" ? t.textContent : "";
-  });
+  const tip = await tooltipText(page, "#kernel-lanes");
   console.log(JSON.stringify({ tip }));
   if (mode === "slices") {
     check(/gemm|relu/.test(tip) && /µs|ms|ns/.test(tip), "the tooltip does not name the kernel: " + JSON.stringify(tip));

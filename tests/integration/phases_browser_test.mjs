@@ -4,7 +4,7 @@
 // power; the "Phases" table has a row per name. Writes a screenshot of the lane.
 // Past the instances listed one by one, the lane is in bins and says so.
 // Usage (from web/): node phases_browser_test.mjs REPORT.html SCREENSHOT.png NAMES slices|bins
-import { finish, paintedPixels, withReport } from "./browser.mjs";
+import { finish, paintedPixels, tooltipText, withReport } from "./browser.mjs";
 
 const [report, screenshot, names, mode] = process.argv.slice(2);
 const failures = [];
@@ -52,8 +52,7 @@ await withReport(report, async (page, errors) => {
                y: r.top + u.valToPos(u.scales.y.max - 0.5, "y") };
     });
     await page.mouse.move(at.x, at.y);
-    await page.waitForTimeout(100);
-    const tip = await page.evaluate(() => document.querySelector("#phase-lane .tooltip").textContent);
+    const tip = await tooltipText(page, "#phase-lane");
     console.log(JSON.stringify({ tip }));
     check(/[1-9]\d* phases started/.test(tip) && /longest: step/.test(tip), "the bin tooltip: " + JSON.stringify(tip));
     check(errors.length === 0, "errors: " + errors.join(" | "));
@@ -72,11 +71,7 @@ await withReport(report, async (page, errors) => {
     return { x: r.left + u.valToPos(t, "x"), y: r.top + u.valToPos(rows - 0.5, "y") };
   });
   await page.mouse.move(at.x, at.y);
-  await page.waitForTimeout(100);
-  const tip = await page.evaluate(() => {
-    const t = document.querySelector("#phase-lane .tooltip");
-    return t && t.style.display !== "none" ? t.textContent : "";
-  });
+  const tip = await tooltipText(page, "#phase-lane");
   console.log(JSON.stringify({ tip }));
   check(/^checkpoint/.test(tip) && /energy \d+ J/.test(tip) && /power \d+ W/.test(tip) && /SM active/.test(tip),
         "the tooltip does not describe the checkpoint: " + JSON.stringify(tip));
