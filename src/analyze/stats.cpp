@@ -86,31 +86,62 @@ void radix_sort(std::uint64_t* keys, std::uint64_t* scratch, std::size_t n) {
   }
 }
 
-// Sorts NaN-free values ascending: the radix sort above on the IEEE-754 bit patterns, mapped so
-// that unsigned order is numeric order. On a GPU-hour of samples it is several times faster
-// than std::sort, and gives the same sequence (equal values are bit-identical; only -0.0 and 0.0
-// may swap).
-void sort_values(std::vector<double>& values) {
-  constexpr std::size_t kRadixThreshold = 256;  // below it std::sort is as fast
+constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
+constexpr std::size_t kRadixThreshold = 256;  // below it std::sort is as fast
+
+// IEEE-754 bit patterns mapped so that unsigned order is numeric order, and back.
+std::uint64_t key_of(double value) {
+  const auto bits = std::bit_cast<std::uint64_t>(value);
+  return (bits & kSign) != 0 ? ~bits : bits | kSign;
+}
+double value_of(std::uint64_t key) {
+  return std::bit_cast<double>((key & kSign) != 0 ? key & ~kSign : ~key);
+}
+
+// `values` without NaN, ascending, into `sorted`, and their Kahan sum (in ascending order: long
+// series of similar values would otherwise lose digits). Long series go through the radix sort
+// above on the values' keys: on a GPU-hour of samples it is several times faster than
+// std::sort, and gives the same sequence (equal values are bit-identical; only -0.0 and 0.0 may
+// swap). Leaving NaN out, making keys, and summing while turning keys back into values are one
+// pass each.
+double sort_without_nan(std::span<const double> values, std::vector<double>& sorted) {
   const std::size_t n = values.size();
+  double sum = 0, compensation = 0;
+  auto add = [&](double value) {
+    const double y = value - compensation;
+    const double t = sum + y;
+    compensation = (t - sum) - y;
+    sum = t;
+  };
+  if (sorted.size() < n) sorted.resize(n);
   if (n < kRadixThreshold) {
-    std::sort(values.begin(), values.end());
-    return;
+    std::size_t kept = 0;
+    for (double value : values) {
+      sorted[kept] = value;
+      kept += std::isnan(value) ? 0U : 1U;  // branch-free: most series have no NaN
+    }
+    sorted.resize(kept);
+    std::sort(sorted.begin(), sorted.end());
+    for (double value : sorted) add(value);
+    return sum;
   }
-  constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
-  // Reused by every call on this thread: a GPU-hour is ~0.7 MB of keys.
+  // Reused by every call on this thread: a GPU-hour is ~0.3 MB of keys.
   thread_local std::vector<std::uint64_t> keys, scratch;
   keys.resize(n);
-  scratch.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto bits = std::bit_cast<std::uint64_t>(values[i]);
-    keys[i] = (bits & kSign) != 0 ? ~bits : bits | kSign;
+  std::size_t kept = 0;
+  for (double value : values) {
+    keys[kept] = key_of(value);
+    kept += std::isnan(value) ? 0U : 1U;
   }
-  radix_sort(keys.data(), scratch.data(), n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t key = keys[i];
-    values[i] = std::bit_cast<double>((key & kSign) != 0 ? key & ~kSign : ~key);
+  scratch.resize(kept);
+  radix_sort(keys.data(), scratch.data(), kept);
+  sorted.resize(kept);
+  for (std::size_t i = 0; i < kept; ++i) {
+    const double value = value_of(keys[i]);
+    sorted[i] = value;
+    add(value);
   }
+  return sum;
 }
 
 }  // namespace
@@ -134,26 +165,9 @@ std::optional<Summary> summarize(std::span<const double> values) {
 
 std::optional<Summary> summarize(std::span<const double> values, std::vector<double>& sorted,
                                  double& total) {
-  if (sorted.size() < values.size()) sorted.resize(values.size());
-  std::size_t kept = 0;
-  for (double value : values) {
-    sorted[kept] = value;
-    kept += std::isnan(value) ? 0U : 1U;  // branch-free: most series have no NaN
-  }
-  sorted.resize(kept);
-  total = 0;
+  const double sum = sort_without_nan(values, sorted);
+  total = sorted.empty() ? 0 : sum;
   if (sorted.empty()) return std::nullopt;
-  sort_values(sorted);
-
-  // Kahan summation: long series of similar values would otherwise lose digits.
-  double sum = 0, compensation = 0;
-  for (double value : sorted) {
-    const double y = value - compensation;
-    const double t = sum + y;
-    compensation = (t - sum) - y;
-    sum = t;
-  }
-  total = sum;
   Summary summary;
   summary.count = sorted.size();
   summary.mean = sum / static_cast<double>(sorted.size());
@@ -230,6 +244,16 @@ void ValueCounts::add_sorted(std::span<const double> sorted) {
   if (sorted.empty()) return;
   if (given_up_) {
     count_ += sorted.size();
+    return;
+  }
+  // More runs of equal values than the limit (noisy values): given up without building them.
+  std::size_t runs = 1;
+  for (std::size_t i = 1; i < sorted.size() && runs <= limit_; ++i) {
+    runs += sorted[i] != sorted[i - 1] ? 1U : 0U;
+  }
+  if (runs > limit_) {
+    count_ += sorted.size();
+    give_up();
     return;
   }
   // The runs of equal values, in order (x + 0.0 makes −0 and +0 one value).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <span>
 #include <thread>
@@ -80,6 +81,9 @@ void for_each_device(const std::vector<Source>& sources,
     std::optional<unsigned> device;
     auto flush = [&] {
       if (device && c.rows() > 0) {
+        for (auto& v : c.values) {  // as read_samples: a column of NULLs only is left empty
+          if (std::all_of(v.begin(), v.end(), [](double x) { return std::isnan(x); })) v.clear();
+        }
         Result result;
         work(DeviceSamples{&source, *device, source.reader.get(), &c, 0}, result);
         merge(result);
@@ -178,8 +182,9 @@ void feed_activity(Analyzer& analyzer, const AnalysisSources& in,
         out.source = d.source;
         out.check = place_samples(d.source->clock, c.wall_ns, c.mono_ns, t0, out.t);
         out.activity.resize(n);
-        for (std::size_t i = 0; i < n; ++i) {
-          out.activity[i] = analyze::sample_activity(sm[i], util[i]);
+        for (std::size_t i = 0; i < n; ++i) {  // a column is empty when the GPU lacks the metric
+          out.activity[i] = analyze::sample_activity(i < sm.size() ? sm[i] : kNaN,
+                                                     i < util.size() ? util[i] : kNaN);
         }
       },
       [&](ActivitySeries& series) {
@@ -210,6 +215,8 @@ void feed_devices(Analyzer& analyzer, const AnalysisSources& in,
         feed_power(*s.reader, *s.source, s.device, d);
         analyze::derive_metrics(d);
         out = analyzer.prepare_device(d);
+        // The columns go back to the read buffer, so one set of them per thread is ever held.
+        for (std::size_t m = 0; m < kMetricCount; ++m) d.values[m].swap(c.values[m]);
       },
       [&](analyze::PreparedDevice& device) { analyzer.add_prepared(std::move(device)); });
 }

@@ -85,10 +85,13 @@ AnalysisSources open_sources(const std::vector<fs::path>& paths) {
     out.input_names.push_back(path.string());
     for (const auto& run : reader->runs()) {
       refuse_duplicate_run(identities, run, path);
-      const std::int64_t run_samples = reader->count_samples({run.run_id, std::nullopt});
+      auto by_device = reader->samples_per_device(run.run_id);
+      std::int64_t run_samples = 0;
+      for (const auto& [device, rows] : by_device) run_samples += rows;
       out.samples += run_samples;
-      Source source{reader,      run.run_id, out.metas.size(),  reader->devices(run.run_id),
-                    run_samples, RunClock{}, out.sources.size()};
+      Source source{reader,      run.run_id, out.metas.size(), reader->devices(run.run_id),
+                    run_samples, {},         RunClock{},       out.sources.size()};
+      source.samples_by_device = std::move(by_device);
       source.clock.start_wall_ns = run.info.start_wall_ns;
       source.clock.start_mono_ns = run.info.start_mono_ns;
       if (run.end.status != RunStatus::Running && run.end.end_mono_ns >= run.info.start_mono_ns) {
@@ -135,7 +138,11 @@ std::optional<std::vector<DeviceJob>> device_jobs(const std::vector<Source>& sou
   for (const auto& source : sources) {
     std::int64_t covered = 0;
     for (const auto& d : source.devices) {
-      const store::SamplePlan plan = source.reader->sample_plan(source.run_id, d.index);
+      std::int64_t rows = 0;
+      for (const auto& [device, count] : source.samples_by_device) {
+        if (device == d.index) rows = count;
+      }
+      const store::SamplePlan plan = source.reader->sample_plan(source.run_id, d.index, true, rows);
       if (plan.rows > 0) jobs.push_back({&source, d.index, plan});
       covered += plan.rows;
     }

@@ -23,7 +23,8 @@ struct Source {
   std::int64_t run_id = 0;  // in its file
   std::size_t meta = 0;     // index into the analyzer's runs
   std::vector<DeviceDescription> devices;
-  std::int64_t samples = 0;  // rows in the samples table
+  std::int64_t samples = 0;                                          // rows in the samples table
+  std::vector<std::pair<unsigned, std::int64_t>> samples_by_device;  // (device index, rows)
   RunClock clock;
   std::size_t index = 0;  // in the list of sources
 };

@@ -81,7 +81,8 @@ TimeCheck place_samples(const RunClock& clock, std::span<const std::int64_t> wal
 template <typename Columns>
 void drop_unplaced(std::vector<double>& t, Columns& values) {
   std::size_t kept = 0;
-  for (std::size_t i = 0; i < t.size(); ++i) {
+  while (kept < t.size() && !std::isnan(t[kept])) ++kept;  // usually every row: nothing to move
+  for (std::size_t i = kept; i < t.size(); ++i) {
     if (std::isnan(t[i])) continue;
     for (auto& v : values) {
       if (i < v.size()) v[kept] = v[i];

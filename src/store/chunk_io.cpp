@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -34,6 +35,17 @@ std::int64_t count_rows(Database& db, std::string_view schema, std::int64_t run_
   return stmt.int64(0);
 }
 
+// Appends value `v` of row `row` to `column`, which is either full (one value per row so far) or
+// empty while every row so far was NULL: a metric the GPU does not have costs no memory.
+void put(std::vector<double>& column, std::size_t row, double v) {
+  if (std::isnan(v)) {
+    if (!column.empty()) column.push_back(v);
+    return;
+  }
+  if (column.size() < row) column.resize(row, kNaN);
+  column.push_back(v);
+}
+
 // Decodes the chunks of the plan into `out`; false when one is malformed or disagrees with the
 // plan (then the caller reads rows instead).
 bool read_chunks(Database& db, std::string_view schema, const SamplePlan& plan,
@@ -49,9 +61,6 @@ bool read_chunks(Database& db, std::string_view schema, const SamplePlan& plan,
   const auto total = static_cast<std::size_t>(plan.chunk_rows);
   out.wall_ns.reserve(static_cast<std::size_t>(plan.rows));
   out.mono_ns.reserve(static_cast<std::size_t>(plan.rows));
-  for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
-    if (wanted.test(m)) out.values[m].reserve(static_cast<std::size_t>(plan.rows));
-  }
   while (stmt.step()) {
     const std::int64_t first = stmt.int64(0), last = stmt.int64(1);
     const std::int64_t count = stmt.int64(2);
@@ -67,7 +76,12 @@ bool read_chunks(Database& db, std::string_view schema, const SamplePlan& plan,
     int column = 5;
     for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
       if (!wanted.test(m)) continue;
-      if (!decode_values(stmt.blob(column++), rows, out.values[m])) return false;
+      const auto blob = stmt.blob(column++);
+      auto& values = out.values[m];
+      if (values.empty() && is_all_null(blob)) continue;  // still every row NULL: stays empty
+      if (values.empty()) values.reserve(static_cast<std::size_t>(plan.rows));
+      if (values.size() < start) values.resize(start, kNaN);
+      if (!decode_values(blob, rows, values)) return false;
     }
   }
   return out.rows() == total;
@@ -94,12 +108,26 @@ void ChunkInserter::insert(std::int64_t run_id, const EncodedChunk& chunk) {
   insert_.run();
 }
 
+std::vector<std::pair<unsigned, std::int64_t>> samples_per_device(Database& db,
+                                                                  std::string_view schema,
+                                                                  std::int64_t run_id) {
+  Statement stmt =
+      db.prepare(fmt::format("SELECT device_index, count(*) FROM {}.samples WHERE run_id = ? "
+                             "GROUP BY device_index ORDER BY device_index",
+                             schema));
+  stmt.bind(1, run_id);
+  std::vector<std::pair<unsigned, std::int64_t>> out;
+  while (stmt.step()) out.emplace_back(static_cast<unsigned>(stmt.int64(0)), stmt.int64(1));
+  return out;
+}
+
 SamplePlan plan_samples(Database& db, std::string_view schema, std::int64_t run_id,
-                        unsigned device_index, bool chunks_available) {
+                        unsigned device_index, bool chunks_available,
+                        std::optional<std::int64_t> known_rows) {
   SamplePlan plan;
   plan.run_id = run_id;
   plan.device_index = device_index;
-  plan.rows = count_rows(db, schema, run_id, device_index, nullptr);
+  plan.rows = known_rows ? *known_rows : count_rows(db, schema, run_id, device_index, nullptr);
   if (!chunks_available || plan.rows == 0) return plan;
   Statement chunks =
       db.prepare(fmt::format("SELECT first_mono_ns, last_mono_ns, row_count FROM {}.sample_chunks "
@@ -136,6 +164,7 @@ void read_sample_rows(Database& db, std::string_view schema, std::int64_t run_id
   stmt.bind(2, std::int64_t{device_index});
   if (!all) stmt.bind(3, after_mono_ns);
   while (stmt.step()) {
+    const std::size_t row = out.rows();
     out.wall_ns.push_back(stmt.int64(0));
     out.mono_ns.push_back(stmt.int64(1));
     int column = 2;
@@ -143,7 +172,7 @@ void read_sample_rows(Database& db, std::string_view schema, std::int64_t run_id
       if (!wanted.test(m)) continue;
       // NULL reads as 0.0, so only a 0 needs the type check.
       const double v = stmt.real(column);
-      out.values[m].push_back(v == 0.0 && stmt.is_null(column) ? kNaN : v);
+      put(out.values[m], row, v == 0.0 && stmt.is_null(column) ? kNaN : v);
       ++column;
     }
   }
@@ -162,9 +191,6 @@ void read_samples(Database& db, std::string_view schema, const SamplePlan& plan,
   }
   out.wall_ns.reserve(static_cast<std::size_t>(plan.rows));
   out.mono_ns.reserve(static_cast<std::size_t>(plan.rows));
-  for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
-    if (wanted.test(m)) out.values[m].reserve(static_cast<std::size_t>(plan.rows));
-  }
   read_sample_rows(db, schema, plan.run_id, plan.device_index, true, 0, wanted, out);
 }
 

@@ -5,7 +5,10 @@
 
 #include <bitset>
 #include <cstdint>
+#include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/metrics.hpp"
 #include "store/sample_chunks.hpp"
@@ -26,8 +29,17 @@ class ChunkInserter {
 // Counts the GPU's rows and checks its chunks: they are used only when they are ordered, do not
 // overlap, and hold as many rows as the samples table has up to their end (so a row the chunks
 // lack, e.g. one written after a crash or out of order, sends the reader to the rows).
+// `known_rows`: the GPU's row count when the caller has it (samples_per_device), which saves a
+// pass over the samples index.
 SamplePlan plan_samples(Database& db, std::string_view schema, std::int64_t run_id,
-                        unsigned device_index, bool chunks_available);
+                        unsigned device_index, bool chunks_available,
+                        std::optional<std::int64_t> known_rows = std::nullopt);
+
+// How many rows each GPU of the run has in the samples table, by device index: one pass over
+// the index.
+std::vector<std::pair<unsigned, std::int64_t>> samples_per_device(Database& db,
+                                                                  std::string_view schema,
+                                                                  std::int64_t run_id);
 
 // Reads the planned GPU's samples in mono_ns order (as ORDER BY mono_ns over the rows gives
 // them) into `out`, cleared first: the timestamps and the metrics in `wanted` (the others stay

@@ -128,11 +128,16 @@ RunReader::RunReader(std::shared_ptr<Database> db, std::filesystem::path path, i
   });
 }
 
-SamplePlan RunReader::sample_plan(std::int64_t run_id, unsigned device_index,
-                                  bool use_chunks) const {
+SamplePlan RunReader::sample_plan(std::int64_t run_id, unsigned device_index, bool use_chunks,
+                                  std::optional<std::int64_t> known_rows) const {
   return read_or_explain(path_, [&] {
-    return plan_samples(*db_, "main", run_id, device_index, use_chunks && has_chunks_);
+    return plan_samples(*db_, "main", run_id, device_index, use_chunks && has_chunks_, known_rows);
   });
+}
+
+std::vector<std::pair<unsigned, std::int64_t>> RunReader::samples_per_device(
+    std::int64_t run_id) const {
+  return read_or_explain(path_, [&] { return store::samples_per_device(*db_, "main", run_id); });
 }
 
 void RunReader::read_samples(const SamplePlan& plan, std::span<const Metric> metrics,

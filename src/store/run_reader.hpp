@@ -101,7 +101,11 @@ class RunReader {
 
   // Where one GPU's samples will be read from (SamplePlan): chunks for the part they cover,
   // rows for the rest. `use_chunks` false plans rows only.
-  SamplePlan sample_plan(std::int64_t run_id, unsigned device_index, bool use_chunks = true) const;
+  // `known_rows`: the GPU's count from samples_per_device(), which saves a pass.
+  SamplePlan sample_plan(std::int64_t run_id, unsigned device_index, bool use_chunks = true,
+                         std::optional<std::int64_t> known_rows = std::nullopt) const;
+  // How many samples each GPU of the run has, by device index (ascending): one pass.
+  std::vector<std::pair<unsigned, std::int64_t>> samples_per_device(std::int64_t run_id) const;
   // One GPU's samples in mono_ns order, as columns (store/sample_chunks.hpp): the timestamps and
   // `metrics` (the others stay empty), NULL as NaN; the same values, bit for bit, whether they
   // come from chunks or rows. The fast way to read a whole GPU.

@@ -205,6 +205,10 @@ Blob encode_values(std::span<const double> values) {
   return blob;
 }
 
+bool is_all_null(std::span<const unsigned char> blob) {
+  return blob.size() == kValueHeader && blob[0] == kAllNull;
+}
+
 bool decode_values(std::span<const unsigned char> blob, std::size_t rows,
                    std::vector<double>& out) {
   if (blob.size() < kValueHeader) return false;

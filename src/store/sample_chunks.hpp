@@ -34,7 +34,8 @@ double stored_sample_value(std::size_t metric, double value);
 
 // One GPU's consecutive samples as columns: a decoded chunk, a chunk being built, or everything
 // RunReader::read_samples() returns for one GPU. values[m] is metric m, NaN where NULL; a
-// metric not asked for is left empty.
+// metric not asked for is left empty, and so is one whose every row is NULL when read back (a
+// metric the GPU does not have costs neither memory nor a pass).
 struct SampleColumns {
   std::vector<std::int64_t> wall_ns;
   std::vector<std::int64_t> mono_ns;
@@ -61,6 +62,8 @@ bool decode_times(std::span<const unsigned char> blob, std::size_t rows,
 // Format 2 is chosen when every value round-trips exactly (integer percent, MHz, °C, bytes,
 // counters, milliwatts), else format 1.
 Blob encode_values(std::span<const double> values);
+// Whether `blob` is a well-formed column of format 0 (every value NULL).
+bool is_all_null(std::span<const unsigned char> blob);
 // Appends `rows` decoded values to `out`; false when the blob is malformed.
 bool decode_values(std::span<const unsigned char> blob, std::size_t rows, std::vector<double>& out);
 

@@ -130,8 +130,8 @@ void expect_same(const SampleColumns& a, const SampleColumns& b, const std::stri
   }
 }
 
-// A sample with NULLs: memory temperature never, module power every 7th tick, GPM metrics on
-// GPU 1 only before tick 1500, a non-integer in an INTEGER column, -0.0 and real zeros.
+// A sample with NULLs: memory temperature only late on GPU 0, module power every 7th tick, GPM
+// metrics on GPU 1 only before tick 1500, a non-integer in an INTEGER column, -0.0 and real zeros.
 SampleRow sample(unsigned device, std::int64_t seq) {
   SampleRow row = testing::make_sample(device, seq);
   row.present.reset(static_cast<std::size_t>(Metric::ModulePowerW));
@@ -144,6 +144,9 @@ SampleRow sample(unsigned device, std::int64_t seq) {
   row.set(Metric::PowerInstantW, static_cast<double>(100'000 + seq % 5000) / 1000.0);
   row.set(Metric::PcieTxBytes, 1e9 + static_cast<double>(seq) * 1000.5);  // rounded as INTEGER
   row.set(Metric::TensorActivePct, seq % 3 == 0 ? -0.0 : 0.0);
+  // Memory temperature from tick 1100 on GPU 0 (after its first chunk), never on GPU 1.
+  if (device == 0 && seq >= 1100)
+    row.set(Metric::MemoryTemperatureC, 40.0 + static_cast<double>(seq % 5));
   return row;
 }
 
@@ -191,6 +194,20 @@ TEST(SampleChunks, WriterCoversEveryRowAndReadsLikeTheRows) {
   EXPECT_EQ(db.query_int("SELECT max(row_count) FROM sample_chunks"),
             static_cast<std::int64_t>(kChunkRows));
   expect_chunks_read_like_rows(path, true);
+
+  // A metric whose every row is NULL reads as an empty column; one that starts late is NaN
+  // until it starts, through chunks and rows alike.
+  const auto temperature = static_cast<std::size_t>(Metric::MemoryTemperatureC);
+  for (bool chunks : {true, false}) {
+    SampleColumns late, never;
+    reader.read_samples(reader.sample_plan(1, 0, chunks), all_metrics(), late);
+    reader.read_samples(reader.sample_plan(1, 1, chunks), all_metrics(), never);
+    EXPECT_TRUE(never.values[temperature].empty()) << chunks;
+    ASSERT_EQ(late.values[temperature].size(), 2500U) << chunks;
+    EXPECT_TRUE(std::isnan(late.values[temperature][1099])) << chunks;
+    EXPECT_EQ(late.values[temperature][1100], 40.0) << chunks;
+    EXPECT_EQ(never.values[static_cast<std::size_t>(Metric::SmActivePct)].size(), 2500U);
+  }
 
   // Only the metrics asked for are decoded.
   SampleColumns some;
