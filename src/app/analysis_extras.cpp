@@ -23,9 +23,9 @@ void read_processes(analyze::Analysis& analysis, const AnalysisSources& in) {
   for (const auto& source : sources) {
     analyze::RunProcesses run;
     run.run_id = metas[source.meta].run_id;
-    run.samples = source.reader->process_samples(source.run_id);
+    run.samples = source.reader().process_samples(source.run_id);
     if (run.samples.empty()) continue;
-    run.processes = source.reader->processes(source.run_id);
+    run.processes = source.reader().processes(source.run_id);
     const RunMeta& meta = metas[source.meta];
     if (several) run.where = meta.host + (meta.rank ? fmt::format(" rank {} ", *meta.rank) : " ");
     const RunClock& clock = source.clock;
@@ -48,7 +48,7 @@ std::vector<analyze::Mark> read_marks(const AnalysisSources& in, const LoadExtra
     const RunMeta& meta = metas[source.meta];
     const std::string where =
         several ? meta.host + (meta.rank ? fmt::format(" rank {}", *meta.rank) : "") : "";
-    auto events = source.reader->events({source.run_id, std::nullopt});
+    auto events = source.reader().events({source.run_id, std::nullopt});
     store::RunEvent e;
     while (events.next(e)) {
       std::string at = where;
@@ -58,7 +58,7 @@ std::vector<analyze::Mark> read_marks(const AnalysisSources& in, const LoadExtra
       if (!std::isnan(t))
         marks.push_back({t, std::string(e.event.kind.text()), e.event.detail, at});
     }
-    auto output = source.reader->output({source.run_id, std::nullopt});
+    auto output = source.reader().output({source.run_id, std::nullopt});
     store::RunOutputLine line;
     while (output.next(line) && lines < extras.max_output_lines) {
       const double t = source.clock.at(line.line.mono_ns);
@@ -79,7 +79,7 @@ std::optional<double> work_from_output(const std::vector<Source>& sources,
   double total = 0;
   std::size_t lines = 0, matches = 0;
   for (const auto& source : sources) {
-    auto cursor = source.reader->output({source.run_id, std::nullopt});
+    auto cursor = source.reader().output({source.run_id, std::nullopt});
     store::RunOutputLine line;
     while (cursor.next(line)) {
       ++lines;

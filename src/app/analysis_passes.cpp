@@ -26,8 +26,8 @@ using analyze::RunMeta;
 class WorkerReader {
  public:
   const store::RunReader& of(const Source& source) {
-    if (!reader_ || reader_->path() != source.reader->path()) {
-      reader_ = std::make_unique<store::RunReader>(store::RunReader::open(source.reader->path()));
+    if (!reader_ || reader_->path() != source.path) {
+      reader_ = std::make_unique<store::RunReader>(store::RunReader::open(source.path));
     }
     return *reader_;
   }
@@ -76,7 +76,7 @@ void for_each_device(const std::vector<Source>& sources,
   }
   store::SampleColumns c;
   for (const auto& source : sources) {
-    auto cursor = source.reader->samples({source.run_id, std::nullopt}, columns);
+    auto cursor = source.reader().samples({source.run_id, std::nullopt}, columns);
     store::RunSample sample;
     std::optional<unsigned> device;
     auto flush = [&] {
@@ -85,7 +85,7 @@ void for_each_device(const std::vector<Source>& sources,
           if (std::all_of(v.begin(), v.end(), [](double x) { return std::isnan(x); })) v.clear();
         }
         Result result;
-        work(DeviceSamples{&source, *device, source.reader.get(), &c, 0}, result);
+        work(DeviceSamples{&source, *device, &source.reader(), &c, 0}, result);
         merge(result);
       }
       c.clear();
@@ -229,7 +229,7 @@ void feed_phases(Analyzer& analyzer, const std::vector<Source>& sources) {
   std::vector<analyze::PhaseSpan> spans;
   std::map<std::tuple<std::size_t, int, std::int64_t, std::int64_t>, std::uint64_t> tracks;
   for (const auto& source : sources) {
-    source.reader->for_each_phase(source.run_id, [&](Phase&& phase) {
+    source.reader().for_each_phase(source.run_id, [&](Phase&& phase) {
       const double start = source.clock.at(phase.start_mono_ns);
       const double end = source.clock.at(phase.end_mono_ns);
       if (std::isnan(start) || std::isnan(end)) return;  // not of this run's clock
@@ -284,7 +284,7 @@ analyze::GpuHealth health_span(const Source& source, const HealthRow& first,
 
 void feed_health(Analyzer& analyzer, const AnalysisSources& in, const Source& source) {
   const bool with_host = in.metas.size() > 1;
-  const std::vector<HealthRow> rows = source.reader->health_samples(source.run_id);
+  const std::vector<HealthRow> rows = source.reader().health_samples(source.run_id);
   // In (device, time) order: each device's run of rows gives its first and last.
   for (std::size_t k = 0; k < rows.size();) {
     std::size_t end = k;
@@ -303,7 +303,7 @@ void feed_health(Analyzer& analyzer, const AnalysisSources& in, const Source& so
 void feed_events(Analyzer& analyzer, const AnalysisSources& in) {
   const bool with_host = in.metas.size() > 1;
   for (const auto& source : in.sources) {
-    auto cursor = source.reader->events({source.run_id, std::nullopt});
+    auto cursor = source.reader().events({source.run_id, std::nullopt});
     store::RunEvent e;
     while (cursor.next(e)) {
       const EventKind kind = e.event.kind;

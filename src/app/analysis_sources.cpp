@@ -77,20 +77,39 @@ RunMeta meta_of(const store::StoredRun& run, const fs::path& path) {
 
 }  // namespace
 
+const store::RunReader& ReaderCache::get(const fs::path& path) {
+  for (std::size_t i = open_.size(); i-- > 0;) {
+    if (open_[i]->path() != path) continue;
+    std::rotate(open_.begin() + static_cast<std::ptrdiff_t>(i),
+                open_.begin() + static_cast<std::ptrdiff_t>(i) + 1, open_.end());
+    return *open_.back();
+  }
+  if (open_.size() >= kOpen) open_.erase(open_.begin());
+  open_.push_back(std::make_unique<store::RunReader>(store::RunReader::open(path)));
+  return *open_.back();
+}
+
 AnalysisSources open_sources(const std::vector<fs::path>& paths) {
   AnalysisSources out;
   std::vector<RunIdentity> identities;
+  const auto readers = std::make_shared<ReaderCache>();
   for (const auto& path : paths) {
-    auto reader = std::make_shared<store::RunReader>(store::RunReader::open(path));
+    const store::RunReader& reader = readers->get(path);
     out.input_names.push_back(path.string());
-    for (const auto& run : reader->runs()) {
+    for (const auto& run : reader.runs()) {
       refuse_duplicate_run(identities, run, path);
-      auto by_device = reader->samples_per_device(run.run_id);
+      auto by_device = reader.samples_per_device(run.run_id);
       std::int64_t run_samples = 0;
       for (const auto& [device, rows] : by_device) run_samples += rows;
       out.samples += run_samples;
-      Source source{reader,      run.run_id, out.metas.size(), reader->devices(run.run_id),
-                    run_samples, {},         RunClock{},       out.sources.size()};
+      Source source;
+      source.readers = readers;
+      source.path = reader.path();
+      source.run_id = run.run_id;
+      source.meta = out.metas.size();
+      source.devices = reader.devices(run.run_id);
+      source.samples = run_samples;
+      source.index = out.sources.size();
       source.samples_by_device = std::move(by_device);
       source.clock.start_wall_ns = run.info.start_wall_ns;
       source.clock.start_mono_ns = run.info.start_mono_ns;
@@ -142,7 +161,8 @@ std::optional<std::vector<DeviceJob>> device_jobs(const std::vector<Source>& sou
       for (const auto& [device, count] : source.samples_by_device) {
         if (device == d.index) rows = count;
       }
-      const store::SamplePlan plan = source.reader->sample_plan(source.run_id, d.index, true, rows);
+      const store::SamplePlan plan =
+          source.reader().sample_plan(source.run_id, d.index, true, rows);
       if (plan.rows > 0) jobs.push_back({&source, d.index, plan});
       covered += plan.rows;
     }

@@ -17,9 +17,25 @@
 
 namespace gpuscope::app {
 
+// The open connections to the input files, at most kOpen at a time (the least recently used is
+// closed to open another): an analysis of thousands of rank files holds neither thousands of
+// file descriptors nor thousands of SQLite caches. Used from one thread; a reference it gives
+// stays valid until a later call asks for another file.
+class ReaderCache {
+ public:
+  static constexpr std::size_t kOpen = 8;
+  const store::RunReader& get(const std::filesystem::path& path);
+
+ private:
+  std::vector<std::unique_ptr<store::RunReader>> open_;  // most recently used last
+};
+
 // A run of one input file, with its place on the analysis' run list.
 struct Source {
-  std::shared_ptr<store::RunReader> reader;
+  std::shared_ptr<ReaderCache> readers;
+  std::filesystem::path path;
+  // Its file's connection, opened again when it was closed meanwhile (ReaderCache).
+  const store::RunReader& reader() const { return readers->get(path); }
   std::int64_t run_id = 0;  // in its file
   std::size_t meta = 0;     // index into the analyzer's runs
   std::vector<DeviceDescription> devices;
