@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -155,6 +156,10 @@ struct Analyzer::State {
   std::size_t space_count = 0;
   std::array<OverallPart, kMetricCount> overall;
   OverallPart score;
+  // Whether overall[m] (score) stopped counting distinct values: the worker threads then skip
+  // counting them in each GPU's part (the merged result is the same).
+  std::array<std::atomic<bool>, kMetricCount> counts_given_up{};
+  std::atomic<bool> score_counts_given_up{false};
   // With a grid series: the carbon slots on the analysis' time axis (seconds since t0), each
   // the index of its period in options.grid_series, or -1 for a gap (before, between, after).
   std::vector<double> slot_edges_s;  // slots + 1 edges
@@ -558,6 +563,10 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
     bin_of[i] = b >= 0 && b < static_cast<double>(s.space_count) ? static_cast<std::size_t>(b)
                                                                  : s.space_count;
   }
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    if (s.counts_given_up[m].load(std::memory_order_relaxed)) out.overall[m].values.give_up();
+  }
+  if (s.score_counts_given_up.load(std::memory_order_relaxed)) out.score.values.give_up();
   summarise_metrics(d, span, bin_of, s.space_count, out, sorted);
   activity_and_score(d, span, out, sorted);
   device_energy(d, span, s.slot_edges_s, report.energy);
@@ -602,11 +611,13 @@ void Analyzer::add_prepared(PreparedDevice&& d) {
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     if (mig_parent && instance_metric(m)) continue;
     s.overall[m].merge(d.overall[m]);
+    if (!s.overall[m].values.exact()) s.counts_given_up[m].store(true, std::memory_order_relaxed);
     // Allocated on first use: a metric no GPU reports costs no grid.
     if (!d.space[m].empty() && s.space[m].gpus.empty()) s.space[m].resize(s.space_count);
     for (const auto& [bin, mean] : d.space[m]) s.space[m].add(bin, mean, gpu);
   }
   s.score.merge(d.score);
+  if (!s.score.values.exact()) s.score_counts_given_up.store(true, std::memory_order_relaxed);
   if (s.phases) {
     d.phases.gpu = gpu;
     s.phases->add(d.phases);

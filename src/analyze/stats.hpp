@@ -62,13 +62,15 @@ class ValueCounts {
   void add_sorted(std::span<const double> sorted);  // ascending, NaN-free
   void merge(const ValueCounts& other);
   bool exact() const { return !given_up_; }
+  // Stops counting values (only how many): a part merged into counts that already gave up
+  // need not build its runs. The result is the same as giving up past the limit.
+  void give_up();
   std::uint64_t count() const { return count_; }
   std::size_t distinct() const { return counts_.size(); }
   // The q-quantile (q clamped to 0..1); nullopt when empty, past the limit, or q is NaN.
   std::optional<double> quantile(double q) const;
 
  private:
-  void give_up();
   std::vector<std::pair<double, std::uint64_t>> counts_;  // ascending, distinct values (−0 is 0)
   std::size_t limit_;
   std::uint64_t count_ = 0;
