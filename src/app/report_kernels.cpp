@@ -23,9 +23,14 @@ std::optional<report::KernelLanes> load_kernel_lanes(const analyze::Analysis& a)
   for (const auto& [file, runs] : runs_of_file) {
     store::KernelTraceReader reader = store::KernelTraceReader::open(file);
     if (!reader.has_trace_tables()) continue;
+    std::size_t kernels = 0;
     for (std::size_t r : runs) {
-      total += static_cast<std::size_t>(reader.count_kernels(a.runs[r].run_id));
+      kernels += static_cast<std::size_t>(reader.count_kernels(a.runs[r].run_id));
     }
+    // Only files with kernels stay open: a folder of thousands of rank files, most without a
+    // trace, must not hold a connection (and its schema) per file.
+    if (kernels == 0) continue;
+    total += kernels;
     files.emplace_back(std::move(reader), runs);
   }
   if (total == 0) return std::nullopt;
