@@ -111,6 +111,13 @@ AnalysisSources open_sources(const std::vector<fs::path>& paths) {
       source.samples = run_samples;
       source.index = out.sources.size();
       source.samples_by_device = std::move(by_device);
+      for (const auto& d : source.devices) {
+        std::int64_t rows = 0;
+        for (const auto& [device, count] : source.samples_by_device) {
+          if (device == d.index) rows = count;
+        }
+        source.plans.emplace_back(d.index, reader.sample_plan(run.run_id, d.index, true, rows));
+      }
       source.clock.start_wall_ns = run.info.start_wall_ns;
       source.clock.start_mono_ns = run.info.start_mono_ns;
       if (run.end.status != RunStatus::Running && run.end.end_mono_ns >= run.info.start_mono_ns) {
@@ -156,14 +163,8 @@ std::optional<std::vector<DeviceJob>> device_jobs(const std::vector<Source>& sou
   std::vector<DeviceJob> jobs;
   for (const auto& source : sources) {
     std::int64_t covered = 0;
-    for (const auto& d : source.devices) {
-      std::int64_t rows = 0;
-      for (const auto& [device, count] : source.samples_by_device) {
-        if (device == d.index) rows = count;
-      }
-      const store::SamplePlan plan =
-          source.reader().sample_plan(source.run_id, d.index, true, rows);
-      if (plan.rows > 0) jobs.push_back({&source, d.index, plan});
+    for (const auto& [device, plan] : source.plans) {
+      if (plan.rows > 0) jobs.push_back({&source, device, plan});
       covered += plan.rows;
     }
     if (covered != source.samples) return std::nullopt;

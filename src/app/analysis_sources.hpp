@@ -23,7 +23,7 @@ namespace gpuscope::app {
 // stays valid until a later call asks for another file.
 class ReaderCache {
  public:
-  static constexpr std::size_t kOpen = 8;
+  static constexpr std::size_t kOpen = 64;
   const store::RunReader& get(const std::filesystem::path& path);
 
  private:
@@ -41,6 +41,8 @@ struct Source {
   std::vector<DeviceDescription> devices;
   std::int64_t samples = 0;                                          // rows in the samples table
   std::vector<std::pair<unsigned, std::int64_t>> samples_by_device;  // (device index, rows)
+  // Where each GPU of `devices` with samples is read from, planned while the file was open.
+  std::vector<std::pair<unsigned, store::SamplePlan>> plans;
   RunClock clock;
   std::size_t index = 0;  // in the list of sources
 };
