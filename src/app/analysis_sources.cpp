@@ -3,9 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <map>
+#include <thread>
+#include <tuple>
+
 #include "core/error.hpp"
 #include "store/run_codec.hpp"
 #include "util/command_line.hpp"
+#include "util/ordered_parallel.hpp"
 
 namespace gpuscope::app {
 namespace {
@@ -15,38 +21,25 @@ using analyze::GpuKey;
 using analyze::RunMeta;
 
 // What makes two stored runs the same run: merge's key (same host, SLURM job, step, rank and
-// start time).
-struct RunIdentity {
-  std::string source;
-  std::string host;
-  std::optional<std::string> job_id;
-  std::optional<std::string> step_id;
-  std::optional<int> rank;
-  std::int64_t start_wall_ns = 0;
-  std::optional<std::string> origin;  // two logs' runs differ by it where all else is alike
-};
+// start time; two logs' runs differ by their origin where all else is alike).
+using RunIdentity = std::tuple<std::string, std::optional<std::string>, std::optional<std::string>,
+                               std::optional<int>, std::int64_t, std::optional<std::string>>;
 
 // The same run in two files (a rank's database and a merge that holds it) would be counted
-// twice, doubling its energy: refused, as merge refuses it.
-void refuse_duplicate_run(std::vector<RunIdentity>& seen, const store::StoredRun& run,
+// twice, doubling its energy: refused, as merge refuses it. `seen` maps each run to its file.
+void refuse_duplicate_run(std::map<RunIdentity, std::string>& seen, const store::StoredRun& run,
                           const fs::path& path) {
-  RunIdentity identity{path.string(),          run.info.host,       run.info.slurm.job_id,
-                       run.info.slurm.step_id, run.info.ranks.rank, run.info.start_wall_ns,
-                       run.info.origin};
-  for (const RunIdentity& other : seen) {
-    if (other.host == identity.host && other.job_id == identity.job_id &&
-        other.step_id == identity.step_id && other.rank == identity.rank &&
-        other.start_wall_ns == identity.start_wall_ns && other.origin == identity.origin) {
-      throw Error::usage(
-          other.source == identity.source
-              ? fmt::format("{} holds the same run twice", identity.source)
-              : fmt::format("{} and {} hold the same run", other.source, identity.source),
-          fmt::format("host {}, rank {}", identity.host,
-                      identity.rank ? std::to_string(*identity.rank) : std::string("-")),
-          "name each run's database once (a merged database already holds its ranks)");
-    }
-  }
-  seen.push_back(std::move(identity));
+  RunIdentity identity{run.info.host,       run.info.slurm.job_id,  run.info.slurm.step_id,
+                       run.info.ranks.rank, run.info.start_wall_ns, run.info.origin};
+  const auto [it, added] = seen.try_emplace(std::move(identity), path.string());
+  if (added) return;
+  const std::string& other = it->second;
+  throw Error::usage(
+      other == path.string() ? fmt::format("{} holds the same run twice", other)
+                             : fmt::format("{} and {} hold the same run", other, path.string()),
+      fmt::format("host {}, rank {}", run.info.host,
+                  run.info.ranks.rank ? std::to_string(*run.info.ranks.rank) : std::string("-")),
+      "name each run's database once (a merged database already holds its ranks)");
 }
 
 RunMeta meta_of(const store::StoredRun& run, const fs::path& path) {
@@ -89,44 +82,70 @@ const store::RunReader& ReaderCache::get(const fs::path& path) {
   return *open_.back();
 }
 
+namespace {
+
+// What open_sources reads of one file: its runs and, per run, what a Source holds of it.
+struct FileRuns {
+  fs::path path;
+  std::vector<store::StoredRun> runs;
+  std::vector<Source> sources;  // one per run, without their places in the list
+};
+
+FileRuns read_file_runs(const fs::path& path) {
+  FileRuns out;
+  const store::RunReader reader = store::RunReader::open(path);
+  out.path = reader.path();
+  out.runs = reader.runs();
+  for (const auto& run : out.runs) {
+    Source source;
+    source.path = out.path;
+    source.run_id = run.run_id;
+    source.devices = reader.devices(run.run_id);
+    source.samples_by_device = reader.samples_per_device(run.run_id);
+    for (const auto& [device, rows] : source.samples_by_device) source.samples += rows;
+    for (const auto& d : source.devices) {
+      std::int64_t rows = 0;
+      for (const auto& [device, count] : source.samples_by_device) {
+        if (device == d.index) rows = count;
+      }
+      source.plans.emplace_back(d.index, reader.sample_plan(run.run_id, d.index, true, rows));
+    }
+    source.clock.start_wall_ns = run.info.start_wall_ns;
+    source.clock.start_mono_ns = run.info.start_mono_ns;
+    if (run.end.status != RunStatus::Running && run.end.end_mono_ns >= run.info.start_mono_ns) {
+      source.clock.end_mono_ns = run.end.end_mono_ns;
+    }
+    out.sources.push_back(std::move(source));
+  }
+  return out;
+}
+
+}  // namespace
+
 AnalysisSources open_sources(const std::vector<fs::path>& paths) {
   AnalysisSources out;
-  std::vector<RunIdentity> identities;
+  std::map<RunIdentity, std::string> identities;
   const auto readers = std::make_shared<ReaderCache>();
-  for (const auto& path : paths) {
-    const store::RunReader& reader = readers->get(path);
-    out.input_names.push_back(path.string());
-    for (const auto& run : reader.runs()) {
-      refuse_duplicate_run(identities, run, path);
-      auto by_device = reader.samples_per_device(run.run_id);
-      std::int64_t run_samples = 0;
-      for (const auto& [device, rows] : by_device) run_samples += rows;
-      out.samples += run_samples;
-      Source source;
-      source.readers = readers;
-      source.path = reader.path();
-      source.run_id = run.run_id;
-      source.meta = out.metas.size();
-      source.devices = reader.devices(run.run_id);
-      source.samples = run_samples;
-      source.index = out.sources.size();
-      source.samples_by_device = std::move(by_device);
-      for (const auto& d : source.devices) {
-        std::int64_t rows = 0;
-        for (const auto& [device, count] : source.samples_by_device) {
-          if (device == d.index) rows = count;
+  // Files are read on two threads (opening one parses its schema: thousands of rank files make
+  // that most of the time) and listed here in their order.
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1U, 2U);
+  util::ordered_parallel<FileRuns>(
+      paths.size(), threads, 4 * threads,
+      [&](std::size_t i, unsigned, FileRuns& file) { file = read_file_runs(paths[i]); },
+      [&](FileRuns& file) {
+        out.input_names.push_back(file.path.string());
+        for (std::size_t r = 0; r < file.runs.size(); ++r) {
+          const store::StoredRun& run = file.runs[r];
+          refuse_duplicate_run(identities, run, file.path);
+          Source& source = file.sources[r];
+          source.readers = readers;
+          source.meta = out.metas.size();
+          source.index = out.sources.size();
+          out.samples += source.samples;
+          out.sources.push_back(std::move(source));
+          out.metas.push_back(meta_of(run, file.path));
         }
-        source.plans.emplace_back(d.index, reader.sample_plan(run.run_id, d.index, true, rows));
-      }
-      source.clock.start_wall_ns = run.info.start_wall_ns;
-      source.clock.start_mono_ns = run.info.start_mono_ns;
-      if (run.end.status != RunStatus::Running && run.end.end_mono_ns >= run.info.start_mono_ns) {
-        source.clock.end_mono_ns = run.end.end_mono_ns;
-      }
-      out.sources.push_back(std::move(source));
-      out.metas.push_back(meta_of(run, path));
-    }
-  }
+      });
   if (out.metas.empty()) {
     throw Error::usage("the input holds no run", {}, "is it a gpuscope run database?");
   }
