@@ -21,6 +21,7 @@ void read_processes(analyze::Analysis& analysis, const AnalysisSources& in) {
   const std::vector<RunMeta>& metas = in.metas;
   const bool several = metas.size() > 1;
   for (const auto& source : sources) {
+    const store::RunReader::ReadTransaction transaction(source.reader());
     analyze::RunProcesses run;
     run.run_id = metas[source.meta].run_id;
     run.samples = source.reader().process_samples(source.run_id);
@@ -48,6 +49,7 @@ std::vector<analyze::Mark> read_marks(const AnalysisSources& in, const LoadExtra
     const RunMeta& meta = metas[source.meta];
     const std::string where =
         several ? meta.host + (meta.rank ? fmt::format(" rank {}", *meta.rank) : "") : "";
+    const store::RunReader::ReadTransaction transaction(source.reader());
     auto events = source.reader().events({source.run_id, std::nullopt});
     store::RunEvent e;
     while (events.next(e)) {
@@ -79,6 +81,7 @@ std::optional<double> work_from_output(const std::vector<Source>& sources,
   double total = 0;
   std::size_t lines = 0, matches = 0;
   for (const auto& source : sources) {
+    const store::RunReader::ReadTransaction transaction(source.reader());
     auto cursor = source.reader().output({source.run_id, std::nullopt});
     store::RunOutputLine line;
     while (cursor.next(line)) {

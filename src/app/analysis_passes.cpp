@@ -27,13 +27,17 @@ class WorkerReader {
  public:
   const store::RunReader& of(const Source& source) {
     if (!reader_ || reader_->path() != source.path) {
+      transaction_.reset();
       reader_ = std::make_unique<store::RunReader>(store::RunReader::open(source.path));
+      transaction_.emplace(*reader_);
     }
     return *reader_;
   }
 
  private:
   std::unique_ptr<store::RunReader> reader_;
+  // One read transaction while the file is read (declared after the reader: ends first).
+  std::optional<store::RunReader::ReadTransaction> transaction_;
 };
 
 // Reading and the per-GPU analysis run on two worker threads, which keep both cores of a small
@@ -76,6 +80,7 @@ void for_each_device(const std::vector<Source>& sources,
   }
   store::SampleColumns c;
   for (const auto& source : sources) {
+    const store::RunReader::ReadTransaction transaction(source.reader());
     auto cursor = source.reader().samples({source.run_id, std::nullopt}, columns);
     store::RunSample sample;
     std::optional<unsigned> device;
@@ -229,6 +234,7 @@ void feed_phases(Analyzer& analyzer, const std::vector<Source>& sources) {
   std::vector<analyze::PhaseSpan> spans;
   std::map<std::tuple<std::size_t, int, std::int64_t, std::int64_t>, std::uint64_t> tracks;
   for (const auto& source : sources) {
+    const store::RunReader::ReadTransaction transaction(source.reader());
     source.reader().for_each_phase(source.run_id, [&](Phase&& phase) {
       const double start = source.clock.at(phase.start_mono_ns);
       const double end = source.clock.at(phase.end_mono_ns);
@@ -303,6 +309,7 @@ void feed_health(Analyzer& analyzer, const AnalysisSources& in, const Source& so
 void feed_events(Analyzer& analyzer, const AnalysisSources& in) {
   const bool with_host = in.metas.size() > 1;
   for (const auto& source : in.sources) {
+    const store::RunReader::ReadTransaction transaction(source.reader());
     auto cursor = source.reader().events({source.run_id, std::nullopt});
     store::RunEvent e;
     while (cursor.next(e)) {

@@ -94,6 +94,7 @@ struct FileRuns {
 FileRuns read_file_runs(const fs::path& path) {
   FileRuns out;
   const store::RunReader reader = store::RunReader::open(path);
+  const store::RunReader::ReadTransaction transaction(reader);
   out.path = reader.path();
   out.runs = reader.runs();
   for (const auto& run : out.runs) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include "core/error.hpp"
@@ -128,10 +129,12 @@ std::vector<fs::path> expand_run_databases(const std::vector<std::string>& input
 
 std::vector<fs::path> each_file_once(const std::vector<fs::path>& paths,
                                      std::vector<std::string>& notes) {
+  // Each file is stat()ed once: comparing every pair would take seconds over thousands of ranks.
   std::vector<fs::path> unique;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
   for (const auto& file : paths) {
-    if (std::any_of(unique.begin(), unique.end(),
-                    [&](const fs::path& earlier) { return util::same_file(earlier, file); })) {
+    const auto identity = util::file_identity(file);
+    if (identity && !seen.insert(*identity).second) {
       notes.push_back(fmt::format("{} was named more than once; it is read once", file.string()));
       continue;
     }

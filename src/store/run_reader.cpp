@@ -128,6 +128,24 @@ RunReader::RunReader(std::shared_ptr<Database> db, std::filesystem::path path, i
   });
 }
 
+RunReader::ReadTransaction::ReadTransaction(const RunReader& reader) : db_(reader.db_.get()) {
+  try {
+    db_->exec("BEGIN");
+    open_ = true;
+  } catch (const SqliteError&) {
+    // Reading works without it, one transaction per statement.
+  }
+}
+
+RunReader::ReadTransaction::~ReadTransaction() {
+  if (!open_) return;
+  try {
+    db_->exec("COMMIT");
+  } catch (const SqliteError&) {
+    // Nothing was written; the connection ends the transaction when it closes.
+  }
+}
+
 SamplePlan RunReader::sample_plan(std::int64_t run_id, unsigned device_index, bool use_chunks,
                                   std::optional<std::int64_t> known_rows) const {
   return read_or_explain(path_, [&] {

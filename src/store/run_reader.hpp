@@ -72,6 +72,22 @@ class RunReader {
   bool has_sample_chunks() const { return has_chunks_; }
   const std::filesystem::path& path() const { return path_; }
 
+  // While one lives, the reader's statements share one read transaction: one lock and one
+  // check for a hot journal instead of one per statement (thousands of stat() calls over a
+  // folder of rank files), and one snapshot of a file still being written (WAL: the writer is
+  // not held up). Keep it short on a file something else may write in rollback mode.
+  class ReadTransaction {
+   public:
+    explicit ReadTransaction(const RunReader& reader);
+    ~ReadTransaction();
+    ReadTransaction(const ReadTransaction&) = delete;
+    ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+   private:
+    Database* db_;
+    bool open_ = false;
+  };
+
   // Every run in the file, by run_id.
   std::vector<StoredRun> runs() const;
   // The GPUs `run_id` sampled, by device index.

@@ -68,11 +68,16 @@ bool is_stdout_name(const fs::path& name) {
   return name == "-" || name == "/dev/stdout";
 }
 
+std::optional<std::pair<std::uint64_t, std::uint64_t>> file_identity(const fs::path& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return std::nullopt;
+  return std::pair<std::uint64_t, std::uint64_t>{info.st_dev, info.st_ino};
+}
+
 bool same_file(const fs::path& a, const fs::path& b) {
-  struct stat first {};
-  struct stat second {};
-  if (::stat(a.c_str(), &first) != 0 || ::stat(b.c_str(), &second) != 0) return false;
-  return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+  const auto first = file_identity(a);
+  const auto second = file_identity(b);
+  return first && second && *first == *second;
 }
 
 fs::path temporary_path(const fs::path& target) {

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <system_error>
+#include <utility>
 
 namespace gpuscope::util {
 
@@ -38,6 +41,10 @@ bool is_stdout_name(const std::filesystem::path& name);
 // Whether `a` and `b` are the same file (device and inode, links followed), however spelled.
 // False when either does not exist.
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+// The file's (device, inode), nullopt when it cannot be stat()ed: two paths name the same file
+// when their identities are equal (same_file), e.g. to list thousands of inputs once each.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> file_identity(
+    const std::filesystem::path& path);
 
 // The one temporary-name convention: ".<name>.<pid>.gpuscope-tmp" beside `target`, so a
 // leftover is recognisably ours and two writers never share one.
