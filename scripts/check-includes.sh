@@ -15,6 +15,7 @@ declare -A allowed=(
   [src/launch]="launch core util"
   [src/ranks]="ranks core util"
   [src/processes]="processes ranks core util"
+  [src/node]="node core util"
   [src/phases]="phases core util"
   [src/carbon]="carbon core util"
   [src/store]="store core util"
