@@ -1,6 +1,6 @@
 // The RAPL energy domains Linux's powercap framework exposes (docs/node-energy.md), found under
 // <sysfs root>/class/powercap: every zone named intel-rapl:N or intel-rapl:N:M (Intel, and AMD
-// since Linux 5.8 through the same driver) and those of the other RAPL interfaces
+// Zen through the same driver) and those of the other RAPL interfaces
 // (intel-rapl-mmio:N, intel-rapl-tpmi:N), each with its `name`, `max_energy_range_uj` and the
 // path of its `energy_uj`. Discovery reads no counter: the reader does (powercap_reader.hpp).
 #pragma once

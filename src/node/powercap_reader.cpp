@@ -17,8 +17,9 @@ std::string label(const PowercapDomain& domain) {
 
 std::string permission_message(const PowercapDomain& domain) {
   return "cannot read the CPU and memory energy counters: " + domain.energy_file.string() +
-         " is readable by root only (Linux 5.10 and later, since the Platypus fix, "
-         "CVE-2020-8694), so CPU and DRAM energy stay out of this run; run gpuscope as root, "
+         " is readable by root only (since the Platypus fix, CVE-2020-8694: Linux 5.10 and "
+         "the stable kernels it went back to), so CPU and DRAM energy stay out of this run; run "
+         "gpuscope as root, "
          "or have the site grant read access to the powercap energy_uj files (a udev rule "
          "giving a group read permission, docs/node-energy.md)";
 }
