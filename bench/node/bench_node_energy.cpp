@@ -7,6 +7,9 @@
 //                                core, uncore: D = 2 a server, D = 4 with core and uncore)
 //   BM_GraceReadGh200            GracePowerReader::read of module, grace, cpu and sysio
 //   BM_PowercapDiscovery         discover_powercap of the 2 × 4 tree (once per run)
+//   BM_NodeSamplerTwoSockets     what profile's slow thread does each second:
+//   NodeEnergySampler::read
+//                                of 2 sockets × (package, dram) into stored readings
 //
 // Counter core_pct_at_1s: the CPU time of one read as a percentage of one core at 1 read/s.
 #include <benchmark/benchmark.h>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "node/grace_hwmon.hpp"
+#include "node/node_sampler.hpp"
 #include "node/powercap.hpp"
 #include "node/powercap_reader.hpp"
 
@@ -120,6 +124,22 @@ void BM_PowercapDiscovery(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(discover_powercap(tree.root()).domains.size());
 }
 BENCHMARK(BM_PowercapDiscovery);
+
+void BM_NodeSamplerTwoSockets(benchmark::State& state) {
+  Tree tree;
+  two_sockets(tree, 2);
+  NodeEnergySampler sampler(tree.root());
+  std::vector<gpuscope::NodeEnergySample> readings;
+  const double start = cpu_seconds();
+  for (auto _ : state) {
+    readings.clear();
+    sampler.read(readings);
+    benchmark::DoNotOptimize(readings.data());
+  }
+  core_share(state, start);
+  if (readings.size() != 4) state.SkipWithError("short");
+}
+BENCHMARK(BM_NodeSamplerTwoSockets);
 
 }  // namespace
 
