@@ -166,7 +166,9 @@ TEST(NodeEnergyReal, ThisMachinesTree) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GE(number(db, "SELECT COUNT(*) FROM node_energy_domains"), 1);
   const bool refused = r.err.find("readable by root only") != std::string::npos;
-  if (!refused) EXPECT_GE(number(db, "SELECT COUNT(*) FROM node_energy_samples"), 2);
+  if (!refused) {
+    EXPECT_GE(number(db, "SELECT COUNT(*) FROM node_energy_samples"), 2);
+  }
 }
 
 }  // namespace
