@@ -15,6 +15,7 @@ declare -A allowed=(
   [src/launch]="launch core util"
   [src/ranks]="ranks core util"
   [src/processes]="processes ranks core util"
+  [src/node]="node core util"
   [src/phases]="phases core util"
   [src/carbon]="carbon core util"
   [src/store]="store core util"
@@ -26,8 +27,8 @@ declare -A allowed=(
   [src/trace]="trace kernels store core util"
   [src/tsdb]="tsdb core util"
   [src/ingest]="ingest store kernels dcgm tsdb core util"
-  [src/app]="app collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml core util"
-  [src/cli]="cli app collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml core util"
+  [src/app]="app collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
+  [src/cli]="cli app collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
   [sim]="sim nvml dcgm util"
 )
 

@@ -11,6 +11,7 @@
 #include "analyze/carbon.hpp"
 #include "analyze/energy.hpp"
 #include "analyze/mig_share.hpp"
+#include "analyze/node_energy.hpp"
 #include "analyze/phases.hpp"
 #include "analyze/stats.hpp"
 #include "core/event_kinds.hpp"
@@ -262,6 +263,9 @@ struct Analysis {
   std::string work_name = "units";
   std::optional<double> energy_per_unit_j;
   std::optional<Carbon> carbon;
+  // The node's CPU and memory energy beside the GPUs', and the total (schema 1.10; none when no
+  // run recorded any; analyze/node_energy.hpp).
+  std::optional<NodeEnergy> node_energy;
   std::vector<LostGpu> lost_gpus;
   std::vector<MigChange> mig_changes;  // in time order
   HealthReport health;

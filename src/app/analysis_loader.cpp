@@ -10,6 +10,7 @@
 #include "app/analysis_extras.hpp"
 #include "app/analysis_passes.hpp"
 #include "app/analysis_sources.hpp"
+#include "app/node_analysis.hpp"
 #include "carbon/grid_source.hpp"
 #include "carbon/series_file.hpp"
 #include "core/clock.hpp"
@@ -155,6 +156,7 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   analysis.inputs = in.input_names;
   if (extras.marks) analysis.marks = read_marks(in, extras);
   read_processes(analysis, in);
+  add_node_energy(analysis, in, options);
   analysis.notes.insert(analysis.notes.end(), carbon_notes.begin(), carbon_notes.end());
   const auto saturation = saturation_notes(analysis);
   analysis.notes.insert(analysis.notes.end(), saturation.begin(), saturation.end());

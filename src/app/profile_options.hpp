@@ -38,6 +38,10 @@ struct ProfileOptions {
   std::vector<std::string> phases;
   std::vector<std::string> phase_ends;
   bool marks = true;
+  // The node's CPU and memory energy (docs/node-energy.md), read from these roots (hidden
+  // options for tests: made-up trees).
+  std::string sysfs_root = "/sys";
+  std::string proc_root = "/proc";
 };
 
 // Smallest main sampling interval: NVML answers a full sample of an 8-GPU node in a few ms.

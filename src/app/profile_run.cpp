@@ -152,6 +152,15 @@ int run_unsampled(const launch::LaunchOptions& l) {
   return result.exit_code;
 }
 
+// The node's CPU and memory energy, read every second (docs/node-energy.md).
+NodeWatchOptions node_watch_options(const ProfileOptions& o) {
+  NodeWatchOptions node;
+  node.sysfs_root = o.sysfs_root;
+  node.proc_root = o.proc_root;
+  node.verbose = o.verbose;
+  return node;
+}
+
 }  // namespace
 
 int run_profile(const ProfileOptions& o) {
@@ -185,7 +194,6 @@ int run_profile(const ProfileOptions& o) {
     tracing = prepare_kernel_tracing(path, o.force);
     tracing->kernels = o.trace_kernels;  // NVTX ranges come with either
   }
-
   const std::vector<DeviceDescription> sampled = sampled_devices(selection, system);
 
   for (const auto& note : selection.notes) fmt::print(stderr, "gpuscope: {}\n", note);
@@ -209,6 +217,7 @@ int run_profile(const ProfileOptions& o) {
   setup.process_interval = milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
   setup.marks = o.marks;
   setup.output_phases = output_phases;
+  setup.node = node_watch_options(o);
   std::unique_ptr<ProfiledRun> run;
   try {
     run = std::make_unique<ProfiledRun>(std::move(setup));

@@ -25,10 +25,16 @@ ProfiledRun::ProfiledRun(ProfiledRunSetup setup) : setup_(std::move(setup)) {
       *setup_.session, setup_.indices, setup_.devices, setup_.backend, setup_.sampler.interval);
   readers_ = std::move(opened.readers);
   notes_ = std::move(opened.notes);
+  // Before the run database: a wrong --sysfs-root leaves no file behind.
+  if (setup_.node) node_ = std::make_unique<NodeWatch>(*setup_.node);
   writer_ = store::RunWriter::create(setup_.output, setup_.force, setup_.info, setup_.devices,
                                      setup_.writer);
   sink_ = std::make_unique<RunSink>(*writer_, setup_.devices.size(), setup_.verbose,
                                     setup_.info.start_mono_ns);
+  if (node_) {
+    node_sink_ = std::make_unique<NodeWriterSink>(*writer_);
+    node_->attach(*node_sink_, *sink_);
+  }
 }
 
 ProfiledRun::~ProfiledRun() = default;
@@ -144,7 +150,9 @@ launch::JobResult ProfiledRun::run(const launch::LaunchOptions& launch, collect:
                                    launch::JobCallbacks callbacks,
                                    const std::function<void(std::int64_t)>& on_job_started) {
   ran_ = true;
-  collect::Sampler sampler(std::move(readers_), setup_.sampler, sink);
+  std::vector<collect::SlowTask> slow_tasks;
+  if (node_) slow_tasks.push_back(node_->task());
+  collect::Sampler sampler(std::move(readers_), setup_.sampler, sink, std::move(slow_tasks));
   readers_.clear();
   sampler.start();
   for (const auto& note : sampler.health_notes()) fmt::print(stderr, "gpuscope: {}\n", note);
@@ -205,10 +213,12 @@ launch::JobResult ProfiledRun::run_job(const launch::LaunchOptions& job_launch,
   auto job = launch::Job::start(job_launch);
   if (!job) return launch::not_started(job.error());
   if (on_job_started) on_job_started(job->start_mono_ns());
+  if (node_) node_->job_started(static_cast<unsigned>(job->pid()));
   std::optional<ProcessWatch> watch;
   start_process_watch(watch, setup_, *writer_, job->pid());
   launch::JobResult result = job->wait(callbacks);
   if (watch) watch->stop();
+  if (node_) node_->job_ended();
   return result;
 }
 

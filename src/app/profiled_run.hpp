@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "app/node_watch.hpp"
 #include "app/run_sink.hpp"
 #include "collect/backend.hpp"
 #include "collect/device_reader.hpp"
@@ -43,6 +45,9 @@ struct ProfiledRunSetup {
   // and the job's output lines matched against these patterns (which need the output captured).
   bool marks = true;
   std::vector<phases::OutputPhasePattern> output_phases;
+  // The node's CPU and memory energy (app/node_watch.hpp), read on the sampler's slow thread;
+  // nullopt: not read.
+  std::optional<NodeWatchOptions> node;
 };
 
 class ProfiledRun {
@@ -90,6 +95,8 @@ class ProfiledRun {
   std::vector<collect::DeviceReader> readers_;
   std::unique_ptr<store::RunWriter> writer_;
   std::unique_ptr<RunSink> sink_;
+  std::unique_ptr<NodeWriterSink> node_sink_;
+  std::unique_ptr<NodeWatch> node_;
   collect::SamplerStats stats_;
   std::vector<std::string> phase_problems_;
   std::int64_t phases_ = 0;

@@ -21,7 +21,8 @@ Command add_analyze_command(CLI::App& parent) {
          "-a,--aggregate", o->analyze.aggregate,
          "What to show: summary (default: over both GPUs and time, per-GPU activity, "
          "energy, diagnosis), time (per GPU), space (time series across GPUs), all, carbon "
-         "(per grid intensity period, with --carbon-series or --carbon-source)")
+         "(per grid intensity period, with --carbon-series or --carbon-source), node (the "
+         "node's CPU and memory energy beside the GPUs')")
       ->type_name("VIEW");
   app->add_option("--metric", o->analyze.metrics,
                   "Metrics for the time and space views (default: a useful few; 'all' for every "

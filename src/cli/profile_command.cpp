@@ -104,6 +104,8 @@ Command add_profile_command(CLI::App& parent) {
   add_number_option(*app, "--flush-ms", o->flush_ms, kFlushMs,
                     "How often samples are committed to disk (ms)")
       ->group("");  // for tests of crash safety; 1000 ms is right for everyone else
+  app->add_option("--sysfs-root", o->sysfs_root, "Where sysfs is (node energy)")->group("");
+  app->add_option("--proc-root", o->proc_root, "Where procfs is (node CPU time)")->group("");
   app->add_option("command", o->command, "The command to run, after --")->type_name("CMD ARGS");
   app->positionals_at_end(false);
   return {app, [o] { return app::run_profile(*o); }};

@@ -46,12 +46,14 @@ std::string describe_clock_events(std::uint64_t reasons) {
   return describe_clock_event_reasons(reasons);
 }
 
-Sampler::Sampler(std::vector<DeviceReader> readers, SamplerOptions options, SampleSink& sink)
+Sampler::Sampler(std::vector<DeviceReader> readers, SamplerOptions options, SampleSink& sink,
+                 std::vector<SlowTask> slow_tasks)
     : readers_(std::move(readers)),
       options_(options),
       sink_(sink),
       last_reasons_(readers_.size()),
-      reported_lost_(readers_.size(), false) {}
+      reported_lost_(readers_.size(), false),
+      slow_tasks_(std::move(slow_tasks)) {}
 
 Sampler::~Sampler() {
   stop();
@@ -69,6 +71,9 @@ void Sampler::start() {
       if (!reader.lost() && !reader.is_mig()) health.emplace_back(reader.device());
     }
     health_.emplace(std::move(health), health_notes_);
+  }
+  slow_next_ns_.assign(slow_tasks_.size(), start_mono_ns_);
+  if (health_ || !slow_tasks_.empty()) {
     health_thread_ = std::thread([this] { health_loop(); });
   }
 }
@@ -83,6 +88,7 @@ void Sampler::stop() {
     poll_health_events();
     read_health();
   }
+  run_slow_tasks(true);  // the end of the last interval
 }
 
 SamplerStats Sampler::stats() const {
@@ -240,13 +246,26 @@ void Sampler::health_loop() {
   std::int64_t next_read = start_mono_ns_;
   std::int64_t deadline = start_mono_ns_;
   while (running_.load(std::memory_order_relaxed)) {
-    poll_health_events();
-    if (mono_now_ns() >= next_read) {
+    if (health_) poll_health_events();
+    if (health_ && mono_now_ns() >= next_read) {
       read_health();
       next_read += health_every * ((mono_now_ns() - next_read) / health_every + 1);
     }
+    run_slow_tasks(false);
     deadline = next_deadline(start_mono_ns_, interval, mono_now_ns(), tick, missed);
     sleep_until(deadline, running_);
+  }
+}
+
+// Each slow task whose time has come (all of them when `all`), its next time on its own grid.
+void Sampler::run_slow_tasks(bool all) {
+  for (std::size_t k = 0; k < slow_tasks_.size(); ++k) {
+    const auto& task = slow_tasks_[k];
+    const std::int64_t now = mono_now_ns();
+    if (!all && now < slow_next_ns_[k]) continue;
+    if (task.run) task.run();
+    const std::int64_t every = std::max<std::int64_t>(1, task.interval.count());
+    slow_next_ns_[k] += every * ((now - slow_next_ns_[k]) / every + 1);
   }
 }
 

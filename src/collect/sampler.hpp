@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -25,6 +26,14 @@ struct SamplerOptions {
   std::chrono::nanoseconds health_interval{0};
 };
 
+// A slow reader of something beside the GPUs (the node's energy, app/node_watch.hpp): run on the
+// health thread (started for it when there is no health), never on the sampling one, every
+// `interval` from the start, and once more when the sampler stops.
+struct SlowTask {
+  std::chrono::nanoseconds interval{std::chrono::seconds(1)};
+  std::function<void()> run;
+};
+
 struct SamplerStats {
   std::int64_t ticks = 0;  // main-cadence ticks completed
   std::int64_t rows = 0;   // device rows produced
@@ -38,7 +47,8 @@ struct SamplerStats {
 
 class Sampler {
  public:
-  Sampler(std::vector<DeviceReader> readers, SamplerOptions options, SampleSink& sink);
+  Sampler(std::vector<DeviceReader> readers, SamplerOptions options, SampleSink& sink,
+          std::vector<SlowTask> slow_tasks = {});
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
@@ -59,6 +69,7 @@ class Sampler {
   void health_loop();
   void read_health();
   void poll_health_events();
+  void run_slow_tasks(bool all);
   void sample_all(std::int64_t mono_ns);
   void emit(Event event);
   void check_clock_events(std::size_t k, const SampleRow& row);
@@ -75,6 +86,8 @@ class Sampler {
   std::thread health_thread_;
   std::optional<HealthWatch> health_;
   std::vector<std::string> health_notes_;
+  std::vector<SlowTask> slow_tasks_;
+  std::vector<std::int64_t> slow_next_ns_;  // when each slow task runs next
   mutable std::mutex stats_mutex_;
   SamplerStats stats_;
   std::int64_t start_mono_ns_ = 0;

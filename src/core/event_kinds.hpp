@@ -32,10 +32,11 @@ struct EventKindWords {
     PcieReplays,    // the PCIe replay counter rose
     NvlinkErrors,   // an NVLink error counter rose
     MigInstance,    // a MIG device went or appeared, or a GPU's MIG mode changed (docs/mig.md)
+    NodeEnergy,     // the node's energy could not be read (docs/node-energy.md)
     Other,          // a word this gpuscope does not know
   };
 
-  static constexpr std::array<std::pair<Value, std::string_view>, 17> kWords = {{
+  static constexpr std::array<std::pair<Value, std::string_view>, 18> kWords = {{
       {JobStart, "job_start"},
       {JobExit, "job_exit"},
       {JobStop, "job_stop"},
@@ -53,6 +54,7 @@ struct EventKindWords {
       {PcieReplays, "pcie_replays"},
       {NvlinkErrors, "nvlink_errors"},
       {MigInstance, "mig_instance"},
+      {NodeEnergy, "node_energy"},
   }};
 };
 using EventKind = StoredWord<EventKindWords>;

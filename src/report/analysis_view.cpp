@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "report/health_view.hpp"
 #include "report/mig_view.hpp"
+#include "report/node_energy_view.hpp"
 #include "util/text_table.hpp"
 #include "util/utc_time.hpp"
 
@@ -90,10 +91,11 @@ View parse_view(const std::string& text) {
   if (text == "all") return View::All;
   if (text == "carbon") return View::Carbon;
   if (text == "phases") return View::Phases;
+  if (text == "node") return View::Node;
   throw Error::usage(fmt::format("unknown --aggregate '{}'", text), {},
                      "use summary (over both GPUs and time), time (per GPU), space (across GPUs "
-                     "over time), all, carbon (per grid intensity period) or phases (per phase "
-                     "instance)");
+                     "over time), all, carbon (per grid intensity period) phases (per phase "
+                     "instance) or node (the node's CPU and memory energy beside the GPUs')");
 }
 
 std::vector<Metric> parse_metrics(const std::vector<std::string>& names) {
@@ -585,10 +587,12 @@ std::string analysis_text(const Analysis& a, View view, const std::vector<Metric
   std::string out = header_text(a, style);
   if (view == View::Summary || view == View::All) {
     out += summary_text(a, style) + gpus_text(a, style) + energy_text(a, style) +
-           phases_text(a, style) + processes_text(a, style) + health_text(a, style.color);
+           node_energy_text(a, style.color) + phases_text(a, style) + processes_text(a, style) +
+           health_text(a, style.color);
   }
   if (view == View::Phases) out += phases_text(a, style) + phase_instances_text(a, style);
-  if (view == View::Carbon) out += energy_text(a, style);
+  if (view == View::Carbon) out += energy_text(a, style) + node_energy_text(a, style.color);
+  if (view == View::Node) out += node_energy_text(a, style.color);
   if (view == View::Time || view == View::All) out += time_text(a, metrics, style);
   if (view == View::Space || view == View::All) out += space_text(a, metrics, style);
   out += findings_text(a, style);
@@ -886,6 +890,7 @@ nlohmann::json analysis_json(const Analysis& a) {
         {"name", a.work_name},
         {"energy_per_unit_j", opt(a.energy_per_unit_j)}}},
       {"carbon", carbon},
+      {"node_energy", node_energy_json(a)},
       {"processes", processes_json(a)},
       {"phases", phases_json(a)},
       {"health", health_json(a)},
@@ -897,6 +902,7 @@ nlohmann::json analysis_json(const Analysis& a) {
 std::string analysis_csv(const Analysis& a, View view, const std::vector<Metric>& metrics) {
   std::string out;
   auto num = [](double v) { return fmt::format("{}", v); };
+  if (view == View::Node) return node_energy_csv(a);
   if (view == View::Carbon) {
     // One row per grid period with energy (none without a series: the header alone).
     out = "start,end,kind,g_per_kwh,energy_j,grams\n";

@@ -10,11 +10,11 @@
 
 namespace gpuscope::report {
 
-enum class View { Summary, Time, Space, All, Carbon, Phases };
+enum class View { Summary, Time, Space, All, Carbon, Phases, Node };
 
 // "summary", "time", "space", "all" (and "both" for summary), "carbon" (the grid series' periods
-// with the job's energy and carbon in each), "phases" (every phase instance); throws
-// Error::usage otherwise.
+// with the job's energy and carbon in each), "phases" (every phase instance), "node" (the node's
+// energy); throws Error::usage otherwise.
 View parse_view(const std::string& text);
 // Metric names for the time and space views; empty → a useful default set, "all" → every
 // summarised metric. Throws Error::usage naming an unknown metric.

@@ -11,6 +11,7 @@
 #include "store/chunk_io.hpp"
 #include "store/health_tables.hpp"
 #include "store/kernel_tables.hpp"
+#include "store/node_tables.hpp"
 #include "store/phase_tables.hpp"
 #include "store/run_file.hpp"
 #include "store/schema.hpp"
@@ -88,6 +89,7 @@ class Merger {
     const bool processes = has_table(db_, "processes", "src");
     const bool phases = has_table(db_, "phases", "src");
     const bool health = has_table(db_, "health_samples", "src");
+    const bool node = has_table(db_, "node_energy_domains", "src");
     // origin (schema 1.7) tells apart runs of two logs that share everything else: files of
     // one node's GPUs, without a host, started together. An older input has none: NULL.
     const bool origin = has_column(db_, "runs", "origin", "src");
@@ -115,6 +117,12 @@ class Merger {
       if (health) {  // schema 1.8: the GPUs' health counters
         summary.rows.health_samples +=
             copy_rows("health_samples", health_columns(), old_id, new_id);
+      }
+      if (node) {  // schema 1.10: the node's energy stays with its run (and so its host)
+        summary.rows.node_rows +=
+            copy_rows("node_energy_domains", node_domain_columns(), old_id, new_id) +
+            copy_rows("node_energy_samples", node_sample_columns(), old_id, new_id) +
+            copy_rows("node_cpu_time", node_cpu_time_columns(), old_id, new_id);
       }
       ++summary.runs;
     }
@@ -262,6 +270,7 @@ std::optional<MergeSummary> merged_as_is(Database& db, const fs::path& part) {
   summary.rows.events = db.query_int("SELECT count(*) FROM events").value_or(0);
   summary.rows.output_lines = db.query_int("SELECT count(*) FROM output").value_or(0);
   summary.rows.health_samples = count_health_samples(db, 1);
+  summary.rows.node_rows = count_node_rows(db, 1);
   return summary;
 }
 

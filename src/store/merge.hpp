@@ -13,7 +13,8 @@ namespace gpuscope::store {
 struct MergeSummary {
   std::vector<std::filesystem::path> inputs;  // the files merged, in the order read
   std::int64_t runs = 0;
-  RowCounts rows;  // samples, power samples, events, output lines and health samples copied
+  RowCounts rows;  // samples, power samples, events, output lines, health samples
+                   // and node energy rows copied
 };
 
 // Writes every run of `inputs` (files, or directories whose *.db files are all taken) into a

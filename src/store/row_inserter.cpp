@@ -7,6 +7,7 @@
 #include "core/metrics.hpp"
 #include "store/chunk_io.hpp"
 #include "store/health_tables.hpp"
+#include "store/node_tables.hpp"
 #include "store/phase_tables.hpp"
 #include "store/run_codec.hpp"
 #include "store/schema.hpp"
@@ -76,6 +77,9 @@ RowInserter::RowInserter(Database& db)
       insert_process_sample_(db.prepare(insert_sql("process_samples", process_sample_columns()))),
       insert_phase_(db.prepare(insert_phase_sql())),
       insert_health_(db.prepare(insert_health_sql())),
+      insert_node_domain_(db.prepare(insert_node_domain_sql())),
+      insert_node_sample_(db.prepare(insert_node_sample_sql())),
+      insert_node_cpu_time_(db.prepare(insert_node_cpu_time_sql())),
       sample_nulls_(kSampleParameters + 1, 1),  // parameters never bound are NULL
       samples_nulls_(kSampleParameters * kSamplesPerInsert + 1, 1),
       insert_chunk_(db) {
@@ -95,6 +99,7 @@ void RowInserter::write(std::int64_t run_id, const WriteBatch& batch) {
     write_processes(run_id, batch);
     write_phases(run_id, batch);
     write_health(run_id, batch);
+    write_node(run_id, batch);
     for (const auto& chunk : chunks_.ready()) insert_chunk_.insert(run_id, chunk);
     commit_.run();
   } catch (const SqliteError&) {
@@ -262,6 +267,21 @@ void RowInserter::write_health(std::int64_t run_id, const WriteBatch& batch) {
   for (const auto& row : batch.health) {
     bind_health(insert_health_, run_id, row);
     insert_health_.run();
+  }
+}
+
+void RowInserter::write_node(std::int64_t run_id, const WriteBatch& batch) {
+  for (const auto& domain : batch.node_domains) {
+    bind_node_domain(insert_node_domain_, run_id, domain);
+    insert_node_domain_.run();
+  }
+  for (const auto& sample : batch.node_samples) {
+    bind_node_sample(insert_node_sample_, run_id, sample);
+    insert_node_sample_.run();
+  }
+  for (const auto& time : batch.node_cpu_times) {
+    bind_node_cpu_time(insert_node_cpu_time_, run_id, time);
+    insert_node_cpu_time_.run();
   }
 }
 

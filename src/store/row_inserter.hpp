@@ -45,6 +45,7 @@ class RowInserter {
   void write_processes(std::int64_t run_id, const WriteBatch& batch);
   void write_phases(std::int64_t run_id, const WriteBatch& batch);
   void write_health(std::int64_t run_id, const WriteBatch& batch);
+  void write_node(std::int64_t run_id, const WriteBatch& batch);
 
   Database& db_;
   Statement begin_;
@@ -58,6 +59,9 @@ class RowInserter {
   Statement insert_process_sample_;
   Statement insert_phase_;
   Statement insert_health_;
+  Statement insert_node_domain_;
+  Statement insert_node_sample_;
+  Statement insert_node_cpu_time_;
   std::vector<char> sample_nulls_;   // of insert_sample_
   std::vector<char> samples_nulls_;  // of insert_samples_
   ChunkInserter insert_chunk_;

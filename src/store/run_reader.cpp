@@ -4,6 +4,7 @@
 #include "core/metrics.hpp"
 #include "store/chunk_io.hpp"
 #include "store/health_tables.hpp"
+#include "store/node_tables.hpp"
 #include "store/phase_tables.hpp"
 #include "store/run_file.hpp"
 #include "store/run_rows.hpp"
@@ -198,6 +199,18 @@ void RunReader::for_each_phase(std::int64_t run_id, const std::function<void(Pha
 
 std::vector<HealthRow> RunReader::health_samples(std::int64_t run_id) const {
   return read_or_explain(path_, [&] { return read_health_samples(*db_, run_id); });
+}
+
+std::vector<NodeEnergyDomain> RunReader::node_domains(std::int64_t run_id) const {
+  return read_or_explain(path_, [&] { return read_node_domains(*db_, run_id); });
+}
+
+std::vector<NodeEnergySample> RunReader::node_samples(std::int64_t run_id) const {
+  return read_or_explain(path_, [&] { return read_node_samples(*db_, run_id); });
+}
+
+std::vector<NodeCpuTime> RunReader::node_cpu_times(std::int64_t run_id) const {
+  return read_or_explain(path_, [&] { return read_node_cpu_times(*db_, run_id); });
 }
 
 std::vector<GpuProcess> RunReader::processes(std::int64_t run_id) const {

@@ -17,6 +17,7 @@
 #include "core/gpu_process.hpp"
 #include "core/health.hpp"
 #include "core/metrics.hpp"
+#include "core/node_energy.hpp"
 #include "core/phase.hpp"
 #include "store/records.hpp"
 #include "store/sample_chunks.hpp"
@@ -105,6 +106,11 @@ class RunReader {
   // The health counters of `run_id`'s GPUs (schema 1.8; empty for an older file), by device,
   // then time; what a GPU did not report is absent, never 0.
   std::vector<HealthRow> health_samples(std::int64_t run_id) const;
+  // The node's energy domains, their readings (by domain, then time) and the CPU times of
+  // `run_id` (schema 1.10; empty for an older file; core/node_energy.hpp).
+  std::vector<NodeEnergyDomain> node_domains(std::int64_t run_id) const;
+  std::vector<NodeEnergySample> node_samples(std::int64_t run_id) const;
+  std::vector<NodeCpuTime> node_cpu_times(std::int64_t run_id) const;
 
   SampleCursor samples(const RowFilter& filter = {}) const;
   // Like samples(), reading only the metrics in `only` (the others come back absent): a first

@@ -42,6 +42,8 @@ std::string describe_rows(const RowCounts& rows) {
   if (rows.health_samples > 0) {
     parts.push_back(plural(rows.health_samples, "health sample", "health samples"));
   }
+  if (rows.node_rows > 0)
+    parts.push_back(plural(rows.node_rows, "node energy row", "node energy rows"));
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i > 0) out += i + 1 == parts.size() ? " and " : ", ";
@@ -149,6 +151,33 @@ void RunWriter::push(const HealthRow& row) {
     front_.health.push_back(row);
   } else {
     ++dropped_after_stop_.health_samples;
+  }
+}
+
+void RunWriter::push(NodeEnergyDomain domain) {
+  std::lock_guard lock(mutex_);
+  if (accepting()) {
+    front_.node_domains.push_back(std::move(domain));
+  } else {
+    ++dropped_after_stop_.node_rows;
+  }
+}
+
+void RunWriter::push(const NodeEnergySample& sample) {
+  std::lock_guard lock(mutex_);
+  if (accepting()) {
+    front_.node_samples.push_back(sample);
+  } else {
+    ++dropped_after_stop_.node_rows;
+  }
+}
+
+void RunWriter::push(NodeCpuTime time) {
+  std::lock_guard lock(mutex_);
+  if (accepting()) {
+    front_.node_cpu_times.push_back(std::move(time));
+  } else {
+    ++dropped_after_stop_.node_rows;
   }
 }
 

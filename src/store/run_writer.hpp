@@ -18,6 +18,7 @@
 
 #include "core/device_description.hpp"
 #include "core/health.hpp"
+#include "core/node_energy.hpp"
 #include "core/run.hpp"
 #include "store/write_batch.hpp"
 
@@ -77,6 +78,10 @@ class RunWriter {
   void push(const ProcessSample& sample);
   void push(Phase phase);
   void push(const HealthRow& row);
+  // The node's energy (core/node_energy.hpp): its domains once, their readings, CPU times.
+  void push(NodeEnergyDomain domain);
+  void push(const NodeEnergySample& sample);
+  void push(NodeCpuTime time);
 
   // Writes everything pushed so far now and waits for the attempt (it may fail: see stats()).
   void flush();

@@ -10,6 +10,7 @@
 #include "store/grid_tables.hpp"
 #include "store/health_tables.hpp"
 #include "store/kernel_tables.hpp"
+#include "store/node_tables.hpp"
 #include "store/phase_tables.hpp"
 #include "store/sqlite_errors.hpp"
 #include "store/time_text.hpp"
@@ -358,6 +359,7 @@ void create_schema(Database& db, std::string_view created_by) {
   sql += create_grid_tables_sql();
   sql += create_phase_tables_sql();
   sql += create_health_tables_sql();
+  sql += create_node_tables_sql();
   // The reader's order (run, device, time) and every per-GPU query walk this index.
   sql += "CREATE INDEX samples_by_device ON samples (run_id, device_index, mono_ns);\n";
   sql += "CREATE INDEX power_samples_by_device ON power_samples (run_id, device_index, mono_ns);\n";
@@ -455,6 +457,9 @@ void migrate(Database& db, int from_version) {
   if (minor < 8 && !has_table(db, "health_samples", "main")) db.exec(create_health_tables_sql());
   if (minor < 9) {
     add_missing_columns(db, "devices", std::span(kDeviceColumns).subspan(kDeviceColumnsBefore19));
+  }
+  if (minor < 10 && !has_table(db, "node_energy_domains", "main")) {
+    db.exec(create_node_tables_sql());
   }
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",

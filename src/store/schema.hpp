@@ -1,4 +1,4 @@
-// The run database's schema (version 1.9): one list of columns per table from which the DDL, the
+// The run database's schema (version 1.10): one list of columns per table from which the DDL, the
 // writer's INSERTs, the reader's SELECTs and merge's copies are all built, so they cannot drift.
 // docs/database.md describes every table for people.
 #pragma once
@@ -30,8 +30,9 @@ inline constexpr int kOldestReadableSchema = 1;
 // (store/phase_tables.hpp); 1.6 the saturation source of each device (devices.saturation_*); 1.7
 // runs.origin, where imported samples came from; 1.8 health_samples, the GPUs' health counters
 // (store/health_tables.hpp); 1.9 MIG: whether a GPU was in MIG mode and, for a MIG device, who it
-// is (devices.mig_enabled, parent_index … parent_slices; core/mig.hpp).
-inline constexpr int kSchemaMinorVersion = 9;
+// is (devices.mig_enabled, parent_index … parent_slices; core/mig.hpp); 1.10 the node's energy:
+// node_energy_domains, node_energy_samples and node_cpu_time (store/node_tables.hpp).
+inline constexpr int kSchemaMinorVersion = 10;
 
 struct Column {
   std::string_view name;
@@ -89,7 +90,7 @@ int check_run_database(Database& db, const std::filesystem::path& path);
 // runs already there, and the empty process tables; 1.3 → 1.4 the empty grid_intensity; 1.4 → 1.5
 // the empty phases; 1.5 → 1.6 and 1.6 → 1.7 columns at the end of devices and runs; 1.7 → 1.8
 // the empty health_samples; 1.8 → 1.9 the MIG columns at the end of devices, NULL in the rows
-// already there).
+// already there; 1.9 → 1.10 the empty node energy tables).
 // Steps only add tables or columns, never drop data.
 void migrate(Database& db, int from_version);
 

@@ -24,13 +24,15 @@ std::int64_t drop_front(std::vector<T>& rows, double share) {
 }  // namespace
 
 RowCounts WriteBatch::counts() const {
-  return {static_cast<std::int64_t>(samples.size()),
-          static_cast<std::int64_t>(power_samples.size()),
-          static_cast<std::int64_t>(events.size()),
-          static_cast<std::int64_t>(output.size()),
-          static_cast<std::int64_t>(processes.size() + process_samples.size()),
-          static_cast<std::int64_t>(phases.size()),
-          static_cast<std::int64_t>(health.size())};
+  return {
+      static_cast<std::int64_t>(samples.size()),
+      static_cast<std::int64_t>(power_samples.size()),
+      static_cast<std::int64_t>(events.size()),
+      static_cast<std::int64_t>(output.size()),
+      static_cast<std::int64_t>(processes.size() + process_samples.size()),
+      static_cast<std::int64_t>(phases.size()),
+      static_cast<std::int64_t>(health.size()),
+      static_cast<std::int64_t>(node_domains.size() + node_samples.size() + node_cpu_times.size())};
 }
 
 std::size_t WriteBatch::bytes() const {
@@ -41,11 +43,16 @@ std::size_t WriteBatch::bulk_bytes() const {
   std::size_t total = samples.size() * sizeof(SampleRow) + power_samples.size() * sizeof(PowerRow);
   for (const auto& o : output) total += sizeof(OutputLine) + o.text.capacity();
   total += process_samples.size() * sizeof(ProcessSample);
+  total += node_samples.size() * sizeof(NodeEnergySample);
   return total;
 }
 
 std::size_t WriteBatch::event_bytes() const {
   std::size_t total = health.size() * sizeof(HealthRow);
+  for (const auto& d : node_domains) {
+    total += sizeof(NodeEnergyDomain) + d.zone.capacity() + d.name.capacity();
+  }
+  for (const auto& t : node_cpu_times) total += sizeof(NodeCpuTime) + t.cgroup.value_or("").size();
   for (const auto& e : events) total += sizeof(Event) + e.detail.capacity();
   for (const auto& p : processes) {
     total += sizeof(GpuProcess) + p.command_line.value_or("").capacity() +
@@ -66,6 +73,9 @@ void WriteBatch::clear() {
   process_samples.clear();
   phases.clear();
   health.clear();
+  node_domains.clear();
+  node_samples.clear();
+  node_cpu_times.clear();
 }
 
 void WriteBatch::append(WriteBatch& newer) {
@@ -77,6 +87,9 @@ void WriteBatch::append(WriteBatch& newer) {
   move_append(process_samples, newer.process_samples);
   move_append(phases, newer.phases);
   move_append(health, newer.health);
+  move_append(node_domains, newer.node_domains);
+  move_append(node_samples, newer.node_samples);
+  move_append(node_cpu_times, newer.node_cpu_times);
 }
 
 RowCounts WriteBatch::drop_oldest(std::size_t max_bytes) {
@@ -93,6 +106,8 @@ RowCounts WriteBatch::drop_oldest(std::size_t max_bytes) {
     dropped.power_samples = drop_front(power_samples, share);
     dropped.output_lines = drop_front(output, share);
     dropped.process_rows = drop_front(process_samples, share);
+    // A node reading is a running total: dropping the oldest loses resolution, not energy.
+    dropped.node_rows = drop_front(node_samples, share);
   }
   // Health rows are rare and their counters are running totals: the oldest go first, before
   // any event.

@@ -8,6 +8,7 @@
 
 #include "core/gpu_process.hpp"
 #include "core/health.hpp"
+#include "core/node_energy.hpp"
 #include "core/phase.hpp"
 #include "core/run.hpp"
 
@@ -22,9 +23,11 @@ struct RowCounts {
   std::int64_t process_rows = 0;  // processes and process_samples
   std::int64_t phases = 0;
   std::int64_t health_samples = 0;
+  std::int64_t node_rows = 0;  // node_energy_domains, node_energy_samples and node_cpu_time
 
   std::int64_t total() const {
-    return samples + power_samples + events + output_lines + process_rows + phases + health_samples;
+    return samples + power_samples + events + output_lines + process_rows + phases +
+           health_samples + node_rows;
   }
   RowCounts& operator+=(const RowCounts& other) {
     samples += other.samples;
@@ -34,6 +37,7 @@ struct RowCounts {
     process_rows += other.process_rows;
     phases += other.phases;
     health_samples += other.health_samples;
+    node_rows += other.node_rows;
     return *this;
   }
 };
@@ -47,10 +51,14 @@ struct WriteBatch {
   std::vector<ProcessSample> process_samples;
   std::vector<Phase> phases;
   std::vector<HealthRow> health;
+  std::vector<NodeEnergyDomain> node_domains;
+  std::vector<NodeEnergySample> node_samples;
+  std::vector<NodeCpuTime> node_cpu_times;
 
   bool empty() const {
     return samples.empty() && power_samples.empty() && events.empty() && output.empty() &&
-           processes.empty() && process_samples.empty() && phases.empty() && health.empty();
+           processes.empty() && process_samples.empty() && phases.empty() && health.empty() &&
+           node_domains.empty() && node_samples.empty() && node_cpu_times.empty();
   }
   RowCounts counts() const;
   // Approximate memory the rows hold, strings included.
@@ -65,7 +73,7 @@ struct WriteBatch {
   RowCounts drop_oldest(std::size_t max_bytes);
 
  private:
-  std::size_t bulk_bytes() const;   // samples, power samples, output, process samples
+  std::size_t bulk_bytes() const;   // samples, power samples, output, process and node samples
   std::size_t event_bytes() const;  // health rows, events, processes and phases
 };
 

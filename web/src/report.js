@@ -377,6 +377,7 @@ async function gpuscopeDataText() {
       }
     }
     s.appendChild(div("", table(["", ""], rows)));
+    nodeEnergy(s);
     const periods = d.carbon && d.carbon.intervals ? d.carbon.intervals : [];
     if (!periods.length) return;
     // The grid as it was: intensity over the run beside power, and each period's carbon.
@@ -387,6 +388,27 @@ async function gpuscopeDataText() {
         energy(p.energy_j), gs.num(p.grams, 3) + " g"])));
     t.id = "carbon-periods";
     s.appendChild(t);
+  }
+
+  // The node's CPU and memory energy beside the GPUs' (docs/node-energy.md), when recorded.
+  function nodeEnergy(s) {
+    const n = d.node_energy;
+    if (!n) return;
+    s.appendChild(gs.el("h3", "", "Node energy: GPU, CPU, memory"));
+    const rows = [["GPUs", energy(n.gpu_j)], ["CPUs (the node's)", energy(n.cpu_j)],
+      ["memory (the node's)", energy(n.dram_j)], ["total", energy(n.total_j)]];
+    if (n.total_carbon_g != null) rows.push(["carbon of the total", gs.num(n.total_carbon_g, 2) + " gCO2e"]);
+    if (n.job_estimate.share != null) {
+      rows.push(["the job's CPU + memory (estimate)", energy(n.job_estimate.cpu_dram_j) + " (" +
+        pct(n.job_estimate.share) + " of the node's CPU time was the job's)"]);
+    }
+    s.appendChild(div("", table(["", ""], rows)));
+    s.appendChild(gs.el("p", "muted", "CPU and memory energy is the whole node's; a GH200 module's " +
+      "meter includes the GPU and is never added."));
+    s.appendChild(div("scroll", table(["domain", "kind", "added as", "energy", "power"],
+      n.domains.map((x) => [x.host ? x.host + " " + x.name : x.name, x.kind,
+        x.added_as === "not added" ? "no: " + x.not_added_because : x.added_as, energy(x.energy_j),
+        x.mean_power_w == null ? "-" : gs.num(x.mean_power_w, 1) + " W"]))));
   }
 
   function gpuTables() {
