@@ -176,7 +176,9 @@ std::optional<NodeEnergy> node_energy(const NodeEnergyInput& in) {
   std::vector<EnergyInterval> node_energy;
   const double a = in.window_start_s, b = in.window_end_s;
   for (const auto* s : domains) {
-    NodeDomainFigure f{s->host, s->domain};
+    NodeDomainFigure f;
+    f.host = s->host;
+    f.domain = s->domain;
     std::tie(f.role, f.why_not_added) = role_of(s->domain);
     f.joules = joules_between(s->t_s, s->joules, a, b);
     const double covered =

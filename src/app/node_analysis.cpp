@@ -12,14 +12,14 @@ namespace {
 // One run's domains with their readings on the analysis' axis (readings outside the run dropped).
 void read_domains(const Source& source, const std::string& host,
                   std::vector<analyze::NodeDomainSeries>& out) {
-  const auto domains = source.reader->node_domains(source.run_id);
+  const auto domains = source.reader().node_domains(source.run_id);
   if (domains.empty()) return;
   std::map<unsigned, std::size_t> slot;
   for (const auto& d : domains) {
     slot[d.domain] = out.size();
     out.push_back({host, source.meta, d, {}, {}, {}});
   }
-  for (const auto& s : source.reader->node_samples(source.run_id)) {
+  for (const auto& s : source.reader().node_samples(source.run_id)) {
     const auto it = slot.find(s.domain);
     const double t = source.clock.at(s.mono_ns);
     if (it == slot.end() || std::isnan(t)) continue;
@@ -32,7 +32,7 @@ void read_domains(const Source& source, const std::string& host,
 }
 
 void read_phases(const Source& source, std::vector<analyze::NodePhaseSpan>& out) {
-  source.reader->for_each_phase(source.run_id, [&](Phase&& p) {
+  source.reader().for_each_phase(source.run_id, [&](Phase&& p) {
     if (p.point) return;
     const double a = source.clock.at(p.start_mono_ns), b = source.clock.at(p.end_mono_ns);
     if (std::isnan(a) || std::isnan(b)) return;
@@ -53,11 +53,12 @@ void add_node_energy(analyze::Analysis& analysis, const AnalysisSources& in,
   analyze::NodeEnergyInput input;
   for (const auto& source : in.sources) {
     const auto& meta = in.metas[source.meta];
+    const store::RunReader::ReadTransaction transaction(source.reader());
     const std::size_t before = input.domains.size();
     read_domains(source, meta.host, input.domains);
     if (input.domains.size() == before) continue;
     input.cpu_times.push_back(
-        {meta.host, source.meta, source.reader->node_cpu_times(source.run_id)});
+        {meta.host, source.meta, source.reader().node_cpu_times(source.run_id)});
     read_phases(source, input.phases);
   }
   if (input.domains.empty()) return;
