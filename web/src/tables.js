@@ -22,14 +22,16 @@ gs.tableHtml = function (header, rows, rowClass) {
   return h + "</tbody></table>";
 };
 
-// A search: every word of the query is the start of a word of the row's text ("nid0042 gpu 3",
-// "nid004", "rank 12"), case ignored. Returns a test of a row's text, or null for an empty query.
+// A search: every word of the query is the start of a word of the row's text ("nid004", "gpu"),
+// or, a number, one of its words ("rank 12 gpu 3" finds neither rank 120 nor GPU 31), case
+// ignored. Returns a test of a row's text, or null for an empty query.
 gs.matcher = function (query) {
   const words = query.toLowerCase().split(/\s+/).filter((w) => w);
   if (!words.length) return null;
+  const fits = words.map((w) => (/^\d+$/.test(w) ? (t) => t === w : (t) => t.startsWith(w)));
   return (text) => {
     const tokens = text.toLowerCase().split(/[\s·,;:()/\[\]]+/);
-    return words.every((w) => tokens.some((t) => t.startsWith(w)));
+    return fits.every((fit) => tokens.some(fit));
   };
 };
 
