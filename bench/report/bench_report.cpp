@@ -1,5 +1,6 @@
-// The HTML report of a large run: 1024 GPUs × 1 h (128 ranks × 8 GPUs), built by feeding the
-// real Analyzer synthetic series (no database), then rendered by html_report() a few times.
+// The HTML report of a large run: 1024 GPUs × 1 h (128 ranks × 8 GPUs; `--preset 10k`: 10,000
+// GPUs, 1250 ranks × 8), built by feeding the real Analyzer synthetic series (no database), then
+// rendered by html_report() a few times.
 // Prints the time to render and the file's size, and writes the HTML so that
 // bench/report/open_time.mjs can time opening it in Chromium.
 //
@@ -7,14 +8,19 @@
 // over-space bins, 300 per-GPU bins), not on the sampling rate, and 1 s keeps feeding the
 // analyzer short. Every H100 metric but module power is present except on every 64th GPU,
 // which has no GPM (its saturation metrics are "not supported"); the first 2 minutes are idle;
-// GPUs 7, 300 and 1000 are stragglers.
+// GPUs 7, 300, 1000, 5003 and 9998 (those there are) are stragglers. The series are smooth and
+// alike, so they compress far better than real ones: `--noise F` adds to each sample's activity
+// a pseudo-random ±F (deterministic), which makes the embedded data about as incompressible as
+// measured series are.
 //
-// Usage: bench_report [--gpus N] [--seconds N] [--repeat N] [--output FILE]
+// Usage: bench_report [--preset 1024|10k] [--gpus N] [--seconds N] [--noise F] [--repeat N]
+//                     [--output FILE]
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -33,13 +39,26 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr unsigned kGpusPerRank = 8;
 constexpr double kIdleS = 120;
 
+bool straggler(unsigned gpu) {
+  return gpu == 7 || gpu == 300 || gpu == 1000 || gpu == 5003 || gpu == 9998;
+}
+
+// Uniform in [-1, 1], the same for the same GPU and sample (a splitmix64 hash).
+double noise(unsigned gpu, std::size_t i) {
+  std::uint64_t z = (std::uint64_t{gpu} << 32U) + i + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31U;
+  return static_cast<double>(z >> 11U) / static_cast<double>(1ULL << 52U) - 1.0;
+}
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // One GPU's series: activity with a slow wave and per-step jitter; power, clocks and
 // temperature follow it.
-void fill(analyze::DeviceSeries& d, unsigned gpu, std::size_t seconds) {
+void fill(analyze::DeviceSeries& d, unsigned gpu, std::size_t seconds, double noise_amplitude) {
   d.clear();
   d.key.run_id = gpu / kGpusPerRank;
   d.key.host = fmt::format("nid{:04}", gpu / kGpusPerRank);
@@ -48,7 +67,7 @@ void fill(analyze::DeviceSeries& d, unsigned gpu, std::size_t seconds) {
   d.key.name = "NVIDIA H100 80GB HBM3";
   d.sampling_interval_s = 1.0;
   const bool gpm = gpu % 64 != 63;
-  const double busy = gpu == 7 || gpu == 300 || gpu == 1000 ? 0.45 : 0.85;
+  const double busy = straggler(gpu) ? 0.45 : 0.85;
   double energy_mj = 1e9;
   for (std::size_t i = 0; i < seconds; ++i) {
     const double t = static_cast<double>(i);
@@ -57,7 +76,10 @@ void fill(analyze::DeviceSeries& d, unsigned gpu, std::size_t seconds) {
     auto set = [&](Metric m, double v) { d.values[static_cast<std::size_t>(m)].back() = v; };
     const double jitter = std::sin(t * 1.7 + gpu) * 0.05;
     const double a =
-        t < kIdleS ? 0.02 : std::clamp(busy + 0.08 * std::sin(t / 90) + jitter, 0.0, 1.0);
+        t < kIdleS
+            ? 0.02
+            : std::clamp(busy + 0.08 * std::sin(t / 90) + jitter + noise_amplitude * noise(gpu, i),
+                         0.0, 1.0);
     const double power = 90 + 560 * a;
     set(Metric::PowerW, power);
     set(Metric::PowerInstantW, power * (1 + jitter));
@@ -99,9 +121,12 @@ int main(int argc, char** argv) {
   unsigned gpus = 1024;
   std::size_t seconds = 3600;
   int repeat = 3;
+  double noise_amplitude = 0;
   std::string output = "report-bench.html";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
+    if (arg == "--preset") gpus = std::string(argv[i + 1]) == "10k" ? 10000 : 1024;
+    if (arg == "--noise") noise_amplitude = std::atof(argv[i + 1]);
     if (arg == "--gpus") gpus = static_cast<unsigned>(std::atoi(argv[i + 1]));
     if (arg == "--seconds") seconds = static_cast<std::size_t>(std::atol(argv[i + 1]));
     if (arg == "--repeat") repeat = std::atoi(argv[i + 1]);
@@ -129,7 +154,7 @@ int main(int argc, char** argv) {
   analyze::DeviceSeries d;
   std::vector<double> activity;
   for (unsigned g = 0; g < gpus; ++g) {
-    fill(d, g, seconds);
+    fill(d, g, seconds, noise_amplitude);
     activity.clear();
     for (std::size_t i = 0; i < d.t_s.size(); ++i) {
       activity.push_back(
@@ -139,7 +164,7 @@ int main(int argc, char** argv) {
   }
   analyzer.finish_activity();
   for (unsigned g = 0; g < gpus; ++g) {
-    fill(d, g, seconds);
+    fill(d, g, seconds, noise_amplitude);
     analyzer.add_device(d);
   }
   analyze::Analysis analysis = analyzer.finish();
@@ -154,13 +179,15 @@ int main(int argc, char** argv) {
   std::vector<double> times;
   for (int k = 0; k < repeat; ++k) {
     const auto start = Clock::now();
-    html = report::html_report(analysis, {"bench: 1024 GPUs × 1 h", "bench_report"});
+    html = report::html_report(
+        analysis, {fmt::format("bench: {} GPUs × {} s", gpus, seconds), "bench_report"});
     times.push_back(seconds_since(start));
   }
   std::sort(times.begin(), times.end());
   std::ofstream(output, std::ios::binary) << html;
-  fmt::print("GPUs {} · {} s at 1 Hz · analysis built in {:.1f} s (not part of the figure)\n", gpus,
-             seconds, feed_s);
+  fmt::print(
+      "GPUs {} · {} s at 1 Hz · noise ±{} · analysis built in {:.1f} s (not part of the figure)\n",
+      gpus, seconds, noise_amplitude, feed_s);
   fmt::print("html_report(): median {:.3f} s, min {:.3f} s over {} runs\n", times[times.size() / 2],
              times.front(), repeat);
   fmt::print("HTML size: {:.2f} MB ({} bytes) → {}\n", static_cast<double>(html.size()) / 1e6,

@@ -10,48 +10,12 @@
 
 #include "core/json_text.hpp"
 #include "report/analysis_view.hpp"
+#include "report/gpu_grid.hpp"
 
 namespace gpuscope::report {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::uint8_t kMissingByte = 255;  // a quantised value with no sample
-constexpr double kLevels = 254;             // quantised values are 0..254
-
-// One grid metric of every GPU, GPU-major, as bytes: 0..254 spans [lo, hi], 255 is missing.
-json quantised_grid(const analyze::Analysis& a, std::size_t slot) {
-  double lo = std::numeric_limits<double>::infinity();
-  double hi = -lo;
-  for (const auto& g : a.gpus) {
-    if (slot >= g.grid.size()) continue;
-    for (float v : g.grid[slot].mean) {
-      if (std::isnan(v)) continue;
-      lo = std::min(lo, static_cast<double>(v));
-      hi = std::max(hi, static_cast<double>(v));
-    }
-  }
-  std::vector<std::uint8_t> bytes(a.gpus.size() * a.gpu_grid_bins, kMissingByte);
-  json supported = json::array();
-  for (std::size_t g = 0; g < a.gpus.size(); ++g) {
-    bool any = false;
-    if (slot < a.gpus[g].grid.size()) {
-      const auto& mean = a.gpus[g].grid[slot].mean;
-      for (std::size_t b = 0; b < mean.size() && b < a.gpu_grid_bins; ++b) {
-        if (std::isnan(mean[b])) continue;
-        any = true;
-        const double x = hi > lo ? (static_cast<double>(mean[b]) - lo) / (hi - lo) : 0.0;
-        bytes[g * a.gpu_grid_bins + b] = static_cast<std::uint8_t>(std::lround(x * kLevels));
-      }
-    }
-    supported.push_back(any);
-  }
-  const bool empty = !std::isfinite(lo);
-  return {{"lo", empty ? json(nullptr) : json(lo)},
-          {"hi", empty ? json(nullptr) : json(hi)},
-          {"gpus_with_data", supported},
-          {"bytes", base64(bytes)}};
-}
 
 json metric_catalog() {
   json out = json::object();
@@ -62,24 +26,45 @@ json metric_catalog() {
   return out;
 }
 
-// What the report does not draw goes, and per-GPU summaries become arrays (their keys repeated
-// for 1000 GPUs × 30 metrics would be a third of the file); report.js expands them back.
+// What the report does not draw goes, and per-GPU summaries become arrays of arrays: a GPU's
+// summaries in the order of `over_time_metrics`, each in the order of `over_time_fields` (their
+// keys repeated for 1000 GPUs × 30 metrics would be most of the file); report.js expands them
+// back. Past `full_summary_gpus` GPUs only the means are kept (the tables show nothing else).
 constexpr const char* kSummaryFields[] = {"count", "mean", "median", "p5", "p95", "min", "max"};
 
-void compact(json& data) {
+void compact(json& data, std::size_t full_summary_gpus) {
+  std::vector<std::string> fields;
+  if (data["gpus"].size() <= full_summary_gpus) {
+    fields.assign(std::begin(kSummaryFields), std::end(kSummaryFields));
+  } else {
+    fields = {"mean"};
+  }
   for (auto& series : data["over_space"]) {
     series.erase("min_gpu");
     series.erase("max_gpu");
   }
-  for (auto& gpu : data["gpus"]) {
-    for (auto& summary : gpu["over_time"]) {
-      if (summary.is_null()) continue;
-      json row = json::array();
-      for (const char* field : kSummaryFields) row.push_back(summary[field]);
-      summary = std::move(row);
+  json metrics = json::array();
+  if (!data["gpus"].empty()) {
+    for (const auto& [name, summary] : data["gpus"].front()["over_time"].items()) {
+      metrics.push_back(name);
     }
   }
-  data["over_time_fields"] = kSummaryFields;
+  for (auto& gpu : data["gpus"]) {
+    json rows = json::array();
+    for (const auto& name : metrics) {
+      const json& summary = gpu["over_time"][name.get<std::string>()];
+      if (summary.is_null()) {
+        rows.push_back(nullptr);
+        continue;
+      }
+      json row = json::array();
+      for (const auto& field : fields) row.push_back(summary[field]);
+      rows.push_back(std::move(row));
+    }
+    gpu["over_time"] = std::move(rows);
+  }
+  data["over_time_metrics"] = std::move(metrics);
+  data["over_time_fields"] = fields;
 }
 
 // The phase lane (docs/phases.md, "In the report"): the instances the analysis listed, as columns,
@@ -196,7 +181,7 @@ std::string json_for_script(const json& value) {
   return out;
 }
 
-json html_report_data(const analyze::Analysis& a) {
+json html_report_data(const analyze::Analysis& a, const HtmlDataLimits& limits) {
   json data = analysis_json(a);
   // Wall-clock start of each run, for the metadata table (analysis_json has offsets only).
   for (std::size_t r = 0; r < a.runs.size() && r < data["runs"].size(); ++r) {
@@ -208,7 +193,7 @@ json html_report_data(const analyze::Analysis& a) {
             : json(nullptr);
   }
   data["t0_unix_s"] = static_cast<double>(a.t0_wall_ns) / 1e9;
-  compact(data);
+  compact(data, limits.full_summary_gpus);
   round_numbers(data, 4);
   data["t0_unix_s"] = static_cast<double>(a.t0_wall_ns / 1000000) / 1e3;  // ms, unrounded
   // Times keep millisecond precision: four digits would merge the bins of a long run.
@@ -220,16 +205,7 @@ json html_report_data(const analyze::Analysis& a) {
     data["over_space"][std::string(m.name)]["t_s"] = std::move(t);
   }
 
-  json grid = json::object();
-  if (!a.gpus.empty() && a.gpu_grid_bins > 0) {
-    json metrics = json::object();
-    for (std::size_t slot = 0; slot < a.gpus.front().grid.size(); ++slot) {
-      const Metric m = a.gpus.front().grid[slot].metric;
-      metrics[std::string(info(m).name)] = quantised_grid(a, slot);
-    }
-    grid = {{"bin_s", a.gpu_grid_bin_s}, {"bins", a.gpu_grid_bins}, {"metrics", metrics}};
-  }
-  data["gpu_grid"] = grid;
+  data["gpu_grid"] = gpu_grid_json(a, limits.grid);
   if (a.phases && !a.phases->instances.empty()) data["phase_lane"] = phase_lane(*a.phases);
   if (data.contains("phases") && data["phases"].is_object()) data["phases"].erase("instances");
 

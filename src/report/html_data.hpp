@@ -10,11 +10,19 @@
 #include <string_view>
 
 #include "analyze/analysis.hpp"
+#include "report/gpu_grid.hpp"
 
 namespace gpuscope::report {
 
+// What bounds the embedded data of a big run (docs/report.md, "Large runs").
+struct HtmlDataLimits {
+  GridLimits grid;
+  std::size_t full_summary_gpus = 1024;  // more GPUs: their summaries keep the mean only
+};
+
 // The embedded data object (the report's JavaScript reads nothing else).
-nlohmann::json html_report_data(const analyze::Analysis& analysis);
+nlohmann::json html_report_data(const analyze::Analysis& analysis,
+                                const HtmlDataLimits& limits = {});
 
 // Rounds every floating-point number in `value` to `digits` significant digits, in place.
 void round_numbers(nlohmann::json& value, int digits);

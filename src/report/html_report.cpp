@@ -98,7 +98,7 @@ std::string gzip(std::string_view text) {
 }  // namespace
 
 std::string html_report(const analyze::Analysis& analysis, const HtmlReportOptions& options) {
-  nlohmann::json data = html_report_data(analysis);
+  nlohmann::json data = html_report_data(analysis, options.limits);
   std::size_t instances = 0;
   for (const auto& g : analysis.gpus) instances += g.key.mig ? 1U : 0U;
   const std::size_t gpus = analysis.gpus.size() - instances;
@@ -139,11 +139,11 @@ std::string html_report(const analyze::Analysis& analysis, const HtmlReportOptio
   out += "<script type=\"application/gzip\" id=\"gpuscope-data\" data-encoding=\"gzip+base64\">" +
          payload + "</script>\n";
   out += "<script>\n" + script_safe(joined(web::kUplotJs)) + "\n</script>\n";
-  // The drawing code: charts.js, then kernels.js (the kernel lanes) and phases.js (the phase
-  // lane), in one element.
+  // The drawing code: charts.js, then kernels.js (the kernel lanes), phases.js (the phase
+  // lane) and tables.js (the paged tables), in one element.
   out += "<script>\n" +
          script_safe(joined(web::kChartsJs) + "\n" + joined(web::kKernelsJs) + "\n" +
-                     joined(web::kPhasesJs)) +
+                     joined(web::kPhasesJs) + "\n" + joined(web::kTablesJs)) +
          "\n</script>\n";
   out += "<script>\n" + script_safe(joined(web::kReportJs)) + "\n</script>\n";
   out += "</body>\n</html>\n";

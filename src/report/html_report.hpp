@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyze/analysis.hpp"
+#include "report/html_data.hpp"
 #include "report/kernel_lanes.hpp"
 
 namespace gpuscope::report {
@@ -18,6 +19,7 @@ struct HtmlReportOptions {
   std::optional<KernelLanes> kernels = std::nullopt;  // lanes under the timelines (--trace-kernels)
   // Sections rendered beforehand (a sweep's, report/sweep_section.hpp), placed first.
   std::vector<std::string> sections_html = {};
+  HtmlDataLimits limits = {};  // what bounds a big run's embedded data (tests make them small)
 };
 
 // The whole document. The analysis should carry per-GPU grids (AnalysisOptions::

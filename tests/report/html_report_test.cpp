@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -140,7 +141,11 @@ TEST_F(HtmlReportTest, EmbedsPerGpuGridsWithUnsupportedMetricsMarked) {
   const auto& sm = grid["metrics"]["sm_active_pct"];
   EXPECT_EQ(sm["bytes"].get<std::string>().size(), (3 * bins + 2) / 3 * 4);
   EXPECT_EQ(sm["gpus_with_data"], nlohmann::json::array({true, false, true}));
-  EXPECT_TRUE(data["gpus"][1]["over_time"]["sm_active_pct"].is_null());
+  // Summaries as arrays in the order of over_time_metrics: GPU 1 has no SM activity.
+  const auto& names = data["over_time_metrics"];
+  const auto sm_at = std::find(names.begin(), names.end(), "sm_active_pct") - names.begin();
+  ASSERT_LT(sm_at, static_cast<std::ptrdiff_t>(names.size()));
+  EXPECT_TRUE(data["gpus"][1]["over_time"][static_cast<std::size_t>(sm_at)].is_null());
   // A metric no GPU has: kept with no range, every GPU without data.
   const auto& tensor = grid["metrics"]["tensor_active_pct"];
   EXPECT_TRUE(tensor["lo"].is_null());

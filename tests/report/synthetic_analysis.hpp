@@ -1,6 +1,7 @@
 // A small Analysis built through the real Analyzer from hand-made series, for the report tests.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -13,26 +14,39 @@
 namespace gpuscope::report::testing {
 
 // `gpus` GPUs sampled every second for `seconds`; the last one is half as active (a
-// straggler); GPU 1 has no GPM (no SM active), so sm_active_pct is unsupported on it.
-inline analyze::Analysis synthetic_analysis(unsigned gpus = 3, std::size_t seconds = 60) {
+// straggler); GPU 1 has no GPM (no SM active), so sm_active_pct is unsupported on it. With
+// `gpus_per_host`, the GPUs are those of ranks 0, 1, … on hosts node0, node1, … (one run each);
+// else all are node0's, in one run.
+inline analyze::Analysis synthetic_analysis(unsigned gpus = 3, std::size_t seconds = 60,
+                                            unsigned gpus_per_host = 0) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  analyze::RunMeta run;
-  run.run_id = 1;
-  run.host = "node0";
-  run.start_wall_ns = 1'700'000'000'000'000'000;
-  run.end_wall_ns = run.start_wall_ns + static_cast<std::int64_t>(seconds) * 1'000'000'000;
-  run.sampling_interval_s = 1.0;
-  run.status = "finished";
-  run.exit_code = 0;
-  run.command_line = "python train.py";
+  const unsigned per_host = gpus_per_host ? gpus_per_host : std::max(gpus, 1U);
+  std::vector<analyze::RunMeta> runs;
+  for (unsigned r = 0; r < (gpus + per_host - 1) / per_host; ++r) {
+    analyze::RunMeta run;
+    run.run_id = r + 1;
+    run.host = "node" + std::to_string(r);
+    if (gpus_per_host) run.rank = static_cast<int>(r);
+    run.start_wall_ns = 1'700'000'000'000'000'000;
+    run.end_wall_ns = run.start_wall_ns + static_cast<std::int64_t>(seconds) * 1'000'000'000;
+    run.sampling_interval_s = 1.0;
+    run.status = "finished";
+    run.exit_code = 0;
+    run.command_line = "python train.py";
+    runs.push_back(run);
+  }
   analyze::AnalysisOptions options;
   options.gpu_grid_metrics = html_report_grid_metrics();
-  analyze::Analyzer analyzer(options, {run});
+  analyze::Analyzer analyzer(options, runs);
   std::vector<analyze::DeviceSeries> series(gpus);
   for (unsigned g = 0; g < gpus; ++g) {
     auto& d = series[g];
-    d.key.host = "node0";
-    d.key.device_index = g;
+    d.key.host = "node" + std::to_string(g / per_host);
+    if (gpus_per_host) {
+      d.key.run_id = g / per_host + 1;
+      d.key.rank = static_cast<int>(g / per_host);
+    }
+    d.key.device_index = g % per_host;
     d.key.name = "NVIDIA H100 80GB HBM3";
     d.sampling_interval_s = 1.0;
     double energy_mj = 1e9;

@@ -115,6 +115,9 @@ gs.timeline = function (parent, metric, gpuIndices, width) {
   if (gpuIndices.length && !grid) {
     note.textContent += " · per-GPU lines are kept for " + gs.gridMetrics().join(", ") + " only";
   }
+  if (gpuIndices.length && grid && d.gpu_grid.rows) {
+    note.textContent += " · per-GPU lines in " + gs.fmtTime(d.gpu_grid.bin_s) + " bins (" + d.gpus.length + " GPUs)";
+  }
   gpuIndices.forEach((g, k) => {
     if (!grid) return;
     if (!grid.gpus_with_data[g]) { (d.gpus[g].mig ? parentOnly : missing).push(gs.gpuLabel(g)); return; }
@@ -224,10 +227,17 @@ gs.ramp = (function () {
   return out;
 })();
 
-// GPU × time heatmap of one grid metric, drawn pixel by pixel and scaled up without smoothing.
+// GPU × time heatmap of one grid metric, drawn pixel by pixel and scaled up without smoothing. A
+// big run's rows are groups of consecutive GPUs (d.gpu_grid.rows), each the mean of its GPUs.
 gs.heatmap = function (canvas, metric, tip) {
-  const d = gs.data, grid = d.gpu_grid.metrics[metric], bins = d.gpu_grid.bins, n = d.gpus.length;
-  const bytes = gs.gridBytes(metric);
+  const d = gs.data, rows = d.gpu_grid.rows, source = rows || d.gpu_grid, grid = source.metrics[metric];
+  const bins = source.bins, n = rows ? rows.count : d.gpus.length, gpus = d.gpus.length;
+  const bytes = gs.gridBytes(metric, source);
+  const rowLabel = (r) => {
+    if (!rows) return gs.gpuLabel(r);
+    const first = r * rows.gpus_per_row, last = Math.min(gpus, first + rows.gpus_per_row) - 1;
+    return gs.gpuLabel(first) + " – " + gs.gpuLabel(last) + " (mean of " + (last - first + 1) + " GPUs)";
+  };
   const image = new ImageData(bins, n);
   const px = image.data;
   for (let i = 0; i < n * bins; i++) {
@@ -247,7 +257,7 @@ gs.heatmap = function (canvas, metric, tip) {
   const stragglers = gs.stragglers();
   ctx.fillStyle = gs.colors.warn;
   for (const g of stragglers) {
-    ctx.fillRect(0, Math.floor((g / n) * height), gutter - 2, Math.max(2, Math.ceil(height / n)));
+    ctx.fillRect(0, Math.floor((g / gpus) * height), gutter - 2, Math.max(2, Math.ceil(height / n)));
   }
   canvas.onmousemove = function (e) {
     const r = canvas.getBoundingClientRect();
@@ -257,7 +267,7 @@ gs.heatmap = function (canvas, metric, tip) {
     const g = Math.min(n - 1, Math.floor((y / height) * n));
     const b = bytes[g * bins + bin], conv = gs.unitOf(metric);
     const v = b === 255 ? "no sample" : gs.num(conv.f(grid.lo + (b / 254) * (grid.hi - grid.lo))) + " " + conv.unit;
-    tip.textContent = gs.gpuLabel(g) + " · " + gs.fmtTime(bin * d.gpu_grid.bin_s) + " · " + v;
+    tip.textContent = rowLabel(g) + " · " + gs.fmtTime(bin * source.bin_s) + " · " + v;
     tip.style.display = "block";
     tip.style.left = (canvas.offsetLeft + e.offsetX + 12) + "px";
     tip.style.top = (canvas.offsetTop + e.offsetY + 12) + "px";

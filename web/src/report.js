@@ -31,15 +31,18 @@ async function gpuscopeDataText() {
     main.textContent = "gpuscope could not read this report's data: " + e.message;
     throw e;
   }
-  // Per-GPU summaries come as arrays of d.over_time_fields (smaller); make them objects again.
+  // Per-GPU summaries come as arrays (d.over_time_metrics of arrays of d.over_time_fields; a big
+  // run's hold the means only); make them objects again.
   for (const g of d.gpus) {
-    for (const m in g.over_time) {
-      const row = g.over_time[m];
-      if (!row) continue;
-      const o = {};
-      d.over_time_fields.forEach((f, i) => (o[f] = row[i]));
-      g.over_time[m] = o;
-    }
+    const rows = g.over_time, o = {};
+    d.over_time_metrics.forEach((m, k) => {
+      const row = rows[k];
+      if (!row) { o[m] = null; return; }
+      const s = {};
+      d.over_time_fields.forEach((f, i) => (s[f] = row[i]));
+      o[m] = s;
+    });
+    g.over_time = o;
   }
   const parseMs = Math.round(performance.now() - parseStart);
   gs.data = d;
@@ -50,8 +53,7 @@ async function gpuscopeDataText() {
     if (text != null) e.textContent = text;
     return e;
   };
-  const esc = (s) => String(s == null ? "" : s).replace(/[&<>"']/g, (c) =>
-    ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  const esc = gs.esc;
   gs.num = function (v, digits) {
     if (v == null || !isFinite(v)) return "n/a";
     const a = Math.abs(v);
@@ -105,17 +107,19 @@ async function gpuscopeDataText() {
     return order;
   };
 
-  // Per-GPU grids: bytes decoded once per metric, 255 = no sample.
-  const bytesCache = {};
+  // Per-GPU grids (and a big run's grouped rows, grid d.gpu_grid.rows): bytes decoded once per
+  // metric, 255 = no sample.
+  const bytesCache = new Map();
   gs.gridMetrics = () => d.metric_order.filter((m) => d.gpu_grid && d.gpu_grid.metrics && d.gpu_grid.metrics[m])
     .filter((m) => d.gpu_grid.metrics[m].lo != null);
-  gs.gridBytes = function (metric) {
-    if (!bytesCache[metric]) {
-      const s = atob(d.gpu_grid.metrics[metric].bytes), out = new Uint8Array(s.length);
+  gs.gridBytes = function (metric, grid) {
+    const g = (grid || d.gpu_grid).metrics[metric];
+    if (!bytesCache.has(g)) {
+      const s = atob(g.bytes), out = new Uint8Array(s.length);
       for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-      bytesCache[metric] = out;
+      bytesCache.set(g, out);
     }
-    return bytesCache[metric];
+    return bytesCache.get(g);
   };
   gs.gridTimes = () => Array.from({ length: d.gpu_grid.bins }, (_, b) => (b + 0.5) * d.gpu_grid.bin_s);
   gs.gridSeries = function (metric, g) {
@@ -139,16 +143,7 @@ async function gpuscopeDataText() {
     main.appendChild(s);
     return s;
   };
-  const table = function (header, rows, rowClass) {
-    let h = "<table><thead><tr>" + header.map((c, i) => "<th" + (i === 0 ? "" : "") + ">" + esc(c) + "</th>").join("") +
-      "</tr></thead><tbody>";
-    rows.forEach((r, i) => {
-      const cls = rowClass ? rowClass(i) : "";
-      h += "<tr" + (cls ? ' class="' + cls + '"' : "") + ' data-row="' + i + '">' +
-        r.map((c) => (c && c.html != null ? "<td class=\"" + (c.cls || "") + "\">" + c.html + "</td>" : "<td>" + esc(c) + "</td>")).join("") + "</tr>";
-    });
-    return h + "</tbody></table>";
-  };
+  const table = gs.tableHtml;
   const div = (cls, html) => { const e = gs.el("div", cls); e.innerHTML = html; return e; };
 
   function metadata() {
@@ -160,13 +155,15 @@ async function gpuscopeDataText() {
         (detail.length ? " (" + detail.join(", ") + ")" : "");
     };
     const podText = (r) => (r.pod_name ? " · pod " + (r.pod_namespace ? r.pod_namespace + "/" : "") + r.pod_name : "");
-    const runs = d.runs.map((r) => [r.host + rankText(r) + podText(r),
+    const run = (r) => [r.host + rankText(r) + podText(r),
       { html: esc(r.command), cls: "wrap" }, r.status + (r.exit_code != null ? " (" + r.exit_code + ")" : ""),
       new Date((d.t0_unix_s + (r.start_offset_s || 0)) * 1000).toISOString().replace(".000Z", "Z"),
       r.end_offset_s != null ? gs.fmtTime(r.end_offset_s - r.start_offset_s) : "interrupted",
-      gs.num(r.sampling_interval_s * 1000, 0) + " ms", r.scenario || r.origin || "", { html: esc(r.source), cls: "text" }]);
-    s.appendChild(div("scroll", table(["run", "command", "status", "start (UTC)", "duration", "interval",
-      "simulated / imported from", "file"], runs)));
+      gs.num(r.sampling_interval_s * 1000, 0) + " ms", r.scenario || r.origin || "", { html: esc(r.source), cls: "text" }];
+    s.appendChild(gs.pagedTable({ id: "runs-table", header: ["run", "command", "status", "start (UTC)", "duration",
+      "interval", "simulated / imported from", "file"], count: d.runs.length, cells: (i) => run(d.runs[i]),
+      text: (i) => [d.runs[i].host, "rank " + d.runs[i].rank, d.runs[i].status, d.runs[i].source].join(" "),
+      placeholder: "find a run: host, rank…" }));
     // What the runs' data lacks or met (an import's "no energy counter in the log", a profile's
     // sampling failures), each sentence once however many runs recorded it.
     const problems = [...new Set(d.runs.flatMap((r) => r.problems || []))];
@@ -239,9 +236,35 @@ async function gpuscopeDataText() {
     gpuSel.multiple = true;
     gpuSel.size = Math.min(6, d.gpus.length);
     gpuSel.id = "gpu-select";
-    d.gpus.forEach((g, i) => gpuSel.appendChild(new Option(gs.gpuLabel(i) + (g.name ? " · " + g.name : ""), String(i))));
+    const big = d.gpus.length > gs.pageRows;
+    const optionText = (i) => gs.gpuLabel(i) + (d.gpus[i].name ? " · " + d.gpus[i].name : "");
+    // A big run lists the chosen GPUs, the stragglers and the first GPUs matching the search box
+    // (200 at most): 10,000 options would cost the page a third of a second.
+    const fillGpus = (query) => {
+      gpuSel.textContent = "";
+      if (!big) { d.gpus.forEach((g, i) => gpuSel.appendChild(new Option(optionText(i), String(i)))); return; }
+      const test = gs.matcher(query), listed = new Set(selectedGpus);
+      for (const i of [...gs.stragglers(), ...gs.gpuOrder()]) {
+        if (listed.size >= selectedGpus.length + 200) break;
+        if (!test || test(optionText(i))) listed.add(i);
+      }
+      for (const i of listed) {
+        const o = new Option(optionText(i), String(i));
+        o.selected = selectedGpus.includes(i);
+        gpuSel.appendChild(o);
+      }
+    };
+    fillGpus("");
     const btn = (label, fn) => { const b = gs.el("button", null, label); b.onclick = fn; controls.appendChild(b); };
     const lbl = gs.el("label", null, "GPUs to draw: ");
+    if (big) {
+      const find = gs.el("input", "table-search");
+      find.type = "search";
+      find.id = "gpu-find";
+      find.placeholder = "find GPUs: host, rank, GPU…";
+      find.addEventListener("input", () => fillGpus(find.value));
+      lbl.appendChild(find);
+    }
     lbl.appendChild(gpuSel);
     controls.appendChild(lbl);
     controls.appendChild(add);
@@ -308,10 +331,14 @@ async function gpuscopeDataText() {
     wrap.appendChild(canvas);
     wrap.appendChild(tip);
     s.appendChild(wrap);
-    s.appendChild(gs.el("p", "muted", "Rows: GPUs in table order (red tick: straggler); columns: " +
-      gs.fmtTime(d.gpu_grid.bin_s) + " bins over the whole run; grey: no sample."));
+    const rows = d.gpu_grid.rows;  // a big run: groups of GPUs at the full time resolution
+    s.appendChild(gs.el("p", "muted", (rows
+      ? "Rows: groups of " + rows.gpus_per_row + " consecutive GPUs (" + rows.count + " rows), each the mean of its GPUs; " +
+        "hover for which GPUs, find one GPU in the table below and draw it on the timelines"
+      : "Rows: GPUs in table order") + " (red tick: straggler); columns: " +
+      gs.fmtTime((rows || d.gpu_grid).bin_s) + " bins over the whole run; grey: no sample."));
     const paint = () => {
-      const m = sel.value, g = d.gpu_grid.metrics[m], c = gs.unitOf(m);
+      const m = sel.value, g = (rows || d.gpu_grid).metrics[m], c = gs.unitOf(m);
       legend.textContent = "dark " + gs.num(c.f(g.lo)) + " → bright " + gs.num(c.f(g.hi)) + " " + c.unit;
       gs.heatmap(canvas, m, tip);
     };
@@ -339,8 +366,12 @@ async function gpuscopeDataText() {
     ul.id = "stragglers";
     for (const [bal, whom] of [[d.balance, "GPU"], [d.mig_balance, "MIG instance"]]) {
       for (const st of bal ? bal.stragglers : []) {
-        ul.appendChild(gs.el("li", "straggler", gs.gpuLabel(st.gpu) + ": " + pct(st.below_median) +
+        const li = ul.appendChild(gs.el("li", "straggler", gs.gpuLabel(st.gpu) + ": " + pct(st.below_median) +
           " below the median " + whom + ", about " + gs.num(st.gpu_seconds_lost, 1) + " GPU-seconds lost"));
+        li.onclick = () => {  // a big run's paged table: show this GPU's row
+          const t = document.getElementById("gpu-table");
+          if (t && t.find) { t.find(gs.gpuLabel(st.gpu)); t.scrollIntoView(); }
+        };
       }
     }
     if (!ul.children.length) ul.appendChild(gs.el("li", null, "no straggler"));
@@ -422,19 +453,27 @@ async function gpuscopeDataText() {
     const energyCells = (g) => (g.mig
       ? (g.estimated ? [est(energy(g.estimated.energy_j)), est(gs.num(g.estimated.power_w, 0) + " W")] : ["n/a", "n/a"])
       : [energy(g.energy_j.counter != null ? g.energy_j.counter : g.energy_j.integrated), gs.num(g.average_power_w, 0) + " W"]);
-    const rows = order.map((i) => {
+    const cells = (i) => {
       const g = d.gpus[i], bal = g.mig ? d.mig_balance : d.balance, med = bal ? bal.median : null;
       return [(g.mig ? "└ " : "") + gs.gpuLabel(i), g.name, pct(g.activity),
         g.activity != null && med ? gs.num(((g.activity - med) / med) * 100, 0) + " %" : "n/a", flop(g)]
         .concat(energyCells(g), [gs.num(g.peak_power_w, 0) + " W", gs.num(g.power_limit_w, 0) + " W",
           g.score ? gs.num(g.score.mean, 2) : "n/a",
           g.throttle_s ? gs.fmtTime(g.throttle_s.any_s) : "n/a", gs.fmtTime(g.covered_s)]);
-    });
-    const t = div("scroll", table(["GPU", "name", "activity", "vs median", "FLOP activity", "energy", "avg power", "peak",
-      "limit", "score", "throttled", "covered"], rows, (r) => ((stragglers.has(order[r]) ? "straggler" : "") +
-      (d.gpus[order[r]].mig ? " mig-instance" : "")).trim()));
-    t.id = "gpu-table";
-    s.appendChild(t);
+    };
+    // A big run's table is paged: found by a search (host, rank, GPU), or sorted by activity
+    // so that the least and most active GPUs come first.
+    const text = (i) => gs.gpuLabel(i) + " " + (d.gpus[i].name || "") + (stragglers.has(i) ? " straggler" : "");
+    const byActivity = (sign) => () => order.filter((i) => d.gpus[i].activity != null)
+      .sort((a, b) => sign * (d.gpus[a].activity - d.gpus[b].activity))
+      .concat(order.filter((i) => d.gpus[i].activity == null));
+    const sorts = [["table order", () => order], ["stragglers first", () => order.filter((i) => stragglers.has(i))
+      .concat(order.filter((i) => !stragglers.has(i)))], ["activity, lowest first", byActivity(1)],
+    ["activity, highest first", byActivity(-1)]];
+    s.appendChild(gs.pagedTable({ id: "gpu-table", header: ["GPU", "name", "activity", "vs median", "FLOP activity",
+      "energy", "avg power", "peak", "limit", "score", "throttled", "covered"], count: d.gpus.length, cells: cells,
+      rowClass: (i) => ((stragglers.has(i) ? "straggler" : "") + (d.gpus[i].mig ? " mig-instance" : "")).trim(),
+      text: text, sorts: sorts, placeholder: "find a GPU: host, rank, GPU…" }));
     if (d.gpus.some((g) => g.mig)) {
       s.appendChild(gs.el("p", "note", "est.: an estimated share of the parent GPU's measured energy and power " +
         "(its compute slices weighted by its activity), not a measurement; the totals count measured energy only. " +
@@ -450,12 +489,13 @@ async function gpuscopeDataText() {
     const build = () => {
       if (det.dataset.built) return;
       det.dataset.built = "1";
-      const rows2 = d.gpus.map((g, i) => [gs.gpuLabel(i)].concat(ms.map((m) => {
-        const o = g.over_time[m];
+      const means = (i) => [gs.gpuLabel(i)].concat(ms.map((m) => {
+        const o = d.gpus[i].over_time[m];
         return o ? gs.num(gs.unitOf(m).f(o.mean)) : { html: '<span class="note">not supported on this GPU</span>' };
-      })));
-      det.appendChild(div("scroll", table(["GPU"].concat(ms.map((m) => m + " (" + gs.unitOf(m).unit + ")")), rows2,
-        (i) => (stragglers.has(i) ? "straggler" : ""))));
+      }));
+      det.appendChild(gs.pagedTable({ header: ["GPU"].concat(ms.map((m) => m + " (" + gs.unitOf(m).unit + ")")),
+        count: d.gpus.length, cells: means, rowClass: (i) => (stragglers.has(i) ? "straggler" : ""), text: text,
+        placeholder: "find a GPU: host, rank, GPU…" }));
     };
     det.addEventListener("toggle", () => { if (det.open) build(); });
     if (d.gpus.length <= 64) { build(); det.open = true; }
@@ -472,12 +512,15 @@ async function gpuscopeDataText() {
       p.pod_name || p.pod_uid ? "pod " + (p.pod_namespace ? p.pod_namespace + "/" : "") + (p.pod_name || p.pod_uid.slice(0, 8)) : null,
       p.slurm_job_id ? "job " + p.slurm_job_id + (p.slurm_step ? "." + p.slurm_step : "") : null,
       p.rank != null ? "rank " + p.rank : null].filter((x) => x).join(", ");
-    const rows = list.map((p) => [p.gpu, String(p.pid), p.command || "?", p.user || "", where(p) || "",
+    const row = (p) => [p.gpu, String(p.pid), p.command || "?", p.user || "", where(p) || "",
       p.in_job == null ? "" : p.in_job ? "yes" : "no", mib(p.peak_memory_bytes),
       p.mean_sm_percent != null ? gs.num(p.mean_sm_percent, 0) + " %" : "n/a",
-      gs.fmtTime(p.first_s) + " – " + gs.fmtTime(p.last_s), { html: esc(p.command_line || ""), cls: "wrap" }]);
-    s.appendChild(div("scroll", table(["GPU", "pid", "command", "user", "container / pod / job", "in job",
-      "peak memory", "SM", "seen", "command line"], rows, (i) => (list[i].in_job === false ? "straggler" : ""))));
+      gs.fmtTime(p.first_s) + " – " + gs.fmtTime(p.last_s), { html: esc(p.command_line || ""), cls: "wrap" }];
+    s.appendChild(gs.pagedTable({ header: ["GPU", "pid", "command", "user", "container / pod / job", "in job",
+      "peak memory", "SM", "seen", "command line"], count: list.length, cells: (i) => row(list[i]),
+      rowClass: (i) => (list[i].in_job === false ? "straggler" : ""),
+      text: (i) => [list[i].gpu, list[i].pid, list[i].command, list[i].user, where(list[i])].join(" "),
+      placeholder: "find a process: GPU, pid, command, user…" }));
     s.appendChild(gs.el("p", "muted", "Rows in red: processes outside the profiled job on its GPUs."));
   }
 
