@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/live_gpus.hpp"
+#include "app/node_watch.hpp"
 #include "app/process_watch.hpp"
 #include "app/run_context.hpp"
 #include "collect/gpu_selection.hpp"
@@ -20,6 +21,7 @@
 #include "export/exposition.hpp"
 #include "export/latest_values.hpp"
 #include "export/metrics_server.hpp"
+#include "export/node_energy_series.hpp"
 #include "export/process_exposition.hpp"
 #include "export/tee_sink.hpp"
 #include "export/web_config.hpp"
@@ -68,6 +70,49 @@ void announce(const ServeRun& o, const exporter::ListenAddress& address, const s
   }
 }
 
+// The node's readings into its series on /metrics.
+class NodeSeriesSink : public NodeReadingSink {
+ public:
+  explicit NodeSeriesSink(exporter::NodeEnergySeries& series) : series_(series) {}
+  void on_node_domains(const std::vector<NodeEnergyDomain>& domains) override {
+    series_.set_domains(domains);
+  }
+  void on_node_sample(const NodeEnergySample& sample) override { series_.add(sample); }
+
+ private:
+  exporter::NodeEnergySeries& series_;
+};
+
+// The node's own energy on /metrics: its domains found at start, read on the sampler's slow
+// thread; nothing where the node has none or --no-node-energy.
+struct NodeEnergyExport {
+  std::unique_ptr<NodeWatch> watch;
+  std::unique_ptr<exporter::NodeEnergySeries> series;
+  std::unique_ptr<NodeSeriesSink> sink;
+
+  // The sampler's slow task reading the domains (none without), problems as `events`.
+  std::vector<collect::SlowTask> attach(collect::SampleSink& events) {
+    if (!watch) return {};
+    sink = std::make_unique<NodeSeriesSink>(*series);
+    watch->attach(*sink, events);
+    return {watch->task()};
+  }
+};
+
+NodeEnergyExport node_energy_export(const ServeRun& o, const std::string& hostname) {
+  NodeEnergyExport out;
+  if (!o.node_energy) return out;
+  NodeWatchOptions options;
+  options.sysfs_root = o.sysfs_root;
+  out.watch = std::make_unique<NodeWatch>(options);
+  if (out.watch->domains().empty()) {
+    out.watch.reset();
+    return out;
+  }
+  out.series = std::make_unique<exporter::NodeEnergySeries>(hostname);
+  return out;
+}
+
 }  // namespace
 
 int run_serve(const ServeRun& o) {
@@ -112,8 +157,9 @@ int run_serve(const ServeRun& o) {
         [&processes] { return processes->looks(); },
         exporter::processes_shown(series, o.max_processes_per_gpu)};
   }
+  NodeEnergyExport node = node_energy_export(o, labels.hostname);
   exporter::ExpositionCache cache(latest, exporter::Exposition(*naming, labels, gpus.identities),
-                                  process_source);
+                                  process_source, node.series.get());
   // Pushed series always carry gpuscope's names: they are stored, and dashboards for stored
   // gpuscope data use them.
   const exporter::Exposition push_exposition(exporter::Naming::Gpuscope, labels, gpus.identities);
@@ -138,7 +184,8 @@ int run_serve(const ServeRun& o) {
   const std::size_t instances = gpus.readers.size() - gpus.gpu_count;
   const auto health = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(o.health_interval_s));
-  collect::Sampler sampler(std::move(gpus.readers), {interval, {}, health}, sink);
+  collect::Sampler sampler(std::move(gpus.readers), {interval, {}, health}, sink,
+                           node.attach(sink));
   sampler.start();
   for (const auto& note : sampler.health_notes()) fmt::print(stderr, "gpuscope: note: {}\n", note);
   if (processes) processes->start();

@@ -26,6 +26,10 @@ struct ServeRun {
   // --process-series off|safe|full: what the per-process series show (and what is pushed);
   // empty: full on a loopback listener, safe otherwise (export/process_exposition.hpp).
   std::string process_series;
+  // The node's RAPL / Grace energy series (docs/node-energy.md), read from this sysfs (hidden
+  // --sysfs-root, for tests); node_energy false: none (--no-node-energy).
+  bool node_energy = true;
+  std::string sysfs_root = "/sys";
 };
 
 // Serves the GPUs' metrics at `o.listen` until SIGINT or SIGTERM; returns the exit code.

@@ -67,6 +67,10 @@ Command add_serve_command(CLI::App& parent) {
                   "per-process series; the GPUs keep their pod/job labels). Default: full on a "
                   "loopback --listen, safe otherwise")
       ->type_name("off|safe|full");
+  app->add_flag("--no-node-energy{false}", o->node_energy,
+                "No gpuscope_node_energy_joules_total series (the node's RAPL and Grace energy "
+                "counters, docs/node-energy.md)");
+  app->add_option("--sysfs-root", o->sysfs_root, "Where sysfs is (node energy)")->group("");
   add_push_options(*app, o->push);
   app->footer("Runs until SIGINT or SIGTERM. Metric names and labels: docs/exporters.md.");
   return {app, [o] { return app::run_serve(*o); }};

@@ -152,14 +152,19 @@ void reply(evhttp_request* request, std::string_view body, const char* type,
 }  // namespace
 
 ExpositionCache::ExpositionCache(const LatestValues& values, Exposition exposition,
-                                 std::optional<ProcessSource> processes)
-    : values_(values), exposition_(std::move(exposition)), processes_(std::move(processes)) {}
+                                 std::optional<ProcessSource> processes,
+                                 const NodeEnergySeries* node)
+    : values_(values),
+      exposition_(std::move(exposition)),
+      processes_(std::move(processes)),
+      node_(node) {}
 
 std::shared_ptr<const std::string> ExpositionCache::page() {
   std::lock_guard lock(mutex_);
   const std::uint64_t looks = processes_ ? processes_->looks() : 0;
+  const std::uint64_t node_version = node_ != nullptr ? node_->version() : 0;
   if (const std::int64_t version = values_.version();
-      version != version_ || looks != looks_ || !page_) {
+      version != version_ || looks != looks_ || node_version != node_version_ || !page_) {
     Snapshot snapshot = values_.snapshot();
     std::string text;
     if (processes_) {
@@ -172,9 +177,11 @@ std::shared_ptr<const std::string> ExpositionCache::page() {
     } else {
       text = exposition_.render(snapshot);
     }
+    if (node_ != nullptr) text += node_->render();
     page_ = std::make_shared<const std::string>(std::move(text));
     version_ = snapshot.version;
     looks_ = looks;
+    node_version_ = node_version;
   }
   return page_;
 }

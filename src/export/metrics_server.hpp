@@ -14,6 +14,7 @@
 #include "export/exposition.hpp"
 #include "export/latest_values.hpp"
 #include "export/listen_address.hpp"
+#include "export/node_energy_series.hpp"
 #include "export/process_exposition.hpp"
 #include "export/tls_context.hpp"
 #include "export/web_config.hpp"
@@ -38,15 +39,19 @@ struct ProcessSource {
 
 class ExpositionCache {
  public:
+  // `node`: the node's own energy series, rendered after the GPUs' (none: no node series).
   ExpositionCache(const LatestValues& values, Exposition exposition,
-                  std::optional<ProcessSource> processes = std::nullopt);
+                  std::optional<ProcessSource> processes = std::nullopt,
+                  const NodeEnergySeries* node = nullptr);
   std::shared_ptr<const std::string> page();
 
  private:
   const LatestValues& values_;
   Exposition exposition_;
   std::optional<ProcessSource> processes_;
+  const NodeEnergySeries* node_ = nullptr;
   std::uint64_t looks_ = 0;
+  std::uint64_t node_version_ = 0;
   std::mutex mutex_;
   std::int64_t version_ = -1;
   std::shared_ptr<const std::string> page_;

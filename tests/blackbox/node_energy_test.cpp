@@ -4,12 +4,19 @@
 // that cannot be read), then what the run database holds and what `analyze` says. The expected
 // joules are the counters' own movements, computed here from the values written.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
 
+#include "support/ports.hpp"
 #include "support/process.hpp"
 #include "support/sql.hpp"
 
@@ -151,6 +158,75 @@ TEST_F(NodeEnergy, ANodeWithoutRaplRecordsNoneAndAnalyzeSaysNothingOfIt) {
   const auto a = run_gpuscope({"analyze", db_, "--json"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_TRUE(json::parse(a.out)["node_energy"].is_null());
+}
+
+// The page `serve --sysfs-root` gives once `has` holds for it, or the last one after 60 s.
+std::string serve_page_when(int port, const std::function<bool(const std::string&)>& has) {
+  std::string page;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < end) {
+    httplib::Client client("127.0.0.1", port);
+    client.set_connection_timeout(2, 0);
+    if (auto response = client.Get("/metrics"); response && response->status == 200) {
+      page = response->body;
+      if (has(page)) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return page;
+}
+
+// serve exports each readable domain's energy since it started as a counter, with the labels that
+// say what may be summed; an unreadable zone has no value; --no-node-energy has no such series.
+TEST_F(NodeEnergy, ServeExportsTheDomainsEnergyCounters) {
+  const int port = free_port();
+  auto serve = start_gpuscope(
+      {"serve", "--simulate", "h100", "--listen", "127.0.0.1:" + std::to_string(port), "--interval",
+       "200", "--sysfs-root", sys_.string()},
+      {{"GPUSCOPE_SIM_STATE", dir_.file("state.json")}}, dir_.file("serve.out"),
+      dir_.file("serve.err"));
+  auto line_of = [](const std::string& page, const std::string& zone) {
+    const auto at = page.find("zone=\"" + zone + "\"");
+    if (at == std::string::npos) return std::string();
+    const auto start = page.rfind('\n', at) + 1;
+    return page.substr(start, page.find('\n', at) - start);
+  };
+  auto value_of = [&](const std::string& page, const std::string& zone) {
+    const std::string line = line_of(page, zone);
+    return line.empty() ? std::nan("") : std::stod(line.substr(line.rfind(' ') + 1));
+  };
+  std::string page = serve_page_when(port, [&](const std::string& p) {
+    return !std::isnan(value_of(p, "intel-rapl:0")) && !std::isnan(value_of(p, "intel-rapl:1"));
+  });
+  ASSERT_FALSE(std::isnan(value_of(page, "intel-rapl:0"))) << page;
+  EXPECT_EQ(value_of(page, "intel-rapl:0"), 0.0);
+  EXPECT_NE(line_of(page, "intel-rapl:0").find("kind=\"package\",socket=\"0\""), std::string::npos);
+  EXPECT_NE(line_of(page, "intel-rapl:0:0").find("additive=\"true\""), std::string::npos);
+  EXPECT_TRUE(line_of(page, "intel-rapl:1:0").empty()) << "the unreadable core zone has a value";
+  EXPECT_NE(page.find("# TYPE gpuscope_node_energy_joules_total counter"), std::string::npos);
+
+  // 2 J on package-0 and 9.5 J on package-1 (the same wrap rule as profile's: 90 J -> 2 J over a
+  // 100 J range is 12 J).
+  std::ofstream(sys_ / "class/powercap/intel-rapl:0/energy_uj") << "2000000\n";
+  std::ofstream(sys_ / "class/powercap/intel-rapl:1/energy_uj") << "1009500000\n";
+  page = serve_page_when(port, [&](const std::string& p) {
+    return value_of(p, "intel-rapl:0") > 0 && value_of(p, "intel-rapl:1") > 0;
+  });
+  EXPECT_DOUBLE_EQ(value_of(page, "intel-rapl:0"), 12.0) << page;
+  EXPECT_DOUBLE_EQ(value_of(page, "intel-rapl:1"), 9.5) << page;
+  serve.reset();
+
+  const int other = free_port();
+  auto without = start_gpuscope(
+      {"serve", "--simulate", "h100", "--listen", "127.0.0.1:" + std::to_string(other),
+       "--interval", "200", "--sysfs-root", sys_.string(), "--no-node-energy"},
+      {{"GPUSCOPE_SIM_STATE", dir_.file("state2.json")}}, dir_.file("serve2.out"),
+      dir_.file("serve2.err"));
+  page = serve_page_when(other, [](const std::string& p) {
+    return p.find("gpuscope_power_watts") != std::string::npos;
+  });
+  EXPECT_NE(page.find("gpuscope_power_watts"), std::string::npos) << page;
+  EXPECT_EQ(page.find("gpuscope_node_energy"), std::string::npos);
 }
 
 // This machine's own tree: the domains found and, as root, their readings; skipped where there is
