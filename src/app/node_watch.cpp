@@ -79,4 +79,26 @@ void NodeWatch::job_ended() {
       node::read_cpu_time(cgroup_, options_.sysfs_root, options_.proc_root));
 }
 
+std::vector<collect::SlowTask> NodeEnergyLive::attach(collect::SampleSink& events) {
+  if (!watch) return {};
+  sink = std::make_unique<NodeSeriesSink>(*series);
+  watch->attach(*sink, events);
+  return {watch->task()};
+}
+
+NodeEnergyLive node_energy_live(bool wanted, const std::filesystem::path& sysfs_root,
+                                const std::string& hostname) {
+  NodeEnergyLive out;
+  if (!wanted) return out;
+  NodeWatchOptions options;
+  options.sysfs_root = sysfs_root;
+  out.watch = std::make_unique<NodeWatch>(options);
+  if (out.watch->domains().empty()) {
+    out.watch.reset();
+    return out;
+  }
+  out.series = std::make_unique<exporter::NodeEnergySeries>(hostname);
+  return out;
+}
+
 }  // namespace gpuscope::app

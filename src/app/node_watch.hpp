@@ -15,6 +15,7 @@
 #include "collect/sampler.hpp"
 #include "collect/sink.hpp"
 #include "core/node_energy.hpp"
+#include "export/node_energy_series.hpp"
 #include "node/node_sampler.hpp"
 #include "store/run_writer.hpp"
 
@@ -78,5 +79,33 @@ class NodeWatch {
   std::optional<std::string> cgroup_;
   bool started_ = false;
 };
+
+// The node's readings into live series (serve's /metrics, monitor's power line).
+class NodeSeriesSink : public NodeReadingSink {
+ public:
+  explicit NodeSeriesSink(exporter::NodeEnergySeries& series) : series_(series) {}
+  void on_node_domains(const std::vector<NodeEnergyDomain>& domains) override {
+    series_.set_domains(domains);
+  }
+  void on_node_sample(const NodeEnergySample& sample) override { series_.add(sample); }
+
+ private:
+  exporter::NodeEnergySeries& series_;
+};
+
+// The node's own energy live (serve, monitor): its domains found at start, read on the sampler's
+// slow thread into `series`; all empty where the node has none or it is not wanted.
+struct NodeEnergyLive {
+  std::unique_ptr<NodeWatch> watch;
+  std::unique_ptr<exporter::NodeEnergySeries> series;
+  std::unique_ptr<NodeSeriesSink> sink;
+
+  // The sampler's slow task reading the domains (none without), problems as `events`.
+  std::vector<collect::SlowTask> attach(collect::SampleSink& events);
+};
+
+// `wanted` false (--no-node-energy): nothing. Throws Error::usage for a bad `sysfs_root`.
+NodeEnergyLive node_energy_live(bool wanted, const std::filesystem::path& sysfs_root,
+                                const std::string& hostname);
 
 }  // namespace gpuscope::app

@@ -70,49 +70,6 @@ void announce(const ServeRun& o, const exporter::ListenAddress& address, const s
   }
 }
 
-// The node's readings into its series on /metrics.
-class NodeSeriesSink : public NodeReadingSink {
- public:
-  explicit NodeSeriesSink(exporter::NodeEnergySeries& series) : series_(series) {}
-  void on_node_domains(const std::vector<NodeEnergyDomain>& domains) override {
-    series_.set_domains(domains);
-  }
-  void on_node_sample(const NodeEnergySample& sample) override { series_.add(sample); }
-
- private:
-  exporter::NodeEnergySeries& series_;
-};
-
-// The node's own energy on /metrics: its domains found at start, read on the sampler's slow
-// thread; nothing where the node has none or --no-node-energy.
-struct NodeEnergyExport {
-  std::unique_ptr<NodeWatch> watch;
-  std::unique_ptr<exporter::NodeEnergySeries> series;
-  std::unique_ptr<NodeSeriesSink> sink;
-
-  // The sampler's slow task reading the domains (none without), problems as `events`.
-  std::vector<collect::SlowTask> attach(collect::SampleSink& events) {
-    if (!watch) return {};
-    sink = std::make_unique<NodeSeriesSink>(*series);
-    watch->attach(*sink, events);
-    return {watch->task()};
-  }
-};
-
-NodeEnergyExport node_energy_export(const ServeRun& o, const std::string& hostname) {
-  NodeEnergyExport out;
-  if (!o.node_energy) return out;
-  NodeWatchOptions options;
-  options.sysfs_root = o.sysfs_root;
-  out.watch = std::make_unique<NodeWatch>(options);
-  if (out.watch->domains().empty()) {
-    out.watch.reset();
-    return out;
-  }
-  out.series = std::make_unique<exporter::NodeEnergySeries>(hostname);
-  return out;
-}
-
 }  // namespace
 
 int run_serve(const ServeRun& o) {
@@ -157,7 +114,7 @@ int run_serve(const ServeRun& o) {
         [&processes] { return processes->looks(); },
         exporter::processes_shown(series, o.max_processes_per_gpu)};
   }
-  NodeEnergyExport node = node_energy_export(o, labels.hostname);
+  NodeEnergyLive node = node_energy_live(o.node_energy, o.sysfs_root, labels.hostname);
   exporter::ExpositionCache cache(latest, exporter::Exposition(*naming, labels, gpus.identities),
                                   process_source, node.series.get());
   // Pushed series always carry gpuscope's names: they are stored, and dashboards for stored

@@ -1,113 +1,14 @@
-// `gpuscope monitor`: a live table of every GPU, redrawn in place; --once for one snapshot.
-#include <fmt/format.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <ctime>
+// `gpuscope monitor`: its options; the workflow is app/monitor_run.
 #include <memory>
-#include <thread>
 
-#include "app/live_gpus.hpp"
-#include "app/run_context.hpp"
+#include "app/monitor_run.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
-#include "collect/sampler.hpp"
-#include "core/json_text.hpp"
-#include "export/latest_values.hpp"
-#include "export/monitor_view.hpp"
 
 namespace gpuscope::cli {
-namespace {
-
-// Health counters change rarely; Xids are polled at the sampling cadence all the same.
-constexpr std::chrono::nanoseconds kMonitorHealthInterval = std::chrono::seconds(5);
-
-struct MonitorOptions {
-  collect::BackendOptions backend;
-  double interval_ms = 1000;
-  std::string gpus;
-  bool once = false;
-  bool json = false;
-};
-
-std::string clock_text() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char buffer[16];
-  std::strftime(buffer, sizeof(buffer), "%H:%M:%S", &local);
-  return buffer;
-}
-
-void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-// One snapshot: sample until every GPU has been read twice (GPM needs two reads 100 ms apart).
-// Three ticks 100 ms apart: GPM and DCGM both need two samples of their counters for an average.
-int run_once(const MonitorOptions& o, app::LiveGpus& gpus) {
-  exporter::LatestValues latest(gpus.identities);
-  collect::Sampler sampler(std::move(gpus.readers),
-                           {std::chrono::milliseconds(100), {}, kMonitorHealthInterval}, latest);
-  sampler.start();
-  for (int waited_ms = 0; sampler.stats().ticks < 3 && waited_ms < 10'000; waited_ms += 20) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  sampler.stop();
-  const exporter::Snapshot snapshot = latest.snapshot();
-  if (o.json) {
-    fmt::print("{}\n", json_text(exporter::monitor_json(snapshot), 2));
-  } else {
-    fmt::print("{}", exporter::monitor_table(snapshot));
-  }
-  return 0;
-}
-
-int run_monitor(const MonitorOptions& o) {
-  app::StopSignals stop;  // before any thread, so every thread blocks SIGINT/SIGTERM
-  const auto interval = app::sampling_interval(o.interval_ms, "--interval");
-  // --once samples every 100 ms, and DCGM's watch must keep up with that.
-  app::LiveGpus gpus = app::open_live_gpus(
-      o.backend, o.gpus,
-      o.once ? std::chrono::nanoseconds(std::chrono::milliseconds(100)) : interval, true);
-  if (o.once) return run_once(o, gpus);
-
-  exporter::LatestValues latest(gpus.identities);
-  const std::size_t count = gpus.gpu_count;
-  collect::Sampler sampler(std::move(gpus.readers), {interval, {}, kMonitorHealthInterval}, latest);
-  sampler.start();
-  const bool terminal = !o.json && isatty(STDOUT_FILENO) != 0;
-  const std::string host = app::short_host_name();
-  exporter::InPlaceFrame frame;
-  if (terminal) write_all(STDOUT_FILENO, "\033[?25l");  // hide the cursor while redrawing
-  // The first frame as soon as the first sample is in, then one per interval.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  do {
-    const exporter::Snapshot snapshot = latest.snapshot();
-    if (o.json) {
-      write_all(STDOUT_FILENO, json_text(exporter::monitor_json(snapshot)) + "\n");
-      continue;
-    }
-    std::string text = fmt::format("gpuscope monitor · {} · {} GPU{} · every {} ms · {}{}\n", host,
-                                   count, count == 1 ? "" : "s", o.interval_ms, clock_text(),
-                                   terminal ? " · Ctrl-C to stop" : "");
-    text += exporter::monitor_table(snapshot);
-    write_all(STDOUT_FILENO, terminal ? frame.redraw(text) : text + "\n");
-  } while (!stop.wait(interval));
-  if (terminal) write_all(STDOUT_FILENO, "\033[?25h");
-  sampler.stop();
-  return 0;
-}
-
-}  // namespace
 
 Command add_monitor_command(CLI::App& parent) {
-  auto o = std::make_shared<MonitorOptions>();
+  auto o = std::make_shared<app::MonitorRun>();
   CLI::App* app = parent.add_subcommand(
       "monitor", "Show a live table of every GPU (utilization, saturation, power, energy, ...)");
   add_backend_options(*app, o->backend);
@@ -119,8 +20,12 @@ Command add_monitor_command(CLI::App& parent) {
   app->add_flag("--once", o->once, "Print one snapshot and exit (for scripts)");
   app->add_flag("--json", o->json,
                 "JSON instead of the table (with --once one object; else one line per interval)");
+  app->add_flag("--no-node-energy{false}", o->node_energy,
+                "No line of the node's CPU and memory power (RAPL, Grace meters; "
+                "docs/node-energy.md)");
+  app->add_option("--sysfs-root", o->sysfs_root, "Where sysfs is (node energy)")->group("");
   app->footer("Ctrl-C stops it. The JSON shape is documented in docs/exporters.md.");
-  return {app, [o] { return run_monitor(*o); }};
+  return {app, [o] { return app::run_monitor(*o); }};
 }
 
 }  // namespace gpuscope::cli

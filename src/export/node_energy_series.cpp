@@ -9,7 +9,11 @@ namespace gpuscope::exporter {
 void NodeEnergySeries::set_domains(const std::vector<NodeEnergyDomain>& domains) {
   const std::lock_guard lock(mutex_);
   values_.clear();
-  for (const auto& d : domains) values_.push_back({d, std::nullopt, std::nullopt});
+  for (const auto& d : domains) {
+    Value v;
+    v.domain = d;
+    values_.push_back(std::move(v));
+  }
   ++version_;
 }
 
@@ -17,11 +21,40 @@ void NodeEnergySeries::add(const NodeEnergySample& sample) {
   const std::lock_guard lock(mutex_);
   for (auto& v : values_) {
     if (v.domain.domain != sample.domain) continue;
+    v.previous_joules = v.joules;
+    v.previous_mono_ns = v.mono_ns;
     v.joules = sample.joules;
+    v.mono_ns = sample.mono_ns;
     v.power_w = sample.power_w;
     ++version_;
     return;
   }
+}
+
+std::vector<NodeEnergySeries::Power> NodeEnergySeries::powers() const {
+  const std::lock_guard lock(mutex_);
+  std::vector<Power> out;
+  for (const auto& v : values_) {
+    if (v.power_w) {
+      out.push_back(Power{v.domain, *v.power_w});
+    } else if (v.joules && v.previous_joules && v.mono_ns > v.previous_mono_ns) {
+      const double seconds = static_cast<double>(v.mono_ns - v.previous_mono_ns) / 1e9;
+      out.push_back(Power{v.domain, (*v.joules - *v.previous_joules) / seconds});
+    }
+  }
+  return out;
+}
+
+std::string NodeEnergySeries::power_line() const {
+  const auto all = powers();
+  if (all.empty()) return {};
+  double total = 0;
+  std::string parts;
+  for (const auto& p : all) {
+    if (p.domain.additive) total += p.watts;
+    parts += fmt::format("{}{} {:.0f} W", parts.empty() ? "" : ", ", p.domain.name, p.watts);
+  }
+  return fmt::format("CPU and memory {:.0f} W ({})", total, parts);
 }
 
 std::uint64_t NodeEnergySeries::version() const {

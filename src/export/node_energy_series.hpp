@@ -28,11 +28,23 @@ class NodeEnergySeries {
   // includes_gpu, which say what may be summed (docs/node-energy.md).
   std::string render() const;
 
+  // Each domain's power over its last two readings (a meter's own reading where it has one).
+  struct Power {
+    NodeEnergyDomain domain;
+    double watts = 0;
+  };
+  std::vector<Power> powers() const;
+  // "CPU and memory 187 W (package-0 85 W, package-1 90 W, dram 12 W)" for monitor: the
+  // additive domains' sum and each domain; empty before two readings.
+  std::string power_line() const;
+
  private:
   struct Value {
     NodeEnergyDomain domain;
     std::optional<double> joules;
     std::optional<double> power_w;
+    std::optional<double> previous_joules;
+    std::int64_t mono_ns = 0, previous_mono_ns = 0;
   };
   std::string hostname_;
   mutable std::mutex mutex_;

@@ -9,9 +9,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -227,6 +229,37 @@ TEST_F(NodeEnergy, ServeExportsTheDomainsEnergyCounters) {
   });
   EXPECT_NE(page.find("gpuscope_power_watts"), std::string::npos) << page;
   EXPECT_EQ(page.find("gpuscope_node_energy"), std::string::npos);
+}
+
+// monitor prints the node's CPU and memory power under the GPUs, from the counters' movement.
+TEST_F(NodeEnergy, MonitorShowsTheNodesPower) {
+  const std::string out = dir_.file("monitor.out");
+  auto monitor = start_gpuscope(
+      {"monitor", "--simulate", "h100", "-i", "200", "--sysfs-root", sys_.string()},
+      {{"GPUSCOPE_SIM_STATE", dir_.file("state.json")}}, out, dir_.file("monitor.err"));
+  auto text = [&] {
+    std::ifstream in(out);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  // package-1 gains 30 J every 0.3 s while it runs: about 100 W.
+  long long uj = 1'000'000'000;
+  bool seen = false;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!seen && std::chrono::steady_clock::now() < end) {
+    uj += 30'000'000;
+    std::ofstream(sys_ / "class/powercap/intel-rapl:1/energy_uj") << uj << "\n";
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const std::string t = text();
+    for (std::size_t at = t.find("package-1 "); at != std::string::npos;
+         at = t.find("package-1 ", at + 1)) {
+      const double watts = std::atof(t.c_str() + at + 10);
+      if (watts > 50 && watts < 200) seen = true;
+    }
+  }
+  monitor.reset();
+  const std::string t = text();
+  EXPECT_TRUE(seen) << t;
+  EXPECT_NE(t.find("Node: CPU and memory"), std::string::npos) << t;
 }
 
 // This machine's own tree: the domains found and, as root, their readings; skipped where there is
