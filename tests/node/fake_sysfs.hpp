@@ -35,6 +35,17 @@ class FakeSysfs {
     write(folder / "max_energy_range_uj", std::to_string(max_uj) + "\n");
   }
 
+  // hwmon<n> as acpi_power_meter makes it on Grace: name "power_meter", the attributes under
+  // device/ (power1_average in µW, its interval, the OEM label naming the sensor).
+  void meter(int hwmon, const std::string& label, unsigned long long microwatts) const {
+    const std::filesystem::path folder = "class/hwmon/hwmon" + std::to_string(hwmon);
+    write(folder / "name", "power_meter\n");
+    write(folder / "device/power1_average", std::to_string(microwatts) + "\n");
+    write(folder / "device/power1_average_interval", "50\n");
+    write(folder / "device/power1_oem_info", label + "\n");
+    write(folder / "device/power1_is_battery", "0\n");
+  }
+
   void energy(const std::string& zone, unsigned long long energy_uj) const {
     write(std::filesystem::path("class/powercap") / zone / "energy_uj",
           std::to_string(energy_uj) + "\n");

@@ -19,17 +19,6 @@ namespace {
 using testing::FakeSysfs;
 using testing::FaultyReader;
 
-// hwmon<n> as acpi_power_meter makes it: name "power_meter", attributes under device/.
-void meter(const FakeSysfs& sysfs, int hwmon, const std::string& label,
-           unsigned long long microwatts) {
-  const std::filesystem::path folder = "class/hwmon/hwmon" + std::to_string(hwmon);
-  sysfs.write(folder / "name", "power_meter\n");
-  sysfs.write(folder / "device/power1_average", std::to_string(microwatts) + "\n");
-  sysfs.write(folder / "device/power1_average_interval", "50\n");
-  sysfs.write(folder / "device/power1_oem_info", label + "\n");
-  sysfs.write(folder / "device/power1_is_battery", "0\n");
-}
-
 const GracePowerSensor& by_kind(const GraceDiscovery& found, GraceSensorKind kind) {
   const auto it = std::find_if(found.sensors.begin(), found.sensors.end(),
                                [&](const GracePowerSensor& s) { return s.kind == kind; });
@@ -40,10 +29,10 @@ const GracePowerSensor& by_kind(const GraceDiscovery& found, GraceSensorKind kin
 void gh200(const FakeSysfs& sysfs) {
   sysfs.write("class/hwmon/hwmon0/name", "nvme\n");
   sysfs.write("class/hwmon/hwmon0/temp1_input", "41850\n");
-  meter(sysfs, 1, "Module Power Socket 0", 612'000'000);
-  meter(sysfs, 2, "Grace Power Socket 0", 98'000'000);
-  meter(sysfs, 3, "CPU Power Socket 0", 61'000'000);
-  meter(sysfs, 4, "SysIO Power Socket 0", 19'000'000);
+  sysfs.meter(1, "Module Power Socket 0", 612'000'000);
+  sysfs.meter(2, "Grace Power Socket 0", 98'000'000);
+  sysfs.meter(3, "CPU Power Socket 0", 61'000'000);
+  sysfs.meter(4, "SysIO Power Socket 0", 19'000'000);
 }
 
 TEST(GraceHwmon, Gh200ModuleIncludesTheGpuAndContainsTheRest) {
@@ -82,9 +71,9 @@ TEST(GraceHwmon, Gh200ModuleIncludesTheGpuAndContainsTheRest) {
 // A Grace CPU superchip: two sockets, no module, so grace is the top of each socket.
 TEST(GraceHwmon, TwoSocketGraceWithoutModule) {
   FakeSysfs sysfs;
-  meter(sysfs, 2, "Grace Power Socket 0", 1);
-  meter(sysfs, 10, "Grace Power Socket 1", 2);
-  meter(sysfs, 3, "CPU Power Socket 1", 3);
+  sysfs.meter(2, "Grace Power Socket 0", 1);
+  sysfs.meter(10, "Grace Power Socket 1", 2);
+  sysfs.meter(3, "CPU Power Socket 1", 3);
   const auto found = discover_grace_hwmon(sysfs.root());
   ASSERT_EQ(found.sensors.size(), 3U);
   EXPECT_EQ(found.sensors[0].hwmon, "hwmon2");

@@ -18,14 +18,6 @@ namespace {
 using testing::FakeSysfs;
 using testing::FaultyReader;
 
-void meter(const FakeSysfs& sysfs, int hwmon, const std::string& label,
-           unsigned long long microwatts) {
-  const std::filesystem::path folder = "class/hwmon/hwmon" + std::to_string(hwmon);
-  sysfs.write(folder / "name", "power_meter\n");
-  sysfs.write(folder / "device/power1_average", std::to_string(microwatts) + "\n");
-  sysfs.write(folder / "device/power1_oem_info", label + "\n");
-}
-
 const NodeEnergyDomain* find(const std::vector<NodeEnergyDomain>& all, const std::string& name) {
   for (const auto& d : all) {
     if (d.name == name) return &d;
@@ -39,9 +31,9 @@ TEST(NodeSampler, NumbersZonesThenMetersWithWhatTheyAddTo) {
   sysfs.zone("intel-rapl:0:0", "core", 10);
   sysfs.zone("intel-rapl:0:1", "dram", 20, 65712999613ULL);
   sysfs.zone("intel-rapl:1", "package-1", 3000);
-  meter(sysfs, 1, "Module Power Socket 0", 612'000'000);
-  meter(sysfs, 2, "Grace Power Socket 0", 98'000'000);
-  meter(sysfs, 3, "CPU Power Socket 0", 61'000'000);
+  sysfs.meter(1, "Module Power Socket 0", 612'000'000);
+  sysfs.meter(2, "Grace Power Socket 0", 98'000'000);
+  sysfs.meter(3, "CPU Power Socket 0", 61'000'000);
   NodeEnergySampler sampler(sysfs.root());
   const auto& domains = sampler.domains();
   ASSERT_EQ(domains.size(), 7U);
@@ -65,8 +57,8 @@ TEST(NodeSampler, NumbersZonesThenMetersWithWhatTheyAddTo) {
 
 TEST(NodeSampler, ARailIsAddedWhereItsSocketHasNoMeter) {
   FakeSysfs sysfs;
-  meter(sysfs, 1, "CPU Power Socket 0", 61'000'000);
-  meter(sysfs, 2, "SysIO Power Socket 0", 19'000'000);
+  sysfs.meter(1, "CPU Power Socket 0", 61'000'000);
+  sysfs.meter(2, "SysIO Power Socket 0", 19'000'000);
   NodeEnergySampler sampler(sysfs.root());
   ASSERT_EQ(sampler.domains().size(), 2U);
   EXPECT_TRUE(sampler.domains()[0].additive);
@@ -76,7 +68,7 @@ TEST(NodeSampler, ARailIsAddedWhereItsSocketHasNoMeter) {
 TEST(NodeSampler, JoulesSinceTheFirstReadAcrossAWrapAndAMeterIntegrated) {
   FakeSysfs sysfs;
   sysfs.zone("intel-rapl:0", "package-0", 9'000'000, 10'000'000);  // wraps at 10 J
-  meter(sysfs, 1, "Grace Power Socket 0", 100'000'000);            // 100 W
+  sysfs.meter(1, "Grace Power Socket 0", 100'000'000);             // 100 W
   NodeEnergySampler sampler(sysfs.root());
   std::vector<NodeEnergySample> first, second;
   sampler.read(first);
@@ -101,7 +93,7 @@ TEST(NodeSampler, ProblemsNameTheirDomainOnceAndReadingsGoOn) {
   FakeSysfs sysfs;
   sysfs.zone("intel-rapl:0", "package-0", 1000);
   sysfs.zone("intel-rapl:1", "package-1", 1000);
-  meter(sysfs, 1, "Grace Power Socket 0", 100'000'000);
+  sysfs.meter(1, "Grace Power Socket 0", 100'000'000);
   FaultyReader faults;
   NodeEnergySampler sampler(sysfs.root(), faults.reader());
   faults.fail((sysfs.powercap() / "intel-rapl:1/energy_uj").string(), EACCES);
