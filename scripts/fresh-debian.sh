@@ -84,7 +84,7 @@ chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/u
     t1=$(date +%s)
     scripts/setup.sh
     t2=$(date +%s)
-    ctest --test-dir build --output-on-failure -j2 --timeout 900
+    ctest --test-dir build --output-on-failure -j2 --timeout 900 -LE image
     t3=$(date +%s)
     echo "fresh-debian: setup.sh $((t2 - t1)) s, ctest $((t3 - t2)) s, prerequisites $((t1 - t0)) s"
   ' >>"$log" 2>&1
