@@ -27,8 +27,9 @@ declare -A allowed=(
   [src/trace]="trace kernels store core util"
   [src/tsdb]="tsdb core util"
   [src/ingest]="ingest store kernels dcgm tsdb core util"
-  [src/app]="app collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
-  [src/cli]="cli app collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
+  [src/docgen]="docgen"
+  [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
+  [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
   [sim]="sim nvml dcgm util"
 )
 

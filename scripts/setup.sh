@@ -42,6 +42,9 @@ packages=(
   chromium
   # the log readers' tests read local times in named zones (--timezone Europe/Zurich)
   tzdata
+  # the generated man pages are rendered with man (groff) and the zsh completion is checked by
+  # zsh (tests/packaging)
+  man-db zsh
   # exporters: libevent's evhttp serves /metrics, libcurl pushes (loaded at run time);
   # cpp-httplib is the tests' client; the integration tests run a real Prometheus and a real
   # VictoriaMetrics; wrk for the scrape benchmark

@@ -86,6 +86,7 @@ int run(int argc, char** argv) {
   commands.push_back(add_kernels_command(app));
   commands.push_back(add_export_command(app));
   commands.push_back(add_mark_command(app));
+  commands.push_back(add_help_command(app, fmt::format("gpuscope {}", kVersion)));
 
   // CLI11 would call an unknown command a stray argument; name it for what it is.
   if (argc > 1 && argv[1][0] != '-') {
@@ -94,6 +95,7 @@ int run(int argc, char** argv) {
     std::string names;
     for (const Command& command : commands) {
       known |= command.app->get_name() == first;
+      if (command.app->get_group().empty()) continue;  // hidden (help)
       names += (names.empty() ? "" : ", ") + command.app->get_name();
     }
     if (!known) {
