@@ -1,0 +1,48 @@
+# The part of scripts/deb-test.sh that runs inside the fresh root, as root, with $DEB the package.
+say() { echo "deb-test (inside): $*"; }
+t0=$(date +%s)
+apt-get update -qq
+# man-db to read the pages; the package brings everything else it needs.
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ca-certificates man-db >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$DEB" >/dev/null
+t1=$(date +%s)
+say "installed with its dependencies in $((t1 - t0)) s: $(dpkg -l | grep -c '^ii') packages in the root"
+dpkg -L gpuscope | sort >/root/package-files.txt
+
+cd /root
+gpuscope --version
+gpuscope devices --simulate h100 | tee devices.txt
+grep -q "H100" devices.txt
+gpuscope scenarios | grep -q h100x4-straggler
+gpuscope profile --simulate h100 -o run.db -- sleep 2
+gpuscope analyze run.db | tee analysis.txt
+grep -qi "energy" analysis.txt
+gpuscope report run.db -o report.html
+gpuscope report run.db -o plots.png
+test -s report.html && test -s plots-timeseries.png
+say "profiled, analysed, reported: report.html $(du -k report.html | cut -f1) KiB"
+
+export MANWIDTH=80 PAGER=cat
+man gpuscope | grep -q "gpuscope-profile(1)"
+man gpuscope-profile | grep -q -- "--simulate"
+say "man gpuscope and man gpuscope-profile read"
+words=$(bash -c 'source /usr/share/bash-completion/completions/gpuscope
+  COMP_WORDS=(gpuscope profile --simulate h100x); COMP_CWORD=3; _gpuscope; echo "${COMPREPLY[*]}"')
+[[ $words == *h100x4-straggler* ]]
+test -f /usr/share/zsh/vendor-completions/_gpuscope
+say "bash completion offers: $words"
+
+DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq gpuscope >/dev/null
+! command -v gpuscope
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq gpuscope >/dev/null
+if dpkg -s gpuscope >/dev/null 2>&1; then say "dpkg still knows gpuscope"; exit 1; fi
+left=0
+while IFS= read -r path; do
+  [ -e "$path" ] || [ -L "$path" ] || continue
+  # a folder other packages share (/usr/bin, /usr/share/man/man1) stays, and rightly
+  if [ -d "$path" ] && dpkg -S "$path" >/dev/null 2>&1; then continue; fi
+  say "left behind: $path"
+  left=$((left + 1))
+done </root/package-files.txt
+[ $left -eq 0 ]
+say "removed and purged: none of its $(wc -l </root/package-files.txt) paths left"

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The Debian package, end to end (docs/install.md): builds gpuscope_<version>_<arch>.deb with
+# dpkg-buildpackage from the committed HEAD (git archive, so nothing uncommitted slips in), runs
+# lintian on it, then in a fresh minimal Debian 12 root (mmdebstrap --variant=minbase bookworm,
+# as scripts/fresh-debian.sh makes) installs it with apt (dependencies from Debian), runs
+# `gpuscope devices --simulate h100`, profiles a simulated run, analyses it, writes an HTML report
+# and a PNG plot, reads `man gpuscope` and `man gpuscope-profile`, completes a word with the bash
+# completion, then removes and purges the package and checks that nothing of it is left (dpkg -L
+# before, the files after). Prints the time of each step and the package's size.
+#
+# Usage: scripts/deb-test.sh [--deb FILE]   (--deb: test this package instead of building one)
+# Needs: root (mount, chroot), the Debian archive; installs debhelper, dpkg-dev, fakeroot,
+# lintian and mmdebstrap when missing. Part of `bash .ci/run full` (about 15 minutes on 2 cores).
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deb-test: needs root (it mounts /proc and /dev into a chroot)" >&2
+  exit 1
+fi
+repo=$(cd "$(dirname "$0")/.." && pwd)
+deb=
+if [ "${1:-}" = --deb ]; then deb=$(realpath "$2"); fi
+
+tools=(debhelper dpkg-dev fakeroot lintian mmdebstrap)
+missing=()
+for package in "${tools[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+work=$(mktemp -d /var/tmp/gpuscope-deb.XXXXXX)
+root=$work/root
+mounts=()
+cleanup() {
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -R -l "${mounts[i]}" 2>/dev/null || true; done
+  if [ "${GPUSCOPE_DEB_KEEP:-0}" != 1 ]; then rm -rf --one-file-system "$work"; fi
+}
+trap cleanup EXIT
+step() { echo "deb-test: $(date -u +%H:%M:%S) $*"; }
+started=$(date +%s)
+
+# 1. The package, from the committed tree, with uPlot from web/node_modules (the HTML report
+#    embeds it; setup.sh fetched it with npm ci).
+if [ -z "$deb" ]; then
+  version=$(sed -nE 's/^project\(gpuscope VERSION ([0-9.]+).*/\1/p' "$repo/CMakeLists.txt")
+  source_dir=$work/gpuscope-$version
+  mkdir -p "$source_dir/web/node_modules"
+  git -C "$repo" archive HEAD | tar -x -C "$source_dir"
+  cp -r "$repo/web/node_modules/uplot" "$source_dir/web/node_modules/"
+  step "dpkg-buildpackage -b -us -uc (log: $work/build.log)"
+  if ! (cd "$source_dir" && GPUSCOPE_GIT_REVISION=$(git -C "$repo" rev-parse --short HEAD) \
+        nice dpkg-buildpackage -b -us -uc >"$work/build.log" 2>&1); then
+    tail -30 "$work/build.log"
+    echo "deb-test: FAILED: dpkg-buildpackage" >&2
+    exit 1
+  fi
+  deb=$(ls "$work"/gpuscope_"$version"_*.deb)
+  cp "$deb" "$repo/../" 2>/dev/null || true
+fi
+built=$(date +%s)
+step "$(basename "$deb"): $(du -k "$deb" | cut -f1) KiB, installed $(dpkg-deb -f "$deb" Installed-Size) KiB"
+dpkg-deb -f "$deb" Depends Recommends Suggests
+
+# 2. lintian: errors and warnings fail (debian/gpuscope.lintian-overrides says why each
+#    remaining tag is there).
+step "lintian"
+lintian --fail-on error,warning --info "$deb"
+
+# 3. A fresh minimal Debian 12, with what a real machine has that a chroot lacks (name
+#    resolution, this host's extra CA certificates).
+step "mmdebstrap --variant=minbase bookworm"
+mmdebstrap --quiet --variant=minbase bookworm "$root" >"$work/mmdebstrap.log" 2>&1
+made=$(date +%s)
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
+for m in proc dev; do
+  case $m in
+    proc) mount -t proc proc "$root/proc" ;;
+    dev) mount --bind /dev "$root/dev" ;;
+  esac
+  mounts+=("$root/$m")
+done
+cp "$deb" "$root/root/"
+step "install, use, remove and purge inside the root (log: $work/chroot.log)"
+set +e
+chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+  DEB="/root/$(basename "$deb")" /bin/bash -euo pipefail -c "$(cat "$repo/scripts/deb-test-inside.sh")" \
+  >"$work/chroot.log" 2>&1
+status=$?
+set -e
+ended=$(date +%s)
+grep -E '^deb-test|^gpuscope ' "$work/chroot.log" || true
+echo "deb-test: build $((built - started)) s, root $((made - built)) s, inside $((ended - made)) s, all $((ended - started)) s"
+if [ $status -ne 0 ]; then
+  tail -40 "$work/chroot.log"
+  echo "deb-test: FAILED (exit $status)"
+  exit $status
+fi
+echo "deb-test: PASSED"
