@@ -51,7 +51,10 @@ if [ -z "$deb" ]; then
   git -C "$repo" archive HEAD | tar -x -C "$source_dir"
   cp -r "$repo/web/node_modules/uplot" "$source_dir/web/node_modules/"
   step "dpkg-buildpackage -b -us -uc (log: $work/build.log)"
+  # nocheck: the project's tests need root services (debian/rules); parallel: debhelper
+  # builds with one job unless told
   if ! (cd "$source_dir" && GPUSCOPE_GIT_REVISION=$(git -C "$repo" rev-parse --short HEAD) \
+        DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
         nice dpkg-buildpackage -b -us -uc >"$work/build.log" 2>&1); then
     tail -30 "$work/build.log"
     echo "deb-test: FAILED: dpkg-buildpackage" >&2
