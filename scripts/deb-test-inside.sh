@@ -6,14 +6,16 @@ apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ca-certificates man-db >/dev/null
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$DEB" >/dev/null
 t1=$(date +%s)
-say "installed with its dependencies in $((t1 - t0)) s: $(dpkg -l | grep -c '^ii') packages in the root"
+dpkg -l >packages.txt
+say "installed with its dependencies in $((t1 - t0)) s: $(grep -c '^ii' packages.txt) packages in the root"
 dpkg -L gpuscope | sort >/root/package-files.txt
 
 cd /root
 gpuscope --version
 gpuscope devices --simulate h100 | tee devices.txt
 grep -q "H100" devices.txt
-gpuscope scenarios | grep -q h100x4-straggler
+gpuscope scenarios >scenarios.txt
+grep -q h100x4-straggler scenarios.txt
 gpuscope profile --simulate h100 -o run.db -- sleep 2
 gpuscope analyze run.db | tee analysis.txt
 grep -qi "energy" analysis.txt
@@ -23,8 +25,11 @@ test -s report.html && test -s plots-timeseries.png
 say "profiled, analysed, reported: report.html $(du -k report.html | cut -f1) KiB"
 
 export MANWIDTH=80 PAGER=cat
-man gpuscope | grep -q "gpuscope-profile(1)"
-man gpuscope-profile | grep -q -- "--simulate"
+# (into files: grep -q closing a pipe early would fail man with SIGPIPE under pipefail)
+man gpuscope >man-gpuscope.txt
+grep -q "gpuscope-profile(1)" man-gpuscope.txt
+man gpuscope-profile >man-profile.txt
+grep -q -- "--simulate" man-profile.txt
 say "man gpuscope and man gpuscope-profile read"
 words=$(bash -c 'source /usr/share/bash-completion/completions/gpuscope
   COMP_WORDS=(gpuscope profile --simulate h100x); COMP_CWORD=3; _gpuscope; echo "${COMPREPLY[*]}"')

@@ -20,10 +20,12 @@ complete_words() {  # WORD...: the words of the line, the last the one being com
 }
 
 offers() {  # WHAT EXPECTED...: each EXPECTED word is in COMPREPLY
-  local what=$1 word
+  local what=$1 word offered found
   shift
   for word in "$@"; do
-    if ! printf '%s\n' "${COMPREPLY[@]}" | grep -qxF -- "$word"; then
+    found=0
+    for offered in "${COMPREPLY[@]}"; do [[ $offered == "$word" ]] && found=1; done
+    if ((!found)); then
       echo "FAIL: $what: '$word' not offered (got: ${COMPREPLY[*]:0:20})"
       failures=$((failures + 1))
     fi
