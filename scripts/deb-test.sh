@@ -86,7 +86,7 @@ fi
 for m in proc dev; do
   case $m in
     proc) mount -t proc proc "$root/proc" ;;
-    dev) mount --bind /dev "$root/dev" ;;
+    dev) mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" ;;
   esac
   mounts+=("$root/$m")
 done
