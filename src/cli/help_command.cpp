@@ -23,8 +23,10 @@ Command add_help_command(CLI::App& parent, const std::string& version) {
       ->type_name("YYYY-MM-DD");
   CLI::App* top = &parent;
   return {app, [o, top, version] {
-            return app::run_help(docgen::describe(*top, app::completion_values()), *o, version,
-                                 top->help());
+            return app::run_help(
+                docgen::describe(*top, app::completion_values()), *o, version,
+                // the program's help, not this (selected) command's
+                top->get_formatter()->make_help(top, top->get_name(), CLI::AppFormatMode::Normal));
           }};
 }
 

@@ -83,6 +83,10 @@ def check_examples(text, page, command_options):
 
 
 top_help = help_text()
+# `gpuscope help` with no option is the program's own help (the hidden command that writes these)
+plain_help = subprocess.run([gpuscope, "help"], check=True, capture_output=True, text=True).stdout
+if plain_help != top_help:
+    failures.append("'gpuscope help' does not print what 'gpuscope --help' does")
 names = commands(top_help)
 if len(names) < 10:
     failures.append(f"found only {names} as commands in gpuscope --help")
