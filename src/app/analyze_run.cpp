@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "app/report_kernels.hpp"
@@ -21,6 +22,16 @@ namespace {
 ingest::RunInputs resolve_inputs(AnalyzeOptions& o) {
   ingest::RunInputs resolved(o.inputs, o.read);
   for (const auto& note : resolved.notes()) fmt::print(stderr, "gpuscope: note: {}\n", note);
+  if (o.partial_dir) {
+    // Each task would convert the logs into its own temporary files: the tasks would not agree
+    // on their inputs (nor should every node convert every log).
+    for (const auto& path : resolved.paths()) {
+      if (std::find(o.inputs.begin(), o.inputs.end(), path) != o.inputs.end()) continue;
+      throw Error::usage("--partial reads run databases, and an input is a log", {},
+                         "convert the logs once with gpuscope import LOG... -o runs.db, then "
+                         "analyse the databases");
+    }
+  }
   o.inputs = resolved.paths();
   return resolved;
 }

@@ -184,5 +184,16 @@ TEST_F(Distributed, BadTaskNumbersAreUsageErrors) {
   }
 }
 
+TEST_F(Distributed, LogsAreRefusedWithTheWayToConvertThem) {
+  const std::string log = std::string(GPUSCOPE_TEST_FIXTURE_DIR) + "/logs/dcgmi-dmon-basic.txt";
+  const ProcessResult r =
+      run_gpuscope({"analyze", runs(), log, "--partial", dir_.file("parts"), "--task", "0/1"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--partial reads run databases, and an input is a log; convert the logs "
+                       "once with gpuscope import"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace gpuscope::testing
