@@ -147,16 +147,26 @@ std::unique_ptr<analyze::Analyzer> make_analyzer(const analyze::AnalysisOptions&
   return analyzer;
 }
 
-// After pass 2: the events, then everything the runs hold beside samples.
+// After pass 2: the events, then everything the runs hold beside samples, each file visited
+// once for all of them (thousands of rank files are reopened once, not once per table).
 analyze::Analysis finish_analysis(analyze::Analyzer& analyzer, const AnalysisSources& in,
                                   const analyze::AnalysisOptions& options, const LoadExtras& extras,
                                   const std::vector<std::string>& carbon_notes) {
-  feed_events(analyzer, in);
+  std::vector<analyze::ProcessUse> processes;
+  analyze::NodeEnergyInput node;
+  Marks marks;
+  for (const auto& source : in.sources) {
+    const store::RunReader::ReadTransaction transaction(source.reader());
+    feed_events(analyzer, in, source);
+    gather_processes(in, source, processes);
+    gather_node_energy(in, source, node);
+    if (extras.marks) gather_marks(in, source, extras, marks);
+  }
   analyze::Analysis analysis = analyzer.finish();
   analysis.inputs = in.input_names;
-  if (extras.marks) analysis.marks = read_marks(in, extras);
-  read_processes(analysis, in);
-  add_node_energy(analysis, in, options);
+  if (extras.marks) analysis.marks = sorted_marks(std::move(marks));
+  add_processes(analysis, std::move(processes));
+  add_node_energy(analysis, std::move(node), options);
   analysis.notes.insert(analysis.notes.end(), carbon_notes.begin(), carbon_notes.end());
   const auto saturation = saturation_notes(analysis);
   analysis.notes.insert(analysis.notes.end(), saturation.begin(), saturation.end());

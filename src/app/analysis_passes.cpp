@@ -306,32 +306,28 @@ void feed_health(Analyzer& analyzer, const AnalysisSources& in, const Source& so
 
 }  // namespace
 
-void feed_events(Analyzer& analyzer, const AnalysisSources& in) {
+void feed_events(Analyzer& analyzer, const AnalysisSources& in, const Source& source) {
   const bool with_host = in.metas.size() > 1;
-  for (const auto& source : in.sources) {
-    const store::RunReader::ReadTransaction transaction(source.reader());
-    auto cursor = source.reader().events({source.run_id, std::nullopt});
-    store::RunEvent e;
-    while (cursor.next(e)) {
-      const EventKind kind = e.event.kind;
-      const bool mig = kind == EventKind::MigInstance;
-      if ((kind != EventKind::GpuLost && !mig && !is_health(kind)) || !e.event.device_index) {
-        continue;
-      }
-      const double t = source.clock.at(e.event.mono_ns);
-      if (std::isnan(t)) continue;
-      const auto key = key_of(source, in.metas[source.meta], *e.event.device_index);
-      if (mig) {
-        analyzer.note_mig_change(key, t, e.event.detail, with_host);
-      } else if (kind == EventKind::GpuLost) {
-        analyzer.note_gpu_lost(key, t, with_host);
-      } else {
-        analyzer.note_health_event(key, {{}, t, kind, e.event.detail, run_end_s(source)},
-                                   with_host);
-      }
+  auto cursor = source.reader().events({source.run_id, std::nullopt});
+  store::RunEvent e;
+  while (cursor.next(e)) {
+    const EventKind kind = e.event.kind;
+    const bool mig = kind == EventKind::MigInstance;
+    if ((kind != EventKind::GpuLost && !mig && !is_health(kind)) || !e.event.device_index) {
+      continue;
     }
-    feed_health(analyzer, in, source);
+    const double t = source.clock.at(e.event.mono_ns);
+    if (std::isnan(t)) continue;
+    const auto key = key_of(source, in.metas[source.meta], *e.event.device_index);
+    if (mig) {
+      analyzer.note_mig_change(key, t, e.event.detail, with_host);
+    } else if (kind == EventKind::GpuLost) {
+      analyzer.note_gpu_lost(key, t, with_host);
+    } else {
+      analyzer.note_health_event(key, {{}, t, kind, e.event.detail, run_end_s(source)}, with_host);
+    }
   }
+  feed_health(analyzer, in, source);
 }
 
 }  // namespace gpuscope::app

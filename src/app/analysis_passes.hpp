@@ -34,7 +34,8 @@ void feed_devices(const analyze::Analyzer& analyzer, const AnalysisSources& in,
 // The runs' phases (schema 1.5) on the analysis' time axis.
 void feed_phases(analyze::Analyzer& analyzer, const std::vector<Source>& sources);
 
-// The GPUs lost during the runs (events), as findings.
-void feed_events(analyze::Analyzer& analyzer, const AnalysisSources& in);
+// One run's GPUs lost, MIG changes and health events and counters, as findings (read while its
+// file is open for the other extras: app/analysis_loader).
+void feed_events(analyze::Analyzer& analyzer, const AnalysisSources& in, const Source& source);
 
 }  // namespace gpuscope::app
