@@ -133,8 +133,38 @@ amdsmi_status_t GetProcessorType(amdsmi_processor_handle processor, processor_ty
 
 amdsmi_status_t StatusCodeToString(amdsmi_status_t code, const char** text) {
   if (text == nullptr) return amd::kAmdInval;
-  *text = code == amd::kAmdSuccess ? "AMDSMI_STATUS_SUCCESS: Call succeeded"
-                                   : "an AMD SMI error (simulated)";
+  switch (code) {
+    case amd::kAmdSuccess:
+      *text = "success";
+      break;
+    case amd::kAmdInval:
+      *text = "invalid parameters";
+      break;
+    case amd::kAmdNotSupported:
+      *text = "not supported";
+      break;
+    case amd::kAmdFailLoadModule:
+      *text = "failed to load a module";
+      break;
+    case amd::kAmdNoPerm:
+      *text = "permission denied";
+      break;
+    case amd::kAmdInputOutOfBounds:
+      *text = "input out of bounds";
+      break;
+    case amd::kAmdInitError:
+      *text = "initialisation error";
+      break;
+    case amd::kAmdNotInit:
+      *text = "not initialised";
+      break;
+    case amd::kAmdDriverNotLoaded:
+      *text = "processor driver not loaded";
+      break;
+    default:
+      *text = "an AMD SMI error (simulated)";
+      break;
+  }
   return amd::kAmdSuccess;
 }
 

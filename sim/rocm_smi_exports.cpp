@@ -25,16 +25,25 @@ AmdSim& sim() {
 
 rsmi_status_t status(AmdResult result) {
   switch (result) {
-    case AmdResult::kOk: return amd::kRsmiSuccess;
-    case AmdResult::kInvalid: return amd::kRsmiInvalidArgs;
-    case AmdResult::kNotInit: return amd::kRsmiInitError;
-    case AmdResult::kNoPerm: return amd::kRsmiPermission;
+    case AmdResult::kOk:
+      return amd::kRsmiSuccess;
+    case AmdResult::kInvalid:
+      return amd::kRsmiInvalidArgs;
+    case AmdResult::kNotInit:
+      return amd::kRsmiInitError;
+    case AmdResult::kNoPerm:
+      return amd::kRsmiPermission;
     // ROCm SMI has no "driver not loaded": it fails its init, as Debian's does without amdgpu.
-    case AmdResult::kDriverNotLoaded: return amd::kRsmiInitError;
-    case AmdResult::kInitError: return amd::kRsmiInitError;
-    case AmdResult::kLoad: return amd::kRsmiInitError;
-    case AmdResult::kOutOfBounds: return amd::kRsmiInputOutOfBounds;
-    case AmdResult::kNotFound: return amd::kRsmiNotFound;
+    case AmdResult::kDriverNotLoaded:
+      return amd::kRsmiInitError;
+    case AmdResult::kInitError:
+      return amd::kRsmiInitError;
+    case AmdResult::kLoad:
+      return amd::kRsmiInitError;
+    case AmdResult::kOutOfBounds:
+      return amd::kRsmiInputOutOfBounds;
+    case AmdResult::kNotFound:
+      return amd::kRsmiNotFound;
   }
   return amd::kRsmiUnknownError;
 }
@@ -59,9 +68,29 @@ rsmi_status_t NumMonitorDevices(std::uint32_t* count) {
 
 rsmi_status_t StatusString(rsmi_status_t code, const char** text) {
   if (text == nullptr) return amd::kRsmiInvalidArgs;
-  *text = code == amd::kRsmiSuccess ? "RSMI_STATUS_SUCCESS: The function has been executed "
-                                      "successfully."
-                                    : "a ROCm SMI error (simulated)";
+  switch (code) {
+    case amd::kRsmiSuccess:
+      *text = "success";
+      break;
+    case amd::kRsmiInvalidArgs:
+      *text = "invalid arguments";
+      break;
+    case amd::kRsmiNotSupported:
+      *text = "not supported";
+      break;
+    case amd::kRsmiPermission:
+      *text = "permission denied";
+      break;
+    case amd::kRsmiInputOutOfBounds:
+      *text = "input out of bounds";
+      break;
+    case amd::kRsmiInitError:
+      *text = "initialisation error";
+      break;
+    default:
+      *text = "a ROCm SMI error (simulated)";
+      break;
+  }
   return amd::kRsmiSuccess;
 }
 
@@ -211,8 +240,7 @@ rsmi_status_t DevPowerCapRangeGet(std::uint32_t device, std::uint32_t sensor,
   return amd::kRsmiSuccess;
 }
 
-rsmi_status_t DevPowerCapSet(std::uint32_t device, std::uint32_t sensor,
-                             std::uint64_t microwatts) {
+rsmi_status_t DevPowerCapSet(std::uint32_t device, std::uint32_t sensor, std::uint64_t microwatts) {
   if (sensor != 0) return amd::kRsmiInvalidArgs;
   return status(sim().set_power_cap_uw(device, microwatts));
 }
@@ -221,8 +249,8 @@ rsmi_status_t DevPowerCapSet(std::uint32_t device, std::uint32_t sensor,
 }  // namespace gpuscope::sim
 
 #define GPUSCOPE_SIM_RSMI_EXPORT(id, req, params, args, symbol) \
-  extern "C" GPUSCOPE_SIM_API rsmi_status_t symbol params {   \
-    return gpuscope::sim::rsmi_api::id args;                  \
+  extern "C" GPUSCOPE_SIM_API rsmi_status_t symbol params {     \
+    return gpuscope::sim::rsmi_api::id args;                    \
   }
 GPUSCOPE_RSMI_ENTRY_POINTS(GPUSCOPE_SIM_RSMI_EXPORT)
 
