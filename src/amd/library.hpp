@@ -51,6 +51,7 @@ struct RocmSmiApi {
 struct Failure {
   std::uint32_t code = 0;
   const char* symbol = "";
+  bool operator==(const Failure&) const = default;
 };
 
 using Status = tl::expected<void, Failure>;
