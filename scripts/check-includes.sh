@@ -11,7 +11,8 @@ declare -A allowed=(
   [src/core]="core util"
   [src/nvml]="nvml core util"
   [src/dcgm]="dcgm core util"
-  [src/collect]="collect nvml dcgm core util"
+  [src/amd]="amd core util"
+  [src/collect]="collect nvml dcgm amd core util"
   [src/launch]="launch core util"
   [src/ranks]="ranks core util"
   [src/processes]="processes ranks core util"
@@ -29,7 +30,7 @@ declare -A allowed=(
   [src/ingest]="ingest store kernels dcgm tsdb core util"
   [src/app]="app collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
   [src/cli]="cli app collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
-  [sim]="sim nvml dcgm util"
+  [sim]="sim nvml dcgm amd util"
 )
 
 bad=0
