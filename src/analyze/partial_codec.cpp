@@ -41,37 +41,6 @@ void PartReader::raw(void* p, std::size_t n) {
   at_ += n;
 }
 
-std::uint8_t PartReader::u8() {
-  std::uint8_t v = 0;
-  raw(&v, sizeof v);
-  return v;
-}
-std::uint32_t PartReader::u32() {
-  std::uint32_t v = 0;
-  raw(&v, sizeof v);
-  return v;
-}
-std::uint64_t PartReader::u64() {
-  std::uint64_t v = 0;
-  raw(&v, sizeof v);
-  return v;
-}
-std::int64_t PartReader::i64() {
-  std::int64_t v = 0;
-  raw(&v, sizeof v);
-  return v;
-}
-double PartReader::f64() {
-  double v = 0;
-  raw(&v, sizeof v);
-  return v;
-}
-float PartReader::f32() {
-  float v = 0;
-  raw(&v, sizeof v);
-  return v;
-}
-
 std::size_t PartReader::count(std::size_t element_size) {
   const std::uint64_t n = u64();
   if (element_size > 0 && n > (bytes_.size() - at_) / element_size) {

@@ -34,12 +34,12 @@ class PartReader {
  public:
   // `what` names the bytes in errors ("partial summary parts/part-3-of-8.bin").
   PartReader(std::string_view bytes, std::string what) : bytes_(bytes), what_(std::move(what)) {}
-  std::uint8_t u8();
-  std::uint32_t u32();
-  std::uint64_t u64();
-  std::int64_t i64();
-  double f64();
-  float f32();
+  std::uint8_t u8() { return number<std::uint8_t>(); }
+  std::uint32_t u32() { return number<std::uint32_t>(); }
+  std::uint64_t u64() { return number<std::uint64_t>(); }
+  std::int64_t i64() { return number<std::int64_t>(); }
+  double f64() { return number<double>(); }
+  float f32() { return number<float>(); }
   std::string text();
   // A count of elements of at least `element_size` bytes each that must still fit in the bytes
   // left (a damaged count cannot make the reader allocate gigabytes).
@@ -49,6 +49,12 @@ class PartReader {
 
  private:
   void raw(void* p, std::size_t n);
+  template <typename T>
+  T number() {
+    T v{};
+    raw(&v, sizeof v);
+    return v;
+  }
   std::string_view bytes_;
   std::size_t at_ = 0;
   std::string what_;
