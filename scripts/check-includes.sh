@@ -11,7 +11,8 @@ declare -A allowed=(
   [src/core]="core util"
   [src/nvml]="nvml core util"
   [src/dcgm]="dcgm core util"
-  [src/collect]="collect nvml dcgm core util"
+  [src/amd]="amd core util"
+  [src/collect]="collect nvml dcgm amd core util"
   [src/launch]="launch core util"
   [src/ranks]="ranks core util"
   [src/processes]="processes ranks core util"
@@ -30,7 +31,7 @@ declare -A allowed=(
   [src/docgen]="docgen"
   [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
   [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
-  [sim]="sim nvml dcgm util"
+  [sim]="sim nvml dcgm amd util"
 )
 
 bad=0

@@ -55,6 +55,8 @@ packages=(
   libyaml-cpp-dev libssl-dev libcrypt-dev openssl
   # the fuzz targets (scripts/fuzz.sh): clang with its libFuzzer, ASan and UBSan runtimes
   clang libclang-rt-14-dev
+  # the AMD loader's real-library test loads Debian's ROCm SMI (dlopen only: no headers needed)
+  librocm-smi64-1
 )
 # Node and npm fetch the HTML report's assets. A preinstalled node with npm (NodeSource's nodejs
 # package bundles npm, and conflicts with Debian's npm) is used as it is; else Debian's are

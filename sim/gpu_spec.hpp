@@ -58,10 +58,24 @@ struct GpuSpec {
   std::vector<unsigned> unsupported_fields;  // field ids the model's driver does not report
 };
 
+// What an AMD model adds (sim/amd_models.cpp).
+struct AmdSpec {
+  unsigned gcds_per_card = 1;             // MI250X: 2 GCDs, each a device of its own
+  unsigned device_id = 0;                 // PCI device id (vendor 0x1002)
+  unsigned energy_counter_bits = 64;      // the accumulator wraps at 2^bits counts
+  unsigned xgmi_links = 0;                // links with read/write counters in the metrics table
+  unsigned metrics_content_revision = 0;  // the gpu_metrics table's v1.x
+};
+
 // The built-in model with this key, or nullptr.
 const GpuSpec* find_builtin_model(std::string_view key);
 
 // All built-in model keys, for error messages and docs.
 std::vector<std::string> builtin_model_keys();
+
+// The built-in AMD models ("MI250X", "MI300X"): the GPU model's part (per device: one GCD of an
+// MI250X) and AMD's extras; false when `key` is not one.
+bool find_amd_model(std::string_view key, GpuSpec& spec, AmdSpec& amd);
+std::vector<std::string> amd_model_keys();
 
 }  // namespace gpuscope::sim

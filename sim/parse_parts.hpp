@@ -48,6 +48,11 @@ void parse_mig(ObjectReader& gpu, GpuConfig& config, std::size_t index, const Gp
 GpuConfig parse_gpu(const nlohmann::json& value, const std::string& pointer, std::size_t index,
                     const GpuContext& context);
 
+// The scenario's "amd_gpus" list (each card's GCDs as devices) and its "amd" object.
+std::vector<AmdGpuConfig> parse_amd_gpus(const nlohmann::json& value, const std::string& pointer,
+                                         const GpuContext& context);
+AmdLibrariesSpec parse_amd_libraries(const nlohmann::json& value, const std::string& pointer);
+
 // The default UUID and PCI bus id of GPU index under seed.
 std::string default_uuid(std::uint64_t seed, std::size_t index);
 std::string default_pci_bus_id(std::size_t index);

@@ -171,14 +171,27 @@ Scenario parse_root(const nlohmann::json& json, const std::string& path) {
   }
   const auto phase_sets = parse_phase_sets(root, budget);
   const nlohmann::json* gpus = root.find("gpus");
-  if (gpus == nullptr) fail_at("", "missing required key \"gpus\"");
+  const nlohmann::json* amd_gpus = root.find("amd_gpus");
+  if (gpus == nullptr && amd_gpus == nullptr) {
+    fail_at("", "missing required key \"gpus\" (NVIDIA GPUs) or \"amd_gpus\" (AMD GPUs)");
+  }
+  if (const nlohmann::json* amd = root.find("amd")) {
+    scenario.amd = parse_amd_libraries(*amd, "/amd");
+  }
   root.finish();  // a misspelt top-level key explains more than the errors it would cause
+  const GpuContext context{scenario.seed, default_phases ? &*default_phases : nullptr, &phase_sets,
+                           &scenario.global_faults};
+  if (amd_gpus != nullptr) {
+    scenario.amd_gpus = parse_amd_gpus(*amd_gpus, "/amd_gpus", context);
+    for (const AmdGpuConfig& device : scenario.amd_gpus) {
+      budget.charge(device.gpu.phases.size(), "/amd_gpus");
+    }
+  }
+  if (gpus == nullptr) return scenario;
   const auto sources = expand_gpus(*gpus, "/gpus");
   if (sources.empty() || sources.size() > kMaxGpus) {
     fail_at("/gpus", "a scenario needs 1 to " + std::to_string(kMaxGpus) + " GPUs");
   }
-  const GpuContext context{scenario.seed, default_phases ? &*default_phases : nullptr, &phase_sets,
-                           &scenario.global_faults};
   for (std::size_t i = 0; i < sources.size(); ++i) {
     scenario.gpus.push_back(parse_gpu(sources[i].materialise(), sources[i].pointer, i, context));
     budget.charge(scenario.gpus.back().phases.size(), sources[i].pointer);

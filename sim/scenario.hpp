@@ -153,6 +153,25 @@ struct DcgmSpec {
   std::optional<std::uint64_t> metric_groups_answers;
 };
 
+// One AMD GPU device as AMD SMI and ROCm SMI list it: a whole MI300X, or one GCD of an MI250X
+// card (the libraries list each of a card's two GCDs as a device). `gpu` holds what the shared
+// GPU model needs (docs/scenarios.md, "amd_gpus").
+struct AmdGpuConfig {
+  GpuConfig gpu;
+  AmdSpec amd;
+  unsigned card = 0;  // the card (OAM module) it is on: its socket in AMD SMI
+  unsigned gcd = 0;   // its GCD on the card (0 for a single-die GPU)
+  std::uint64_t unique_id = 0;
+};
+
+// How the simulated AMD libraries behave: the scenario's "amd" object.
+enum class AmdInitError { kNone, kPermission, kDriverNotLoaded, kInitError };
+struct AmdLibrariesSpec {
+  bool amd_smi = true;  // false: the simulated AMD SMI fails amdsmi_init, as a missing one
+  bool rocm_smi = true;
+  AmdInitError init_error = AmdInitError::kNone;  // both libraries' init fails so
+};
+
 struct Scenario {
   std::string path;  // the file it was read from
   std::string name;
@@ -166,8 +185,10 @@ struct Scenario {
   std::optional<std::string> state_file;   // resolved against the scenario's folder
   std::optional<nvmlReturn_t> init_error;  // nvmlInit fails with this code
   FaultSpec global_faults;                 // also applies to calls that take no device
-  std::vector<GpuConfig> gpus;
+  std::vector<GpuConfig> gpus;             // NVIDIA GPUs, NVML's
   std::optional<DcgmSpec> dcgm;
+  std::vector<AmdGpuConfig> amd_gpus;  // AMD GPU devices, in the libraries' order
+  AmdLibrariesSpec amd;
 };
 
 }  // namespace gpuscope::sim

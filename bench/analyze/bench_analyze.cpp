@@ -13,7 +13,12 @@
 // passed to analyze (`--carbon-series`), so the interval join's cost shows against the plain run.
 //
 // Usage: bench_analyze [--shape default|gssr|ranks4096] [--ticks N] [--repeat N] [--regenerate]
-// [--binary PATH] [--carbon-series]
+// [--binary PATH] [--carbon-series] [--tasks N]
+//
+// With --tasks N, the distributed analysis too (docs/analysis.md §11): N tasks of `analyze
+// --partial` started at once on this machine; each task's CPU time and peak memory (the cost of
+// its share plus reading every file's small tables), the wall time until task 0 printed, the
+// parts' sizes, and whether task 0 printed what one analyze printed.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -68,6 +73,7 @@ struct Options {
   int repeat = 3;
   bool regenerate = false;
   bool carbon_series = false;  // also join a one-minute grid series (--carbon-series)
+  int tasks = 0;               // also run the distributed analysis with this many tasks (--tasks N)
   std::string binary = GPUSCOPE_BENCH_GPUSCOPE;
 };
 
@@ -435,6 +441,61 @@ Measurement run_analyze(const std::string& binary, const fs::path& db, const fs:
           static_cast<double>(usage.ru_maxrss) / 1024.0};  // ru_maxrss is in KiB
 }
 
+// Runs `tasks` tasks of the distributed analysis of `db` at once; prints each task's figures and
+// whether task 0's JSON is `single_json`'s.
+void run_tasks(const std::string& binary, const fs::path& db, const fs::path& single_json,
+               int tasks) {
+  const fs::path parts = fs::path(single_json).replace_extension(".parts");
+  fs::remove_all(parts);
+  std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<pid_t> pids;
+  for (int r = 0; r < tasks; ++r) {
+    const std::string task = fmt::format("{}/{}", r, tasks);
+    const fs::path out = fs::path(single_json).replace_extension(fmt::format(".task{}.json", r));
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      if (std::freopen(out.c_str(), "w", stdout) == nullptr) _exit(126);
+      execl(binary.c_str(), binary.c_str(), "analyze", "--json", db.c_str(), "--partial",
+            parts.c_str(), "--task", task.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    pids.push_back(pid);
+  }
+  fmt::print(
+      "\n{} tasks of analyze --partial at once on this machine:\n{:>5}  {:>8}  {:>8}  "
+      "{:>8}  {:>12}  {:>10}\n",
+      tasks, "task", "wall s", "user s", "sys s", "peak RSS MB", "part MB");
+  for (int r = 0; r < tasks; ++r) {
+    int status = 0;
+    rusage usage{};
+    if (wait4(pids[static_cast<std::size_t>(r)], &status, 0, &usage) < 0) {
+      throw std::runtime_error("wait4 failed");
+    }
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      throw std::runtime_error(fmt::format("task {} failed (status {})", r, status));
+    }
+    const fs::path part = parts / fmt::format("part-{}-of-{}.bin", r, tasks);
+    fmt::print("{:>5}  {:>8.2f}  {:>8.2f}  {:>8.2f}  {:>12.1f}  {:>10.2f}\n", r, took.count(),
+               seconds(usage.ru_utime), seconds(usage.ru_stime),
+               static_cast<double>(usage.ru_maxrss) / 1024.0,
+               static_cast<double>(fs::file_size(part)) / 1e6);
+  }
+  const fs::path first = fs::path(single_json).replace_extension(".task0.json");
+  std::string a, b;
+  for (auto [path, text] : {std::pair{single_json, &a}, std::pair{first, &b}}) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) throw std::runtime_error("cannot read " + path.string());
+    char buffer[65536];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text->append(buffer, n);
+    std::fclose(f);
+  }
+  fmt::print("task 0's JSON is one analyze's, byte for byte: {}\n", a == b ? "yes" : "NO");
+  if (a != b) throw std::runtime_error("the distributed analysis differs from one analyze");
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -453,6 +514,8 @@ Options parse(int argc, char** argv) {
       o.binary = value();
     } else if (arg == "--carbon-series") {
       o.carbon_series = true;
+    } else if (arg == "--tasks") {
+      o.tasks = std::stoi(value());
     } else if (arg == "--shape") {
       const std::string name = value();
       if (name == "gssr") {
@@ -466,7 +529,7 @@ Options parse(int argc, char** argv) {
       throw std::runtime_error("unknown argument " + arg +
                                " (use --shape default|gssr|ranks4096, --ticks N, --repeat N, "
                                "--regenerate, --binary PATH, "
-                               "--carbon-series)");
+                               "--carbon-series, --tasks N)");
     }
   }
   if (o.ticks == 0) o.ticks = g_shape.ticks;
@@ -566,6 +629,7 @@ int main(int argc, char** argv) {
       fmt::print("goals (100 M values): wall ≤ 5 s: {}; peak RSS ≤ 500 MB: {}\n",
                  median <= 5.0 ? "met" : "NOT met", peak <= 500.0 ? "met" : "NOT met");
     }
+    if (o.tasks > 0) run_tasks(o.binary, db, json, o.tasks);
     fmt::print("last report: {}\n", json.string());
     return 0;
   } catch (const std::exception& e) {

@@ -12,6 +12,7 @@
 #include "analyze/gpu_grid.hpp"
 #include "analyze/mig_instances.hpp"
 #include "analyze/score.hpp"
+#include "core/error.hpp"
 #include "util/utc_time.hpp"
 
 namespace gpuscope::analyze {
@@ -27,29 +28,43 @@ constexpr std::size_t kMaxSpaceBins = 2000;
 // a time beyond that doubles the bin width (merging neighbouring bins, which keeps every sum and
 // count exact) until it fits. So memory is bounded whatever the timestamps say: a sample a year
 // or a century after the others (a corrupted file, a clock step the reader could not undo)
-// coarsens the grid instead of allocating in proportion to the span.
-constexpr std::size_t kMaxActivityBins = std::size_t{1} << 21;  // 29 h at 50 ms, 24 MB
+// coarsens the grid instead of allocating in proportion to the span. The sums are exact (each
+// value in fixed point, ActivityPart), so parts summed apart add up to the same bits in any order.
+constexpr std::size_t kMaxActivityBins = std::size_t{1} << 21;  // 29 h at 50 ms, 40 MB
 
 struct BinnedMean {
   double width = 0.1;
-  std::vector<double> sum;
+  std::vector<ActivitySum> sum;
   std::vector<std::uint32_t> count;
   void add(double t_s, double value) {
     if (std::isnan(value) || !(t_s >= 0) || !std::isfinite(t_s)) return;
     while (t_s / width >= static_cast<double>(kMaxActivityBins)) coarsen();
     const auto bin = static_cast<std::size_t>(t_s / width);
-    if (bin >= sum.size()) {
-      sum.resize(bin + 1, 0.0);
-      count.resize(bin + 1, 0);
-    }
-    sum[bin] += value;
+    grow(bin + 1);
+    sum[bin] += ActivityPart::fixed(value);
     ++count[bin];
+  }
+  // Adds bins gathered apart from the same base width: the finer of the two is coarsened to the
+  // other's width first, which gives the bins one pass over all the samples would have.
+  void merge(BinnedMean other) {
+    while (width < other.width) coarsen();
+    while (other.width < width) other.coarsen();
+    grow(other.sum.size());
+    for (std::size_t i = 0; i < other.sum.size(); ++i) {
+      sum[i] += other.sum[i];
+      count[i] += other.count[i];
+    }
+  }
+  void grow(std::size_t n) {
+    if (n <= sum.size()) return;
+    sum.resize(n, 0);
+    count.resize(n, 0);
   }
   void coarsen() {
     const std::size_t n = (sum.size() + 1) / 2;
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t a = 2 * i, b = 2 * i + 1;
-      sum[i] = sum[a] + (b < sum.size() ? sum[b] : 0.0);
+      sum[i] = sum[a] + (b < sum.size() ? sum[b] : 0);
       count[i] = count[a] + (b < count.size() ? count[b] : 0U);
     }
     sum.resize(n);
@@ -59,7 +74,7 @@ struct BinnedMean {
   std::vector<double> means() const {
     std::vector<double> out(sum.size(), kNaN);
     for (std::size_t i = 0; i < sum.size(); ++i) {
-      if (count[i] > 0) out[i] = sum[i] / count[i];
+      if (count[i] > 0) out[i] = ActivityPart::value(sum[i]) / count[i];
     }
     return out;
   }
@@ -286,6 +301,66 @@ void Analyzer::add_activity(std::span<const double> t_s, std::span<const double>
     s.activity.add(t_s[i], activity[i]);
   }
   s.max_gpu_samples = std::max(s.max_gpu_samples, samples);
+}
+
+ActivitySum ActivityPart::fixed(double value) {
+  constexpr double kLimit = 0x1p40;  // an activity is 0..1; a damaged file's is kept bounded
+  return static_cast<ActivitySum>(std::clamp(value, -kLimit, kLimit) * 0x1p60);
+}
+
+double ActivityPart::value(ActivitySum sum) {
+  return static_cast<double>(sum) * 0x1p-60;
+}
+
+ActivityPart Analyzer::activity_part() const {
+  const State& s = *state_;
+  return {s.activity.width, s.activity.sum, s.activity.count, s.max_t_s, s.max_gpu_samples};
+}
+
+void Analyzer::add_activity_part(const ActivityPart& part) {
+  State& s = *state_;
+  if (!(part.width > 0) || part.sum.size() != part.count.size()) {
+    throw Error("a partial summary's activity bins are damaged", {},
+                "run the partial step again into an empty directory");
+  }
+  s.activity.merge({part.width, part.sum, part.count});
+  s.max_t_s = std::max(s.max_t_s, part.max_t_s);
+  s.max_gpu_samples = std::max(s.max_gpu_samples, part.max_gpu_samples);
+}
+
+void OverallCounts::take(PreparedDevice& device) {
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    OverallPart& part = device.overall[m];
+    if (in_overall(device.report.key, static_cast<Metric>(m))) {
+      sketch[m].merge(part.sketch);
+      values[m].merge(part.values);
+    }
+    part.sketch = QuantileSketch{0.001};
+    part.values = ValueCounts{};
+  }
+  score_sketch.merge(device.score.sketch);
+  score_values.merge(device.score.values);
+  device.score.sketch = QuantileSketch{0.001};
+  device.score.values = ValueCounts{};
+}
+
+void OverallCounts::merge(const OverallCounts& other) {
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    sketch[m].merge(other.sketch[m]);
+    values[m].merge(other.values[m]);
+  }
+  score_sketch.merge(other.score_sketch);
+  score_values.merge(other.score_values);
+}
+
+void Analyzer::add_overall_counts(const OverallCounts& counts) {
+  State& s = *state_;
+  for (std::size_t m = 0; m < kMetricCount; ++m) {
+    s.overall[m].sketch.merge(counts.sketch[m]);
+    s.overall[m].values.merge(counts.values[m]);
+  }
+  s.score.sketch.merge(counts.score_sketch);
+  s.score.values.merge(counts.score_values);
 }
 
 void Analyzer::note_data_problem(std::string kind, std::string finding, std::string note) {
@@ -590,26 +665,22 @@ void Analyzer::set_phases(std::vector<std::string> names, std::vector<PhaseSpan>
   state_->phases.emplace(std::move(names), std::move(spans));
 }
 
-namespace {
-
 // What a MIG instance measures of its own: its memory and its saturation metrics. A GPU in MIG
 // mode reports the same over the whole GPU; in the statistics over all GPUs its instances stand
 // for it, so that no SM or byte is counted twice (its own row keeps its whole-GPU figures).
-bool instance_metric(std::size_t m) {
-  const auto metric = static_cast<Metric>(m);
+bool in_overall(const GpuKey& key, Metric metric) {
+  const bool mig_parent = !key.mig && key.mig_enabled.value_or(false);
+  if (!mig_parent) return true;
   const bool memory = metric >= Metric::MemoryUsedBytes && metric <= Metric::MemoryReservedBytes;
   const bool saturation = metric >= Metric::GraphicsActivePct && metric <= Metric::IntegerActivePct;
-  return memory || saturation || metric == Metric::FlopActivePct;
+  return !(memory || saturation || metric == Metric::FlopActivePct);
 }
-
-}  // namespace
 
 void Analyzer::add_prepared(PreparedDevice&& d) {
   State& s = *state_;
   const auto gpu = static_cast<std::uint32_t>(s.result.gpus.size());
-  const bool mig_parent = !d.report.key.mig && d.report.key.mig_enabled.value_or(false);
   for (std::size_t m = 0; m < kMetricCount; ++m) {
-    if (mig_parent && instance_metric(m)) continue;
+    if (!in_overall(d.report.key, static_cast<Metric>(m))) continue;
     s.overall[m].merge(d.overall[m]);
     if (!s.overall[m].values.exact()) s.counts_given_up[m].store(true, std::memory_order_relaxed);
     // Allocated on first use: a metric no GPU reports costs no grid.

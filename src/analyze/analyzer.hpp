@@ -67,6 +67,22 @@ struct OverallPart {
   std::optional<MetricOverall> result() const;
 };
 
+// What pass 1 gathered: per activity bin, the sum of the samples' activity in fixed point (units
+// of 2^-60, so sums are exact and parts gathered apart add up to the same bits in any order) and
+// how many there were; the latest time and the most samples of one GPU. What a task of the
+// distributed analysis (app/analysis_partial) shares with the others to agree on the window.
+__extension__ typedef __int128 ActivitySum;
+struct ActivityPart {
+  double width = 0;  // seconds per bin
+  std::vector<ActivitySum> sum;
+  std::vector<std::uint32_t> count;
+  double max_t_s = 0;
+  std::size_t max_gpu_samples = 0;
+
+  static ActivitySum fixed(double value);  // |value| clamped to 2^40
+  static double value(ActivitySum sum);
+};
+
 // What one GPU adds to the analysis (pass 2), computed by Analyzer::prepare_device() on any
 // thread and added by Analyzer::add_prepared() in GPU order.
 struct PreparedDevice {
@@ -77,6 +93,26 @@ struct PreparedDevice {
   std::array<std::vector<std::pair<std::size_t, double>>, kMetricCount> space;
   PhaseGpuPart phases;  // what this GPU measured of the phases
   MigBins mig_bins;     // a MIG instance's or MIG-enabled GPU's, for the split of its energy
+};
+
+// Whether a GPU's metric counts in the figures over all GPUs: a GPU in MIG mode leaves out what
+// its instances measure of their own (memory, saturation), which they stand for.
+bool in_overall(const GpuKey& key, Metric metric);
+
+// The quantile sketches and distinct-value counts of the figures over all GPUs: integer counts,
+// so parts merged in any grouping give the same result as merging GPU by GPU (the one exception:
+// values spanning more magnitudes than QuantileSketch::kMaxBuckets holds, folded as they come).
+// The distributed analysis carries them per task instead of per GPU (they are most of a GPU's
+// part: about 55 KB per metric).
+struct OverallCounts {
+  std::array<QuantileSketch, kMetricCount> sketch;
+  std::array<ValueCounts, kMetricCount> values;
+  QuantileSketch score_sketch;
+  ValueCounts score_values;
+
+  // Moves `device`'s sketches and counts here (those add_prepared would have merged).
+  void take(PreparedDevice& device);
+  void merge(const OverallCounts& other);
 };
 
 class Analyzer {
@@ -94,6 +130,10 @@ class Analyzer {
 
   // Pass 1: one GPU's activity (0..1, NaN unknown) at times t_s.
   void add_activity(std::span<const double> t_s, std::span<const double> activity);
+  // Pass 1 gathered apart (a distributed analysis): what add_activity() gathered so far, and
+  // another analyzer's, added exactly (the same state as one analyzer fed every GPU).
+  ActivityPart activity_part() const;
+  void add_activity_part(const ActivityPart& part);
   // Ends pass 1: decides the window the statistics cover.
   void finish_activity();
   const Window& window() const;
@@ -106,6 +146,9 @@ class Analyzer {
   // called on one thread, in GPU order.
   PreparedDevice prepare_device(const DeviceSeries& series) const;
   void add_prepared(PreparedDevice&& device);
+  // The sketches and counts taken out of prepared devices (OverallCounts::take) before they were
+  // added: after add_prepared() of those devices, in any grouping.
+  void add_overall_counts(const OverallCounts& counts);
 
   // Something wrong with the data itself (a clock step, timestamps outside the run, unreadable
   // parts of a file): `finding` becomes a diagnosis line of `kind` (listed first), `note`, when

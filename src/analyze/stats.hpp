@@ -12,6 +12,8 @@
 
 namespace gpuscope::analyze {
 
+struct StatsCodec;  // analyze/partial_codec: writes and reads their state exactly
+
 struct Summary {
   std::size_t count = 0;
   double mean = 0, median = 0, p5 = 0, p95 = 0, min = 0, max = 0;
@@ -71,6 +73,7 @@ class ValueCounts {
   std::optional<double> quantile(double q) const;
 
  private:
+  friend struct StatsCodec;
   std::vector<std::pair<double, std::uint64_t>> counts_;  // ascending, distinct values (−0 is 0)
   std::size_t limit_;
   std::uint64_t count_ = 0;
@@ -107,6 +110,7 @@ class QuantileSketch {
   std::optional<double> quantile(double q) const;
 
  private:
+  friend struct StatsCodec;
   // Counts of consecutive bucket indices [offset, offset + counts.size()).
   struct Buckets {
     std::int64_t offset = 0;

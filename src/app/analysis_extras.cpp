@@ -16,63 +16,62 @@ namespace gpuscope::app {
 
 using analyze::RunMeta;
 
-void read_processes(analyze::Analysis& analysis, const AnalysisSources& in) {
-  const std::vector<Source>& sources = in.sources;
+void gather_processes(const AnalysisSources& in, const Source& source,
+                      std::vector<analyze::ProcessUse>& uses) {
   const std::vector<RunMeta>& metas = in.metas;
-  const bool several = metas.size() > 1;
-  for (const auto& source : sources) {
-    const store::RunReader::ReadTransaction transaction(source.reader());
-    analyze::RunProcesses run;
-    run.run_id = metas[source.meta].run_id;
-    run.samples = source.reader().process_samples(source.run_id);
-    if (run.samples.empty()) continue;
-    run.processes = source.reader().processes(source.run_id);
-    const RunMeta& meta = metas[source.meta];
-    if (several) run.where = meta.host + (meta.rank ? fmt::format(" rank {} ", *meta.rank) : " ");
-    const RunClock& clock = source.clock;
-    auto uses = analyze::summarise_processes(
-        run, [&clock](std::int64_t mono_ns) { return clock.at(mono_ns); });
-    for (auto& use : uses) analysis.processes.push_back(std::move(use));
+  analyze::RunProcesses run;
+  run.run_id = metas[source.meta].run_id;
+  run.samples = source.reader().process_samples(source.run_id);
+  if (run.samples.empty()) return;
+  run.processes = source.reader().processes(source.run_id);
+  const RunMeta& meta = metas[source.meta];
+  if (metas.size() > 1) {
+    run.where = meta.host + (meta.rank ? fmt::format(" rank {} ", *meta.rank) : " ");
   }
+  const RunClock& clock = source.clock;
+  auto found = analyze::summarise_processes(
+      run, [&clock](std::int64_t mono_ns) { return clock.at(mono_ns); });
+  for (auto& use : found) uses.push_back(std::move(use));
+}
+
+void add_processes(analyze::Analysis& analysis, std::vector<analyze::ProcessUse> uses) {
+  analysis.processes = std::move(uses);
   for (auto& finding : analyze::process_findings(analysis.processes)) {
     analysis.findings.push_back(std::move(finding));
   }
 }
 
-std::vector<analyze::Mark> read_marks(const AnalysisSources& in, const LoadExtras& extras) {
-  const std::vector<Source>& sources = in.sources;
-  const std::vector<RunMeta>& metas = in.metas;
-  std::vector<analyze::Mark> marks;
-  const bool several = metas.size() > 1;
-  std::size_t lines = 0;
-  for (const auto& source : sources) {
-    const RunMeta& meta = metas[source.meta];
-    const std::string where =
-        several ? meta.host + (meta.rank ? fmt::format(" rank {}", *meta.rank) : "") : "";
-    const store::RunReader::ReadTransaction transaction(source.reader());
-    auto events = source.reader().events({source.run_id, std::nullopt});
-    store::RunEvent e;
-    while (events.next(e)) {
-      std::string at = where;
-      if (e.event.device_index)
-        at += fmt::format("{}GPU {}", at.empty() ? "" : " ", *e.event.device_index);
-      const double t = source.clock.at(e.event.mono_ns);
-      if (!std::isnan(t))
-        marks.push_back({t, std::string(e.event.kind.text()), e.event.detail, at});
+void gather_marks(const AnalysisSources& in, const Source& source, const LoadExtras& extras,
+                  Marks& out) {
+  const RunMeta& meta = in.metas[source.meta];
+  const std::string where =
+      in.metas.size() > 1 ? meta.host + (meta.rank ? fmt::format(" rank {}", *meta.rank) : "") : "";
+  auto events = source.reader().events({source.run_id, std::nullopt});
+  store::RunEvent e;
+  while (events.next(e)) {
+    std::string at = where;
+    if (e.event.device_index) {
+      at += fmt::format("{}GPU {}", at.empty() ? "" : " ", *e.event.device_index);
     }
-    auto output = source.reader().output({source.run_id, std::nullopt});
-    store::RunOutputLine line;
-    while (output.next(line) && lines < extras.max_output_lines) {
-      const double t = source.clock.at(line.line.mono_ns);
-      if (std::isnan(t)) continue;
-      ++lines;
-      marks.push_back({t, line.line.stream == OutputStream::Stderr ? "stderr" : "stdout",
-                       line.line.text, where});
-    }
+    const double t = source.clock.at(e.event.mono_ns);
+    if (!std::isnan(t))
+      out.marks.push_back({t, std::string(e.event.kind.text()), e.event.detail, at});
   }
-  std::stable_sort(marks.begin(), marks.end(),
+  auto output = source.reader().output({source.run_id, std::nullopt});
+  store::RunOutputLine line;
+  while (out.lines < extras.max_output_lines && output.next(line)) {
+    const double t = source.clock.at(line.line.mono_ns);
+    if (std::isnan(t)) continue;
+    ++out.lines;
+    out.marks.push_back(
+        {t, line.line.stream == OutputStream::Stderr ? "stderr" : "stdout", line.line.text, where});
+  }
+}
+
+std::vector<analyze::Mark> sorted_marks(Marks gathered) {
+  std::stable_sort(gathered.marks.begin(), gathered.marks.end(),
                    [](const auto& a, const auto& b) { return a.t_s < b.t_s; });
-  return marks;
+  return std::move(gathered.marks);
 }
 
 std::optional<double> work_from_output(const std::vector<Source>& sources,

@@ -14,12 +14,22 @@ namespace gpuscope::app {
 
 struct LoadExtras;
 
-// Which processes used each GPU (schema 1.3), and the diagnosis of those outside the job.
-void read_processes(analyze::Analysis& analysis, const AnalysisSources& in);
+// Which processes used each run's GPUs (schema 1.3), gathered run by run while its file is open
+// for the other extras (app/analysis_loader), then set with the diagnosis of those outside the
+// job.
+void gather_processes(const AnalysisSources& in, const Source& source,
+                      std::vector<analyze::ProcessUse>& uses);
+void add_processes(analyze::Analysis& analysis, std::vector<analyze::ProcessUse> uses);
 
-// Job events and captured output lines, for the report's timeline; output capped as `extras`
-// says.
-std::vector<analyze::Mark> read_marks(const AnalysisSources& in, const LoadExtras& extras);
+// Job events and captured output lines for the report's timeline, gathered run by run (output
+// capped as `extras` says), then in time order.
+struct Marks {
+  std::vector<analyze::Mark> marks;
+  std::size_t lines = 0;  // output lines so far
+};
+void gather_marks(const AnalysisSources& in, const Source& source, const LoadExtras& extras,
+                  Marks& out);
+std::vector<analyze::Mark> sorted_marks(Marks gathered);
 
 // Total work from the captured output: the first group of every match of `pattern`, summed.
 // Throws Error::usage when no output was recorded or nothing matched.

@@ -1,13 +1,17 @@
 #include "app/analysis_loader.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 
 #include "analyze/analyzer.hpp"
 #include "analyze/carbon.hpp"
 #include "app/analysis_extras.hpp"
+#include "app/analysis_partial.hpp"
 #include "app/analysis_passes.hpp"
 #include "app/analysis_sources.hpp"
 #include "app/node_analysis.hpp"
@@ -131,6 +135,46 @@ std::vector<fs::path> input_files(const std::vector<std::string>& inputs) {
 
 }  // namespace
 
+namespace {
+
+// The analyzer of `in` with every run's clock placed on its time axis.
+std::unique_ptr<analyze::Analyzer> make_analyzer(const analyze::AnalysisOptions& options,
+                                                 AnalysisSources& in) {
+  auto analyzer = std::make_unique<analyze::Analyzer>(options, in.metas);
+  for (auto& source : in.sources) {
+    source.clock.offset_s = analyzer->t0_offset_s(in.metas[source.meta]);
+  }
+  return analyzer;
+}
+
+// After pass 2: the events, then everything the runs hold beside samples, each file visited
+// once for all of them (thousands of rank files are reopened once, not once per table).
+analyze::Analysis finish_analysis(analyze::Analyzer& analyzer, const AnalysisSources& in,
+                                  const analyze::AnalysisOptions& options, const LoadExtras& extras,
+                                  const std::vector<std::string>& carbon_notes) {
+  std::vector<analyze::ProcessUse> processes;
+  analyze::NodeEnergyInput node;
+  Marks marks;
+  for (const auto& source : in.sources) {
+    const store::RunReader::ReadTransaction transaction(source.reader());
+    feed_events(analyzer, in, source);
+    gather_processes(in, source, processes);
+    gather_node_energy(in, source, node);
+    if (extras.marks) gather_marks(in, source, extras, marks);
+  }
+  analyze::Analysis analysis = analyzer.finish();
+  analysis.inputs = in.input_names;
+  if (extras.marks) analysis.marks = sorted_marks(std::move(marks));
+  add_processes(analysis, std::move(processes));
+  add_node_energy(analysis, std::move(node), options);
+  analysis.notes.insert(analysis.notes.end(), carbon_notes.begin(), carbon_notes.end());
+  const auto saturation = saturation_notes(analysis);
+  analysis.notes.insert(analysis.notes.end(), saturation.begin(), saturation.end());
+  return analysis;
+}
+
+}  // namespace
+
 analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extras) {
   check_options(o);
   analyze::AnalysisOptions options = analysis_options(o, extras);
@@ -140,27 +184,120 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
   std::vector<std::string> carbon_notes;
   if (grid) options.grid_series = grid_series_for_runs(*grid, in, carbon_notes);
 
-  analyze::Analyzer analyzer(options, in.metas);
-  // The clocks' places on the axis are known once the analyzer has every run.
-  for (auto& source : in.sources) {
-    source.clock.offset_s = analyzer.t0_offset_s(in.metas[source.meta]);
-  }
+  const auto analyzer = make_analyzer(options, in);
   const auto jobs = device_jobs(in.sources);
-  feed_activity(analyzer, in, jobs);
-  analyzer.finish_activity();
-  feed_phases(analyzer, in.sources);
-  feed_devices(analyzer, in, jobs);
-  feed_events(analyzer, in);
+  const auto checks = feed_activity(*analyzer, in, jobs);
+  report_time_checks(*analyzer, in.sources, in.metas, checks);
+  analyzer->finish_activity();
+  feed_phases(*analyzer, in.sources);
+  feed_devices(*analyzer, in, jobs,
+               [&](analyze::PreparedDevice&& d) { analyzer->add_prepared(std::move(d)); });
+  return finish_analysis(*analyzer, in, options, extras, carbon_notes);
+}
 
-  analyze::Analysis analysis = analyzer.finish();
-  analysis.inputs = in.input_names;
-  if (extras.marks) analysis.marks = read_marks(in, extras);
-  read_processes(analysis, in);
-  add_node_energy(analysis, in, options);
-  analysis.notes.insert(analysis.notes.end(), carbon_notes.begin(), carbon_notes.end());
-  const auto saturation = saturation_notes(analysis);
-  analysis.notes.insert(analysis.notes.end(), saturation.begin(), saturation.end());
-  return analysis;
+namespace {
+
+// What changes a distributed task's part, as text for the fingerprint every task must share.
+std::string options_text(const AnalyzeOptions& o, const LoadExtras& extras) {
+  std::string grid;
+  for (const Metric m : extras.gpu_grid_metrics) grid += fmt::format("{},", static_cast<int>(m));
+  return fmt::format(
+      "trim={} resolution={:a} grid={}/{} intensity={} region={} series={} source={}/{} pue={:a}",
+      o.trim, o.resolution_s, grid, extras.gpu_grid_bins,
+      o.carbon_intensity ? fmt::format("{:a}", *o.carbon_intensity) : "-", o.region.value_or("-"),
+      o.carbon_series.value_or("-"), o.carbon_source.value_or("-"), o.carbon_region, o.pue);
+}
+
+// Task 0 finds the grid's intensity (a grid API is asked once, its answer kept in the first
+// input as always) and the work units; the others take the series from its context file.
+std::vector<std::string> task_context(const AnalyzeOptions& o, analyze::AnalysisOptions& options,
+                                      const AnalysisSources& in, const PartialDirectory& dir,
+                                      PartialTask task) {
+  std::vector<std::string> carbon_notes;
+  if (task.index != 0) {
+    if (auto grid = dir.read_context()) options.grid_series = std::move(grid);
+    return carbon_notes;
+  }
+  if (!o.work_regex.empty()) options.work_units = work_from_output(in.sources, o.work_regex);
+  if (const auto grid = grid_request(o)) {
+    options.grid_series = grid_series_for_runs(*grid, in, carbon_notes);
+  }
+  dir.write_context(options.grid_series);
+  return carbon_notes;
+}
+
+std::optional<analyze::Analysis> run_task(const AnalyzeOptions& o, const LoadExtras& extras,
+                                          const std::vector<std::filesystem::path>& files,
+                                          PartialTask task, PartialDirectory& dir) {
+  analyze::AnalysisOptions options = analysis_options(o, extras);
+  AnalysisSources in = open_sources(files, task_files(files.size(), task));
+  const auto carbon_notes = task_context(o, options, in, dir, task);
+  const auto analyzer = make_analyzer(options, in);
+  const auto jobs = device_jobs(in.sources);  // this task's GPUs only
+
+  // Pass 1: this task's share, then every other task's, exactly: the same window everywhere.
+  std::vector<TimeCheck> checks = feed_activity(*analyzer, in, jobs);
+  ActivityShare mine{analyzer->activity_part(), {}};
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    if (checks[i].rows > 0) mine.checks.emplace_back(i, checks[i]);
+  }
+  dir.write_activity(mine);
+  dir.read_activities([&](ActivityShare&& share) {
+    analyzer->add_activity_part(share.activity);
+    for (const auto& [source, check] : share.checks) {
+      if (source >= checks.size()) throw Error("a partial summary names a run that is not here");
+      checks[source].merge(check);
+    }
+  });
+  report_time_checks(*analyzer, in.sources, in.metas, checks);
+  analyzer->finish_activity();
+  feed_phases(*analyzer, in.sources);
+
+  // Pass 2: this task's GPUs into its part; task 0 then adds every part in GPU order.
+  feed_devices(*analyzer, in, jobs, [&](analyze::PreparedDevice&& d) {
+    const auto source = static_cast<std::size_t>(d.report.key.run_id);
+    dir.add_device({source, d.report.key.device_index, std::move(d)});
+  });
+  dir.finish_part();
+  if (task.index != 0) return std::nullopt;
+  std::size_t gpus = 0;
+  dir.read_parts(
+      [&](DeviceShare&& share) {
+        ++gpus;
+        if (share.source >= in.sources.size()) {
+          throw Error("a partial summary names a run that is not here");
+        }
+        share.prepared.report.key =
+            key_of(in.sources[share.source], in.metas[share.source], share.device);
+        analyzer->add_prepared(std::move(share.prepared));
+      },
+      [&](analyze::OverallCounts&& counts) { analyzer->add_overall_counts(counts); });
+  if (gpus == 0) {
+    throw Error(fmt::format("no samples to analyze in {}", fmt::join(in.input_names, ", ")),
+                "the job ended before the first sample, or no GPU was selected",
+                "profile a longer job, or check gpuscope devices");
+  }
+  return finish_analysis(*analyzer, in, options, extras, carbon_notes);
+}
+
+}  // namespace
+
+std::optional<analyze::Analysis> load_analysis_task(const AnalyzeOptions& o,
+                                                    const LoadExtras& extras) {
+  check_options(o);
+  const PartialTask task = partial_task(o.task);
+  const auto files = input_files(o.inputs);
+  PartialDirectory dir(*o.partial_dir, task,
+                       partial_fingerprint(files, task, options_text(o, extras)),
+                       o.partial_timeout_s);
+  try {
+    return run_task(o, extras, files, task, dir);
+  } catch (const std::exception& e) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    dir.fail(fmt::format("on {}: {}", host, e.what()));
+    throw;
+  }
 }
 
 void print_carbon_regions(const AnalyzeOptions& o) {

@@ -38,6 +38,11 @@ struct AnalyzeOptions {
   std::string work_name = "units";
   double straggler_threshold = 0.15;
   bool no_color = false;
+  // The distributed analysis (app/analysis_partial): --partial DIR, --task R/N (else from srun's
+  // or mpirun's environment), --partial-timeout.
+  std::optional<std::string> partial_dir;
+  std::optional<std::string> task;
+  double partial_timeout_s = 3600;
 };
 
 // --carbon-region list: the UK regions on stdout (with the API's current forecast when it
@@ -55,5 +60,11 @@ struct LoadExtras {
 // Reads the run databases named in `options` and analyses them (two passes); throws Error
 // (usage for bad input) as `gpuscope analyze` reports it.
 analyze::Analysis load_analysis(const AnalyzeOptions& options, const LoadExtras& extras = {});
+
+// One task of the distributed analysis (options.partial_dir set): reads its share of the files'
+// samples, meets the other tasks in the directory, and on task 0 returns what load_analysis()
+// of the same files returns, to the bit; nullopt on the other tasks.
+std::optional<analyze::Analysis> load_analysis_task(const AnalyzeOptions& options,
+                                                    const LoadExtras& extras = {});
 
 }  // namespace gpuscope::app

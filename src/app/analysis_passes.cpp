@@ -130,7 +130,8 @@ void feed_power(const store::RunReader& reader, const Source& source, unsigned d
   }
 }
 
-// The clock steps and misplaced timestamps pass 1 found, as diagnosis lines and notes.
+}  // namespace
+
 void report_time_checks(Analyzer& analyzer, const std::vector<Source>& sources,
                         const std::vector<RunMeta>& metas, const std::vector<TimeCheck>& checks) {
   const bool several = metas.size() > 1;
@@ -170,10 +171,8 @@ void report_time_checks(Analyzer& analyzer, const std::vector<Source>& sources,
   }
 }
 
-}  // namespace
-
-void feed_activity(Analyzer& analyzer, const AnalysisSources& in,
-                   const std::optional<std::vector<DeviceJob>>& jobs) {
+std::vector<TimeCheck> feed_activity(Analyzer& analyzer, const AnalysisSources& in,
+                                     const std::optional<std::vector<DeviceJob>>& jobs) {
   const Metric columns[] = {Metric::SmActivePct, Metric::GpuUtilPct};
   const std::int64_t t0 = analyzer.t0_wall_ns();
   std::vector<TimeCheck> checks(in.sources.size());
@@ -196,11 +195,12 @@ void feed_activity(Analyzer& analyzer, const AnalysisSources& in,
         checks[series.source->index].merge(series.check);
         if (!series.t.empty()) analyzer.add_activity(series.t, series.activity);
       });
-  report_time_checks(analyzer, in.sources, in.metas, checks);
+  return checks;
 }
 
-void feed_devices(Analyzer& analyzer, const AnalysisSources& in,
-                  const std::optional<std::vector<DeviceJob>>& jobs) {
+void feed_devices(const Analyzer& analyzer, const AnalysisSources& in,
+                  const std::optional<std::vector<DeviceJob>>& jobs,
+                  const std::function<void(analyze::PreparedDevice&&)>& sink) {
   const std::int64_t t0 = analyzer.t0_wall_ns();
   std::vector<Metric> all;
   for (std::size_t m = 0; m < kMetricCount; ++m) all.push_back(static_cast<Metric>(m));
@@ -223,7 +223,7 @@ void feed_devices(Analyzer& analyzer, const AnalysisSources& in,
         // The columns go back to the read buffer, so one set of them per thread is ever held.
         for (std::size_t m = 0; m < kMetricCount; ++m) d.values[m].swap(c.values[m]);
       },
-      [&](analyze::PreparedDevice& device) { analyzer.add_prepared(std::move(device)); });
+      [&](analyze::PreparedDevice& device) { sink(std::move(device)); });
 }
 
 // The runs' phases (schema 1.5) on the analysis' time axis: names shared across runs, a track
@@ -306,32 +306,28 @@ void feed_health(Analyzer& analyzer, const AnalysisSources& in, const Source& so
 
 }  // namespace
 
-void feed_events(Analyzer& analyzer, const AnalysisSources& in) {
+void feed_events(Analyzer& analyzer, const AnalysisSources& in, const Source& source) {
   const bool with_host = in.metas.size() > 1;
-  for (const auto& source : in.sources) {
-    const store::RunReader::ReadTransaction transaction(source.reader());
-    auto cursor = source.reader().events({source.run_id, std::nullopt});
-    store::RunEvent e;
-    while (cursor.next(e)) {
-      const EventKind kind = e.event.kind;
-      const bool mig = kind == EventKind::MigInstance;
-      if ((kind != EventKind::GpuLost && !mig && !is_health(kind)) || !e.event.device_index) {
-        continue;
-      }
-      const double t = source.clock.at(e.event.mono_ns);
-      if (std::isnan(t)) continue;
-      const auto key = key_of(source, in.metas[source.meta], *e.event.device_index);
-      if (mig) {
-        analyzer.note_mig_change(key, t, e.event.detail, with_host);
-      } else if (kind == EventKind::GpuLost) {
-        analyzer.note_gpu_lost(key, t, with_host);
-      } else {
-        analyzer.note_health_event(key, {{}, t, kind, e.event.detail, run_end_s(source)},
-                                   with_host);
-      }
+  auto cursor = source.reader().events({source.run_id, std::nullopt});
+  store::RunEvent e;
+  while (cursor.next(e)) {
+    const EventKind kind = e.event.kind;
+    const bool mig = kind == EventKind::MigInstance;
+    if ((kind != EventKind::GpuLost && !mig && !is_health(kind)) || !e.event.device_index) {
+      continue;
     }
-    feed_health(analyzer, in, source);
+    const double t = source.clock.at(e.event.mono_ns);
+    if (std::isnan(t)) continue;
+    const auto key = key_of(source, in.metas[source.meta], *e.event.device_index);
+    if (mig) {
+      analyzer.note_mig_change(key, t, e.event.detail, with_host);
+    } else if (kind == EventKind::GpuLost) {
+      analyzer.note_gpu_lost(key, t, with_host);
+    } else {
+      analyzer.note_health_event(key, {{}, t, kind, e.event.detail, run_end_s(source)}, with_host);
+    }
   }
+  feed_health(analyzer, in, source);
 }
 
 }  // namespace gpuscope::app

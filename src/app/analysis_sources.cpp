@@ -91,7 +91,9 @@ struct FileRuns {
   std::vector<Source> sources;  // one per run, without their places in the list
 };
 
-FileRuns read_file_runs(const fs::path& path) {
+// `deep`: with each GPU's sample count and read plan (the samples index is read); else only the
+// runs and their devices, for a distributed task that reads another task's file's samples never.
+FileRuns read_file_runs(const fs::path& path, bool deep) {
   FileRuns out;
   const store::RunReader reader = store::RunReader::open(path);
   const store::RunReader::ReadTransaction transaction(reader);
@@ -102,9 +104,10 @@ FileRuns read_file_runs(const fs::path& path) {
     source.path = out.path;
     source.run_id = run.run_id;
     source.devices = reader.devices(run.run_id);
-    source.samples_by_device = reader.samples_per_device(run.run_id);
+    if (deep) source.samples_by_device = reader.samples_per_device(run.run_id);
     for (const auto& [device, rows] : source.samples_by_device) source.samples += rows;
     for (const auto& d : source.devices) {
+      if (!deep) break;
       std::int64_t rows = 0;
       for (const auto& [device, count] : source.samples_by_device) {
         if (device == d.index) rows = count;
@@ -123,7 +126,7 @@ FileRuns read_file_runs(const fs::path& path) {
 
 }  // namespace
 
-AnalysisSources open_sources(const std::vector<fs::path>& paths) {
+AnalysisSources open_sources(const std::vector<fs::path>& paths, std::optional<FileRange> deep) {
   AnalysisSources out;
   std::map<RunIdentity, std::string> identities;
   const auto readers = std::make_shared<ReaderCache>();
@@ -132,7 +135,9 @@ AnalysisSources open_sources(const std::vector<fs::path>& paths) {
   const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1U, 2U);
   util::ordered_parallel<FileRuns>(
       paths.size(), threads, 4 * threads,
-      [&](std::size_t i, unsigned, FileRuns& file) { file = read_file_runs(paths[i]); },
+      [&](std::size_t i, unsigned, FileRuns& file) {
+        file = read_file_runs(paths[i], !deep || (i >= deep->first && i < deep->second));
+      },
       [&](FileRuns& file) {
         out.input_names.push_back(file.path.string());
         for (std::size_t r = 0; r < file.runs.size(); ++r) {
@@ -150,7 +155,7 @@ AnalysisSources open_sources(const std::vector<fs::path>& paths) {
   if (out.metas.empty()) {
     throw Error::usage("the input holds no run", {}, "is it a gpuscope run database?");
   }
-  if (out.samples == 0) {
+  if (out.samples == 0 && !deep) {
     throw Error(fmt::format("no samples to analyze in {}", fmt::join(out.input_names, ", ")),
                 "the job ended before the first sample, or no GPU was selected",
                 "profile a longer job, or check gpuscope devices");

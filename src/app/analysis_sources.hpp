@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyze/analyzer.hpp"
@@ -55,10 +56,16 @@ struct AnalysisSources {
   std::int64_t samples = 0;  // in all
 };
 
+// Files [first, second) of a list.
+using FileRange = std::pair<std::size_t, std::size_t>;
+
 // Opens every run database of `paths` and lists its runs. Throws Error::usage when a run is in
 // two files (or twice in one: counting it twice would double its energy), when there is no run,
-// and Error when there are no samples.
-AnalysisSources open_sources(const std::vector<std::filesystem::path>& paths);
+// and Error when there are no samples. With `deep`, only those files' GPUs get their sample
+// counts and read plans (a distributed task's share; the others' samples are never read, and
+// the check for samples is left to whoever sees them all).
+AnalysisSources open_sources(const std::vector<std::filesystem::path>& paths,
+                             std::optional<FileRange> deep = std::nullopt);
 
 // The analyzer's key of one GPU of a source's run.
 analyze::GpuKey key_of(const Source& source, const analyze::RunMeta& meta, unsigned device_index);

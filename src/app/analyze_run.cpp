@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "app/report_kernels.hpp"
@@ -21,6 +22,16 @@ namespace {
 ingest::RunInputs resolve_inputs(AnalyzeOptions& o) {
   ingest::RunInputs resolved(o.inputs, o.read);
   for (const auto& note : resolved.notes()) fmt::print(stderr, "gpuscope: note: {}\n", note);
+  if (o.partial_dir) {
+    // Each task would convert the logs into its own temporary files: the tasks would not agree
+    // on their inputs (nor should every node convert every log).
+    for (const auto& path : resolved.paths()) {
+      if (std::find(o.inputs.begin(), o.inputs.end(), path) != o.inputs.end()) continue;
+      throw Error::usage("--partial reads run databases, and an input is a log", {},
+                         "convert the logs once with gpuscope import LOG... -o runs.db, then "
+                         "analyse the databases");
+    }
+  }
   o.inputs = resolved.paths();
   return resolved;
 }
@@ -63,6 +74,14 @@ std::string report_format(const ReportRun& o) {
   return "html";
 }
 
+// The analysis, alone or as a task of a distributed one (nullopt: a task other than the first).
+std::optional<analyze::Analysis> load_for_task(const AnalyzeOptions& o,
+                                               const LoadExtras& extras = {}) {
+  if (o.partial_dir) return load_analysis_task(o, extras);
+  if (o.task) throw Error::usage("--task goes with --partial DIR");
+  return load_analysis(o, extras);
+}
+
 // Static plots: -o names a prefix (plots/run → plots/run-timeseries.png ...); an extension of
 // the format's own is dropped (run.png → run-...png, run.pdf → run.pdf).
 int run_plots(const ReportRun& o, const std::string& format) {
@@ -78,8 +97,8 @@ int run_plots(const ReportRun& o, const std::string& format) {
   extras.gpu_grid_metrics = report::plots::grid_metrics_for_plots(options);
   AnalyzeOptions analyze = o.analyze;
   const auto resolved = resolve_inputs(analyze);
-  const analyze::Analysis analysis = load_analysis(analyze, extras);
-  write_requested_plots(analysis, request);
+  const auto analysis = load_for_task(analyze, extras);
+  if (analysis) write_requested_plots(*analysis, request);
   return 0;
 }
 
@@ -101,7 +120,9 @@ int run_analyze(AnalyzeRun o) {
     return 0;
   }
   const auto resolved = resolve_inputs(o.analyze);
-  const analyze::Analysis analysis = load_analysis(a);
+  const auto loaded = load_for_task(a);
+  if (!loaded) return 0;  // a task of a distributed analysis other than the first
+  const analyze::Analysis& analysis = *loaded;
   report::print_analysis(analysis, print_options(a));
   if (plotting) write_requested_plots(analysis, o.plots);
   return 0;
@@ -127,7 +148,9 @@ int run_report(const ReportRun& o) {
   extras.marks = true;
   AnalyzeOptions analyze = o.analyze;
   const auto resolved = resolve_inputs(analyze);
-  const analyze::Analysis analysis = load_analysis(analyze, extras);
+  const auto loaded = load_for_task(analyze, extras);
+  if (!loaded) return 0;  // a task of a distributed analysis other than the first
+  const analyze::Analysis& analysis = *loaded;
 
   report::HtmlReportOptions options;
   options.title = o.title;

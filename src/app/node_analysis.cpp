@@ -48,19 +48,19 @@ double flat_intensity(const analyze::AnalysisOptions& options) {
 
 }  // namespace
 
-void add_node_energy(analyze::Analysis& analysis, const AnalysisSources& in,
+void gather_node_energy(const AnalysisSources& in, const Source& source,
+                        analyze::NodeEnergyInput& input) {
+  const auto& meta = in.metas[source.meta];
+  const std::size_t before = input.domains.size();
+  read_domains(source, meta.host, input.domains);
+  if (input.domains.size() == before) return;
+  input.cpu_times.push_back(
+      {meta.host, source.meta, source.reader().node_cpu_times(source.run_id)});
+  read_phases(source, input.phases);
+}
+
+void add_node_energy(analyze::Analysis& analysis, analyze::NodeEnergyInput input,
                      const analyze::AnalysisOptions& options) {
-  analyze::NodeEnergyInput input;
-  for (const auto& source : in.sources) {
-    const auto& meta = in.metas[source.meta];
-    const store::RunReader::ReadTransaction transaction(source.reader());
-    const std::size_t before = input.domains.size();
-    read_domains(source, meta.host, input.domains);
-    if (input.domains.size() == before) continue;
-    input.cpu_times.push_back(
-        {meta.host, source.meta, source.reader().node_cpu_times(source.run_id)});
-    read_phases(source, input.phases);
-  }
   if (input.domains.empty()) return;
   input.window_start_s = analysis.window.start_s;
   input.window_end_s = analysis.window.end_s;

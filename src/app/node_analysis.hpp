@@ -9,9 +9,14 @@
 
 namespace gpuscope::app {
 
-// Sets analysis.node_energy (left empty when no run recorded a node energy domain) and adds its
-// notes to the analysis'.
-void add_node_energy(analyze::Analysis& analysis, const AnalysisSources& in,
+// One run's node energy domains, readings and CPU times, on the analysis' axis, into `input`
+// (read while the run's file is open for the other extras: app/analysis_loader).
+void gather_node_energy(const AnalysisSources& in, const Source& source,
+                        analyze::NodeEnergyInput& input);
+
+// Sets analysis.node_energy from what was gathered (left empty when no run recorded a node
+// energy domain) and adds its notes to the analysis'.
+void add_node_energy(analyze::Analysis& analysis, analyze::NodeEnergyInput input,
                      const analyze::AnalysisOptions& options);
 
 }  // namespace gpuscope::app

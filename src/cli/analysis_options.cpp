@@ -114,6 +114,19 @@ void add_analysis_options(CLI::App& app, app::AnalyzeOptions& o) {
                     "How far below the median a GPU must be to be called a straggler (default "
                     "0.15)")
       ->type_name("FRACTION");
+  app.add_option("--partial", o.partial_dir,
+                 "Run as one of N tasks of a distributed analysis (srun -n N gpuscope analyze "
+                 "--partial DIR runs/): each reads its share of the files, the tasks meet in "
+                 "DIR (seen by all), task 0 prints the result, identical to one analyze "
+                 "(docs/analysis.md)")
+      ->type_name("DIR");
+  app.add_option("--task", o.task,
+                 "This task's number and the task count, R/N (default: from srun's or "
+                 "mpirun's environment)")
+      ->type_name("R/N");
+  add_number_option(app, "--partial-timeout", o.partial_timeout_s, {1, 604'800, "s"},
+                    "How long a task waits for another's file before giving up (default 3600)")
+      ->type_name("SECONDS");
 }
 
 }  // namespace gpuscope::cli

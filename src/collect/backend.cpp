@@ -58,6 +58,13 @@ std::vector<ScenarioInfo> shipped_scenarios() {
       } else if (gpus != json.end() && gpus->is_object()) {
         info.gpu_count = gpus->value("count", std::size_t{0});
       }
+      // AMD cards: each GCD a device ("gcds" lists them; else one).
+      if (auto amd = json.find("amd_gpus"); amd != json.end() && amd->is_array()) {
+        for (const auto& card : *amd) {
+          const auto gcds = card.is_object() ? card.find("gcds") : card.end();
+          info.gpu_count += gcds != card.end() && gcds->is_array() ? gcds->size() : 1;
+        }
+      }
     }
     scenarios.push_back(std::move(info));
   }

@@ -60,7 +60,20 @@ struct DeviceDescription {
   }
 };
 
+// The AMD GPUs and the library that lists them (AMD SMI, else ROCm SMI; docs/amd.md).
+struct AmdSystemDescription {
+  std::string library;  // "AMD SMI" or "ROCm SMI"
+  std::string library_path;
+  std::optional<std::string> library_version;
+  std::optional<std::string> fallback_reason;  // why AMD SMI was not used, when ROCm SMI was
+  std::vector<DeviceDescription> devices;      // index: the library's device order
+};
+
 struct SystemDescription {
+  // false when no NVIDIA GPU is listed because there is no NVIDIA library or GPU (a node with
+  // AMD GPUs only): the NVIDIA fields below are then empty.
+  bool nvidia = true;
+  std::optional<AmdSystemDescription> amd;
   std::string library_path;
   std::optional<std::string> scenario;  // set when the GPUs are simulated
   std::optional<std::string> driver_version;

@@ -182,58 +182,95 @@ nlohmann::json mig_device_json(const DeviceDescription& d) {
            {{"source", or_null(d.saturation_source)}, {"detail", or_null(d.saturation_detail)}}}};
 }
 
+// An AMD GPU in JSON: as an NVIDIA GPU's, without what AMD's libraries have no word for.
+nlohmann::json amd_device_json(const DeviceDescription& d) {
+  return {{"index", d.index},
+          {"name", or_null(d.name)},
+          {"uuid", or_null(d.uuid)},
+          {"pci_bus_id", or_null(d.pci_bus_id)},
+          {"memory_total_bytes", or_null(d.memory_total_bytes)},
+          {"power_limit_w",
+           {{"current", or_null(d.power_limit_w)},
+            {"default", or_null(d.default_power_limit_w)},
+            {"min", or_null(d.min_power_limit_w)},
+            {"max", or_null(d.max_power_limit_w)}}},
+          {"max_clocks_mhz", {{"graphics", or_null(d.max_graphics_clock_mhz)}}},
+          {"capabilities", capabilities_json(d)},
+          {"saturation", {{"source", nullptr}, {"detail", or_null(d.saturation_detail)}}}};
+}
+
+// One GPU's block: "<label> <index>  <name>" and its rows; MIG devices and health under it.
+void device_block(std::string& out, const DeviceDescription& d,
+                  const std::vector<DeviceDescription>& devices, std::string_view label) {
+  out += '\n';
+  if (d.error) {
+    out += fmt::format("{} {}  unavailable: {}\n", label, d.index, *d.error);
+    return;
+  }
+  out += fmt::format("{} {}  {}\n", label, d.index, or_dash(d.name));
+  auto row = [&out](std::string_view name, const std::string& value) {
+    out += fmt::format("  {:<14}{}\n", name, value);
+  };
+  row("UUID", or_dash(d.uuid));
+  row("PCI bus id", or_dash(d.pci_bus_id));
+  if (label == "GPU" || d.architecture || d.compute_capability) {
+    std::string arch = or_dash(d.architecture);
+    if (d.compute_capability) arch += " (compute capability " + *d.compute_capability + ")";
+    row("Architecture", arch);
+  }
+  row("Memory", memory_text(d.memory_total_bytes));
+  row("Power limit", power_text(d));
+  row("Max clocks", d.max_graphics_clock_mhz && !d.max_sm_clock_mhz
+                        ? fmt::format("graphics {} MHz", *d.max_graphics_clock_mhz)
+                        : clocks_text(d));
+  std::vector<std::string> supported;
+  std::vector<std::string> unsupported;
+  for (const auto& c : d.capabilities) {
+    (c.supported ? supported : unsupported)
+        .push_back(c.supported ? c.label : c.label + ": " + c.detail);
+  }
+  row("Saturation", d.saturation_source
+                        ? fmt::format("{} ({})", *d.saturation_source == "dcgm" ? "DCGM" : "GPM",
+                                      d.saturation_detail.value_or(""))
+                        : "none: " + d.saturation_detail.value_or("not probed"));
+  row("Supports", supported.empty() ? "-" : fmt::format("{}", fmt::join(supported, ", ")));
+  for (std::size_t i = 0; i < unsupported.size(); ++i) {
+    row(i == 0 ? "Unsupported" : "", unsupported[i]);
+  }
+  mig_rows(d, devices, row);
+  if (d.health) health_rows(*d.health, row);
+}
+
+void amd_text(std::string& out, const AmdSystemDescription& amd, bool after_nvidia) {
+  if (after_nvidia) out += '\n';
+  const std::size_t n = amd.devices.size();
+  out += fmt::format("{} AMD GPU{} · {}{} ({})\n", n, n == 1 ? "" : "s", amd.library,
+                     amd.library_version ? " " + *amd.library_version : "", amd.library_path);
+  if (amd.fallback_reason) out += fmt::format("AMD SMI not used: {}\n", *amd.fallback_reason);
+  for (const auto& d : amd.devices) device_block(out, d, amd.devices, "AMD GPU");
+}
+
 }  // namespace
 
 std::string devices_text(const SystemDescription& system) {
   std::string out;
-  std::vector<std::string> header;
-  if (system.driver_version) header.push_back("driver " + *system.driver_version);
-  if (system.cuda_driver_version) header.push_back("CUDA " + *system.cuda_driver_version);
-  if (system.nvml_version) header.push_back("NVML " + *system.nvml_version);
-  std::size_t gpus = 0;
-  for (const auto& d : system.devices) {
-    if (!d.mig) ++gpus;
+  if (system.nvidia) {
+    std::vector<std::string> header;
+    if (system.driver_version) header.push_back("driver " + *system.driver_version);
+    if (system.cuda_driver_version) header.push_back("CUDA " + *system.cuda_driver_version);
+    if (system.nvml_version) header.push_back("NVML " + *system.nvml_version);
+    std::size_t gpus = 0;
+    for (const auto& d : system.devices) {
+      if (!d.mig) ++gpus;
+    }
+    header.push_back(fmt::format("{} GPU{}", gpus, gpus == 1 ? "" : "s"));
+    out += fmt::format("{}\n", fmt::join(header, " · "));
   }
-  header.push_back(fmt::format("{} GPU{}", gpus, gpus == 1 ? "" : "s"));
-  out += fmt::format("{}\n", fmt::join(header, " · "));
   if (system.scenario) out += fmt::format("simulated GPUs: scenario {}\n", *system.scenario);
-
   for (const auto& d : system.devices) {
-    if (d.mig) continue;  // under its GPU
-    out += '\n';
-    if (d.error) {
-      out += fmt::format("GPU {}  unavailable: {}\n", d.index, *d.error);
-      continue;
-    }
-    out += fmt::format("GPU {}  {}\n", d.index, or_dash(d.name));
-    auto row = [&out](std::string_view label, const std::string& value) {
-      out += fmt::format("  {:<14}{}\n", label, value);
-    };
-    row("UUID", or_dash(d.uuid));
-    row("PCI bus id", or_dash(d.pci_bus_id));
-    std::string arch = or_dash(d.architecture);
-    if (d.compute_capability) arch += " (compute capability " + *d.compute_capability + ")";
-    row("Architecture", arch);
-    row("Memory", memory_text(d.memory_total_bytes));
-    row("Power limit", power_text(d));
-    row("Max clocks", clocks_text(d));
-    std::vector<std::string> supported;
-    std::vector<std::string> unsupported;
-    for (const auto& c : d.capabilities) {
-      (c.supported ? supported : unsupported)
-          .push_back(c.supported ? c.label : c.label + ": " + c.detail);
-    }
-    row("Saturation", d.saturation_source
-                          ? fmt::format("{} ({})", *d.saturation_source == "dcgm" ? "DCGM" : "GPM",
-                                        d.saturation_detail.value_or(""))
-                          : "none: " + d.saturation_detail.value_or("not probed"));
-    row("Supports", supported.empty() ? "-" : fmt::format("{}", fmt::join(supported, ", ")));
-    for (std::size_t i = 0; i < unsupported.size(); ++i) {
-      row(i == 0 ? "Unsupported" : "", unsupported[i]);
-    }
-    mig_rows(d, system.devices, row);
-    if (d.health) health_rows(*d.health, row);
+    if (!d.mig) device_block(out, d, system.devices, "GPU");  // a MIG device: under its GPU
   }
+  if (system.amd) amd_text(out, *system.amd, system.nvidia);
   return out;
 }
 
@@ -274,6 +311,17 @@ nlohmann::json devices_json(const SystemDescription& system) {
     devices.push_back(std::move(device));
   }
   const std::size_t gpu_count = devices.size();
+  nlohmann::json amd = nullptr;
+  if (system.amd) {
+    nlohmann::json amd_devices = nlohmann::json::array();
+    for (const auto& d : system.amd->devices) amd_devices.push_back(amd_device_json(d));
+    amd = {{"library", system.amd->library},
+           {"library_path", system.amd->library_path},
+           {"library_version", or_null(system.amd->library_version)},
+           {"fallback_reason", or_null(system.amd->fallback_reason)},
+           {"device_count", system.amd->devices.size()},
+           {"devices", std::move(amd_devices)}};
+  }
   return {
       {"driver_version", or_null(system.driver_version)},
       {"cuda_driver_version", or_null(system.cuda_driver_version)},
@@ -282,6 +330,7 @@ nlohmann::json devices_json(const SystemDescription& system) {
       {"simulated_scenario", or_null(system.scenario)},
       {"device_count", gpu_count},
       {"devices", std::move(devices)},
+      {"amd", std::move(amd)},
   };
 }
 

@@ -37,7 +37,9 @@ TEST_P(DevicesOnScenario, JsonDescribesEveryGpuConsistently) {
   for (const auto& s : listing) {
     if (s["name"] == GetParam()) expected = s["gpus"];
   }
-  EXPECT_EQ(out["device_count"], expected);
+  // NVIDIA GPUs through NVML, AMD GPUs (an MI250X's GCDs each) through AMD SMI.
+  const std::size_t amd = out["amd"].is_null() ? 0 : out["amd"]["device_count"].get<std::size_t>();
+  EXPECT_EQ(out["device_count"].get<std::size_t>() + amd, expected);
   EXPECT_EQ(out["simulated_scenario"], GetParam());
   EXPECT_FALSE(out["driver_version"].is_null());
   std::set<std::string> uuids, buses;
@@ -61,7 +63,9 @@ TEST_P(DevicesOnScenario, JsonDescribesEveryGpuConsistently) {
 TEST_P(DevicesOnScenario, TextListsEveryGpu) {
   auto r = run_gpuscope({"devices", "--simulate", GetParam()}, env());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("GPU 0  NVIDIA"), std::string::npos) << r.out;
+  const bool amd = GetParam().starts_with("mi");
+  EXPECT_NE(r.out.find(amd ? "AMD GPU 0  AMD Instinct" : "GPU 0  NVIDIA"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("Supports"), std::string::npos);
   EXPECT_NE(r.out.find("simulated GPUs: scenario " + GetParam()), std::string::npos);
 }

@@ -5,6 +5,8 @@
 #  - the default output name is gpuscope-<job>.<step>/<node>.rank<r>.db;
 #  - --per-node leaves one database per node;
 #  - gpuscope merge combines the per-rank files;
+#  - the distributed analysis (srun -N 2 -n 3 gpuscope analyze --partial DIR) of the rank files,
+#    its tasks on both nodes, prints the same JSON as one gpuscope analyze of them, byte for byte;
 #  - each task's process is attributed to its SLURM job and rank (processes table);
 #  - accounting answers: sacct knows a finished two-node job, a running one (End Unknown), a
 #    failed and a cancelled one, with SLURM's own formats;
@@ -68,6 +70,18 @@ check "merged ranks" "0,1,2,3" "$(sql "$work/merged.db" "SELECT group_concat(slu
 total=0
 for f in "$work"/out/*.db; do total=$((total + $(sql "$f" "SELECT count(*) FROM samples"))); done
 check "merged samples" "$total" "$(sql "$work/merged.db" "SELECT count(*) FROM samples")"
+
+# 2b. The distributed analysis: three tasks on two nodes, their task numbers from srun, meet in a
+# directory both nodes see; task 0 prints what one analyze prints.
+"$gpuscope" analyze --json "$work/out" >"$work/single.json"
+srun -N 2 -n 3 --chdir "$work" "$gpuscope" analyze --json --partial "$work/parts" "$work/out" \
+  >"$work/distributed.json"
+check "distributed analysis equals one analyze" "same" \
+  "$(cmp -s "$work/single.json" "$work/distributed.json" && echo same || echo different)"
+check "each task left its part" "part-0-of-3.bin part-1-of-3.bin part-2-of-3.bin " \
+  "$(cd "$work/parts" && ls part-* | tr '\n' ' ')"
+check "the distributed analysis has every GPU" "16" \
+  "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["gpus"]))' "$work/distributed.json")"
 
 # 3. The default name: gpuscope-<job>.<step>/<node>.rank<r>.db in the working directory.
 mkdir -p "$work/default"

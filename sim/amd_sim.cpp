@@ -1,0 +1,165 @@
+#include "sim/amd_sim.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+
+#include "amd/abi.hpp"
+#include "sim/scenario_parser.hpp"
+
+namespace gpuscope::sim {
+
+AmdSim::AmdSim(const Clock& clock, bool rocm_smi) : clock_(clock), rocm_smi_(rocm_smi) {}
+
+AmdResult AmdSim::fail(AmdResult result, std::string message) {
+  last_error_ = std::move(message);
+  return result;
+}
+
+const char* AmdSim::last_error() const {
+  std::lock_guard lock(mutex_);
+  return last_error_.c_str();
+}
+
+AmdResult AmdSim::init(const tl::expected<DriverOptions, std::string>& options) {
+  std::lock_guard lock(mutex_);
+  if (init_count_ > 0) {
+    ++init_count_;
+    return AmdResult::kOk;
+  }
+  if (!options) return fail(AmdResult::kInitError, options.error());
+  if (!options->scenario_path || ::access(options->scenario_path->c_str(), R_OK) != 0) {
+    return fail(AmdResult::kInitError,
+                "GPUSCOPE_SIM_SCENARIO does not name a readable scenario file");
+  }
+  auto scenario = load_scenario(*options->scenario_path);
+  if (!scenario) return fail(AmdResult::kInitError, scenario.error());
+  const char* library = rocm_smi_ ? "ROCm SMI" : "AMD SMI";
+  if (!(rocm_smi_ ? scenario->amd.rocm_smi : scenario->amd.amd_smi)) {
+    return fail(AmdResult::kLoad, std::string("the scenario has no ") + library + " (\"amd\")");
+  }
+  switch (scenario->amd.init_error) {
+    case AmdInitError::kNone:
+      break;
+    case AmdInitError::kPermission:
+      return fail(AmdResult::kNoPerm, "the scenario's amd.init_error: permission denied");
+    case AmdInitError::kDriverNotLoaded:
+      return fail(AmdResult::kDriverNotLoaded, "the scenario's amd.init_error: no amdgpu driver");
+    case AmdInitError::kInitError:
+      return fail(AmdResult::kInitError, "the scenario's amd.init_error: init_error");
+  }
+  epoch_ns_ = options->epoch_ns.value_or(clock_.realtime_ns());
+  time_scale_ = options->time_scale.value_or(scenario->time_scale);
+  privileged_ = options->privileged.value_or(scenario->privileged);
+  models_.clear();
+  for (std::size_t i = 0; i < scenario->amd_gpus.size(); ++i) {
+    // Keyed apart from the NVIDIA GPUs' noise: an AMD device is never NVIDIA GPU i's twin.
+    models_.push_back(
+        std::make_unique<GpuModel>(scenario->amd_gpus[i].gpu, scenario->seed, 1000 + i));
+    models_.back()->set_time_scale(time_scale_);
+  }
+  scenario_ = std::move(*scenario);
+  init_count_ = 1;
+  return AmdResult::kOk;
+}
+
+AmdResult AmdSim::shutdown() {
+  std::lock_guard lock(mutex_);
+  if (init_count_ == 0) return fail(AmdResult::kNotInit, "shut down without init");
+  if (--init_count_ == 0) {
+    models_.clear();
+    scenario_.reset();
+  }
+  return AmdResult::kOk;
+}
+
+AmdResult AmdSim::count(std::uint32_t& count) {
+  std::lock_guard lock(mutex_);
+  if (init_count_ == 0) return fail(AmdResult::kNotInit, "not initialised");
+  count = static_cast<std::uint32_t>(models_.size());
+  return AmdResult::kOk;
+}
+
+std::vector<unsigned> AmdSim::cards() {
+  std::lock_guard lock(mutex_);
+  std::vector<unsigned> cards;
+  if (!scenario_) return cards;
+  for (const AmdGpuConfig& device : scenario_->amd_gpus) cards.push_back(device.card);
+  return cards;
+}
+
+const AmdGpuConfig* AmdSim::config(std::uint32_t index) {
+  std::lock_guard lock(mutex_);
+  if (!scenario_ || index >= scenario_->amd_gpus.size()) return nullptr;
+  return &scenario_->amd_gpus[index];
+}
+
+std::int64_t AmdSim::scenario_ns(std::int64_t realtime_ns) const {
+  if (realtime_ns <= epoch_ns_) return 0;
+  return std::llround(static_cast<double>(realtime_ns - epoch_ns_) * time_scale_);
+}
+
+GpuModel* AmdSim::advanced(std::uint32_t index) {
+  if (init_count_ == 0 || index >= models_.size()) return nullptr;
+  models_[index]->advance_to(scenario_ns(clock_.realtime_ns()));
+  return models_[index].get();
+}
+
+AmdResult AmdSim::read(std::uint32_t index, AmdReading& reading) {
+  std::lock_guard lock(mutex_);
+  GpuModel* model = advanced(index);
+  if (model == nullptr) {
+    return fail(init_count_ == 0 ? AmdResult::kNotInit : AmdResult::kInvalid, "no such device");
+  }
+  const AmdGpuConfig& config = scenario_->amd_gpus[index];
+  const Bucket& bucket = model->bucket();
+  reading.gfx_activity = static_cast<unsigned>(std::lround(bucket.levels[index_of(Metric::kUtil)]));
+  reading.umc_activity =
+      static_cast<unsigned>(std::lround(bucket.levels[index_of(Metric::kMemUtil)]));
+  reading.average_power_uw = std::uint64_t{model->power_average_mw()} * 1000U;
+  reading.average_power_w = static_cast<unsigned>(std::lround(model->power_average_mw() / 1000.0));
+  // The accumulator: joules since the driver loaded (the model's uptime offset included) in
+  // 15.3 µJ counts, wrapping at the counter's width.
+  const double counts = static_cast<double>(model->energy_mj()) * 1000.0 / amd::kEnergyResolutionUj;
+  const unsigned bits = config.amd.energy_counter_bits;
+  const auto whole = static_cast<std::uint64_t>(counts);
+  reading.energy_count = bits >= 64 ? whole : whole & ((std::uint64_t{1} << bits) - 1U);
+  reading.timestamp_ns = static_cast<std::uint64_t>(clock_.realtime_ns());
+  reading.temperature_c = bucket.temperature_c;
+  reading.edge_c = bucket.temperature_c - 8;
+  reading.memory_c = bucket.temperature_c + config.gpu.spec.thermal.memory_offset_c;
+  reading.gfx_clock_mhz = model->sm_clock_mhz();
+  reading.memory_used_bytes = static_cast<std::uint64_t>(bucket.memory_used_mib * 1048576.0);
+  const Levels integral = model->activity_integral();
+  const unsigned links = std::max(1U, config.amd.xgmi_links);
+  reading.xgmi_read_kb =
+      static_cast<std::uint64_t>(integral[index_of(Metric::kNvlinkRx)] * 1024.0 / links);
+  reading.xgmi_write_kb =
+      static_cast<std::uint64_t>(integral[index_of(Metric::kNvlinkTx)] * 1024.0 / links);
+  reading.power_capped = bucket.cap_bound;
+  return AmdResult::kOk;
+}
+
+AmdResult AmdSim::power_cap_uw(std::uint32_t index, std::uint64_t& microwatts) {
+  std::lock_guard lock(mutex_);
+  GpuModel* model = advanced(index);
+  if (model == nullptr) return fail(AmdResult::kInvalid, "no such device");
+  microwatts = std::uint64_t{model->power_limit_mw()} * 1000U;
+  return AmdResult::kOk;
+}
+
+AmdResult AmdSim::set_power_cap_uw(std::uint32_t index, std::uint64_t microwatts) {
+  std::lock_guard lock(mutex_);
+  GpuModel* model = advanced(index);
+  if (model == nullptr) return fail(AmdResult::kInvalid, "no such device");
+  if (!privileged_) return fail(AmdResult::kNoPerm, "setting a power cap needs root");
+  const PowerSpec& power = scenario_->amd_gpus[index].gpu.spec.power;
+  const auto watts = static_cast<double>(microwatts) / 1e6;
+  if (watts < power.min_w || watts > power.max_w) {
+    return fail(AmdResult::kOutOfBounds, "the cap lies outside the device's range");
+  }
+  model->set_power_limit(static_cast<unsigned>(microwatts / 1000U), model->time_ns());
+  return AmdResult::kOk;
+}
+
+}  // namespace gpuscope::sim

@@ -1,0 +1,147 @@
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "amd/devices.hpp"
+
+namespace gpuscope::amd {
+namespace {
+
+using Table = AmdSmiApi::Table;
+
+class AmdSmiDevice final : public Device {
+ public:
+  AmdSmiDevice(std::shared_ptr<const AmdSmiLibrary> library, amdsmi_processor_handle handle)
+      : library_(std::move(library)), handle_(handle) {}
+
+  Expected<std::string> name() const override {
+    amdsmi_asic_info_t info{};
+    if (auto s = library_->call(&Table::GetGpuAsicInfo, handle_, &info); !s) {
+      return tl::unexpected(s.error());
+    }
+    info.market_name[sizeof info.market_name - 1] = '\0';
+    return std::string(info.market_name);
+  }
+
+  Expected<std::string> uuid() const override {
+    char text[64] = {};
+    unsigned int length = sizeof text;
+    if (auto s = library_->call(&Table::GetGpuDeviceUuid, handle_, &length, text); !s) {
+      return tl::unexpected(s.error());
+    }
+    text[sizeof text - 1] = '\0';
+    return std::string(text);
+  }
+
+  Expected<std::string> pci_bus_id() const override {
+    amdsmi_bdf_t bdf{};
+    if (auto s = library_->call(&Table::GetGpuDeviceBdf, handle_, &bdf); !s) {
+      return tl::unexpected(s.error());
+    }
+    const std::uint64_t v = bdf.as_uint;
+    return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", v >> 16U, (v >> 8U) & 0xFFU, (v >> 3U) & 0x1FU,
+                       v & 0x7U);
+  }
+
+  Expected<std::uint64_t> memory_total_bytes() const override {
+    std::uint64_t bytes = 0;
+    if (auto s = library_->call(&Table::GetGpuMemoryTotal, handle_, kAmdMemVram, &bytes); !s) {
+      return tl::unexpected(s.error());
+    }
+    return bytes;
+  }
+
+  Expected<std::uint64_t> memory_used_bytes() const override {
+    std::uint64_t bytes = 0;
+    if (auto s = library_->call(&Table::GetGpuMemoryUsage, handle_, kAmdMemVram, &bytes); !s) {
+      return tl::unexpected(s.error());
+    }
+    return bytes;
+  }
+
+  Expected<PowerCap> power_cap() const override {
+    amdsmi_power_cap_info_t info{};
+    if (auto s = library_->call(&Table::GetPowerCapInfo, handle_, 0U, &info); !s) {
+      return tl::unexpected(s.error());
+    }
+    return PowerCap{info.power_cap, info.default_power_cap, info.min_power_cap, info.max_power_cap};
+  }
+
+  Status set_power_cap(std::uint64_t microwatts) const override {
+    return library_->call(&Table::SetPowerCap, handle_, 0U, microwatts);
+  }
+
+  Expected<double> average_power_w() const override {
+    amdsmi_power_info_t info{};
+    if (auto s = library_->call(&Table::GetPowerInfo, handle_, &info); !s) {
+      return tl::unexpected(s.error());
+    }
+    return static_cast<double>(info.average_socket_power);
+  }
+
+  Expected<EnergyCount> energy() const override {
+    EnergyCount energy;
+    float resolution = 0;
+    if (auto s = library_->call(&Table::GetEnergyCount, handle_, &energy.count, &resolution,
+                                &energy.timestamp_ns);
+        !s) {
+      return tl::unexpected(s.error());
+    }
+    energy.resolution_uj = resolution;
+    return energy;
+  }
+
+  Expected<Activity> activity() const override {
+    amdsmi_engine_usage_t usage{};
+    if (auto s = library_->call(&Table::GetGpuActivity, handle_, &usage); !s) {
+      return tl::unexpected(s.error());
+    }
+    return Activity{usage.gfx_activity, usage.umc_activity, usage.mm_activity};
+  }
+
+  Expected<double> temperature_c(Sensor sensor) const override {
+    const amdsmi_temperature_type_t type = sensor == Sensor::kEdge      ? kAmdTempEdge
+                                           : sensor == Sensor::kHotspot ? kAmdTempHotspot
+                                                                        : kAmdTempVram;
+    std::int64_t millidegrees = 0;
+    if (auto s =
+            library_->call(&Table::GetTempMetric, handle_, type, kAmdTempCurrent, &millidegrees);
+        !s) {
+      return tl::unexpected(s.error());
+    }
+    return static_cast<double>(millidegrees) / 1000.0;
+  }
+
+  Expected<unsigned> max_gfx_clock_mhz() const override {
+    amdsmi_clk_info_t info{};
+    if (auto s = library_->call(&Table::GetClockInfo, handle_, kAmdClkGfx, &info); !s) {
+      return tl::unexpected(s.error());
+    }
+    return info.max_clk;
+  }
+
+  Expected<unsigned> gfx_clock_mhz() const override {
+    amdsmi_clk_info_t info{};
+    if (auto s = library_->call(&Table::GetClockInfo, handle_, kAmdClkGfx, &info); !s) {
+      return tl::unexpected(s.error());
+    }
+    return info.clk;
+  }
+
+  std::string describe(const Failure& failure) const override {
+    return library_->describe(failure);
+  }
+
+ private:
+  std::shared_ptr<const AmdSmiLibrary> library_;
+  amdsmi_processor_handle handle_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_amd_smi_device(std::shared_ptr<const AmdSmiLibrary> library,
+                                            amdsmi_processor_handle handle) {
+  return std::make_unique<AmdSmiDevice>(std::move(library), handle);
+}
+
+}  // namespace gpuscope::amd

@@ -1,0 +1,162 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "amd/devices.hpp"
+
+namespace gpuscope::amd {
+namespace {
+
+using Table = RocmSmiApi::Table;
+
+class RocmSmiDevice final : public Device {
+ public:
+  RocmSmiDevice(std::shared_ptr<const RocmSmiLibrary> library, std::uint32_t index)
+      : library_(std::move(library)), index_(index) {}
+
+  Expected<std::string> name() const override {
+    char text[256] = {};
+    if (auto s = library_->call(&Table::DevNameGet, index_, text, sizeof text); !s) {
+      return tl::unexpected(s.error());
+    }
+    text[sizeof text - 1] = '\0';
+    return std::string(text);
+  }
+
+  Expected<std::string> uuid() const override {
+    std::uint64_t id = 0;
+    if (auto s = library_->call(&Table::DevUniqueIdGet, index_, &id); !s) {
+      return tl::unexpected(s.error());
+    }
+    return fmt::format("{:016x}", id);
+  }
+
+  // BDFID: domain in bits 32-63, bus 8-15, device 3-7, function 0-2 (rocm_smi.h).
+  Expected<std::string> pci_bus_id() const override {
+    std::uint64_t v = 0;
+    if (auto s = library_->call(&Table::DevPciIdGet, index_, &v); !s) {
+      return tl::unexpected(s.error());
+    }
+    return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", v >> 32U, (v >> 8U) & 0xFFU, (v >> 3U) & 0x1FU,
+                       v & 0x7U);
+  }
+
+  Expected<std::uint64_t> memory_total_bytes() const override {
+    std::uint64_t bytes = 0;
+    if (auto s = library_->call(&Table::DevMemoryTotalGet, index_, kRsmiMemVram, &bytes); !s) {
+      return tl::unexpected(s.error());
+    }
+    return bytes;
+  }
+
+  Expected<std::uint64_t> memory_used_bytes() const override {
+    std::uint64_t bytes = 0;
+    if (auto s = library_->call(&Table::DevMemoryUsageGet, index_, kRsmiMemVram, &bytes); !s) {
+      return tl::unexpected(s.error());
+    }
+    return bytes;
+  }
+
+  Expected<PowerCap> power_cap() const override {
+    PowerCap cap;
+    if (auto s = library_->call(&Table::DevPowerCapGet, index_, 0U, &cap.current_uw); !s) {
+      return tl::unexpected(s.error());
+    }
+    std::uint64_t value = 0;
+    if (library_->call(&Table::DevPowerCapDefaultGet, index_, &value)) cap.default_uw = value;
+    std::uint64_t max = 0;
+    std::uint64_t min = 0;
+    if (library_->call(&Table::DevPowerCapRangeGet, index_, 0U, &max, &min)) {
+      cap.min_uw = min;
+      cap.max_uw = max;
+    }
+    return cap;
+  }
+
+  Status set_power_cap(std::uint64_t microwatts) const override {
+    return library_->call(&Table::DevPowerCapSet, index_, 0U, microwatts);
+  }
+
+  Expected<double> average_power_w() const override {
+    std::uint64_t microwatts = 0;
+    if (auto s = library_->call(&Table::DevPowerAveGet, index_, 0U, &microwatts); !s) {
+      return tl::unexpected(s.error());
+    }
+    return static_cast<double>(microwatts) / 1e6;
+  }
+
+  Expected<EnergyCount> energy() const override {
+    EnergyCount energy;
+    float resolution = 0;
+    if (auto s = library_->call(&Table::DevEnergyCountGet, index_, &energy.count, &resolution,
+                                &energy.timestamp_ns);
+        !s) {
+      return tl::unexpected(s.error());
+    }
+    energy.resolution_uj = resolution;
+    return energy;
+  }
+
+  Expected<Activity> activity() const override {
+    Activity activity;
+    std::uint32_t percent = 0;
+    if (auto s = library_->call(&Table::DevBusyPercentGet, index_, &percent); !s) {
+      return tl::unexpected(s.error());
+    }
+    activity.gfx = percent;
+    if (library_->call(&Table::DevMemoryBusyPercentGet, index_, &percent)) activity.umc = percent;
+    return activity;
+  }
+
+  Expected<double> temperature_c(Sensor sensor) const override {
+    const std::uint32_t type = sensor == Sensor::kEdge      ? kRsmiTempEdge
+                               : sensor == Sensor::kHotspot ? kRsmiTempJunction
+                                                            : kRsmiTempMemory;
+    std::int64_t millidegrees = 0;
+    if (auto s =
+            library_->call(&Table::DevTempMetricGet, index_, type, kRsmiTempCurrent, &millidegrees);
+        !s) {
+      return tl::unexpected(s.error());
+    }
+    return static_cast<double>(millidegrees) / 1000.0;
+  }
+
+  Expected<unsigned> max_gfx_clock_mhz() const override {
+    rsmi_frequencies_t f{};
+    if (auto s = library_->call(&Table::DevGpuClkFreqGet, index_, kRsmiClkSys, &f); !s) {
+      return tl::unexpected(s.error());
+    }
+    std::uint64_t top = 0;
+    for (std::uint32_t i = 0; i < f.num_supported && i < 32; ++i)
+      top = std::max(top, f.frequency[i]);
+    return static_cast<unsigned>(top / 1'000'000);
+  }
+
+  Expected<unsigned> gfx_clock_mhz() const override {
+    rsmi_frequencies_t f{};
+    if (auto s = library_->call(&Table::DevGpuClkFreqGet, index_, kRsmiClkSys, &f); !s) {
+      return tl::unexpected(s.error());
+    }
+    if (f.current >= f.num_supported || f.current >= 32) {
+      return tl::unexpected(Failure{kRsmiUnexpectedData, "rsmi_dev_gpu_clk_freq_get"});
+    }
+    return static_cast<unsigned>(f.frequency[f.current] / 1'000'000);
+  }
+
+  std::string describe(const Failure& failure) const override {
+    return library_->describe(failure);
+  }
+
+ private:
+  std::shared_ptr<const RocmSmiLibrary> library_;
+  std::uint32_t index_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_rocm_smi_device(std::shared_ptr<const RocmSmiLibrary> library,
+                                             std::uint32_t index) {
+  return std::make_unique<RocmSmiDevice>(std::move(library), index);
+}
+
+}  // namespace gpuscope::amd
