@@ -87,7 +87,9 @@ TEST(CompletionValues, CarbonSourcesAreAccepted) {
 
 TEST(CompletionValues, MetricsRegionsAndFormatsComeFromTheirLists) {
   for (const std::string& word : words("--metric")) {
-    if (word != "all") EXPECT_TRUE(metric_by_name(word)) << word;
+    if (word != "all") {
+      EXPECT_TRUE(metric_by_name(word)) << word;
+    }
   }
   EXPECT_EQ(words("--metric").size(), kMetrics.size() + 1);
   for (const std::string& word : words("--region")) EXPECT_TRUE(analyze::find_region(word)) << word;
