@@ -44,19 +44,11 @@ class AmdSmiDevice final : public Device {
   }
 
   Expected<std::uint64_t> memory_total_bytes() const override {
-    std::uint64_t bytes = 0;
-    if (auto s = library_->call(&Table::GetGpuMemoryTotal, handle_, kAmdMemVram, &bytes); !s) {
-      return tl::unexpected(s.error());
-    }
-    return bytes;
+    return library_->read<std::uint64_t>(&Table::GetGpuMemoryTotal, handle_, kAmdMemVram);
   }
 
   Expected<std::uint64_t> memory_used_bytes() const override {
-    std::uint64_t bytes = 0;
-    if (auto s = library_->call(&Table::GetGpuMemoryUsage, handle_, kAmdMemVram, &bytes); !s) {
-      return tl::unexpected(s.error());
-    }
-    return bytes;
+    return library_->read<std::uint64_t>(&Table::GetGpuMemoryUsage, handle_, kAmdMemVram);
   }
 
   Expected<PowerCap> power_cap() const override {

@@ -90,6 +90,14 @@ class Library {
     return {};
   }
 
+  // Calls an entry whose last argument receives one T, and returns that T (or why not).
+  template <typename T, typename Signature, typename... Args>
+  tl::expected<T, Failure> read(Entry<Signature> Table::*member, Args... args) const {
+    T value{};
+    if (auto s = call(member, args..., &value); !s) return tl::unexpected(s.error());
+    return value;
+  }
+
   bool has(auto Table::*member) const { return (table_.*member).fn != nullptr; }
 
   // The library's words for a status code (its *_string function, else gpuscope's own).

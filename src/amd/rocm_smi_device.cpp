@@ -42,19 +42,11 @@ class RocmSmiDevice final : public Device {
   }
 
   Expected<std::uint64_t> memory_total_bytes() const override {
-    std::uint64_t bytes = 0;
-    if (auto s = library_->call(&Table::DevMemoryTotalGet, index_, kRsmiMemVram, &bytes); !s) {
-      return tl::unexpected(s.error());
-    }
-    return bytes;
+    return library_->read<std::uint64_t>(&Table::DevMemoryTotalGet, index_, kRsmiMemVram);
   }
 
   Expected<std::uint64_t> memory_used_bytes() const override {
-    std::uint64_t bytes = 0;
-    if (auto s = library_->call(&Table::DevMemoryUsageGet, index_, kRsmiMemVram, &bytes); !s) {
-      return tl::unexpected(s.error());
-    }
-    return bytes;
+    return library_->read<std::uint64_t>(&Table::DevMemoryUsageGet, index_, kRsmiMemVram);
   }
 
   Expected<PowerCap> power_cap() const override {
