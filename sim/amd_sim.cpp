@@ -58,6 +58,9 @@ AmdResult AmdSim::init(const tl::expected<DriverOptions, std::string>& options) 
         std::make_unique<GpuModel>(scenario->amd_gpus[i].gpu, scenario->seed, 1000 + i));
     models_.back()->set_time_scale(time_scale_);
   }
+  reset_energy_mj_.assign(models_.size(), std::nullopt);
+  init_energy_mj_.clear();
+  for (const auto& model : models_) init_energy_mj_.push_back(model->energy_mj());
   scenario_ = std::move(*scenario);
   init_count_ = 1;
   return AmdResult::kOk;
@@ -105,12 +108,23 @@ GpuModel* AmdSim::advanced(std::uint32_t index) {
   return models_[index].get();
 }
 
+bool AmdSim::resetting(std::uint32_t index, const GpuModel& model) {
+  const auto& reset_at = scenario_->amd_gpus[index].reset_at_s;
+  if (!reset_at) return false;
+  const double now_s = static_cast<double>(scenario_ns(clock_.realtime_ns())) / 1e9;
+  if (now_s < *reset_at) return false;
+  if (now_s < *reset_at + kAmdResetS) return true;
+  if (!reset_energy_mj_[index]) reset_energy_mj_[index] = model.energy_mj();
+  return false;
+}
+
 AmdResult AmdSim::read(std::uint32_t index, AmdReading& reading) {
   std::lock_guard lock(mutex_);
   GpuModel* model = advanced(index);
   if (model == nullptr) {
     return fail(init_count_ == 0 ? AmdResult::kNotInit : AmdResult::kInvalid, "no such device");
   }
+  if (resetting(index, *model)) return fail(AmdResult::kNotFound, "the GPU is being reset");
   const AmdGpuConfig& config = scenario_->amd_gpus[index];
   const Bucket& bucket = model->bucket();
   reading.gfx_activity = static_cast<unsigned>(std::lround(bucket.levels[index_of(Metric::kUtil)]));
@@ -120,11 +134,17 @@ AmdResult AmdSim::read(std::uint32_t index, AmdReading& reading) {
   reading.average_power_w = static_cast<unsigned>(std::lround(model->power_average_mw() / 1000.0));
   // The accumulator: joules since the driver loaded (the model's uptime offset included) in
   // 15.3 µJ counts, wrapping at the counter's width.
-  const double counts = static_cast<double>(model->energy_mj()) * 1000.0 / amd::kEnergyResolutionUj;
+  unsigned long long since_zero = model->energy_mj() - reset_energy_mj_[index].value_or(0);
+  if (config.energy_counter_start_j && !reset_energy_mj_[index]) {
+    since_zero = model->energy_mj() - init_energy_mj_[index] +
+                 static_cast<unsigned long long>(*config.energy_counter_start_j * 1000.0);
+  }
+  const double counts = static_cast<double>(since_zero) * 1000.0 / amd::kEnergyResolutionUj;
   const unsigned bits = config.amd.energy_counter_bits;
   const auto whole = static_cast<std::uint64_t>(counts);
   reading.energy_count = bits >= 64 ? whole : whole & ((std::uint64_t{1} << bits) - 1U);
-  reading.timestamp_ns = static_cast<std::uint64_t>(clock_.realtime_ns());
+  // The GPU's own clock runs on the scenario's timeline (faster under a time scale).
+  reading.timestamp_ns = static_cast<std::uint64_t>(epoch_ns_ + scenario_ns(clock_.realtime_ns()));
   reading.temperature_c = bucket.temperature_c;
   reading.edge_c = bucket.temperature_c - 8;
   reading.memory_c = bucket.temperature_c + config.gpu.spec.thermal.memory_offset_c;

@@ -24,6 +24,9 @@
 
 namespace gpuscope::sim {
 
+// How long a scenario's GPU reset ("reset_at_s") lasts: every reading fails meanwhile.
+inline constexpr double kAmdResetS = 0.5;
+
 // What AmdSim says about a call, mapped to each library's status by its exports.
 enum class AmdResult {
   kOk,
@@ -79,6 +82,8 @@ class AmdSim {
   AmdResult fail(AmdResult result, std::string message);
   std::int64_t scenario_ns(std::int64_t realtime_ns) const;
   GpuModel* advanced(std::uint32_t index);
+  // Whether device `index` is inside its reset now; records the accumulator's zero after it.
+  bool resetting(std::uint32_t index, const GpuModel& model);
 
   const Clock& clock_;
   bool rocm_smi_;
@@ -86,6 +91,10 @@ class AmdSim {
   int init_count_ = 0;
   std::optional<Scenario> scenario_;
   std::vector<std::unique_ptr<GpuModel>> models_;
+  // Per device: the model's energy (mJ) when its reset ended, the accumulator's new zero.
+  std::vector<std::optional<unsigned long long>> reset_energy_mj_;
+  // Per device: the model's energy (mJ) at init, where energy_counter_start_j counts from.
+  std::vector<unsigned long long> init_energy_mj_;
   std::int64_t epoch_ns_ = 0;
   double time_scale_ = 1.0;
   bool privileged_ = true;

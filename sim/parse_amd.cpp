@@ -60,6 +60,8 @@ void parse_card(const nlohmann::json& value, const std::string& pointer, unsigne
       reader.unsigned_integer("energy_counter_bits", base.amd.energy_counter_bits, 64);
   if (bits != 32 && bits != 64) fail_at(reader.child("energy_counter_bits"), "must be 32 or 64");
   base.amd.energy_counter_bits = static_cast<unsigned>(bits);
+  base.reset_at_s = reader.optional_number("reset_at_s", {0, 1e7});
+  base.energy_counter_start_j = reader.optional_number("energy_counter_start_j", {0, 1e12});
   parse_gcd(reader, base, context);
   const nlohmann::json* gcds = reader.find("gcds");
   if (gcds != nullptr && (!gcds->is_array() || gcds->size() != base.amd.gcds_per_card)) {

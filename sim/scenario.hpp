@@ -162,6 +162,12 @@ struct AmdGpuConfig {
   unsigned card = 0;  // the card (OAM module) it is on: its socket in AMD SMI
   unsigned gcd = 0;   // its GCD on the card (0 for a single-die GPU)
   std::uint64_t unique_id = 0;
+  // A GPU reset at this scenario time: every reading fails (not found) for kAmdResetS
+  // (sim/amd_sim.hpp), then the energy accumulator restarts from zero.
+  std::optional<double> reset_at_s;
+  // The accumulator's value when the simulated library initialises, J (nullopt: the model's
+  // energy since its uptime began); a 32-bit one set just below 65.7 kJ wraps soon.
+  std::optional<double> energy_counter_start_j;
 };
 
 // How the simulated AMD libraries behave: the scenario's "amd" object.

@@ -40,7 +40,7 @@ struct Setup {
   }
 
   // GPU 0's reader with `source` ("dcgm", or "gpm" which an A100 cannot give: none).
-  std::vector<collect::DeviceReader> readers(const std::string& source) {
+  collect::GpuReaders readers(const std::string& source) {
     backend.metrics_source = source;
     const SystemDescription system = collect::describe_system(*session);
     std::vector<DeviceDescription> devices = {system.devices.at(0)};
@@ -93,7 +93,7 @@ void reader_bench(benchmark::State& state, const std::string& source) {
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
   for (auto _ : state) {
     SampleRow row;
-    benchmark::DoNotOptimize(readers[0].read(row, mono_now_ns()));
+    benchmark::DoNotOptimize(readers[0]->read(row, mono_now_ns()));
     benchmark::DoNotOptimize(row);
   }
 }

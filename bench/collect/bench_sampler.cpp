@@ -10,6 +10,7 @@
 //   BM_SamplerHealth8Gpus/H  a Sampler at 100 ms on 8 GPUs for 5 s, health every H s (0: none)
 //   BM_SamplerMig8x7/M   a Sampler at 100 ms on 8 GPUs in MIG mode with 7 instances each, for 5 s:
 //                        M = 0 the GPUs alone, M = 1 the GPUs and their 56 MIG devices
+//   BM_RawAmdCalls, BM_AmdReaderRead: the same for an AMD GPU (bench_amd.cpp)
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -125,9 +126,9 @@ void run_sampler_8gpus(benchmark::State& state, const collect::SamplerOptions& o
   double wall = 0;
   for (auto _ : state) {
     std::vector<std::string> notes;
-    std::vector<collect::DeviceReader> readers;
+    collect::GpuReaders readers;
     for (unsigned i = 0; i < driver.session->device_count(); ++i) {
-      readers.emplace_back(driver.session->device(i), notes);
+      readers.push_back(std::make_unique<collect::DeviceReader>(driver.session->device(i), notes));
     }
     collect::Sampler sampler(std::move(readers), options, sink);
     const double cpu0 = cpu_seconds();

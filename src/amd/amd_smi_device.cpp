@@ -124,6 +124,8 @@ class AmdSmiDevice final : public Device {
     return library_->describe(failure);
   }
 
+  Which which() const override { return Which::kAmdSmi; }
+
  private:
   std::shared_ptr<const AmdSmiLibrary> library_;
   amdsmi_processor_handle handle_;

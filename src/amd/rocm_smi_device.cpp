@@ -139,6 +139,8 @@ class RocmSmiDevice final : public Device {
     return library_->describe(failure);
   }
 
+  Which which() const override { return Which::kRocmSmi; }
+
  private:
   std::shared_ptr<const RocmSmiLibrary> library_;
   std::uint32_t index_;

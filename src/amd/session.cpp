@@ -218,4 +218,17 @@ Session::~Session() {
   if (rocm_smi_) (void)rocm_smi_->call(&RocmSmiApi::Table::ShutDown);
 }
 
+FailureKind classify(Which which, const Failure& failure) {
+  const std::uint32_t code = failure.code;
+  if (which == Which::kAmdSmi) {
+    if (code == kAmdNotSupported || code == kAmdFunctionNotFound) return FailureKind::kUnsupported;
+    return code == kAmdNoPerm ? FailureKind::kPermission : FailureKind::kTransient;
+  }
+  if (code == kRsmiNotSupported || code == kRsmiNotYetImplemented ||
+      code == kRsmiFunctionNotFound) {
+    return FailureKind::kUnsupported;
+  }
+  return code == kRsmiPermission ? FailureKind::kPermission : FailureKind::kTransient;
+}
+
 }  // namespace gpuscope::amd

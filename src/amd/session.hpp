@@ -42,6 +42,11 @@ struct Activity {
 
 enum class Sensor { kEdge, kHotspot, kMemory };
 
+// What a failed call means to a reader: the GPU cannot answer it (not supported, not
+// implemented, no such entry), it may not be asked (permission), or it failed this time.
+enum class FailureKind { kUnsupported, kPermission, kTransient };
+FailureKind classify(Which which, const Failure& failure);
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -61,6 +66,9 @@ class Device {
   virtual Expected<unsigned> gfx_clock_mhz() const = 0;
   // "rsmi_dev_power_ave_get: not supported (ROCm SMI status 2)".
   virtual std::string describe(const Failure& failure) const = 0;
+  // The library that answers for this device.
+  virtual Which which() const = 0;
+  FailureKind classify(const Failure& failure) const { return amd::classify(which(), failure); }
 };
 
 struct OpenOptions {

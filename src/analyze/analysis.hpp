@@ -31,6 +31,7 @@ struct GpuKey {
   unsigned device_index = 0;
   std::string uuid;
   std::string name;
+  std::string vendor = "nvidia";  // "amd": read through AMD SMI or ROCm SMI (docs/amd.md)
   // Where its saturation metrics came from ("gpm", "dcgm", "exporter"; nullopt: nowhere, or a file
   // older than schema 1.6) and how, or why not (docs/sources.md).
   std::optional<std::string> saturation_source;
@@ -112,7 +113,8 @@ struct GpuReport {
   double covered_s = 0;  // time with samples inside the window
   std::array<std::optional<Summary>, kMetricCount> over_time{};
   std::optional<double> activity;  // time-averaged activity (0..1) in the window
-  std::string activity_metric;     // "sm_active_pct" or "gpu_util_pct"
+  // "sm_active_pct" or "gpu_util_pct" (an AMD GPU's graphics activity: key.vendor says)
+  std::string activity_metric;
   std::optional<Summary> score;
   GpuEnergy energy;
   std::size_t samples = 0;

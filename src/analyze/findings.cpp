@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analyze/health.hpp"
@@ -93,8 +94,12 @@ void activity(const Analysis& a, std::vector<Finding>& out) {
     }
     out.push_back({"low_sm_activity", text});
   } else if (!sm && util && *util < 50) {
+    // AMD GPUs' column holds their graphics activity (docs/amd.md): named so.
+    const bool amd = std::all_of(a.gpus.begin(), a.gpus.end(),
+                                 [](const auto& g) { return g.key.vendor == "amd"; });
     out.push_back({"low_utilization",
-                   fmt::format("GPU utilization averaged {:.0f} %: the GPUs often wait", *util)});
+                   fmt::format("{} averaged {:.0f} %: the GPUs often wait",
+                               amd ? "Graphics activity" : "GPU utilization", *util)});
   }
   const auto tensor = overall_mean(a, Metric::TensorActivePct);
   const auto fp32 = overall_mean(a, Metric::Fp32ActivePct);

@@ -125,7 +125,12 @@ std::vector<std::string> saturation_notes(const analyze::Analysis& analysis) {
     const auto& [source, detail] = key;
     if (detail.starts_with("gssr")) continue;  // said above
     const std::string who = fmt::format("{}", fmt::join(labels, ", "));
-    if (source.empty()) {
+    if (source.empty() && detail.starts_with("AMD SMI")) {
+      notes.push_back(fmt::format(
+          "{}: no saturation metrics ({}), so no efficiency score; activity and balance use "
+          "the graphics activity AMD reports (gfx_activity, a busy percentage; docs/amd.md)",
+          who, detail));
+    } else if (source.empty()) {
       notes.push_back(fmt::format(
           "{}: no saturation metrics ({}), so no efficiency score; on Volta and Ampere they come "
           "from DCGM (docs/sources.md)",

@@ -174,6 +174,7 @@ GpuKey key_of(const Source& source, const RunMeta& meta, unsigned device_index) 
     if (d.index != device_index) continue;
     key.uuid = d.uuid.value_or("");
     key.name = d.name.value_or("");
+    key.vendor = d.vendor;
     key.saturation_source = d.saturation_source;
     key.saturation_detail = d.saturation_detail;
     key.mig = d.mig;

@@ -6,6 +6,7 @@
 
 #include "collect/amd_describe.hpp"
 #include "collect/describe.hpp"
+#include "collect/gpu_selection.hpp"
 #include "collect/saturation.hpp"
 #include "core/json_text.hpp"
 #include "report/devices_view.hpp"
@@ -45,7 +46,7 @@ SystemDescription describe_devices(const DevicesOptions& options) {
   if (options.vendor != "nvidia") {
     try {
       const auto session = collect::open_amd(options.backend);
-      system.amd = collect::describe_amd(*session);
+      system.amd = collect::describe_amd(*session, static_cast<unsigned>(collect::gpu_count(system.devices)));
       if (!options.backend.simulate.empty()) system.scenario = options.backend.simulate;
     } catch (const Error& error) {
       amd_error = error;

@@ -8,7 +8,6 @@
 
 #include "collect/describe.hpp"
 #include "collect/gpu_selection.hpp"
-#include "collect/saturation.hpp"
 #include "core/error.hpp"
 
 namespace gpuscope::app {
@@ -35,28 +34,28 @@ std::vector<unsigned> watched_rows(const collect::GpuSelection& selection,
 LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::string& gpus_list,
                         std::chrono::nanoseconds interval, bool mig_devices) {
   LiveGpus gpus;
-  gpus.library = collect::open_backend(backend);
-  gpus.session = std::make_unique<nvml::Session>(gpus.library);
-  gpus.system = collect::describe_system(*gpus.session);
-  if (gpus.library->simulated()) gpus.system.scenario = backend.simulate;
-  const nvml::Session& session = *gpus.session;
-  collect::MigResolver mig = [&session](const std::string& uuid) -> std::optional<unsigned> {
-    auto parent = session.parent_of_mig(uuid);
+  gpus.node = collect::open_node_gpus(backend);
+  const nvml::Session* session = gpus.node.nvml.get();
+  collect::MigResolver mig = [session](const std::string& uuid) -> std::optional<unsigned> {
+    if (session == nullptr) return std::nullopt;
+    auto parent = session->parent_of_mig(uuid);
     return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
   };
   const collect::GpuSelection selection =
-      collect::select_gpus(gpus_list.empty() ? "all" : gpus_list, gpus.system.devices, mig);
-  std::vector<std::string> notes = selection.notes;
+      collect::select_gpus(gpus_list.empty() ? "all" : gpus_list, gpus.node.system.devices, mig);
+  std::vector<std::string> notes = gpus.node.notes;
+  notes.insert(notes.end(), selection.notes.begin(), selection.notes.end());
   if (mig_devices)
     notes.insert(notes.end(), selection.mig_notes.begin(), selection.mig_notes.end());
-  const std::vector<unsigned> rows = watched_rows(selection, gpus.system.devices, mig_devices);
+  const std::vector<unsigned> rows = watched_rows(selection, gpus.node.system.devices, mig_devices);
   std::vector<DeviceDescription> watched;
-  for (unsigned index : rows) watched.push_back(collect::device_at(gpus.system.devices, index));
-  collect::OpenedReaders opened = collect::open_readers(session, rows, watched, backend, interval);
+  for (unsigned index : rows) watched.push_back(collect::device_at(gpus.node.system.devices, index));
+  collect::OpenedReaders opened = collect::open_node_readers(session, gpus.node.amd.get(), rows,
+                                                             watched, backend, interval);
   gpus.readers = std::move(opened.readers);
   notes.insert(notes.end(), opened.notes.begin(), opened.notes.end());
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    for (auto& d : gpus.system.devices) {
+    for (auto& d : gpus.node.system.devices) {
       if (d.index == rows[k]) d = watched[k];
     }
   }

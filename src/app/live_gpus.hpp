@@ -9,17 +9,16 @@
 #include <vector>
 
 #include "collect/backend.hpp"
-#include "collect/device_reader.hpp"
+#include "collect/gpu_reader.hpp"
+#include "collect/node_gpus.hpp"
 #include "export/gpu_identity.hpp"
-#include "nvml/session.hpp"
 
 namespace gpuscope::app {
 
 struct LiveGpus {
-  std::shared_ptr<const nvml::Library> library;
-  std::unique_ptr<nvml::Session> session;
-  SystemDescription system;
-  std::vector<collect::DeviceReader> readers;     // move into a Sampler that dies before this
+  // The libraries of both vendors and the node's devices (node.system; collect/node_gpus.hpp).
+  collect::NodeGpus node;
+  collect::GpuReaders readers;  // move into a Sampler that dies before this
   std::vector<exporter::GpuIdentity> identities;  // each GPU followed by its MIG devices
   std::size_t gpu_count = 0;                      // the GPUs among them
 };

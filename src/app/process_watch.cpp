@@ -95,10 +95,13 @@ bool has_mig_devices(const std::vector<DeviceDescription>& devices, unsigned gpu
 
 }  // namespace
 
-std::vector<WatchedDevice> devices_to_watch(const nvml::Session& session,
+std::vector<WatchedDevice> devices_to_watch(const nvml::Session* nvml,
                                             const std::vector<DeviceDescription>& sampled) {
   std::vector<WatchedDevice> devices;
+  if (nvml == nullptr) return devices;
+  const nvml::Session& session = *nvml;
   for (const DeviceDescription& d : sampled) {
+    if (d.vendor != "nvidia") continue;  // AMD GPUs' processes: not yet (docs/amd.md)
     if (d.mig) {
       if (auto device = collect::find_mig_device(session, d)) {
         devices.push_back({std::move(*device), d.index});

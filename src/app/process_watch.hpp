@@ -64,8 +64,8 @@ struct WatchedDevice {
 // The devices whose process lists to look at when `sampled` (GPUs and MIG devices) are sampled:
 // each MIG device's own list (its instance's processes with its row index, which its GPU's list
 // refuses to an unprivileged user), and each GPU without sampled MIG devices. A device that
-// cannot be opened is left out.
-std::vector<WatchedDevice> devices_to_watch(const nvml::Session& session,
+// cannot be opened is left out, and so are AMD GPUs (none at all when `nvml` is null).
+std::vector<WatchedDevice> devices_to_watch(const nvml::Session* nvml,
                                             const std::vector<DeviceDescription>& sampled);
 
 class ProcessWatch {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "app/run_sink.hpp"
 #include "collect/describe.hpp"
 #include "collect/gpu_selection.hpp"
+#include "collect/node_gpus.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -107,16 +109,54 @@ collect::GpuSelection one_gpu_per_rank(collect::GpuSelection selection, const Ra
   return selection;
 }
 
+// On a node with AMD GPUs whose job sets ROCm's variables (ROCR_VISIBLE_DEVICES,
+// HIP_VISIBLE_DEVICES, or CUDA_VISIBLE_DEVICES, which HIP reads when there is no NVIDIA GPU):
+// the AMD GPUs they leave, and the NVIDIA GPUs CUDA_VISIBLE_DEVICES leaves (all without it).
+std::optional<collect::GpuSelection> amd_visible(const ranks::EnvLookup& env,
+                                                 const std::vector<DeviceDescription>& devices) {
+  const bool amd = std::any_of(devices.begin(), devices.end(),
+                               [](const auto& d) { return d.vendor == "amd"; });
+  const bool nvidia = std::any_of(devices.begin(), devices.end(),
+                                  [](const auto& d) { return d.vendor == "nvidia"; });
+  if (!amd) return std::nullopt;
+  collect::AmdVisibleLists lists{env("ROCR_VISIBLE_DEVICES"), env("HIP_VISIBLE_DEVICES")};
+  const auto cuda = env("CUDA_VISIBLE_DEVICES");
+  if (!lists.hip && !nvidia && cuda) {
+    lists.hip = cuda;
+    lists.hip_source = "CUDA_VISIBLE_DEVICES";
+  }
+  if (!lists.rocr && !lists.hip) return std::nullopt;
+  collect::GpuSelection selection = collect::select_amd_visible(lists, devices);
+  if (!nvidia) return selection;
+  std::vector<unsigned> nvidia_gpus;
+  for (const auto& d : devices) {
+    if (d.vendor == "nvidia" && !d.mig) nvidia_gpus.push_back(d.index);
+  }
+  if (cuda) {
+    const auto chosen = collect::select_visible_gpus(*cuda, "CUDA_VISIBLE_DEVICES", devices, {});
+    nvidia_gpus.clear();
+    for (unsigned index : chosen.indices) {
+      if (collect::device_at(devices, index).vendor == "nvidia") nvidia_gpus.push_back(index);
+    }
+  }
+  selection.indices.insert(selection.indices.begin(), nvidia_gpus.begin(), nvidia_gpus.end());
+  return selection;
+}
+
 // The GPUs to sample and what the user should know about the choice.
-collect::GpuSelection choose_gpus(const ProfileOptions& o, const nvml::Session& session,
+collect::GpuSelection choose_gpus(const ProfileOptions& o, const nvml::Session* session,
                                   const std::vector<DeviceDescription>& devices,
                                   const RunInfo& info, const ranks::EnvLookup& env) {
-  collect::MigResolver mig = [&session](const std::string& uuid) -> std::optional<unsigned> {
-    auto parent = session.parent_of_mig(uuid);
+  collect::MigResolver mig = [session](const std::string& uuid) -> std::optional<unsigned> {
+    if (session == nullptr) return std::nullopt;
+    auto parent = session->parent_of_mig(uuid);
     return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
   };
   if (!o.gpus.empty()) return collect::select_gpus(o.gpus, devices, mig);
   if (o.per_node) return collect::select_gpus("all", devices, mig);  // the whole node
+  if (auto amd = amd_visible(env, devices)) {
+    return one_gpu_per_rank(*std::move(amd), info.ranks);
+  }
   if (auto visible = ranks::visible_gpus(env)) {
     return one_gpu_per_rank(
         collect::select_visible_gpus(visible->list, visible->source, devices, mig), info.ranks);
@@ -183,11 +223,11 @@ int run_profile(const ProfileOptions& o) {
                *info.ranks.launcher);
   }
 
-  auto library = collect::open_backend(o.backend);
-  nvml::Session session(library);
-  const SystemDescription system = collect::describe_system(session);
+  const collect::NodeGpus gpus = collect::open_node_gpus(o.backend);
+  const SystemDescription& system = gpus.system;
   info.driver_version = system.driver_version;
-  const collect::GpuSelection selection = choose_gpus(o, session, system.devices, info, env);
+  const collect::GpuSelection selection =
+      choose_gpus(o, gpus.nvml.get(), system.devices, info, env);
   const auto path = output_path(o, info);
   std::optional<KernelTracing> tracing;  // --trace-kernels
   if (o.trace_kernels || o.trace_nvtx) {
@@ -196,12 +236,14 @@ int run_profile(const ProfileOptions& o) {
   }
   const std::vector<DeviceDescription> sampled = sampled_devices(selection, system);
 
+  for (const auto& note : gpus.notes) fmt::print(stderr, "gpuscope: {}\n", note);
   for (const auto& note : selection.notes) fmt::print(stderr, "gpuscope: {}\n", note);
   for (const auto& note : selection.mig_notes) fmt::print(stderr, "gpuscope: {}\n", note);
 
   ProfileLive live(o, info, sampled);  // --live, --push: checked before anything is written
   ProfiledRunSetup setup;
-  setup.session = &session;
+  setup.session = gpus.nvml.get();
+  setup.amd = gpus.amd.get();
   setup.backend = o.backend;
   setup.indices = selection.rows();
   setup.devices = sampled;

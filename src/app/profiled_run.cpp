@@ -11,7 +11,7 @@
 #include "app/process_watch.hpp"
 #include "app/run_context.hpp"
 #include "collect/describe.hpp"
-#include "collect/saturation.hpp"
+#include "collect/node_gpus.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "phases/mark_socket.hpp"
@@ -21,8 +21,9 @@ namespace gpuscope::app {
 
 ProfiledRun::ProfiledRun(ProfiledRunSetup setup) : setup_(std::move(setup)) {
   // The saturation source of each GPU is chosen here, and stored with its description.
-  collect::OpenedReaders opened = collect::open_readers(
-      *setup_.session, setup_.indices, setup_.devices, setup_.backend, setup_.sampler.interval);
+  collect::OpenedReaders opened =
+      collect::open_node_readers(setup_.session, setup_.amd, setup_.indices, setup_.devices,
+                                 setup_.backend, setup_.sampler.interval);
   readers_ = std::move(opened.readers);
   notes_ = std::move(opened.notes);
   // Before the run database: a wrong --sysfs-root leaves no file behind.
@@ -113,7 +114,7 @@ std::unique_ptr<phases::MarkReceiver> start_mark_receiver(phases::PhaseTracker& 
 void start_process_watch(std::optional<ProcessWatch>& watch, const ProfiledRunSetup& setup,
                          store::RunWriter& writer, pid_t job) {
   if (setup.process_interval.count() <= 0) return;
-  std::vector<WatchedDevice> devices = devices_to_watch(*setup.session, setup.devices);
+  std::vector<WatchedDevice> devices = devices_to_watch(setup.session, setup.devices);
   ProcessWatchOptions options;
   options.interval = setup.process_interval;
   watch.emplace(

@@ -15,9 +15,10 @@
 #include <vector>
 
 #include "app/node_watch.hpp"
+#include "amd/session.hpp"
 #include "app/run_sink.hpp"
 #include "collect/backend.hpp"
-#include "collect/device_reader.hpp"
+#include "collect/gpu_reader.hpp"
 #include "collect/sampler.hpp"
 #include "core/device_description.hpp"
 #include "core/run.hpp"
@@ -29,7 +30,10 @@
 namespace gpuscope::app {
 
 struct ProfiledRunSetup {
+  // The libraries the devices' readers use: NVML for NVIDIA GPUs, AMD SMI or ROCm SMI for AMD
+  // GPUs; either may be null when no device of its vendor is sampled (collect/node_gpus.hpp).
   const nvml::Session* session = nullptr;
+  const amd::Session* amd = nullptr;
   collect::BackendOptions backend;         // the saturation source options among them
   std::vector<unsigned> indices;           // the GPUs to sample
   std::vector<DeviceDescription> devices;  // their descriptions, in the same order
@@ -92,7 +96,7 @@ class ProfiledRun {
 
   ProfiledRunSetup setup_;
   std::vector<std::string> notes_;
-  std::vector<collect::DeviceReader> readers_;
+  collect::GpuReaders readers_;
   std::unique_ptr<store::RunWriter> writer_;
   std::unique_ptr<RunSink> sink_;
   std::unique_ptr<NodeWriterSink> node_sink_;

@@ -38,7 +38,8 @@ RunEnd run_end(const launch::JobResult& result, const collect::SamplerStats& sta
   }
   if (stats.failed_calls > 0) {
     end.problems.push_back(
-        fmt::format("{} NVML calls failed while sampling; those values are missing from the run",
+        fmt::format("{} calls to the GPU library (NVML, AMD SMI or ROCm SMI) failed while "
+                    "sampling; those values are missing from the run",
                     stats.failed_calls));
   }
   if (stats.deadlines_missed > 0) {

@@ -32,7 +32,7 @@ namespace {
 
 exporter::ExportLabels labels_for(const LiveGpus& gpus, const std::string& node_name) {
   exporter::ExportLabels labels;
-  labels.driver_version = gpus.system.driver_version.value_or("");
+  labels.driver_version = gpus.node.system.driver_version.value_or("");
   const RankContext context = ranks::read_rank_context(ranks::process_environment());
   labels.hostname = exporter::node_label(node_name, context.node_name, short_host_name());
   return labels;
@@ -103,11 +103,11 @@ int run_serve(const ServeRun& o) {
   if (o.process_sampling_ms > 0) {
     std::vector<DeviceDescription> sampled;
     for (const auto& identity : gpus.identities) {
-      sampled.push_back(collect::device_at(gpus.system.devices, identity.index));
+      sampled.push_back(collect::device_at(gpus.node.system.devices, identity.index));
     }
     ProcessWatchOptions options;
     options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
-    processes = std::make_unique<ProcessWatch>(devices_to_watch(*gpus.session, sampled), options);
+    processes = std::make_unique<ProcessWatch>(devices_to_watch(gpus.node.nvml.get(), sampled), options);
     // What --process-series hides is removed before anything renders it: /metrics and pushes.
     process_source = exporter::ProcessSource{
         [&processes, series] { return exporter::reveal(processes->latest(), series); },

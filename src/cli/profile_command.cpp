@@ -66,8 +66,9 @@ Command add_profile_command(CLI::App& parent) {
       ->type_name("SECONDS");
   app->add_option("-l,--label", o->label, "A label stored with the run")->type_name("TEXT");
   app->add_option("--gpus", o->gpus,
-                  "GPUs to sample: NVML indices, GPU-/MIG- UUIDs or all (default: the GPUs the job "
-                  "may see: CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, else all)")
+                  "GPUs to sample: indices (AMD GPUs after NVIDIA's), GPU-/MIG- or AMD UUIDs, or "
+                  "all (default: the GPUs the job may see: CUDA_VISIBLE_DEVICES, "
+                  "ROCR_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES, SLURM_STEP_GPUS, else all)")
       ->type_name("LIST");
   app->add_flag("--capture-output", o->capture_output,
                 "Store the job's stdout/stderr lines with timestamps (still shown as usual)");

@@ -39,7 +39,7 @@ Command add_serve_command(CLI::App& parent) {
                     "series)")
       ->type_name("SECONDS");
   app->add_option("--gpus", o->gpus,
-                  "GPUs to serve: NVML indices, GPU-/MIG- UUIDs or all (default)")
+                  "GPUs to serve: indices, GPU-/MIG- or AMD UUIDs, or all (default)")
       ->type_name("LIST");
   app->add_option("--naming", o->naming,
                   "Metric names: gpuscope (gpuscope_power_watts, ...; default), dcgm "

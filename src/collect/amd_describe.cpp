@@ -44,9 +44,11 @@ void probe(const amd::Device& device, DeviceDescription& d) {
       "AMD SMI and ROCm SMI have no SM, tensor or DRAM saturation counters (no GPM equivalent)";
 }
 
-DeviceDescription describe_device(const amd::Device& device, unsigned index) {
+DeviceDescription describe_device(const amd::Device& device, unsigned index, unsigned order) {
   DeviceDescription d;
   d.index = index;
+  d.vendor = "amd";
+  d.vendor_index = order;
   if (auto name = device.name()) d.name = *name;
   if (auto uuid = device.uuid()) d.uuid = *uuid;
   if (auto pci = device.pci_bus_id()) d.pci_bus_id = *pci;
@@ -83,14 +85,15 @@ bool amd_absent(const Error& error) {
   return amd::is_no_amd_gpu(error) || amd::is_no_amd_library(error);
 }
 
-AmdSystemDescription describe_amd(const amd::Session& session) {
+AmdSystemDescription describe_amd(const amd::Session& session, unsigned first_index) {
   AmdSystemDescription system;
   system.library = session.library_name();
   system.library_path = session.library_path();
   system.library_version = session.library_version();
   if (!session.fallback_reason().empty()) system.fallback_reason = session.fallback_reason();
   for (std::size_t i = 0; i < session.devices().size(); ++i) {
-    system.devices.push_back(describe_device(*session.devices()[i], static_cast<unsigned>(i)));
+    const auto order = static_cast<unsigned>(i);
+    system.devices.push_back(describe_device(*session.devices()[i], first_index + order, order));
   }
   return system;
 }

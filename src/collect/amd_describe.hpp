@@ -18,8 +18,9 @@ namespace gpuscope::collect {
 std::unique_ptr<amd::Session> open_amd(const BackendOptions& options);
 
 // The AMD GPUs of `session`: identity, memory, power cap and range, peak graphics clock, and
-// which readings each offers (a capability per reading; saturation: none, said so).
-AmdSystemDescription describe_amd(const amd::Session& session);
+// which readings each offers (a capability per reading; saturation: none, said so). Their
+// indices start at `first_index`: the number of NVIDIA GPUs on the node (docs/amd.md).
+AmdSystemDescription describe_amd(const amd::Session& session, unsigned first_index = 0);
 
 // Whether `error` from open_amd only says there is no AMD GPU here (no library, or one that
 // lists none): nothing to report on a node without AMD GPUs.

@@ -12,19 +12,11 @@
 #include <vector>
 
 #include "collect/dcgm_feed.hpp"
+#include "collect/gpu_reader.hpp"
 #include "core/run.hpp"
 #include "nvml/gpm.hpp"
 
 namespace gpuscope::collect {
-
-// What happened while reading one sample.
-struct ReadOutcome {
-  bool lost = false;          // the GPU fell off the bus (GPU_IS_LOST) during this read
-  unsigned failed_calls = 0;  // calls that failed transiently (values left absent)
-  std::optional<std::string> source_event;  // the saturation source changed state (DCGM)
-  // MIG changed (docs/mig.md): a MIG device is gone, MIG mode changed, an instance appeared.
-  std::vector<std::string> mig_events;
-};
 
 // A MIG device to read (docs/mig.md): its GPU instance on its parent GPU, and its row index.
 struct MigReading {
@@ -40,7 +32,7 @@ struct SaturationReading {
   std::shared_ptr<DcgmFeed> dcgm;  // read DCGM's watch of this GPU (started by the feed)
 };
 
-class DeviceReader {
+class DeviceReader final : public GpuReader {
  public:
   // Probes `device`. `notes` receives one line per metric group the GPU does not offer.
   DeviceReader(nvml::Device device, std::vector<std::string>& notes,
@@ -56,22 +48,23 @@ class DeviceReader {
   DeviceReader& operator=(DeviceReader&&) noexcept = default;
 
   // The row index: a GPU's NVML index, or a MIG device's row index (core/mig.hpp).
-  unsigned index() const { return mig_ ? mig_->row_index : device_.index(); }
+  unsigned index() const override { return mig_ ? mig_->row_index : device_.index(); }
   const nvml::Device& device() const { return device_; }
-  bool lost() const { return lost_.value.load(std::memory_order_relaxed); }
+  bool lost() const override { return lost_.value.load(std::memory_order_relaxed); }
   bool has_gpm() const { return gpm_.has_value(); }
   // A MIG device's reader: no power cadence, no health (they are its parent's).
-  bool is_mig() const { return mig_.has_value(); }
+  bool is_mig() const override { return mig_.has_value(); }
+  const nvml::Device* nvml_device() const override { return &device_; }
   // The MIG device is gone; nothing more is read from it.
   bool gone() const { return gone_; }
 
   // Reads every supported metric into `row` (which the caller has reset). GPM metrics are filled
   // when at least 100 ms have passed since the previous GPM sample, else left absent.
-  ReadOutcome read(SampleRow& row, std::int64_t mono_ns);
+  ReadOutcome read(SampleRow& row, std::int64_t mono_ns) override;
 
   // The fast cadence: board power, instant power and the energy counter only. Safe to call from
   // another thread concurrently with read(): it touches no state read() uses but the lost flag.
-  ReadOutcome read_power(PowerRow& row);
+  ReadOutcome read_power(PowerRow& row) override;
 
  private:
   struct Gpm {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <stdexcept>
 
@@ -30,12 +31,15 @@ std::optional<unsigned> as_index(const std::string& entry) {
   return value;
 }
 
-// The GPUs come first in a description list; the MIG devices after them.
+}  // namespace
+
 std::size_t gpu_count(const std::vector<DeviceDescription>& devices) {
   std::size_t count = 0;
   while (count < devices.size() && !devices[count].mig) ++count;
   return count;
 }
+
+namespace {
 
 std::string available(std::size_t gpus) {
   if (gpus == 0) return "the driver lists no GPU";
@@ -146,7 +150,95 @@ void add_mig(GpuSelection& selection, const std::vector<DeviceDescription>& devi
   add_unique(selection.indices, *parent);
 }
 
+// The AMD GPUs in their library's order (ROCm's indices).
+std::vector<const DeviceDescription*> amd_gpus(const std::vector<DeviceDescription>& devices) {
+  std::vector<const DeviceDescription*> amd;
+  for (const auto& d : devices) {
+    if (d.vendor == "amd" && d.vendor_index) amd.push_back(&d);
+  }
+  std::sort(amd.begin(), amd.end(),
+            [](const auto* a, const auto* b) { return *a->vendor_index < *b->vendor_index; });
+  return amd;
+}
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The AMD GPU whose UUID is `entry` or starts with it (ROCR_VISIBLE_DEVICES writes "GPU-" and
+// the unique id; AMD SMI's UUID has no prefix): compared without "GPU-", dashes and case.
+std::optional<unsigned> amd_by_uuid(const std::string& entry,
+                                    const std::vector<DeviceDescription>& devices) {
+  std::string wanted = lower(entry);
+  if (wanted.rfind("gpu-", 0) == 0) wanted.erase(0, 4);
+  std::erase(wanted, '-');
+  if (wanted.size() < 4) return std::nullopt;
+  std::optional<unsigned> found;
+  for (const auto* d : amd_gpus(devices)) {
+    std::string uuid = lower(d->uuid.value_or(""));
+    std::erase(uuid, '-');
+    if (uuid.rfind(wanted, 0) != 0) continue;
+    if (found) {
+      throw Error::usage(fmt::format("GPU UUID prefix {} matches more than one GPU", entry), {},
+                         "give more characters of the UUID (gpuscope devices lists them)");
+    }
+    found = d->index;
+  }
+  return found;
+}
+
+// The AMD GPUs `list` names as ROCm's variables do: indices into `visible` (the library's order,
+// or what ROCR_VISIBLE_DEVICES left) or UUIDs. An index beyond them: every one, with a note.
+std::vector<const DeviceDescription*> amd_subset(
+    const std::vector<DeviceDescription>& devices,
+    const std::vector<const DeviceDescription*>& visible, const std::string& list,
+    const std::string& source, std::vector<std::string>& notes) {
+  std::vector<const DeviceDescription*> chosen;
+  for (const std::string& entry : split_list(list)) {
+    const DeviceDescription* d = nullptr;
+    if (auto index = as_index(entry)) {
+      if (*index >= visible.size()) {
+        notes.push_back(fmt::format(
+            "{}={} names AMD GPUs beyond the {} this process can see; sampling all of them",
+            source, list, visible.size()));
+        return visible;
+      }
+      d = visible[*index];
+    } else if (auto row = amd_by_uuid(entry, devices)) {
+      d = &device_at(devices, *row);
+    } else {
+      throw Error::usage(fmt::format("{}: no AMD GPU is '{}'", source, entry), {},
+                         "gpuscope devices --vendor amd lists the AMD GPUs, their indices and "
+                         "UUIDs");
+    }
+    if (std::find(chosen.begin(), chosen.end(), d) == chosen.end()) chosen.push_back(d);
+  }
+  return chosen;
+}
+
 }  // namespace
+
+GpuSelection select_amd_visible(const AmdVisibleLists& lists,
+                                const std::vector<DeviceDescription>& devices) {
+  GpuSelection selection;
+  std::vector<const DeviceDescription*> visible = amd_gpus(devices);
+  std::string said;
+  for (const auto& [source, list] : {std::pair{"ROCR_VISIBLE_DEVICES", lists.rocr},
+                                     std::pair{lists.hip_source.c_str(), lists.hip}}) {
+    if (!list) continue;
+    said += fmt::format("{}{}={}", said.empty() ? "" : ", ", source, *list);
+    if (means_no_gpu(*list)) {
+      selection.notes.push_back(
+          fmt::format("{} is '{}': the job sees no AMD GPU, none is sampled", source, *list));
+      return selection;
+    }
+    visible = amd_subset(devices, visible, *list, source, selection.notes);
+  }
+  for (const auto* d : visible) selection.indices.push_back(d->index);
+  if (!said.empty()) selection.notes.insert(selection.notes.begin(), "AMD GPUs selected by " + said);
+  return selection;
+}
 
 std::vector<unsigned> GpuSelection::rows() const {
   std::vector<unsigned> out = indices;
@@ -184,12 +276,16 @@ GpuSelection select_gpus(std::string_view list, const std::vector<DeviceDescript
       }
       add_gpu(selection, devices, *index, whole);
     } else if (entry.rfind("GPU-", 0) == 0) {
-      add_gpu(selection, devices, by_uuid(entry, devices), whole);
+      const auto amd = amd_by_uuid(entry, devices);  // ROCm writes "GPU-" too
+      add_gpu(selection, devices, amd ? *amd : by_uuid(entry, devices), whole);
     } else if (entry.rfind("MIG-", 0) == 0) {
       add_mig(selection, devices, entry, resolve_mig);
+    } else if (auto amd = amd_by_uuid(entry, devices)) {
+      add_gpu(selection, devices, *amd, whole);
     } else {
       throw Error::usage(fmt::format("'{}' is not a GPU", entry), {},
-                         "give NVML indices (0,1), UUIDs (GPU-...), MIG ids (MIG-...) or all");
+                         "give indices (0,1), UUIDs (GPU-..., or an AMD GPU's), MIG ids (MIG-...) "
+                         "or all");
     }
   }
   if (!whole.empty()) selection.mig_notes.push_back(whole_mig_note(selection, whole));

@@ -32,11 +32,16 @@ struct GpuSelection {
 // as collect::describe_system lists them); throws std::out_of_range when there is none.
 const DeviceDescription& device_at(const std::vector<DeviceDescription>& devices, unsigned index);
 
+// The number of GPUs in a description list: the GPUs (NVIDIA's, then AMD's) come first, the
+// MIG devices after them.
+std::size_t gpu_count(const std::vector<DeviceDescription>& devices);
+
 // Finds the parent GPU's NVML index of a MIG device UUID ("MIG-..."), if the driver knows it.
 using MigResolver = std::function<std::optional<unsigned>(const std::string& mig_uuid)>;
 
-// Resolves a comma-separated list of NVML indices, GPU UUIDs ("GPU-...", unique prefixes
-// accepted as CUDA does), MIG device UUIDs, or "all". An empty list, "-1" or "NoDevFiles"
+// Resolves a comma-separated list of indices (NVML's; AMD GPUs after them, docs/amd.md), GPU
+// UUIDs ("GPU-...", unique prefixes accepted as CUDA does; an AMD GPU's UUID), MIG device UUIDs,
+// or "all". An empty list, "-1" or "NoDevFiles"
 // selects no GPU. `devices` are the GPUs then the MIG devices (collect::describe_system); a MIG
 // UUID none of them has is given to `resolve_mig`, whose parent is then sampled whole. Throws
 // Error::usage naming the entry that matches no GPU.
@@ -49,5 +54,20 @@ GpuSelection select_gpus(std::string_view list, const std::vector<DeviceDescript
 GpuSelection select_visible_gpus(std::string_view list, std::string_view source,
                                  const std::vector<DeviceDescription>& devices,
                                  const MigResolver& resolve_mig);
+
+// What ROCm lets the job see of the AMD GPUs: ROCR_VISIBLE_DEVICES (indices in the library's
+// order, or UUIDs), then HIP_VISIBLE_DEVICES (indices into what ROCR_VISIBLE_DEVICES leaves;
+// HIP reads CUDA_VISIBLE_DEVICES when it is unset, hip_source names which).
+struct AmdVisibleLists {
+  std::optional<std::string> rocr;
+  std::optional<std::string> hip;
+  std::string hip_source = "HIP_VISIBLE_DEVICES";
+};
+
+// The AMD GPUs among `devices` that `lists` leave visible, as ROCm applies them (every AMD GPU
+// when neither is set). An index beyond those visible selects them all, with a note; an entry
+// that is no AMD GPU is Error::usage.
+GpuSelection select_amd_visible(const AmdVisibleLists& lists,
+                                const std::vector<DeviceDescription>& devices);
 
 }  // namespace gpuscope::collect

@@ -46,7 +46,7 @@ std::string describe_clock_events(std::uint64_t reasons) {
   return describe_clock_event_reasons(reasons);
 }
 
-Sampler::Sampler(std::vector<DeviceReader> readers, SamplerOptions options, SampleSink& sink,
+Sampler::Sampler(GpuReaders readers, SamplerOptions options, SampleSink& sink,
                  std::vector<SlowTask> slow_tasks)
     : readers_(std::move(readers)),
       options_(options),
@@ -67,8 +67,10 @@ void Sampler::start() {
   if (options_.health_interval.count() > 0) {
     std::vector<HealthReader> health;
     for (const auto& reader : readers_) {
-      // A MIG device's health counters are its GPU's.
-      if (!reader.lost() && !reader.is_mig()) health.emplace_back(reader.device());
+      // A MIG device's health counters are its GPU's; an AMD GPU's are not read (docs/amd.md).
+      if (!reader->lost() && !reader->is_mig() && reader->nvml_device() != nullptr) {
+        health.emplace_back(*reader->nvml_device());
+      }
     }
     health_.emplace(std::move(health), health_notes_);
   }
@@ -106,9 +108,9 @@ void Sampler::emit(Event event) {
 
 void Sampler::report_lost(std::size_t k) {
   reported_lost_[k] = true;
-  emit({wall_now_ns(), mono_now_ns(), readers_[k].index(), EventKind::GpuLost,
+  emit({wall_now_ns(), mono_now_ns(), readers_[k]->index(), EventKind::GpuLost,
         fmt::format("GPU {} fell off the bus (GPU_IS_LOST); no more samples from it",
-                    readers_[k].index())});
+                    readers_[k]->index())});
 }
 
 void Sampler::check_clock_events(std::size_t k, const SampleRow& row) {
@@ -132,7 +134,7 @@ void Sampler::sample_all(std::int64_t tick_mono_ns) {
   std::int64_t failed = 0;
   std::vector<unsigned> lost;
   for (std::size_t k = 0; k < readers_.size(); ++k) {
-    DeviceReader& reader = readers_[k];
+    GpuReader& reader = *readers_[k];
     if (reader.lost()) {
       if (!reported_lost_[k]) {
         report_lost(k);
@@ -155,6 +157,10 @@ void Sampler::sample_all(std::int64_t tick_mono_ns) {
     }
     for (const auto& detail : outcome.mig_events) {
       emit({row.wall_ns, row.mono_ns, reader.index(), EventKind::MigInstance, detail});
+    }
+    if (outcome.counter_event) {
+      emit({row.wall_ns, row.mono_ns, reader.index(), EventKind::CounterReset,
+            *outcome.counter_event});
     }
     if (row.present.none()) continue;
     check_clock_events(k, row);
@@ -200,11 +206,15 @@ void Sampler::power_loop() {
   while (running_.load(std::memory_order_relaxed)) {
     std::int64_t produced = 0;
     for (auto& reader : readers_) {
-      if (reader.lost() || reader.is_mig()) continue;  // a MIG device's power is its GPU's
+      if (reader->lost() || reader->is_mig()) continue;  // a MIG device's power is its GPU's
       PowerRow row;
       row.mono_ns = mono_now_ns();
       row.wall_ns = wall_now_ns();
-      reader.read_power(row);  // a GPU lost here is reported by the main cadence
+      const ReadOutcome outcome = reader->read_power(row);  // a lost GPU: the main cadence says
+      if (outcome.counter_event) {
+        emit({row.wall_ns, row.mono_ns, reader->index(), EventKind::CounterReset,
+              *outcome.counter_event});
+      }
       if (!row.power_w && !row.energy_mj && !row.power_instant_w) continue;
       sink_.on_power(row);
       ++produced;

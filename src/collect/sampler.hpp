@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "collect/device_reader.hpp"
+#include "collect/gpu_reader.hpp"
 #include "collect/health_watch.hpp"
 #include "collect/sink.hpp"
 
@@ -42,12 +42,12 @@ struct SamplerStats {
   std::int64_t deadlines_missed = 0;  // ticks skipped because the previous one ran late
   std::int64_t failed_calls = 0;      // NVML calls that failed transiently
   std::int64_t lost_gpus = 0;
-  std::vector<unsigned> lost_gpu_indices;  // NVML indices of the GPUs that fell off the bus
+  std::vector<unsigned> lost_gpu_indices;  // indices of the GPUs that fell off the bus
 };
 
 class Sampler {
  public:
-  Sampler(std::vector<DeviceReader> readers, SamplerOptions options, SampleSink& sink,
+  Sampler(GpuReaders readers, SamplerOptions options, SampleSink& sink,
           std::vector<SlowTask> slow_tasks = {});
   ~Sampler();
   Sampler(const Sampler&) = delete;
@@ -75,7 +75,7 @@ class Sampler {
   void check_clock_events(std::size_t k, const SampleRow& row);
   void report_lost(std::size_t k);
 
-  std::vector<DeviceReader> readers_;
+  GpuReaders readers_;
   SamplerOptions options_;
   SampleSink& sink_;
   std::vector<std::optional<std::uint64_t>> last_reasons_;

@@ -198,8 +198,8 @@ void open_mig_reader(const nvml::Session& session, const DeviceDescription& d,
   }
   MigReading reading{session.device(mig.parent_index), d.index, mig.gpu_instance_id,
                      mig_label(mig)};
-  opened.readers.emplace_back(std::move(*device), std::move(reading), opened.notes,
-                              std::move(saturation));
+  opened.readers.push_back(std::make_unique<DeviceReader>(
+      std::move(*device), std::move(reading), opened.notes, std::move(saturation)));
 }
 
 // Starts one DCGM watch per GPU over the GPU-instance entities of its MIG devices that take
@@ -270,7 +270,8 @@ OpenedReaders open_readers(const nvml::Session& session, const std::vector<unsig
     if (descriptions[k].mig) {
       open_mig_reader(session, descriptions[k], reading, opened);
     } else {
-      opened.readers.emplace_back(session.device(indices[k]), opened.notes, reading);
+      opened.readers.push_back(
+          std::make_unique<DeviceReader>(session.device(indices[k]), opened.notes, reading));
     }
     descriptions[k].saturation_source =
         c.source == Source::None ? std::nullopt : std::optional<std::string>(source_name(c.source));

@@ -22,7 +22,7 @@ namespace gpuscope::collect {
 // the sampling interval: DCGM watches at it, but never faster than 100 ms. Throws Error when
 // --metrics-source dcgm is asked for and DCGM cannot be opened.
 struct OpenedReaders {
-  std::vector<DeviceReader> readers;
+  GpuReaders readers;
   std::vector<std::string> notes;  // for stderr: which source each GPU got and why
 };
 OpenedReaders open_readers(const nvml::Session& session, const std::vector<unsigned>& indices,

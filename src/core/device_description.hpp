@@ -21,8 +21,13 @@ struct Capability {
 };
 
 struct DeviceDescription {
-  // NVML index of a GPU; for a MIG device, its row index (core/mig.hpp: mig_device_index).
+  // NVML index of a GPU; for a MIG device, its row index (core/mig.hpp: mig_device_index); for an
+  // AMD GPU, the number of NVIDIA GPUs plus its index in its library (docs/amd.md).
   unsigned index = 0;
+  // "nvidia" or "amd": which library answers for it.
+  std::string vendor = "nvidia";
+  // An AMD GPU's index in AMD SMI's or ROCm SMI's order (nullopt for NVIDIA's).
+  std::optional<unsigned> vendor_index;
   std::optional<std::string> error;  // set when the GPU could not be opened at all (e.g. lost)
   std::optional<std::string> name;
   std::optional<std::string> uuid;
@@ -66,7 +71,8 @@ struct AmdSystemDescription {
   std::string library_path;
   std::optional<std::string> library_version;
   std::optional<std::string> fallback_reason;  // why AMD SMI was not used, when ROCm SMI was
-  std::vector<DeviceDescription> devices;      // index: the library's device order
+  // In the library's order; index: the number of NVIDIA GPUs on the node plus that order.
+  std::vector<DeviceDescription> devices;
 };
 
 struct SystemDescription {

@@ -33,10 +33,11 @@ struct EventKindWords {
     NvlinkErrors,   // an NVLink error counter rose
     MigInstance,    // a MIG device went or appeared, or a GPU's MIG mode changed (docs/mig.md)
     NodeEnergy,     // the node's energy could not be read (docs/node-energy.md)
+    CounterReset,   // a GPU's counter went back (an AMD energy accumulator after a reset)
     Other,          // a word this gpuscope does not know
   };
 
-  static constexpr std::array<std::pair<Value, std::string_view>, 18> kWords = {{
+  static constexpr std::array<std::pair<Value, std::string_view>, 19> kWords = {{
       {JobStart, "job_start"},
       {JobExit, "job_exit"},
       {JobStop, "job_stop"},
@@ -55,6 +56,7 @@ struct EventKindWords {
       {NvlinkErrors, "nvlink_errors"},
       {MigInstance, "mig_instance"},
       {NodeEnergy, "node_energy"},
+      {CounterReset, "counter_reset"},
   }};
 };
 using EventKind = StoredWord<EventKindWords>;

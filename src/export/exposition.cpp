@@ -96,7 +96,7 @@ Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<Gpu
       add_label(series, "gpu", gpu_label);
       add_label(series, "UUID", gpu.uuid);
       add_label(series, "pci_bus_id", gpu.pci_bus_id);
-      add_label(series, "device", fmt::format("nvidia{}", gpu.gpu()));
+      add_label(series, "device", fmt::format("{}{}", gpu.vendor, gpu.gpu()));
       add_label(series, "modelName", gpu.name);
       if (gpu.mig) {
         add_label(series, "GPU_I_PROFILE", gpu.mig->profile.value_or(""));
@@ -121,6 +121,7 @@ Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<Gpu
     if (naming_ == Naming::Gpuscope) {
       add_label(info, "name", gpu.mig ? gpu.mig_name : gpu.name);
       add_label(info, "pci_bus_id", gpu.pci_bus_id);
+      add_label(info, "vendor", gpu.vendor);
     }
     base_labels_.push_back(series);
     series += '}';

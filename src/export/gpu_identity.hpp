@@ -18,6 +18,7 @@ struct GpuIdentity {
   unsigned index = 0;  // the row index of the samples (NVML index of a GPU)
   std::string uuid;    // the GPU's UUID (a MIG device's parent's)
   std::string name;
+  std::string vendor = "nvidia";  // "amd" (docs/amd.md)
   std::string pci_bus_id;
   std::optional<std::uint64_t> memory_total_bytes;
   std::optional<double> power_limit_w;  // from the description, when a sample has none
@@ -53,6 +54,7 @@ inline GpuIdentity identity_of(const DeviceDescription& d) {
   id.index = d.index;
   id.uuid = d.uuid.value_or("");
   id.name = d.name.value_or("");
+  id.vendor = d.vendor;
   id.pci_bus_id = d.pci_bus_id.value_or("");
   id.memory_total_bytes = d.memory_total_bytes;
   id.power_limit_w = d.enforced_power_limit_w ? d.enforced_power_limit_w : d.power_limit_w;

@@ -30,9 +30,13 @@ std::shared_ptr<const Library> Library::open(const LoadOptions& options) {
     library->resolve_all();
     return library;
   }
-  throw Error("no NVIDIA driver found", opened.error,
+  throw Error(kNoDriver, opened.error,
               "use --simulate SCENARIO to try gpuscope without a GPU (gpuscope scenarios lists "
               "them), or --nvml-library PATH if libnvidia-ml.so.1 is installed elsewhere");
+}
+
+bool is_no_driver(const Error& error) {
+  return error.summary() == kNoDriver;
 }
 
 Library::Library(void* handle, std::string path, bool simulated)

@@ -65,6 +65,11 @@ struct LoadOptions {
   bool simulated = false;
 };
 
+// The summary of Library::open's error when the system has no NVML library at all.
+inline constexpr const char* kNoDriver = "no NVIDIA driver found";
+// Whether `error` is that one: no NVIDIA driver on this machine.
+bool is_no_driver(const Error& error);
+
 class Library {
  public:
   // Loads and resolves the library. Throws Error naming the library, dlerror() and what to do

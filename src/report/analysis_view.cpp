@@ -703,6 +703,7 @@ json gpus_json(const Analysis& a) {
          {"index", g.key.device_index},
          {"uuid", g.key.uuid},
          {"name", g.key.name},
+         {"vendor", g.key.vendor},
          {"samples", g.samples},
          {"covered_s", g.covered_s},
          {"activity", opt(g.activity)},

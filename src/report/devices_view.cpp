@@ -185,6 +185,7 @@ nlohmann::json mig_device_json(const DeviceDescription& d) {
 // An AMD GPU in JSON: as an NVIDIA GPU's, without what AMD's libraries have no word for.
 nlohmann::json amd_device_json(const DeviceDescription& d) {
   return {{"index", d.index},
+          {"library_index", or_null(d.vendor_index)},
           {"name", or_null(d.name)},
           {"uuid", or_null(d.uuid)},
           {"pci_bus_id", or_null(d.pci_bus_id)},
@@ -212,6 +213,10 @@ void device_block(std::string& out, const DeviceDescription& d,
     out += fmt::format("  {:<14}{}\n", name, value);
   };
   row("UUID", or_dash(d.uuid));
+  if (d.vendor_index && *d.vendor_index != d.index) {
+    // A node with NVIDIA GPUs too: AMD indices follow theirs (docs/amd.md).
+    row("Library index", fmt::format("{} (ROCR_VISIBLE_DEVICES counts so)", *d.vendor_index));
+  }
   row("PCI bus id", or_dash(d.pci_bus_id));
   if (label == "GPU" || d.architecture || d.compute_capability) {
     std::string arch = or_dash(d.architecture);

@@ -185,6 +185,8 @@ void insert_devices(Database& db, std::int64_t run_id,
     bind(stmt, "saturation_source", d.saturation_source);
     bind(stmt, "saturation_detail", d.saturation_detail);
     bind_mig(stmt, d);
+    bind(stmt, "vendor", std::optional<std::string>(d.vendor));
+    bind(stmt, "vendor_index", opt_int64(d.vendor_index));
     stmt.run();
   }
 }
@@ -303,6 +305,8 @@ DeviceDescription read_device(const Statement& row) {
   d.saturation_detail = row.opt_text(at("saturation_detail"));
   if (auto enabled = row.opt_int64(at("mig_enabled"))) d.mig_enabled = *enabled != 0;
   d.mig = read_mig(row, at);
+  d.vendor = row.opt_text(at("vendor")).value_or("nvidia");  // NULL: a file from before 1.11
+  d.vendor_index = opt_unsigned(row, at("vendor_index"));
   return d;
 }
 

@@ -139,6 +139,10 @@ constexpr std::array kDeviceColumns = std::to_array<Column>({
     {"compute_slices", "INTEGER"},
     {"multiprocessors", "INTEGER"},
     {"parent_slices", "INTEGER"},
+    // 1.11: which library answered for the device ('nvidia', 'amd'; NULL in an older file:
+    // nvidia) and an AMD GPU's index in its library's order (docs/amd.md).
+    {"vendor", "TEXT"},
+    {"vendor_index", "INTEGER"},
 });
 
 // The device columns schema 1.6 added (migrate() adds them to an older file).
@@ -146,7 +150,10 @@ constexpr std::size_t kDeviceColumnsBefore16 = 17;
 // The device columns schema 1.9 added.
 constexpr std::size_t kDeviceColumnsBefore19 = 19;
 static_assert(kDeviceColumns[kDeviceColumnsBefore16].name == "saturation_source");
+// The device columns schema 1.11 added.
+constexpr std::size_t kDeviceColumnsBefore111 = 29;
 static_assert(kDeviceColumns[kDeviceColumnsBefore19].name == "mig_enabled");
+static_assert(kDeviceColumns[kDeviceColumnsBefore111].name == "vendor");
 
 constexpr std::array kPowerColumns = std::to_array<Column>({
     {"device_index", "INTEGER NOT NULL"},
@@ -460,6 +467,10 @@ void migrate(Database& db, int from_version) {
   }
   if (minor < 10 && !has_table(db, "node_energy_domains", "main")) {
     db.exec(create_node_tables_sql());
+  }
+  if (minor < 11) {
+    add_missing_columns(db, "devices",
+                        std::span(kDeviceColumns).subspan(kDeviceColumnsBefore111));
   }
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",

@@ -31,8 +31,9 @@ inline constexpr int kOldestReadableSchema = 1;
 // runs.origin, where imported samples came from; 1.8 health_samples, the GPUs' health counters
 // (store/health_tables.hpp); 1.9 MIG: whether a GPU was in MIG mode and, for a MIG device, who it
 // is (devices.mig_enabled, parent_index … parent_slices; core/mig.hpp); 1.10 the node's energy:
-// node_energy_domains, node_energy_samples and node_cpu_time (store/node_tables.hpp).
-inline constexpr int kSchemaMinorVersion = 10;
+// node_energy_domains, node_energy_samples and node_cpu_time (store/node_tables.hpp); 1.11 the
+// vendor of each device (devices.vendor, vendor_index; docs/amd.md).
+inline constexpr int kSchemaMinorVersion = 11;
 
 struct Column {
   std::string_view name;
@@ -90,7 +91,8 @@ int check_run_database(Database& db, const std::filesystem::path& path);
 // runs already there, and the empty process tables; 1.3 → 1.4 the empty grid_intensity; 1.4 → 1.5
 // the empty phases; 1.5 → 1.6 and 1.6 → 1.7 columns at the end of devices and runs; 1.7 → 1.8
 // the empty health_samples; 1.8 → 1.9 the MIG columns at the end of devices, NULL in the rows
-// already there; 1.9 → 1.10 the empty node energy tables).
+// already there; 1.9 → 1.10 the empty node energy tables; 1.10 → 1.11 the vendor columns at the
+// end of devices, NULL (NVIDIA) in the rows already there).
 // Steps only add tables or columns, never drop data.
 void migrate(Database& db, int from_version);
 

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "collect/device_reader.hpp"
 #include "collect/sampler.hpp"
 #include "nvml/session.hpp"
 #include "recording_sink.hpp"
@@ -28,9 +29,9 @@ void sample_for(const std::string& scenario, std::chrono::milliseconds duration,
   SimEnvironment env(scenario);
   auto library = nvml::Library::open({GPUSCOPE_TEST_SIM_LIBRARY, true});
   nvml::Session session(library);
-  std::vector<DeviceReader> readers;
+  GpuReaders readers;
   for (unsigned i = 0; i < session.device_count(); ++i) {
-    readers.emplace_back(session.device(i), run.notes);
+    readers.push_back(std::make_unique<DeviceReader>(session.device(i), run.notes));
   }
   Sampler sampler(std::move(readers), options, run.sink);
   sampler.start();

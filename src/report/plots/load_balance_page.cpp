@@ -16,8 +16,9 @@ namespace {
 constexpr std::size_t kMaxNamedStragglers = 12;
 constexpr std::size_t kMaxAxisLabels = 32;
 
-std::string activity_name(const std::string& metric) {
-  return metric == "sm_active_pct" ? "SM active" : "GPU utilization";
+std::string activity_name(const std::string& metric, const std::string& vendor) {
+  if (metric == "sm_active_pct") return "SM active";
+  return vendor == "amd" ? "graphics activity (AMD)" : "GPU utilization";
 }
 
 // One point per GPU with activity: position, activity (%), p5–p95 and whether it straggles.
@@ -95,7 +96,7 @@ PageText draw_load_balance_page(const analyze::Analysis& a, const PlotStream& st
   std::string metric_name = "activity";
   for (const auto& g : a.gpus) {
     if (g.activity) {
-      metric_name = activity_name(g.activity_metric);
+      metric_name = activity_name(g.activity_metric, g.key.vendor);
       break;
     }
   }
