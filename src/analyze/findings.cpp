@@ -97,9 +97,9 @@ void activity(const Analysis& a, std::vector<Finding>& out) {
     // AMD GPUs' column holds their graphics activity (docs/amd.md): named so.
     const bool amd = std::all_of(a.gpus.begin(), a.gpus.end(),
                                  [](const auto& g) { return g.key.vendor == "amd"; });
-    out.push_back({"low_utilization",
-                   fmt::format("{} averaged {:.0f} %: the GPUs often wait",
-                               amd ? "Graphics activity" : "GPU utilization", *util)});
+    out.push_back(
+        {"low_utilization", fmt::format("{} averaged {:.0f} %: the GPUs often wait",
+                                        amd ? "Graphics activity" : "GPU utilization", *util)});
   }
   const auto tensor = overall_mean(a, Metric::TensorActivePct);
   const auto fp32 = overall_mean(a, Metric::Fp32ActivePct);

@@ -46,7 +46,8 @@ SystemDescription describe_devices(const DevicesOptions& options) {
   if (options.vendor != "nvidia") {
     try {
       const auto session = collect::open_amd(options.backend);
-      system.amd = collect::describe_amd(*session, static_cast<unsigned>(collect::gpu_count(system.devices)));
+      system.amd = collect::describe_amd(*session,
+                                         static_cast<unsigned>(collect::gpu_count(system.devices)));
       if (!options.backend.simulate.empty()) system.scenario = options.backend.simulate;
     } catch (const Error& error) {
       amd_error = error;

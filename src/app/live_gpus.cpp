@@ -49,9 +49,10 @@ LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::strin
     notes.insert(notes.end(), selection.mig_notes.begin(), selection.mig_notes.end());
   const std::vector<unsigned> rows = watched_rows(selection, gpus.node.system.devices, mig_devices);
   std::vector<DeviceDescription> watched;
-  for (unsigned index : rows) watched.push_back(collect::device_at(gpus.node.system.devices, index));
-  collect::OpenedReaders opened = collect::open_node_readers(session, gpus.node.amd.get(), rows,
-                                                             watched, backend, interval);
+  for (unsigned index : rows)
+    watched.push_back(collect::device_at(gpus.node.system.devices, index));
+  collect::OpenedReaders opened =
+      collect::open_node_readers(session, gpus.node.amd.get(), rows, watched, backend, interval);
   gpus.readers = std::move(opened.readers);
   notes.insert(notes.end(), opened.notes.begin(), opened.notes.end());
   for (std::size_t k = 0; k < rows.size(); ++k) {

@@ -18,7 +18,7 @@ namespace gpuscope::app {
 struct LiveGpus {
   // The libraries of both vendors and the node's devices (node.system; collect/node_gpus.hpp).
   collect::NodeGpus node;
-  collect::GpuReaders readers;  // move into a Sampler that dies before this
+  collect::GpuReaders readers;                    // move into a Sampler that dies before this
   std::vector<exporter::GpuIdentity> identities;  // each GPU followed by its MIG devices
   std::size_t gpu_count = 0;                      // the GPUs among them
 };

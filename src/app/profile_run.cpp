@@ -114,8 +114,8 @@ collect::GpuSelection one_gpu_per_rank(collect::GpuSelection selection, const Ra
 // the AMD GPUs they leave, and the NVIDIA GPUs CUDA_VISIBLE_DEVICES leaves (all without it).
 std::optional<collect::GpuSelection> amd_visible(const ranks::EnvLookup& env,
                                                  const std::vector<DeviceDescription>& devices) {
-  const bool amd = std::any_of(devices.begin(), devices.end(),
-                               [](const auto& d) { return d.vendor == "amd"; });
+  const bool amd =
+      std::any_of(devices.begin(), devices.end(), [](const auto& d) { return d.vendor == "amd"; });
   const bool nvidia = std::any_of(devices.begin(), devices.end(),
                                   [](const auto& d) { return d.vendor == "nvidia"; });
   if (!amd) return std::nullopt;
@@ -201,6 +201,26 @@ NodeWatchOptions node_watch_options(const ProfileOptions& o) {
   return node;
 }
 
+// What the run takes from the options and the node's libraries (the GPUs, the run and its file
+// are the caller's).
+ProfiledRunSetup profiled_run_setup(const ProfileOptions& o, const collect::NodeGpus& gpus) {
+  ProfiledRunSetup setup;
+  setup.session = gpus.nvml.get();
+  setup.amd = gpus.amd.get();
+  setup.backend = o.backend;
+  setup.force = o.force;
+  setup.writer.flush_interval = milliseconds(static_cast<std::int64_t>(o.flush_ms));
+  setup.sampler = {
+      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
+      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms)),
+      duration_cast<nanoseconds>(std::chrono::duration<double>(o.health_interval_s))};
+  setup.verbose = o.verbose;
+  setup.process_interval = milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
+  setup.marks = o.marks;
+  setup.node = node_watch_options(o);
+  return setup;
+}
+
 }  // namespace
 
 int run_profile(const ProfileOptions& o) {
@@ -241,25 +261,12 @@ int run_profile(const ProfileOptions& o) {
   for (const auto& note : selection.mig_notes) fmt::print(stderr, "gpuscope: {}\n", note);
 
   ProfileLive live(o, info, sampled);  // --live, --push: checked before anything is written
-  ProfiledRunSetup setup;
-  setup.session = gpus.nvml.get();
-  setup.amd = gpus.amd.get();
-  setup.backend = o.backend;
+  ProfiledRunSetup setup = profiled_run_setup(o, gpus);
   setup.indices = selection.rows();
   setup.devices = sampled;
   setup.info = info;
   setup.output = path;
-  setup.force = o.force;
-  setup.writer.flush_interval = milliseconds(static_cast<std::int64_t>(o.flush_ms));
-  setup.sampler = {
-      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
-      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms)),
-      duration_cast<nanoseconds>(std::chrono::duration<double>(o.health_interval_s))};
-  setup.verbose = o.verbose;
-  setup.process_interval = milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
-  setup.marks = o.marks;
   setup.output_phases = output_phases;
-  setup.node = node_watch_options(o);
   std::unique_ptr<ProfiledRun> run;
   try {
     run = std::make_unique<ProfiledRun>(std::move(setup));

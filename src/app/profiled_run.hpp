@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "app/node_watch.hpp"
-#include "amd/session.hpp"
 #include "app/run_sink.hpp"
 #include "collect/backend.hpp"
 #include "collect/gpu_reader.hpp"
@@ -26,6 +25,10 @@
 #include "nvml/session.hpp"
 #include "phases/output_phases.hpp"
 #include "store/run_writer.hpp"
+
+namespace gpuscope::amd {
+class Session;  // amd/session.hpp, opened by collect/node_gpus
+}
 
 namespace gpuscope::app {
 

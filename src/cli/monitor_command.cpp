@@ -15,7 +15,8 @@ Command add_monitor_command(CLI::App& parent) {
   add_number_option(*app, "-i,--interval", o->interval_ms, kSamplingMs,
                     "Refresh and sampling interval in ms (default 1000)")
       ->type_name("MS");
-  app->add_option("--gpus", o->gpus, "GPUs to show: indices, GPU-/MIG- or AMD UUIDs, or all (default)")
+  app->add_option("--gpus", o->gpus,
+                  "GPUs to show: indices, GPU-/MIG- or AMD UUIDs, or all (default)")
       ->type_name("LIST");
   app->add_flag("--once", o->once, "Print one snapshot and exit (for scripts)");
   app->add_flag("--json", o->json,

@@ -40,10 +40,9 @@ AmdEnergyCounter::Reading AmdEnergyCounter::add(std::uint64_t count, double reso
                                             timestamp_ns - last_timestamp_ns_, INT64_MAX)));
     }
     const double elapsed_bound = bound_uj(elapsed_ns);
-    const double wrapped =
-        *last_count_ < kWrap32
-            ? static_cast<double>(kWrap32 - *last_count_ + count) * resolution_uj
-            : HUGE_VAL;
+    const double wrapped = *last_count_ < kWrap32
+                               ? static_cast<double>(kWrap32 - *last_count_ + count) * resolution_uj
+                               : HUGE_VAL;
     if (wrapped <= elapsed_bound) {
       total_uj_ += wrapped;  // a 32-bit accumulator wrapped
     } else {

@@ -46,8 +46,8 @@ std::optional<std::int64_t> AmdReader::read_energy(ReadOutcome& outcome) {
   std::lock_guard lock(energy_mutex_);
   const auto energy = device_.energy();
   if (!answered(energy, outcome)) return std::nullopt;
-  auto reading =
-      energy_counter_.add(energy->count, energy->resolution_uj, energy->timestamp_ns, mono_now_ns());
+  auto reading = energy_counter_.add(energy->count, energy->resolution_uj, energy->timestamp_ns,
+                                     mono_now_ns());
   if (reading.event) outcome.counter_event = std::move(reading.event);
   return reading.energy_mj;
 }

@@ -200,8 +200,8 @@ std::vector<const DeviceDescription*> amd_subset(
     if (auto index = as_index(entry)) {
       if (*index >= visible.size()) {
         notes.push_back(fmt::format(
-            "{}={} names AMD GPUs beyond the {} this process can see; sampling all of them",
-            source, list, visible.size()));
+            "{}={} names AMD GPUs beyond the {} this process can see; sampling all of them", source,
+            list, visible.size()));
         return visible;
       }
       d = visible[*index];
@@ -236,7 +236,8 @@ GpuSelection select_amd_visible(const AmdVisibleLists& lists,
     visible = amd_subset(devices, visible, *list, source, selection.notes);
   }
   for (const auto* d : visible) selection.indices.push_back(d->index);
-  if (!said.empty()) selection.notes.insert(selection.notes.begin(), "AMD GPUs selected by " + said);
+  if (!said.empty())
+    selection.notes.insert(selection.notes.begin(), "AMD GPUs selected by " + said);
   return selection;
 }
 

@@ -198,8 +198,8 @@ void open_mig_reader(const nvml::Session& session, const DeviceDescription& d,
   }
   MigReading reading{session.device(mig.parent_index), d.index, mig.gpu_instance_id,
                      mig_label(mig)};
-  opened.readers.push_back(std::make_unique<DeviceReader>(
-      std::move(*device), std::move(reading), opened.notes, std::move(saturation)));
+  opened.readers.push_back(std::make_unique<DeviceReader>(std::move(*device), std::move(reading),
+                                                          opened.notes, std::move(saturation)));
 }
 
 // Starts one DCGM watch per GPU over the GPU-instance entities of its MIG devices that take

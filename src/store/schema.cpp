@@ -469,8 +469,7 @@ void migrate(Database& db, int from_version) {
     db.exec(create_node_tables_sql());
   }
   if (minor < 11) {
-    add_missing_columns(db, "devices",
-                        std::span(kDeviceColumns).subspan(kDeviceColumnsBefore111));
+    add_missing_columns(db, "devices", std::span(kDeviceColumns).subspan(kDeviceColumnsBefore111));
   }
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",

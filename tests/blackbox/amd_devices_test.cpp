@@ -59,6 +59,10 @@ TEST(AmdDevices, ANodeWithBothVendorsListsBoth) {
   ASSERT_NE(amd, std::string::npos) << r.out;
   EXPECT_LT(nvidia, amd);
   EXPECT_NE(r.out.find("1 GPU\n"), std::string::npos) << r.out;
+  // The AMD GPUs follow the NVIDIA GPU; their own library's index is shown beside.
+  EXPECT_NE(r.out.find("AMD GPU 2  AMD Instinct MI300X"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Library index 1 (ROCR_VISIBLE_DEVICES counts so)"), std::string::npos)
+      << r.out;
   auto only = run_gpuscope(
       {"devices", "--simulate", fixture("mixed-h100-mi300x"), "--json", "--vendor", "nvidia"});
   ASSERT_EQ(only.exit_code, 0) << only.err;

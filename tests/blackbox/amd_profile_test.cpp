@@ -38,6 +38,13 @@ class AmdProfile : public ::testing::Test {
     return run_gpuscope(args, env_);
   }
 
+  // How many times a GPU's stored energy counter went back between two samples.
+  double steps_back() const {
+    return number(db_,
+                  "SELECT count(*) FROM (SELECT energy_mj - lag(energy_mj) OVER (PARTITION BY "
+                  "device_index ORDER BY mono_ns) AS d FROM samples) WHERE d < 0");
+  }
+
   json analysis() {
     auto r = run_gpuscope({"analyze", "--json", db_}, env_);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -51,8 +58,7 @@ TEST_F(AmdProfile, Mi300xNodeIsSampledStoredAndAnalysed) {
   EXPECT_EQ(number(db_, "SELECT count(*) FROM devices WHERE vendor = 'amd'"), 8);
   EXPECT_EQ(scalar(db_, "SELECT group_concat(vendor_index) FROM devices ORDER BY device_index"),
             "0,1,2,3,4,5,6,7");
-  EXPECT_EQ(scalar(db_, "SELECT name FROM devices WHERE device_index = 5"),
-            "AMD Instinct MI300X");
+  EXPECT_EQ(scalar(db_, "SELECT name FROM devices WHERE device_index = 5"), "AMD Instinct MI300X");
   EXPECT_GE(number(db_, "SELECT count(*) FROM samples WHERE device_index = 7"), 10);
   // Every mapped column is filled; what AMD has no word for is NULL, never 0.
   EXPECT_EQ(number(db_,
@@ -76,8 +82,8 @@ TEST_F(AmdProfile, Mi300xNodeIsSampledStoredAndAnalysed) {
   }
   bool named = false;
   for (const auto& note : a["notes"]) {
-    named = named || note.get<std::string>().find("graphics activity AMD reports") !=
-                         std::string::npos;
+    named =
+        named || note.get<std::string>().find("graphics activity AMD reports") != std::string::npos;
   }
   EXPECT_TRUE(named) << a["notes"];
 }
@@ -87,17 +93,16 @@ TEST_F(AmdProfile, EnergyAcrossA32BitWrapEqualsThePowerIntegrated) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(number(db_, "SELECT count(*) FROM events WHERE kind = 'counter_reset'"), 0);
   // The stored counter never goes back (the wrap is undone where it is read).
-  EXPECT_EQ(number(db_,
-                   "SELECT count(*) FROM (SELECT energy_mj - lag(energy_mj) OVER (PARTITION BY "
-                   "device_index ORDER BY mono_ns) AS d FROM samples) WHERE d < 0"),
-            0);
+  EXPECT_EQ(steps_back(), 0);
   const json a = analysis();
   ASSERT_EQ(a["gpus"].size(), 2U);
   for (const auto& g : a["gpus"]) {
     // The activity is the graphics activity stored (the simulated load is 100 % with noise
     // clipped at 100): within a point of the samples' mean.
-    const double stored = number(db_, "SELECT avg(gpu_util_pct) FROM samples WHERE device_index "
-                                      "= " + std::to_string(g["index"].get<int>()));
+    const double stored = number(db_,
+                                 "SELECT avg(gpu_util_pct) FROM samples WHERE device_index "
+                                 "= " +
+                                     std::to_string(g["index"].get<int>()));
     EXPECT_GT(stored, 95);
     EXPECT_NEAR(g["activity"].get<double>() * 100, stored, 1.0) << g;
     const double counter = g["energy_j"]["counter"].get<double>();
@@ -114,10 +119,7 @@ TEST_F(AmdProfile, AGpuResetMidRunIsSaidAndTheCounterGoesOn) {
   const auto detail = scalar(db_, "SELECT detail FROM events WHERE kind = 'counter_reset'");
   ASSERT_TRUE(detail);
   EXPECT_NE(detail->find("went back"), std::string::npos) << *detail;
-  EXPECT_EQ(number(db_,
-                   "SELECT count(*) FROM (SELECT energy_mj - lag(energy_mj) OVER (ORDER BY "
-                   "mono_ns) AS d FROM samples) WHERE d < 0"),
-            0);
+  EXPECT_EQ(steps_back(), 0);
   const auto problems = scalar(db_, "SELECT problems FROM runs");
   ASSERT_TRUE(problems);
   EXPECT_NE(problems->find("calls to the GPU library"), std::string::npos) << *problems;
@@ -127,8 +129,9 @@ TEST_F(AmdProfile, RocmSmiAloneGivesTheSameColumns) {
   auto r = profile(fixture("amd-rocm-only"), {"-s", "50"}, "0.5");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(number(db_, "SELECT count(*) FROM devices WHERE vendor = 'amd'"), 1);
-  EXPECT_GE(number(db_, "SELECT count(*) FROM samples WHERE power_w IS NOT NULL AND energy_mj IS "
-                        "NOT NULL AND gpu_util_pct IS NOT NULL"),
+  EXPECT_GE(number(db_,
+                   "SELECT count(*) FROM samples WHERE power_w IS NOT NULL AND energy_mj IS "
+                   "NOT NULL AND gpu_util_pct IS NOT NULL"),
             5);
 }
 
@@ -142,16 +145,19 @@ TEST_F(AmdProfile, Mi250xGcdsAreEightDevices) {
 TEST_F(AmdProfile, ANodeWithBothVendorsSamplesBoth) {
   auto r = profile(fixture("mixed-h100-mi300x"), {"-s", "50"}, "0.5");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(scalar(db_, "SELECT group_concat(vendor || ':' || coalesce(vendor_index, '-')) FROM "
-                        "(SELECT * FROM devices ORDER BY device_index)"),
+  EXPECT_EQ(scalar(db_,
+                   "SELECT group_concat(vendor || ':' || coalesce(vendor_index, '-')) FROM "
+                   "(SELECT * FROM devices ORDER BY device_index)"),
             "nvidia:-,amd:0,amd:1");
   EXPECT_EQ(number(db_, "SELECT count(DISTINCT device_index) FROM samples"), 3);
   // The NVIDIA GPU has its SM activity (GPM), the AMD ones have none.
-  EXPECT_GT(number(db_, "SELECT count(*) FROM samples WHERE device_index = 0 AND sm_active_pct "
-                        "IS NOT NULL"),
+  EXPECT_GT(number(db_,
+                   "SELECT count(*) FROM samples WHERE device_index = 0 AND sm_active_pct "
+                   "IS NOT NULL"),
             0);
-  EXPECT_EQ(number(db_, "SELECT count(*) FROM samples WHERE device_index > 0 AND sm_active_pct "
-                        "IS NOT NULL"),
+  EXPECT_EQ(number(db_,
+                   "SELECT count(*) FROM samples WHERE device_index > 0 AND sm_active_pct "
+                   "IS NOT NULL"),
             0);
   const json a = analysis();
   ASSERT_EQ(a["gpus"].size(), 3U);

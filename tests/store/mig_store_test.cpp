@@ -224,9 +224,9 @@ TEST(MigStore, HealthRowsAndTraceDevicesTakeAnInstanceIndex) {
 void make_schema_1_8(const std::string& path) {
   Database db(path, SQLITE_OPEN_READWRITE);
   std::string sql;
-  for (const char* column :
-       {"mig_enabled", "parent_index", "mig_index", "gpu_instance_id", "compute_instance_id",
-        "mig_profile", "gpu_slices", "compute_slices", "multiprocessors", "parent_slices"}) {
+  for (const char* column : {"mig_enabled", "parent_index", "mig_index", "gpu_instance_id",
+                             "compute_instance_id", "mig_profile", "gpu_slices", "compute_slices",
+                             "multiprocessors", "parent_slices", "vendor", "vendor_index"}) {
     sql += std::string("ALTER TABLE devices DROP COLUMN ") + column + ";";
   }
   sql += "UPDATE meta SET value = '8' WHERE key = 'schema_minor_version'; VACUUM";
@@ -264,6 +264,33 @@ TEST(MigStore, AOneEightFileReadsWithoutMigAndMigrates) {
       "SELECT group_concat(name, ',') FROM pragma_table_info('devices') ORDER BY cid";
   EXPECT_EQ(scalar(path, order), scalar(fresh, order));
   EXPECT_FALSE(RunReader::open(path).devices(1)[0].mig.has_value());
+}
+
+// A file as gpuscope wrote it before 1.11: no vendor columns; its GPUs read as NVIDIA's.
+TEST(MigStore, AOneTenFileReadsItsGpusAsNvidiaAndMigrates) {
+  TempDir dir;
+  const auto path = dir.file("old.db");
+  auto devices = make_devices(2);
+  devices[1].vendor = "amd";
+  devices[1].vendor_index = 0;
+  RunWriter::create(path, false, make_run(), devices)->finish({});
+  EXPECT_EQ(RunReader::open(path).devices(1)[1].vendor, "amd");
+  EXPECT_EQ(RunReader::open(path).devices(1)[1].vendor_index, 0U);
+  {
+    Database db(path, SQLITE_OPEN_READWRITE);
+    db.exec(
+        "ALTER TABLE devices DROP COLUMN vendor; ALTER TABLE devices DROP COLUMN vendor_index; "
+        "UPDATE meta SET value = '10' WHERE key = 'schema_minor_version'; VACUUM");
+  }
+  for (const auto& d : RunReader::open(path).devices(1)) {
+    EXPECT_EQ(d.vendor, "nvidia");
+    EXPECT_FALSE(d.vendor_index);
+  }
+  Database db(path, SQLITE_OPEN_READWRITE);
+  migrate(db, 1);
+  EXPECT_EQ(schema_minor_version(db), kSchemaMinorVersion);
+  EXPECT_TRUE(has_column(db, "devices", "vendor"));
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM devices WHERE vendor IS NULL"), 2);
 }
 
 TEST(MigStore, MergeKeepsMigDevicesAndTheirRowIndices) {

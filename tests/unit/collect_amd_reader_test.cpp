@@ -113,10 +113,9 @@ TEST(AmdReader, FillsTheMappedColumnsFromEitherLibrary) {
     const ReadOutcome outcome = reader.read(row, 0);
     EXPECT_EQ(outcome.failed_calls, 0U);
     EXPECT_EQ(row.device_index, 7U);
-    for (Metric m : {Metric::PowerW, Metric::EnergyMj, Metric::GpuUtilPct,
-                     Metric::MemoryUsedBytes, Metric::MemoryFreeBytes, Metric::TemperatureC,
-                     Metric::MemoryTemperatureC, Metric::GraphicsClockMhz, Metric::SmClockMhz,
-                     Metric::PowerLimitW}) {
+    for (Metric m : {Metric::PowerW, Metric::EnergyMj, Metric::GpuUtilPct, Metric::MemoryUsedBytes,
+                     Metric::MemoryFreeBytes, Metric::TemperatureC, Metric::MemoryTemperatureC,
+                     Metric::GraphicsClockMhz, Metric::SmClockMhz, Metric::PowerLimitW}) {
       EXPECT_TRUE(row.get(m)) << kMetrics[static_cast<std::size_t>(m)].name << " amd_smi "
                               << amd_smi;
     }
