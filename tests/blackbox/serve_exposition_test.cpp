@@ -38,7 +38,7 @@ std::optional<std::string> get_metrics(int port) {
 // The page of `gpuscope serve --naming NAMING` once it holds every one of `wanted` (a sampled
 // GPU, its health), or what it last served after 90 s (a loaded CI machine).
 std::string scrape(const TempDir& dir, const std::string& naming,
-                   const std::vector<std::string>& wanted) {
+                   const std::vector<std::string>& wanted, const std::string& scenario = "h100") {
   const auto has_all = [&wanted](const std::string& page) {
     for (const auto& w : wanted) {
       if (page.find(w) == std::string::npos) return false;
@@ -46,7 +46,7 @@ std::string scrape(const TempDir& dir, const std::string& naming,
     return true;
   };
   const int port = free_port();
-  auto serve = start_gpuscope({"serve", "--simulate", "h100", "--naming", naming, "--listen",
+  auto serve = start_gpuscope({"serve", "--simulate", scenario, "--naming", naming, "--listen",
                                "127.0.0.1:" + std::to_string(port), "--interval", "200"},
                               {{"GPUSCOPE_SIM_STATE", dir.file("state-" + naming + ".json")}},
                               dir.file(naming + ".out"), dir.file(naming + ".err"));
@@ -160,6 +160,30 @@ TEST(ServeExposition, PromtoolFindsNothingInGpuscopeNames) {
       {"\ngpuscope_dram_active_ratio{gpu=\"0\"", "\ngpuscope_gpu_pcie_replays_total{gpu=\"0\""});
   EXPECT_NE(page.find("\ngpuscope_gpu_xid_last{gpu=\"0\""), std::string::npos) << page;
   EXPECT_NE(page.find("\ngpuscope_gpu_ecc_errors_total{gpu=\"0\""), std::string::npos) << page;
+  const auto [status, lines] = check_metrics(dir, page);
+  EXPECT_EQ(status, 0);
+  for (const std::string& line : lines) ADD_FAILURE() << line;
+}
+
+// A node with both vendors: the AMD GPUs after the NVIDIA one, each series under its index, and
+// the vendor on gpuscope_gpu_info (and dcgm-exporter's `device` label), promtool satisfied.
+TEST(ServeExposition, AmdGpusBesideNvidiaOnes) {
+  TempDir dir;
+  const std::string scenario =
+      std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/mixed-h100-mi300x.json";
+  const std::string page =
+      scrape(dir, "gpuscope", {"\ngpuscope_energy_joules_total{gpu=\"2\""}, scenario);
+  EXPECT_TRUE(std::regex_search(
+      page, std::regex("\ngpuscope_gpu_info\\{gpu=\"2\",[^}]*name=\"AMD Instinct MI300X\""
+                       "[^}]*vendor=\"amd\"\\} 1\n")))
+      << page;
+  EXPECT_TRUE(std::regex_search(
+      page, std::regex("\ngpuscope_gpu_info\\{gpu=\"0\",[^}]*vendor=\"nvidia\"\\} 1\n")))
+      << page;
+  const std::string dcgm =
+      scrape(dir, "dcgm", {"\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\""}, scenario);
+  EXPECT_NE(dcgm.find("device=\"amd1\""), std::string::npos) << dcgm;
+  if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
   const auto [status, lines] = check_metrics(dir, page);
   EXPECT_EQ(status, 0);
   for (const std::string& line : lines) ADD_FAILURE() << line;
