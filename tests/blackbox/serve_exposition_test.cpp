@@ -180,8 +180,7 @@ TEST(ServeExposition, AmdGpusBesideNvidiaOnes) {
   EXPECT_TRUE(std::regex_search(
       page, std::regex("\ngpuscope_gpu_info\\{gpu=\"0\",[^}]*vendor=\"nvidia\"\\} 1\n")))
       << page;
-  const std::string dcgm =
-      scrape(dir, "dcgm", {"\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\""}, scenario);
+  const std::string dcgm = scrape(dir, "dcgm", {"\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\""}, scenario);
   EXPECT_NE(dcgm.find("device=\"amd1\""), std::string::npos) << dcgm;
   if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
   const auto [status, lines] = check_metrics(dir, page);
