@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "amd/devices.hpp"
 
@@ -118,6 +120,28 @@ class AmdSmiDevice final : public Device {
       return tl::unexpected(s.error());
     }
     return info.clk;
+  }
+
+  Expected<std::vector<ProcessUse>> processes() const override {
+    // Ask for the count, then the list; a process that starts in between makes the library
+    // answer "out of resources" with the new count: asked once more.
+    std::uint32_t count = 0;
+    if (auto s = library_->call(&Table::GetGpuProcessList, handle_, &count, nullptr); !s) {
+      return tl::unexpected(s.error());
+    }
+    std::vector<amdsmi_proc_info_t> list;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      list.assign(count + 4U, amdsmi_proc_info_t{});
+      count = static_cast<std::uint32_t>(list.size());
+      auto s = library_->call(&Table::GetGpuProcessList, handle_, &count, list.data());
+      if (s) break;
+      if (s.error().code != kAmdOutOfResources || attempt == 1) return tl::unexpected(s.error());
+    }
+    std::vector<ProcessUse> out;
+    for (std::uint32_t i = 0; i < std::min<std::size_t>(count, list.size()); ++i) {
+      out.push_back({list[i].pid, list[i].mem, list[i].engine_usage.gfx});
+    }
+    return out;
   }
 
   std::string describe(const Failure& failure) const override {

@@ -135,6 +135,11 @@ class RocmSmiDevice final : public Device {
     return static_cast<unsigned>(f.frequency[f.current] / 1'000'000);
   }
 
+  Expected<std::vector<ProcessUse>> processes() const override {
+    // rsmi_compute_process_info_get lists every GPU's processes at once; not used (docs/amd.md).
+    return tl::unexpected(Failure{kRsmiNotSupported, "rsmi_compute_process_info_get"});
+  }
+
   std::string describe(const Failure& failure) const override {
     return library_->describe(failure);
   }

@@ -40,6 +40,14 @@ struct Activity {
   std::optional<unsigned> mm;
 };
 
+// One process on the GPU (amdsmi_get_gpu_process_list): its pid, the VRAM it holds (bytes) and
+// the graphics engine time it has used (ns).
+struct ProcessUse {
+  std::uint32_t pid = 0;
+  std::uint64_t memory_bytes = 0;
+  std::uint64_t gfx_ns = 0;
+};
+
 enum class Sensor { kEdge, kHotspot, kMemory };
 
 // What a failed call means to a reader: the GPU cannot answer it (not supported, not
@@ -64,6 +72,8 @@ class Device {
   virtual Expected<double> temperature_c(Sensor sensor) const = 0;
   virtual Expected<unsigned> max_gfx_clock_mhz() const = 0;
   virtual Expected<unsigned> gfx_clock_mhz() const = 0;
+  // The processes using the GPU; ROCm SMI's list is not used (not supported: docs/amd.md).
+  virtual Expected<std::vector<ProcessUse>> processes() const = 0;
   // "rsmi_dev_power_ave_get: not supported (ROCm SMI status 2)".
   virtual std::string describe(const Failure& failure) const = 0;
   // The library that answers for this device.

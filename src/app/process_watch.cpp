@@ -83,7 +83,7 @@ std::vector<WatchedDevice> by_nvml_index(std::vector<nvml::Device> devices) {
   std::vector<WatchedDevice> out;
   for (auto& device : devices) {
     const unsigned index = device.index();
-    out.push_back({std::move(device), index});
+    out.push_back({std::move(device), index, {}});
   }
   return out;
 }
@@ -95,20 +95,24 @@ bool has_mig_devices(const std::vector<DeviceDescription>& devices, unsigned gpu
 
 }  // namespace
 
-std::vector<WatchedDevice> devices_to_watch(const nvml::Session* nvml,
+std::vector<WatchedDevice> devices_to_watch(const nvml::Session* nvml, const amd::Session* amd,
                                             const std::vector<DeviceDescription>& sampled) {
   std::vector<WatchedDevice> devices;
-  if (nvml == nullptr) return devices;
-  const nvml::Session& session = *nvml;
   for (const DeviceDescription& d : sampled) {
-    if (d.vendor != "nvidia") continue;  // AMD GPUs' processes: not yet (docs/amd.md)
+    if (d.vendor == "amd") {
+      if (amd != nullptr && d.vendor_index) {
+        devices.push_back({std::nullopt, d.index, collect::amd_process_lister(*amd, *d.vendor_index)});
+      }
+      continue;
+    }
+    if (nvml == nullptr) continue;
     if (d.mig) {
-      if (auto device = collect::find_mig_device(session, d)) {
-        devices.push_back({std::move(*device), d.index});
+      if (auto device = collect::find_mig_device(*nvml, d)) {
+        devices.push_back({std::move(*device), d.index, {}});
       }
     } else if (!has_mig_devices(sampled, d.index)) {
       // A GPU whose MIG devices are sampled has its processes looked at there.
-      if (auto device = session.try_device(d.index)) devices.push_back({*device, d.index});
+      if (auto device = nvml->try_device(d.index)) devices.push_back({*device, d.index, {}});
     }
   }
   return devices;
@@ -160,19 +164,35 @@ const GpuProcess& ProcessWatch::resolve(unsigned pid, std::int64_t wall_ns, std:
   return it->second;
 }
 
+namespace {
+
+// A device's processes now, whichever library lists them; nullopt when it could not say.
+std::optional<std::vector<collect::ListedProcess>> list_processes(const WatchedDevice& watched) {
+  if (watched.amd) return watched.amd();
+  if (!watched.device) return std::nullopt;
+  auto processes = watched.device->compute_processes();
+  if (!processes) return std::nullopt;
+  std::vector<collect::ListedProcess> out;
+  for (const auto& p : *processes) out.push_back({p.pid, p.used_memory_bytes});
+  return out;
+}
+
+}  // namespace
+
 void ProcessWatch::look() {
   std::lock_guard lock(mutex_);
   std::vector<std::pair<ProcessSample, GpuProcess>> seen;
-  for (const auto& [device, row_index] : devices_) {
-    auto processes = device.compute_processes();
+  for (const WatchedDevice& watched : devices_) {
+    const unsigned row_index = watched.row_index;
+    const auto processes = list_processes(watched);
     if (!processes) continue;
     const std::int64_t wall_ns = wall_now_ns();
     const std::int64_t mono_ns = mono_now_ns();
     // Per-process utilization since the previous look at this GPU, where the driver keeps it.
     std::map<unsigned, nvml::ProcessUtilization> utilization;
-    if (!processes->empty()) {
+    if (!processes->empty() && watched.device) {
       std::uint64_t& since = last_utilization_us_[row_index];
-      if (auto samples = device.process_utilization(since)) {
+      if (auto samples = watched.device->process_utilization(since)) {
         for (const auto& u : *samples) {
           auto& slot = utilization[u.pid];
           if (u.timestamp_us >= slot.timestamp_us) slot = u;

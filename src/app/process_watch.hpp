@@ -20,11 +20,16 @@
 #include <utility>
 #include <vector>
 
+#include "collect/node_gpus.hpp"
 #include "core/device_description.hpp"
 #include "core/gpu_process.hpp"
 #include "core/run.hpp"
 #include "nvml/device.hpp"
 #include "nvml/session.hpp"
+
+namespace gpuscope::amd {
+class Session;  // amd/session.hpp, opened by collect/node_gpus
+}
 
 namespace gpuscope::app {
 
@@ -57,15 +62,17 @@ struct ProcessWatchOptions {
 // list holds the processes of its instance only (and answers unprivileged, where its GPU's
 // refuses: docs/mig.md).
 struct WatchedDevice {
-  nvml::Device device;
+  std::optional<nvml::Device> device;  // an NVIDIA GPU or MIG device
   unsigned row_index = 0;
+  collect::ProcessLister amd;  // an AMD GPU (docs/amd.md): its library's process list
 };
 
 // The devices whose process lists to look at when `sampled` (GPUs and MIG devices) are sampled:
 // each MIG device's own list (its instance's processes with its row index, which its GPU's list
 // refuses to an unprivileged user), and each GPU without sampled MIG devices. A device that
-// cannot be opened is left out, and so are AMD GPUs (none at all when `nvml` is null).
-std::vector<WatchedDevice> devices_to_watch(const nvml::Session* nvml,
+// cannot be opened is left out. An AMD GPU's list comes from `amd`'s library (AMD SMI; ROCm SMI
+// has none gpuscope uses). Either session may be null when no device of its vendor is sampled.
+std::vector<WatchedDevice> devices_to_watch(const nvml::Session* nvml, const amd::Session* amd,
                                             const std::vector<DeviceDescription>& sampled);
 
 class ProcessWatch {

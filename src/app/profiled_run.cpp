@@ -114,7 +114,7 @@ std::unique_ptr<phases::MarkReceiver> start_mark_receiver(phases::PhaseTracker& 
 void start_process_watch(std::optional<ProcessWatch>& watch, const ProfiledRunSetup& setup,
                          store::RunWriter& writer, pid_t job) {
   if (setup.process_interval.count() <= 0) return;
-  std::vector<WatchedDevice> devices = devices_to_watch(setup.session, setup.devices);
+  std::vector<WatchedDevice> devices = devices_to_watch(setup.session, setup.amd, setup.devices);
   ProcessWatchOptions options;
   options.interval = setup.process_interval;
   watch.emplace(

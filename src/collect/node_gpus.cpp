@@ -114,4 +114,15 @@ OpenedReaders open_node_readers(const nvml::Session* nvml, const amd::Session* a
   return opened;
 }
 
+ProcessLister amd_process_lister(const amd::Session& session, unsigned vendor_index) {
+  const amd::Device* device = session.devices().at(vendor_index).get();
+  return [device]() -> std::optional<std::vector<ListedProcess>> {
+    const auto processes = device->processes();
+    if (!processes) return std::nullopt;
+    std::vector<ListedProcess> out;
+    for (const auto& p : *processes) out.push_back({p.pid, p.memory_bytes});
+    return out;
+  };
+}
+
 }  // namespace gpuscope::collect

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,5 +45,17 @@ OpenedReaders open_node_readers(const nvml::Session* nvml, const amd::Session* a
                                 const std::vector<unsigned>& indices,
                                 std::vector<DeviceDescription>& descriptions,
                                 const BackendOptions& options, std::chrono::nanoseconds interval);
+
+// One look at an AMD GPU's processes, for the process watch (app/process_watch.hpp), which may
+// not know amd/: the pids and the VRAM each holds; nullopt when the library could not say this
+// time (a GPU resetting) or cannot at all (ROCm SMI).
+struct ListedProcess {
+  unsigned pid = 0;
+  std::optional<std::uint64_t> used_memory_bytes;
+};
+using ProcessLister = std::function<std::optional<std::vector<ListedProcess>>()>;
+
+// The lister of AMD GPU `vendor_index` of `session` (which outlives it).
+ProcessLister amd_process_lister(const amd::Session& session, unsigned vendor_index);
 
 }  // namespace gpuscope::collect

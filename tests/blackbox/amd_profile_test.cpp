@@ -186,6 +186,21 @@ TEST_F(AmdProfile, RocmVariablesChooseTheGpus) {
       << r.err;
 }
 
+// The processes on AMD GPUs come from AMD SMI's process list (the scenario's pids), each under
+// its GPU's index; ROCm SMI has no list gpuscope uses, so it records none.
+TEST_F(AmdProfile, ProcessesOnAmdGpusAreRecorded) {
+  auto r = profile("mi300x", {"-s", "50", "--process-sampling-ms", "100"}, "0.5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(number(db_, "SELECT count(*) FROM process_samples WHERE device_index = 0 AND pid = "
+                        "7100 AND used_memory_bytes = 161061273600"),
+            0);
+  EXPECT_EQ(number(db_, "SELECT count(DISTINCT device_index) FROM process_samples"), 8);
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM processes WHERE pid = 7100"), 1);
+  r = profile(fixture("amd-rocm-only"), {"-s", "50", "--process-sampling-ms", "100"}, "0.3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM process_samples"), 0);
+}
+
 TEST_F(AmdProfile, MonitorShowsAmdGpus) {
   auto r = run_gpuscope({"monitor", "--simulate", "mi300x", "--once", "--json"}, env_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
