@@ -101,7 +101,8 @@ std::vector<WatchedDevice> devices_to_watch(const nvml::Session* nvml, const amd
   for (const DeviceDescription& d : sampled) {
     if (d.vendor == "amd") {
       if (amd != nullptr && d.vendor_index) {
-        devices.push_back({std::nullopt, d.index, collect::amd_process_lister(*amd, *d.vendor_index)});
+        devices.push_back(
+            {std::nullopt, d.index, collect::amd_process_lister(*amd, *d.vendor_index)});
       }
       continue;
     }

@@ -107,8 +107,8 @@ int run_serve(const ServeRun& o) {
     }
     ProcessWatchOptions options;
     options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
-    processes =
-        std::make_unique<ProcessWatch>(devices_to_watch(gpus.node.nvml.get(), gpus.node.amd.get(), sampled), options);
+    processes = std::make_unique<ProcessWatch>(
+        devices_to_watch(gpus.node.nvml.get(), gpus.node.amd.get(), sampled), options);
     // What --process-series hides is removed before anything renders it: /metrics and pushes.
     process_source = exporter::ProcessSource{
         [&processes, series] { return exporter::reveal(processes->latest(), series); },

@@ -191,8 +191,9 @@ TEST_F(AmdProfile, RocmVariablesChooseTheGpus) {
 TEST_F(AmdProfile, ProcessesOnAmdGpusAreRecorded) {
   auto r = profile("mi300x", {"-s", "50", "--process-sampling-ms", "100"}, "0.5");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_GT(number(db_, "SELECT count(*) FROM process_samples WHERE device_index = 0 AND pid = "
-                        "7100 AND used_memory_bytes = 161061273600"),
+  EXPECT_GT(number(db_,
+                   "SELECT count(*) FROM process_samples WHERE device_index = 0 AND pid = "
+                   "7100 AND used_memory_bytes = 161061273600"),
             0);
   EXPECT_EQ(number(db_, "SELECT count(DISTINCT device_index) FROM process_samples"), 8);
   EXPECT_EQ(number(db_, "SELECT count(*) FROM processes WHERE pid = 7100"), 1);
