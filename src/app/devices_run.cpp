@@ -9,6 +9,7 @@
 #include "collect/gpu_selection.hpp"
 #include "collect/saturation.hpp"
 #include "core/json_text.hpp"
+#include "nvml/library.hpp"
 #include "report/devices_view.hpp"
 
 namespace gpuscope::app {
@@ -57,7 +58,17 @@ SystemDescription describe_devices(const DevicesOptions& options) {
   if (options.vendor == "amd" && amd_error) throw *amd_error;
   // A scenario or node with AMD GPUs only: the NVIDIA part says nothing.
   if (system.amd && system.devices.empty()) system.nvidia = false;
-  if ((!nvidia_error && !system.devices.empty()) || system.amd) return system;
+  const bool nvidia_listed = !nvidia_error && !system.devices.empty();
+  if (nvidia_listed || system.amd) {
+    // One vendor listed: the other's failure is said beside it, unless it is "none here".
+    if (nvidia_listed && amd_error && !collect::amd_absent(*amd_error)) {
+      system.notes.push_back(fmt::format("AMD GPUs not listed: {}", amd_error->what()));
+    }
+    if (system.amd && nvidia_error && !nvml::is_no_driver(*nvidia_error)) {
+      system.notes.push_back(fmt::format("NVIDIA GPUs not listed: {}", nvidia_error->what()));
+    }
+    return system;
+  }
   // No GPU of either vendor: an AMD problem other than "none here" is the one worth showing.
   if (amd_error && !collect::amd_absent(*amd_error)) throw *amd_error;
   if (nvidia_error) throw *nvidia_error;

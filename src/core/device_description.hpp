@@ -86,6 +86,9 @@ struct SystemDescription {
   std::optional<std::string> nvml_version;
   std::optional<std::string> cuda_driver_version;
   std::vector<DeviceDescription> devices;
+  // What the user should know about the vendor not listed: its library is present but failed
+  // (a permission, a driver) while the other vendor's GPUs are listed.
+  std::vector<std::string> notes;
 };
 
 }  // namespace gpuscope

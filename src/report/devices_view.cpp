@@ -276,6 +276,7 @@ std::string devices_text(const SystemDescription& system) {
     if (!d.mig) device_block(out, d, system.devices, "GPU");  // a MIG device: under its GPU
   }
   if (system.amd) amd_text(out, *system.amd, system.nvidia);
+  for (const auto& note : system.notes) out += fmt::format("\nnote: {}\n", note);
   return out;
 }
 
@@ -336,6 +337,7 @@ nlohmann::json devices_json(const SystemDescription& system) {
       {"device_count", gpu_count},
       {"devices", std::move(devices)},
       {"amd", std::move(amd)},
+      {"notes", system.notes},
   };
 }
 

@@ -91,6 +91,32 @@ TEST(AmdDevices, PermissionDeniedIsTheError) {
       << r.err;
 }
 
+TEST(AmdDevices, AnAmdProblemBesideWorkingNvidiaGpusIsANote) {
+  // The H100 is listed; the MI300X whose files may not be read are said, not hidden.
+  auto r = run_gpuscope({"devices", "--simulate", fixture("mixed-h100-amd-permission")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GPU 0  NVIDIA H100 80GB HBM3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: AMD GPUs not listed: permission denied reading the AMD GPUs' files"),
+            std::string::npos)
+      << r.out;
+  auto j = run_gpuscope({"devices", "--simulate", fixture("mixed-h100-amd-permission"), "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json doc = json::parse(j.out);
+  ASSERT_EQ(doc["notes"].size(), 1U) << j.out;
+  EXPECT_EQ(doc["notes"][0].get<std::string>().rfind("AMD GPUs not listed: permission denied", 0),
+            0U);
+  EXPECT_EQ(doc["device_count"], 1);
+  // A node with no AMD GPU says nothing about AMD.
+  auto plain = run_gpuscope({"devices", "--simulate", "h100", "--json"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(json::parse(plain.out)["notes"].empty()) << plain.out;
+  // --vendor nvidia asks nothing of the AMD libraries.
+  auto only = run_gpuscope(
+      {"devices", "--simulate", fixture("mixed-h100-amd-permission"), "--vendor", "nvidia"});
+  ASSERT_EQ(only.exit_code, 0) << only.err;
+  EXPECT_EQ(only.out.find("note:"), std::string::npos) << only.out;
+}
+
 TEST(AmdDevices, UnknownVendorIsAUsageError) {
   auto r = run_gpuscope({"devices", "--simulate", "mi300x", "--vendor", "intel"});
   EXPECT_EQ(r.exit_code, 2);

@@ -210,5 +210,16 @@ TEST_F(AmdProfile, MonitorShowsAmdGpus) {
   EXPECT_NE(snapshot.dump().find("power_w"), std::string::npos) << r.out;
 }
 
+TEST_F(AmdProfile, AnAmdProblemBesideWorkingNvidiaGpusIsSaidAndTheH100Sampled) {
+  auto r = profile(fixture("mixed-h100-amd-permission"), {"-s", "50"}, "0.5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("gpuscope: AMD GPUs not sampled: permission denied reading the AMD GPUs' "
+                       "files"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(scalar(db_, "SELECT group_concat(vendor) FROM devices"), "nvidia");
+  EXPECT_GT(number(db_, "SELECT count(*) FROM samples WHERE device_index = 0"), 3);
+}
+
 }  // namespace
 }  // namespace gpuscope::testing
