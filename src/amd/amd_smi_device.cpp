@@ -93,6 +93,14 @@ class AmdSmiDevice final : public Device {
     return Activity{usage.gfx_activity, usage.umc_activity, usage.mm_activity};
   }
 
+  Expected<MetricsTable> metrics_table() const override {
+    amdsmi_gpu_metrics_t table{};
+    if (auto s = library_->call(&Table::GetGpuMetricsInfo, handle_, &table); !s) {
+      return tl::unexpected(s.error());
+    }
+    return read_metrics_table(table);
+  }
+
   Expected<double> temperature_c(Sensor sensor) const override {
     const amdsmi_temperature_type_t type = sensor == Sensor::kEdge      ? kAmdTempEdge
                                            : sensor == Sensor::kHotspot ? kAmdTempHotspot
@@ -156,6 +164,24 @@ class AmdSmiDevice final : public Device {
 };
 
 }  // namespace
+
+MetricsTable read_metrics_table(const amdsmi_gpu_metrics_t& table) {
+  constexpr std::uint64_t kAbsent = ~std::uint64_t{0};
+  const auto sum = [](const std::uint64_t(&links)[8]) -> std::optional<std::uint64_t> {
+    std::optional<std::uint64_t> total;
+    for (std::uint64_t kb : links) {
+      if (kb != kAbsent) total = total.value_or(0) + kb;
+    }
+    return total;
+  };
+  MetricsTable out;
+  out.xgmi_read_kb = sum(table.xgmi_read_data_acc);
+  out.xgmi_write_kb = sum(table.xgmi_write_data_acc);
+  if (table.indep_throttle_status != kAbsent) {
+    out.indep_throttle_status = table.indep_throttle_status;
+  }
+  return out;
+}
 
 std::unique_ptr<Device> make_amd_smi_device(std::shared_ptr<const AmdSmiLibrary> library,
                                             amdsmi_processor_handle handle) {

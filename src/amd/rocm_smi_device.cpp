@@ -135,6 +135,12 @@ class RocmSmiDevice final : public Device {
     return static_cast<unsigned>(f.frequency[f.current] / 1'000'000);
   }
 
+  Expected<MetricsTable> metrics_table() const override {
+    // ROCm SMI 5.2.3 has the table (rsmi_dev_gpu_metrics_info_get) in a layout of its own; the
+    // XGMI counters and the independent throttle bits come through AMD SMI only (docs/amd.md).
+    return tl::unexpected(Failure{kRsmiNotSupported, "rsmi_dev_gpu_metrics_info_get"});
+  }
+
   Expected<std::vector<ProcessUse>> processes() const override {
     // rsmi_compute_process_info_get lists every GPU's processes at once; not used (docs/amd.md).
     return tl::unexpected(Failure{kRsmiNotSupported, "rsmi_compute_process_info_get"});

@@ -48,6 +48,14 @@ struct ProcessUse {
   std::uint64_t gfx_ns = 0;
 };
 
+// What gpuscope reads of the driver's GPU metrics table (amdsmi_get_gpu_metrics_info); a member
+// the GPU's table format lacks (all ones) is absent.
+struct MetricsTable {
+  std::optional<std::uint64_t> xgmi_read_kb;           // summed over the links
+  std::optional<std::uint64_t> xgmi_write_kb;          // summed over the links
+  std::optional<std::uint64_t> indep_throttle_status;  // the ASIC-independent throttler bits
+};
+
 enum class Sensor { kEdge, kHotspot, kMemory };
 
 // What a failed call means to a reader: the GPU cannot answer it (not supported, not
@@ -69,6 +77,7 @@ class Device {
   virtual Expected<double> average_power_w() const = 0;
   virtual Expected<EnergyCount> energy() const = 0;
   virtual Expected<Activity> activity() const = 0;
+  virtual Expected<MetricsTable> metrics_table() const = 0;
   virtual Expected<double> temperature_c(Sensor sensor) const = 0;
   virtual Expected<unsigned> max_gfx_clock_mhz() const = 0;
   virtual Expected<unsigned> gfx_clock_mhz() const = 0;

@@ -20,7 +20,7 @@ using analyze::PartReader;
 using analyze::PartWriter;
 
 constexpr std::string_view kMagic = "gpuscope-partial";  // 16 bytes
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2;                     // 2: the AMD metrics of schema 1.12
 
 std::optional<unsigned> number(std::string_view text) {
   const auto v = util::parse_unsigned(text);

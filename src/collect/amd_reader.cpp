@@ -38,6 +38,7 @@ AmdReader::AmdReader(const amd::Device& device, unsigned index, std::optional<do
       check(device_.temperature_c(amd::Sensor::kMemory), "the memory (HBM) temperature");
   clock_ = check(device_.gfx_clock_mhz(), "the graphics clock");
   cap_ = check(device_.power_cap(), "the power cap");
+  table_ = check(device_.metrics_table(), "the GPU metrics table (XGMI bytes, throttle status)");
 }
 
 std::optional<std::int64_t> AmdReader::read_energy(ReadOutcome& outcome) {
@@ -72,6 +73,36 @@ void AmdReader::read_temperatures(SampleRow& row, ReadOutcome& outcome) const {
   }
 }
 
+void AmdReader::read_activity(SampleRow& row, ReadOutcome& outcome) const {
+  const auto activity = device_.activity();
+  if (!answered(activity, outcome)) return;
+  row.set(Metric::GpuUtilPct, activity->gfx);
+  // A percentage over 100 is the library's "not available" (all ones).
+  if (activity->umc && *activity->umc <= 100) row.set(Metric::UmcActivityPct, *activity->umc);
+  if (activity->mm && *activity->mm <= 100) row.set(Metric::MmActivityPct, *activity->mm);
+}
+
+std::uint64_t folded_throttle_bits(std::uint64_t bits) {
+  constexpr std::uint64_t kLow = (std::uint64_t{1} << 48) - 1;
+  return (bits & kLow) | ((bits >> 56) << 48);
+}
+
+void AmdReader::read_metrics_table(SampleRow& row, ReadOutcome& outcome) const {
+  const auto table = device_.metrics_table();
+  if (!answered(table, outcome)) return;
+  constexpr double kKib = 1024.0;  // the table counts "KB", taken as 1024 bytes (docs/amd.md)
+  if (table->xgmi_read_kb) {
+    row.set(Metric::XgmiReadBytes, static_cast<double>(*table->xgmi_read_kb) * kKib);
+  }
+  if (table->xgmi_write_kb) {
+    row.set(Metric::XgmiWriteBytes, static_cast<double>(*table->xgmi_write_kb) * kKib);
+  }
+  if (table->indep_throttle_status) {
+    row.set(Metric::AmdThrottleStatus,
+            static_cast<double>(folded_throttle_bits(*table->indep_throttle_status)));
+  }
+}
+
 ReadOutcome AmdReader::read(SampleRow& row, std::int64_t /*mono_ns*/) {
   ReadOutcome outcome;
   row.device_index = index_;
@@ -82,10 +113,8 @@ ReadOutcome AmdReader::read(SampleRow& row, std::int64_t /*mono_ns*/) {
   if (energy_) {
     if (auto mj = read_energy(outcome)) row.set(Metric::EnergyMj, static_cast<double>(*mj));
   }
-  if (activity_) {
-    const auto activity = device_.activity();
-    if (answered(activity, outcome)) row.set(Metric::GpuUtilPct, activity->gfx);
-  }
+  if (activity_) read_activity(row, outcome);
+  if (table_) read_metrics_table(row, outcome);
   if (memory_) read_memory(row, outcome);
   read_temperatures(row, outcome);
   if (clock_) {

@@ -1,7 +1,8 @@
 // Reads one AMD GPU (a GCD) through AMD SMI or ROCm SMI into the run's columns (docs/amd.md has
 // the mapping): average socket power, the energy accumulator made monotonic, graphics activity as
-// the utilisation, VRAM used and free, hotspot and HBM temperatures, the graphics clock (the
-// compute units' clock, stored as SM and graphics clock) and the power cap. Every call is probed
+// the utilisation, UMC and multimedia activity, VRAM used and free, hotspot and HBM temperatures,
+// the graphics clock (the compute units' clock, stored as SM and graphics clock), the power cap,
+// and from the GPU metrics table the XGMI byte counters and the throttle bits. Every call is probed
 // once; a call the GPU cannot answer is skipped from then on (its column stays empty, never 0).
 #pragma once
 
@@ -15,6 +16,10 @@
 #include "collect/gpu_reader.hpp"
 
 namespace gpuscope::collect {
+
+// The metrics table's throttle bits as stored: bits 56-63 (the "other" throttlers: PPM, FIT)
+// moved to 48-55, which the driver leaves unused, so the bitmask stays exact in a double.
+std::uint64_t folded_throttle_bits(std::uint64_t bits);
 
 class AmdReader final : public GpuReader {
  public:
@@ -43,12 +48,14 @@ class AmdReader final : public GpuReader {
   std::optional<std::int64_t> read_energy(ReadOutcome& outcome);
   void read_memory(SampleRow& row, ReadOutcome& outcome) const;
   void read_temperatures(SampleRow& row, ReadOutcome& outcome) const;
+  void read_activity(SampleRow& row, ReadOutcome& outcome) const;
+  void read_metrics_table(SampleRow& row, ReadOutcome& outcome) const;
 
   const amd::Device& device_;
   unsigned index_;
   std::optional<std::uint64_t> memory_total_bytes_;
   bool power_ = false, energy_ = false, activity_ = false, memory_ = false, hotspot_ = false;
-  bool memory_temperature_ = false, clock_ = false, cap_ = false;
+  bool memory_temperature_ = false, clock_ = false, cap_ = false, table_ = false;
   std::mutex energy_mutex_;  // read() and read_power() run on different threads
   AmdEnergyCounter energy_counter_;
 };

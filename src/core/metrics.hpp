@@ -48,6 +48,12 @@ enum class Metric : std::size_t {
   PcieRxBytesPerS,
   NvlinkTxBytesPerS,
   NvlinkRxBytesPerS,
+  // AMD's own (schema 1.12; docs/amd.md): NULL on NVIDIA GPUs.
+  UmcActivityPct,
+  MmActivityPct,
+  XgmiReadBytes,
+  XgmiWriteBytes,
+  AmdThrottleStatus,
   // Derived by analysis from the stored metrics, never a samples column (docs/analysis.md).
   FlopActivePct,
   Count
@@ -72,7 +78,7 @@ struct MetricInfo {
   std::string_view unit;  // "W", "mJ", "%", "MHz", "°C", "B", "B/s", "bitmask"
   MetricKind kind;
   MetricStorage storage;
-  std::string_view source;  // the NVML call it comes from
+  std::string_view source;  // the NVML call (or AMD library call) it comes from
   std::string_view description;
 };
 
@@ -149,6 +155,21 @@ inline constexpr std::array<MetricInfo, kMetricCount> kMetrics = {{
    MetricStorage::Real, "GPM 61 NVLINK_TOTAL_TX_PER_SEC", "NVLink transmit throughput, all links"},
   {Metric::NvlinkRxBytesPerS, "nvlink_rx_bytes_per_s", "B/s", MetricKind::Gauge,
    MetricStorage::Real, "GPM 60 NVLINK_TOTAL_RX_PER_SEC", "NVLink receive throughput, all links"},
+  {Metric::UmcActivityPct, "umc_activity_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "AMD SMI amdsmi_get_gpu_activity (umc_activity); ROCm SMI rsmi_dev_memory_busy_percent_get",
+   "AMD: share of time the memory controllers (UMC) were busy"},
+  {Metric::MmActivityPct, "mm_activity_pct", "%", MetricKind::Gauge, MetricStorage::Real,
+   "AMD SMI amdsmi_get_gpu_activity (mm_activity)",
+   "AMD: multimedia engine (VCN: video decode and encode) activity"},
+  {Metric::XgmiReadBytes, "xgmi_read_bytes", "B", MetricKind::Counter, MetricStorage::Integer,
+   "AMD SMI amdsmi_get_gpu_metrics_info (xgmi_read_data_acc)",
+   "AMD: bytes read over XGMI, summed over the links, since the driver loaded; use differences"},
+  {Metric::XgmiWriteBytes, "xgmi_write_bytes", "B", MetricKind::Counter, MetricStorage::Integer,
+   "AMD SMI amdsmi_get_gpu_metrics_info (xgmi_write_data_acc)",
+   "AMD: bytes written over XGMI, summed over the links, since the driver loaded; use differences"},
+  {Metric::AmdThrottleStatus, "amd_throttle_status", "bitmask", MetricKind::Bitmask,
+   MetricStorage::Integer, "AMD SMI amdsmi_get_gpu_metrics_info (indep_throttle_status)",
+   "AMD: why clocks are held down (the driver's ASIC-independent throttler bits; docs/amd.md)"},
   {Metric::FlopActivePct, "flop_active_pct", "%", MetricKind::Gauge, MetricStorage::Real,
    "derived: fp64 + fp32 + fp16 + tensor active",
    "FLOP activity: FP64, FP32, FP16 and tensor pipe activity summed (gssr's total_flop_activity)"},
@@ -166,6 +187,11 @@ static_assert(catalog_in_order(), "kMetrics must list metrics in enum order");
 
 constexpr const MetricInfo& info(Metric metric) {
   return kMetrics[static_cast<std::size_t>(metric)];
+}
+
+// Whether the metric is one only AMD GPUs give (docs/amd.md).
+constexpr bool amd_only(Metric metric) {
+  return metric >= Metric::UmcActivityPct && metric <= Metric::AmdThrottleStatus;
 }
 
 // The stored part of the catalog (kMetrics without the derived metrics).

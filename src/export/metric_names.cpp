@@ -46,9 +46,10 @@ ExportedMetric gpuscope_name(const MetricInfo& m) {
   if (derived) unit = "ratio of one pipe's time, summed over four pipes: 0-4";
   const bool counter = m.kind == MetricKind::Counter;
   if (counter) name += "_total";
+  // The AMD metrics' sources name their library themselves.
+  const bool nvml = !derived && !amd_only(m.id);
   return {"gpuscope_" + name, counter ? "counter" : "gauge",
-          fmt::format("{} ({}; {}{})", m.description, unit, derived ? "" : "NVML ", m.source),
-          scale};
+          fmt::format("{} ({}; {}{})", m.description, unit, nvml ? "NVML " : "", m.source), scale};
 }
 
 struct DcgmName {

@@ -59,6 +59,11 @@ constexpr ExportedName kNames[] = {
   {G, "gpuscope_pcie_rx_bytes_per_second", M::PcieRxBytesPerS, 1},
   {G, "gpuscope_nvlink_tx_bytes_per_second", M::NvlinkTxBytesPerS, 1},
   {G, "gpuscope_nvlink_rx_bytes_per_second", M::NvlinkRxBytesPerS, 1},
+  {G, "gpuscope_umc_activity_ratio", M::UmcActivityPct, 100},
+  {G, "gpuscope_mm_activity_ratio", M::MmActivityPct, 100},
+  {G, "gpuscope_xgmi_read_bytes_total", M::XgmiReadBytes, 1, true},
+  {G, "gpuscope_xgmi_write_bytes_total", M::XgmiWriteBytes, 1, true},
+  {G, "gpuscope_amd_throttle_status", M::AmdThrottleStatus, 1},
 
   // dcgm-exporter 2.x to 4.8 (DCGM 2 to 4.6 field names): W, mJ, %, MHz, °C, MiB, ratios.
   {D, "DCGM_FI_DEV_POWER_USAGE", M::PowerW, 1},

@@ -78,6 +78,10 @@ bool read_chunks(Database& db, std::string_view schema, const SamplePlan& plan,
       if (!wanted.test(m)) continue;
       const auto blob = stmt.blob(column++);
       auto& values = out.values[m];
+      if (blob.empty()) {  // a NULL chunk column (schema 1.12's metrics): every row NULL
+        if (!values.empty()) values.resize(start + rows, kNaN);
+        continue;
+      }
       if (values.empty() && is_all_null(blob)) continue;  // still every row NULL: stays empty
       if (values.empty()) values.reserve(static_cast<std::size_t>(plan.rows));
       if (values.size() < start) values.resize(start, kNaN);
@@ -153,9 +157,24 @@ SamplePlan plan_samples(Database& db, std::string_view schema, std::int64_t run_
   return plan;
 }
 
-void read_sample_rows(Database& db, std::string_view schema, std::int64_t run_id,
-                      unsigned device_index, bool all, std::int64_t after_mono_ns,
-                      const std::bitset<kMetricCount>& wanted, SampleColumns& out) {
+std::bitset<kMetricCount> stored_metric_columns(Database& db, std::string_view schema) {
+  std::bitset<kMetricCount> present;
+  Statement info = db.prepare(fmt::format("PRAGMA {}.table_info(samples)", schema));
+  while (info.step()) {
+    const std::string name = info.text(1);
+    for (std::size_t m = 0; m < kStoredMetricCount; ++m) {
+      if (kMetrics[m].name == name) present.set(m);
+    }
+  }
+  return present;
+}
+
+namespace {
+
+// read_sample_rows() for metrics the file has columns for.
+void read_rows(Database& db, std::string_view schema, std::int64_t run_id, unsigned device_index,
+               bool all, std::int64_t after_mono_ns, const std::bitset<kMetricCount>& wanted,
+               SampleColumns& out) {
   Statement stmt = db.prepare(fmt::format(
       "SELECT wall_ns, mono_ns{} FROM {}.samples WHERE run_id = ? AND device_index = ?{} "
       "ORDER BY mono_ns",
@@ -178,20 +197,30 @@ void read_sample_rows(Database& db, std::string_view schema, std::int64_t run_id
   }
 }
 
+}  // namespace
+
+void read_sample_rows(Database& db, std::string_view schema, std::int64_t run_id,
+                      unsigned device_index, bool all, std::int64_t after_mono_ns,
+                      const std::bitset<kMetricCount>& wanted, SampleColumns& out) {
+  read_rows(db, schema, run_id, device_index, all, after_mono_ns,
+            wanted & stored_metric_columns(db, schema), out);
+}
+
 void read_samples(Database& db, std::string_view schema, const SamplePlan& plan,
-                  const std::bitset<kMetricCount>& wanted, SampleColumns& out) {
+                  const std::bitset<kMetricCount>& asked, SampleColumns& out) {
   out.clear();
+  const std::bitset<kMetricCount> wanted = asked & stored_metric_columns(db, schema);
   if (plan.chunk_rows > 0) {
     if (read_chunks(db, schema, plan, wanted, out)) {
-      read_sample_rows(db, schema, plan.run_id, plan.device_index, false, plan.chunks_end_mono_ns,
-                       wanted, out);
+      read_rows(db, schema, plan.run_id, plan.device_index, false, plan.chunks_end_mono_ns, wanted,
+                out);
       return;
     }
     out.clear();
   }
   out.wall_ns.reserve(static_cast<std::size_t>(plan.rows));
   out.mono_ns.reserve(static_cast<std::size_t>(plan.rows));
-  read_sample_rows(db, schema, plan.run_id, plan.device_index, true, 0, wanted, out);
+  read_rows(db, schema, plan.run_id, plan.device_index, true, 0, wanted, out);
 }
 
 }  // namespace gpuscope::store

@@ -41,9 +41,14 @@ std::vector<std::pair<unsigned, std::int64_t>> samples_per_device(Database& db,
                                                                   std::string_view schema,
                                                                   std::int64_t run_id);
 
+// The stored metrics `schema`'s samples table has columns for: all of them from schema 1.12 on,
+// those before the AMD metrics in an older file (read as empty; docs/database.md).
+std::bitset<kMetricCount> stored_metric_columns(Database& db, std::string_view schema);
+
 // Reads the planned GPU's samples in mono_ns order (as ORDER BY mono_ns over the rows gives
-// them) into `out`, cleared first: the timestamps and the metrics in `wanted` (the others stay
-// empty), NULL as NaN. Falls back to rows when a chunk does not decode. Throws SqliteError.
+// them) into `out`, cleared first: the timestamps and the metrics in `wanted` (the others, and
+// those the file has no column for, stay empty), NULL as NaN. Falls back to rows when a chunk does
+// not decode. Throws SqliteError.
 void read_samples(Database& db, std::string_view schema, const SamplePlan& plan,
                   const std::bitset<kMetricCount>& wanted, SampleColumns& out);
 

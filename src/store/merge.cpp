@@ -193,7 +193,8 @@ class Merger {
     Statement rows = db_.prepare(fmt::format(
         "SELECT device_index, wall_ns, mono_ns, {} FROM src.samples WHERE run_id = ? AND "
         "device_index = ?{} ORDER BY mono_ns",
-        column_names(std::span(sample_columns()).subspan(3)), all ? "" : " AND mono_ns > ?"));
+        select_list(db_, "samples", std::span(sample_columns()).subspan(3), "src"),
+        all ? "" : " AND mono_ns > ?"));
     rows.bind(1, plan.run_id);
     rows.bind(2, std::int64_t{plan.device_index});
     if (!all) rows.bind(3, plan.chunks_end_mono_ns);

@@ -311,19 +311,24 @@ Cursor<Record> RunReader::query(std::string_view table, std::span<const Column> 
 }
 
 SampleCursor RunReader::samples(const RowFilter& filter) const {
-  return query<RunSample>("samples", sample_columns(), filter, true,
-                          "run_id, device_index, mono_ns");
+  static const std::vector<Metric> every = [] {
+    std::vector<Metric> out;
+    for (std::size_t i = 0; i < kStoredMetricCount; ++i) out.push_back(static_cast<Metric>(i));
+    return out;
+  }();
+  return samples(filter, every);
 }
 
 SampleCursor RunReader::samples(const RowFilter& filter, std::span<const Metric> only) const {
-  // Unwanted metric columns are selected as NULL literals, so decoding stays the same and
-  // SQLite skips extracting them.
+  // Unwanted metric columns, and those an older file lacks, are selected as NULL literals, so
+  // decoding stays the same and SQLite skips extracting them.
+  std::bitset<kMetricCount> wanted;
+  for (Metric m : only) wanted.set(static_cast<std::size_t>(m));
+  wanted &= read_or_explain(path_, [&] { return stored_metric_columns(*db_, "main"); });
   std::vector<Column> columns = sample_columns();
   constexpr std::size_t kFirstMetric = 3;  // device_index, wall_ns, mono_ns
   for (std::size_t i = 0; i < kStoredMetricCount; ++i) {
-    bool wanted = false;
-    for (Metric m : only) wanted |= static_cast<std::size_t>(m) == i;
-    if (!wanted) columns[kFirstMetric + i].name = "NULL";
+    if (!wanted.test(i)) columns[kFirstMetric + i].name = "NULL";
   }
   return query<RunSample>("samples", columns, filter, true, "run_id, device_index, mono_ns");
 }

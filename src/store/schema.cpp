@@ -154,6 +154,8 @@ static_assert(kDeviceColumns[kDeviceColumnsBefore16].name == "saturation_source"
 constexpr std::size_t kDeviceColumnsBefore111 = 29;
 static_assert(kDeviceColumns[kDeviceColumnsBefore19].name == "mig_enabled");
 static_assert(kDeviceColumns[kDeviceColumnsBefore111].name == "vendor");
+// The first metric schema 1.12 added to samples and sample_chunks.
+constexpr Metric kFirstMetricOf112 = Metric::UmcActivityPct;
 
 constexpr std::array kPowerColumns = std::to_array<Column>({
     {"device_index", "INTEGER NOT NULL"},
@@ -302,7 +304,10 @@ const std::vector<Column>& chunk_columns() {
         {"device_index", "INTEGER NOT NULL"}, {"first_mono_ns", "INTEGER NOT NULL"},
         {"last_mono_ns", "INTEGER NOT NULL"}, {"row_count", "INTEGER NOT NULL"},
         {"wall_ns", "BLOB NOT NULL"},         {"mono_ns", "BLOB NOT NULL"}};
-    for (const auto& m : stored_metrics()) out.push_back({m.name, "BLOB NOT NULL"});
+    // The metrics of schema 1.12 may be NULL (every row NULL): a migrated file has none.
+    for (const auto& m : stored_metrics()) {
+      out.push_back({m.name, m.id >= kFirstMetricOf112 ? "BLOB" : "BLOB NOT NULL"});
+    }
     return out;
   }();
   return columns;
@@ -470,6 +475,10 @@ void migrate(Database& db, int from_version) {
   }
   if (minor < 11) {
     add_missing_columns(db, "devices", std::span(kDeviceColumns).subspan(kDeviceColumnsBefore111));
+  }
+  if (minor < 12) {
+    add_missing_columns(db, "samples", sample_columns());
+    if (has_sample_chunks(db)) add_missing_columns(db, "sample_chunks", chunk_columns());
   }
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",

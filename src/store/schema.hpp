@@ -32,8 +32,10 @@ inline constexpr int kOldestReadableSchema = 1;
 // (store/health_tables.hpp); 1.9 MIG: whether a GPU was in MIG mode and, for a MIG device, who it
 // is (devices.mig_enabled, parent_index … parent_slices; core/mig.hpp); 1.10 the node's energy:
 // node_energy_domains, node_energy_samples and node_cpu_time (store/node_tables.hpp); 1.11 the
-// vendor of each device (devices.vendor, vendor_index; docs/amd.md).
-inline constexpr int kSchemaMinorVersion = 11;
+// vendor of each device (devices.vendor, vendor_index; docs/amd.md); 1.12 AMD's own metrics as
+// samples and sample_chunks columns (umc_activity_pct … amd_throttle_status; their chunk columns
+// may be NULL: every row NULL).
+inline constexpr int kSchemaMinorVersion = 12;
 
 struct Column {
   std::string_view name;
@@ -92,7 +94,8 @@ int check_run_database(Database& db, const std::filesystem::path& path);
 // the empty phases; 1.5 → 1.6 and 1.6 → 1.7 columns at the end of devices and runs; 1.7 → 1.8
 // the empty health_samples; 1.8 → 1.9 the MIG columns at the end of devices, NULL in the rows
 // already there; 1.9 → 1.10 the empty node energy tables; 1.10 → 1.11 the vendor columns at the
-// end of devices, NULL (NVIDIA) in the rows already there).
+// end of devices, NULL (NVIDIA) in the rows already there; 1.11 → 1.12 the AMD metric columns at
+// the end of samples and sample_chunks, NULL in the rows already there).
 // Steps only add tables or columns, never drop data.
 void migrate(Database& db, int from_version);
 

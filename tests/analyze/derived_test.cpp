@@ -48,7 +48,7 @@ TEST(Derived, NoPipesNoFlopActivity) {
 TEST(Derived, TheCatalogStoresNoDerivedMetric) {
   EXPECT_EQ(kStoredMetricCount + 1, kMetricCount);
   EXPECT_EQ(stored_metrics().size(), kStoredMetricCount);
-  EXPECT_EQ(stored_metrics().back().name, "nvlink_rx_bytes_per_s");
+  EXPECT_EQ(stored_metrics().back().name, "amd_throttle_status");
   EXPECT_EQ(metric_by_name("flop_active"), Metric::FlopActivePct);
   EXPECT_EQ(metric_by_name("total_flop_activity"), Metric::FlopActivePct);
   EXPECT_EQ(metric_by_name("sm_active"), Metric::SmActivePct);

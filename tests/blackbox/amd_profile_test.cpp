@@ -221,5 +221,49 @@ TEST_F(AmdProfile, AnAmdProblemBesideWorkingNvidiaGpusIsSaidAndTheH100Sampled) {
   EXPECT_GT(number(db_, "SELECT count(*) FROM samples WHERE device_index = 0"), 3);
 }
 
+TEST_F(AmdProfile, AmdsOwnMetricsAreStoredAnalysedAndNullOnNvidia) {
+  // Capped at 750 W while asking 900 W, with 20 GiB/s each way over XGMI.
+  auto r = profile(fixture("amd-capped"), {"-s", "50"}, "2.5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(number(db_,
+                   "SELECT count(*) FROM samples WHERE umc_activity_pct IS NULL OR "
+                   "mm_activity_pct IS NULL OR amd_throttle_status IS NULL"),
+            0);
+  // The power throttler's bit (PPT0) while capped, and not before.
+  EXPECT_GT(number(db_, "SELECT count(*) FROM samples WHERE amd_throttle_status = 1"), 10);
+  EXPECT_GT(number(db_, "SELECT count(*) FROM samples WHERE amd_throttle_status = 0"), 3);
+  // The XGMI counters: never back, and 20 GiB/s over the last second.
+  EXPECT_EQ(number(db_,
+                   "SELECT count(*) FROM (SELECT xgmi_read_bytes - lag(xgmi_read_bytes) OVER "
+                   "(ORDER BY mono_ns) AS d FROM samples) WHERE d < 0"),
+            0);
+  const double rate =
+      number(db_,
+             "SELECT (max(xgmi_write_bytes) - min(xgmi_write_bytes)) * 1e9 / "
+             "(max(mono_ns) - min(mono_ns)) FROM samples WHERE mono_ns >= (SELECT max(mono_ns) - "
+             "1000000000 FROM samples)");
+  EXPECT_NEAR(rate / (20480.0 * 1024 * 1024), 1.0, 0.05) << rate;
+  // The analysis carries them like any metric.
+  auto a = run_gpuscope({"analyze", db_}, env_);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.out.find("umc_activity_pct"), std::string::npos) << a.out;
+  // An NVIDIA GPU beside AMD ones has none of them.
+  auto mixed = profile(fixture("mixed-h100-mi300x"), {"-s", "50"}, "0.5");
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_EQ(number(db_,
+                   "SELECT count(umc_activity_pct) + count(amd_throttle_status) FROM samples "
+                   "WHERE device_index = 0"),
+            0);
+  EXPECT_GT(number(db_, "SELECT count(xgmi_read_bytes) FROM samples WHERE device_index = 1"), 3);
+}
+
+TEST_F(AmdProfile, AnOlderTableFormatHasNoXgmiCounters) {
+  // The MI250X's metrics table (format 1.3) has the throttle bits but no XGMI counters.
+  auto r = profile("mi250x", {"-s", "50", "--gpus", "0"}, "0.5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(number(db_, "SELECT count(xgmi_read_bytes) + count(xgmi_write_bytes) FROM samples"), 0);
+  EXPECT_GT(number(db_, "SELECT count(amd_throttle_status) FROM samples"), 3);
+}
+
 }  // namespace
 }  // namespace gpuscope::testing

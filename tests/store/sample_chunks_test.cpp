@@ -1,6 +1,7 @@
 // sample_chunks, the columnar copy of samples (schema 1.1): the encodings round-trip bit for bit,
 // and reading a GPU through chunks gives exactly what reading its rows gives, also with NULL
 // metrics, a tail of rows the chunks do not cover, broken chunks, 1.0 files and merged files.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -327,6 +328,87 @@ TEST(SampleChunks, MigrateAddsTheChunkTable) {
   const auto reader = RunReader::open(path);
   EXPECT_EQ(reader.sample_plan(1, 0).chunk_rows, 0);  // empty: everything from rows
   expect_chunks_read_like_rows(path, false);
+}
+
+// A file as gpuscope wrote it before 1.12: no columns for AMD's own metrics.
+constexpr Metric kAmdMetrics[] = {Metric::UmcActivityPct, Metric::MmActivityPct,
+                                  Metric::XgmiReadBytes, Metric::XgmiWriteBytes,
+                                  Metric::AmdThrottleStatus};
+
+void make_schema_1_11(const std::string& path) {
+  Database db(path, SQLITE_OPEN_READWRITE);
+  for (Metric m : kAmdMetrics) {
+    const std::string_view name = info(m).name;
+    db.exec(
+        fmt::format("ALTER TABLE samples DROP COLUMN {0}; ALTER TABLE sample_chunks DROP "
+                    "COLUMN {0}",
+                    name));
+  }
+  db.exec("UPDATE meta SET value = '11' WHERE key = 'schema_minor_version'; VACUUM");
+}
+
+// Every GPU of every run of `path` read: run `without_amd`'s without the AMD metrics, the others
+// with them.
+void expect_amd_metrics(const std::string& path, std::int64_t without_amd) {
+  const auto reader = RunReader::open(path);
+  for (const auto& run : reader.runs()) {
+    for (const auto& device : reader.devices(run.run_id)) {
+      SampleColumns columns;
+      reader.read_samples(reader.sample_plan(run.run_id, device.index), all_metrics(), columns);
+      ASSERT_GT(columns.rows(), 0U);
+      EXPECT_EQ(columns.values[static_cast<std::size_t>(Metric::PowerW)].size(), columns.rows());
+      for (Metric m : kAmdMetrics) {
+        const auto& values = columns.values[static_cast<std::size_t>(m)];
+        EXPECT_EQ(values.empty(), run.run_id == without_amd) << info(m).name;
+      }
+    }
+  }
+}
+
+TEST(SampleChunks, SchemaOneElevenFilesAreReadMergedAndMigratedWithoutAmdMetrics) {
+  TempDir dir;
+  const auto old_path = dir.file("old.db");
+  write_run(old_path, 2, 1500);
+  make_schema_1_11(old_path);
+  {
+    const auto reader = RunReader::open(old_path);
+    EXPECT_EQ(reader.schema_minor_version(), 11);
+    EXPECT_EQ(reader.sample_plan(1, 0).chunk_rows, 1500);
+    // The row cursor too: the AMD metrics absent, the others there.
+    auto cursor = reader.samples();
+    RunSample row;
+    ASSERT_TRUE(cursor.next(row));
+    EXPECT_TRUE(row.row.get(Metric::SmActivePct));
+    EXPECT_FALSE(row.row.get(Metric::UmcActivityPct));
+  }
+  expect_chunks_read_like_rows(old_path, false);
+  expect_amd_metrics(old_path, 1);
+
+  // Merged with a file of today: the old run's chunks copied with NULL AMD columns.
+  const auto new_path = dir.file("new.db");
+  auto writer = RunWriter::create(new_path, true, make_run(1, "node2"), make_devices(2));
+  for (std::int64_t seq = 0; seq < 1200; ++seq) {
+    for (unsigned d = 0; d < 2; ++d) writer->push(sample(d, seq));
+  }
+  writer->finish({});
+  const auto merged = dir.file("merged.db");
+  EXPECT_EQ(merge(merged, {old_path, new_path}, false).runs, 2);
+  expect_chunks_read_like_rows(merged, true);
+  expect_amd_metrics(merged, 1);
+
+  // Migrated in place: the columns added, NULL in the rows and chunks already there.
+  {
+    Database db(old_path, SQLITE_OPEN_READWRITE);
+    migrate(db, 1);
+    EXPECT_EQ(schema_minor_version(db), kSchemaMinorVersion);
+    EXPECT_EQ(db.query_int("SELECT count(umc_activity_pct) FROM samples").value_or(-1), 0);
+    EXPECT_EQ(db.query_int("SELECT count(*) FROM sample_chunks WHERE amd_throttle_status IS NULL")
+                  .value_or(-1),
+              db.query_int("SELECT count(*) FROM sample_chunks").value_or(-2));
+  }
+  EXPECT_EQ(RunReader::open(old_path).sample_plan(1, 0).chunk_rows, 1500);
+  expect_chunks_read_like_rows(old_path, false);
+  expect_amd_metrics(old_path, 1);
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <thread>
 
+#include "amd/devices.hpp"
 #include "amd/session.hpp"
 #include "collect/amd_energy.hpp"
 #include "collect/amd_reader.hpp"
@@ -107,7 +109,15 @@ TEST(AmdReader, FillsTheMappedColumnsFromEitherLibrary) {
     AmdNode node(SimEnvironment::shipped("mi300x"), amd_smi);
     std::vector<std::string> notes;
     AmdReader reader(*node.session->devices().at(3), 7, 750.0, notes);
-    EXPECT_TRUE(notes.empty()) << notes.front();
+    if (amd_smi) {
+      EXPECT_TRUE(notes.empty()) << notes.front();
+    } else {  // ROCm SMI: no metrics table gpuscope reads, said once
+      ASSERT_EQ(notes.size(), 1U);
+      EXPECT_NE(notes[0].find("GPU 7: the GPU metrics table (XGMI bytes, throttle status) not "
+                              "available"),
+                std::string::npos)
+          << notes[0];
+    }
     EXPECT_EQ(reader.index(), 7U);
     SampleRow row;
     const ReadOutcome outcome = reader.read(row, 0);
@@ -124,6 +134,13 @@ TEST(AmdReader, FillsTheMappedColumnsFromEitherLibrary) {
                      Metric::ClockEventReasons, Metric::PowerInstantW}) {
       EXPECT_FALSE(row.get(m)) << kMetrics[static_cast<std::size_t>(m)].name;
     }
+    // AMD's own: the memory controllers' activity from either library; multimedia activity, the
+    // XGMI counters and the throttle bits through AMD SMI only.
+    EXPECT_TRUE(row.get(Metric::UmcActivityPct));
+    for (Metric m : {Metric::MmActivityPct, Metric::XgmiReadBytes, Metric::XgmiWriteBytes,
+                     Metric::AmdThrottleStatus}) {
+      EXPECT_EQ(row.get(m).has_value(), amd_smi) << kMetrics[static_cast<std::size_t>(m)].name;
+    }
     EXPECT_EQ(*row.get(Metric::PowerLimitW), 750.0);
     EXPECT_EQ(*row.get(Metric::MemoryUsedBytes) + *row.get(Metric::MemoryFreeBytes),
               192.0 * 1024 * 1024 * 1024);
@@ -133,6 +150,40 @@ TEST(AmdReader, FillsTheMappedColumnsFromEitherLibrary) {
     ASSERT_TRUE(power.energy_mj);
     EXPECT_GE(*power.energy_mj, *row.get(Metric::EnergyMj));
   }
+}
+
+TEST(AmdMetricsTable, SumsTheLinksAndLeavesOutWhatTheFormatLacks) {
+  amdsmi_gpu_metrics_t table;
+  std::memset(&table, 0xFF, sizeof table);  // a format without the XGMI counters (before 1.4)
+  amd::MetricsTable read = amd::read_metrics_table(table);
+  EXPECT_FALSE(read.xgmi_read_kb);
+  EXPECT_FALSE(read.xgmi_write_kb);
+  EXPECT_FALSE(read.indep_throttle_status);
+  // Four links of eight counted; the others all ones. Power (PPT0) and hotspot throttling.
+  for (unsigned link = 0; link < 4; ++link) {
+    table.xgmi_read_data_acc[link] = 1000 + link;
+    table.xgmi_write_data_acc[link] = 10;
+  }
+  table.indep_throttle_status = (std::uint64_t{1} << 0U) | (std::uint64_t{1} << 36U);
+  read = amd::read_metrics_table(table);
+  EXPECT_EQ(read.xgmi_read_kb, 4006U);
+  EXPECT_EQ(read.xgmi_write_kb, 40U);
+  EXPECT_EQ(read.indep_throttle_status, (std::uint64_t{1} << 0U) | (std::uint64_t{1} << 36U));
+}
+
+TEST(AmdMetricsTable, ThrottleBitsStayExactInADouble) {
+  // PPM (56) and FIT (57) move to 48 and 49; the others keep their place.
+  const std::uint64_t bits = 1U | (std::uint64_t{1} << 36U) | (std::uint64_t{3} << 56U);
+  const std::uint64_t folded = folded_throttle_bits(bits);
+  EXPECT_EQ(folded, 1U | (std::uint64_t{1} << 36U) | (std::uint64_t{3} << 48U));
+  EXPECT_EQ(static_cast<std::uint64_t>(static_cast<double>(folded)), folded);
+  // Every bit the driver defines (power 0-7, current 16-23, temperature 32-47, other 56-57) set
+  // at once still fits a double's 53 bits.
+  const std::uint64_t defined = 0xFFU | (std::uint64_t{0xFF} << 16U) |
+                                (std::uint64_t{0xFFFF} << 32U) | (std::uint64_t{3} << 56U);
+  const std::uint64_t all = folded_throttle_bits(defined);
+  EXPECT_EQ(all >> 50U, 0U);
+  EXPECT_EQ(static_cast<std::uint64_t>(static_cast<double>(all)), all);
 }
 
 TEST(AmdReader, AResetFailsReadsThenTheEnergyGoesOn) {
