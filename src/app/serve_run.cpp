@@ -81,8 +81,9 @@ int run_serve(const ServeRun& o) {
   const auto naming = exporter::naming_from_text(o.naming);
   if (!naming) {
     throw Error::usage(fmt::format("--naming '{}' is not a naming", o.naming), {},
-                       "use gpuscope (gpuscope_* names), dcgm (dcgm-exporter's DCGM_FI_* names) "
-                       "or jobstats (Princeton jobstats' nvidia_gpu_* names)");
+                       "use gpuscope (gpuscope_* names), dcgm (dcgm-exporter's DCGM_FI_* names), "
+                       "jobstats (Princeton jobstats' nvidia_gpu_* names) or amd (AMD's Device "
+                       "Metrics Exporter's gpu_* names)");
   }
   // The web config first: a bad file or certificate fails before any GPU is opened.
   exporter::ServerSecurity security;

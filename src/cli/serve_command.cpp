@@ -43,9 +43,10 @@ Command add_serve_command(CLI::App& parent) {
       ->type_name("LIST");
   app->add_option("--naming", o->naming,
                   "Metric names: gpuscope (gpuscope_power_watts, ...; default), dcgm "
-                  "(dcgm-exporter's DCGM_FI_DEV_POWER_USAGE, ..., for its Grafana dashboards) or "
-                  "jobstats (Princeton jobstats' nvidia_gpu_duty_cycle, ..., with the SLURM job)")
-      ->type_name("gpuscope|dcgm|jobstats");
+                  "(dcgm-exporter's DCGM_FI_DEV_POWER_USAGE, ..., for its Grafana dashboards), "
+                  "jobstats (Princeton jobstats' nvidia_gpu_duty_cycle, ..., with the SLURM job) "
+                  "or amd (AMD's Device Metrics Exporter's gpu_gfx_activity, ...)")
+      ->type_name("gpuscope|dcgm|jobstats|amd");
   app->add_option("--node-name", o->node_name,
                   "The node's name in the hostname label (default: SLURMD_NODENAME in a SLURM "
                   "job, NODE_NAME in a pod, else the host's short name)")

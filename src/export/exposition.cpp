@@ -80,6 +80,46 @@ std::string format_value(double value) {
   return fmt::format("{}", value);
 }
 
+namespace {
+
+// dcgm-exporter's label names, in its order, so its dashboards' queries and legends work
+// unchanged; a GPU instance as dcgm-exporter labels one.
+std::string dcgm_labels(const GpuIdentity& gpu, const ExportLabels& common) {
+  std::string series;
+  add_label(series, "gpu", std::to_string(gpu.gpu()));
+  add_label(series, "UUID", gpu.uuid);
+  add_label(series, "pci_bus_id", gpu.pci_bus_id);
+  add_label(series, "device", fmt::format("{}{}", gpu.vendor, gpu.gpu()));
+  add_label(series, "modelName", gpu.name);
+  if (gpu.mig) {
+    add_label(series, "GPU_I_PROFILE", gpu.mig->profile.value_or(""));
+    add_label(series, "GPU_I_ID", std::to_string(gpu.mig->gpu_instance_id));
+  }
+  add_label(series, "Hostname", common.hostname);
+  if (!common.driver_version.empty()) {
+    add_label(series, "DCGM_FI_DRIVER_VERSION", common.driver_version);
+  }
+  return series;
+}
+
+// gpuscope's labels; with `amd`, AMD's Device Metrics Exporter's names for the same (gpu_id,
+// gpu_uuid, card_series), so its dashboards' queries work. A MIG device as gpuscope labels one.
+std::string own_labels(const GpuIdentity& gpu, const ExportLabels& common, bool amd) {
+  std::string series;
+  add_label(series, amd ? "gpu_id" : "gpu", std::to_string(gpu.gpu()));
+  add_label(series, amd ? "gpu_uuid" : "uuid", gpu.uuid);
+  if (amd) add_label(series, "card_series", gpu.name);
+  if (gpu.mig) {
+    add_label(series, "gpu_instance_id", std::to_string(gpu.mig->gpu_instance_id));
+    add_label(series, "mig_profile", gpu.mig->profile.value_or(""));
+    if (!amd) add_label(series, "mig_uuid", gpu.mig_uuid);
+  }
+  add_label(series, "hostname", common.hostname);
+  return series;
+}
+
+}  // namespace
+
 Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<GpuIdentity>& gpus)
     : naming_(naming), common_(std::move(labels)) {
   if (naming_ == Naming::Jobstats) {
@@ -87,35 +127,9 @@ Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<Gpu
     return;
   }
   for (const GpuIdentity& gpu : gpus) {
-    std::string series;
+    std::string series = naming_ == Naming::Dcgm ? dcgm_labels(gpu, common_)
+                                                 : own_labels(gpu, common_, naming_ == Naming::Amd);
     std::string info;
-    const std::string gpu_label = std::to_string(gpu.gpu());
-    if (naming_ == Naming::Dcgm) {
-      // dcgm-exporter's label names, in its order, so its dashboards' queries and legends work
-      // unchanged; a GPU instance as dcgm-exporter labels one.
-      add_label(series, "gpu", gpu_label);
-      add_label(series, "UUID", gpu.uuid);
-      add_label(series, "pci_bus_id", gpu.pci_bus_id);
-      add_label(series, "device", fmt::format("{}{}", gpu.vendor, gpu.gpu()));
-      add_label(series, "modelName", gpu.name);
-      if (gpu.mig) {
-        add_label(series, "GPU_I_PROFILE", gpu.mig->profile.value_or(""));
-        add_label(series, "GPU_I_ID", std::to_string(gpu.mig->gpu_instance_id));
-      }
-      add_label(series, "Hostname", common_.hostname);
-      if (!common_.driver_version.empty()) {
-        add_label(series, "DCGM_FI_DRIVER_VERSION", common_.driver_version);
-      }
-    } else {
-      add_label(series, "gpu", gpu_label);
-      add_label(series, "uuid", gpu.uuid);
-      if (gpu.mig) {
-        add_label(series, "gpu_instance_id", std::to_string(gpu.mig->gpu_instance_id));
-        add_label(series, "mig_profile", gpu.mig->profile.value_or(""));
-        add_label(series, "mig_uuid", gpu.mig_uuid);
-      }
-      add_label(series, "hostname", common_.hostname);
-    }
     for (const auto& [name, value] : common_.extra) add_label(series, name, value);
     info = series;
     if (naming_ == Naming::Gpuscope) {

@@ -52,7 +52,7 @@ ExportedMetric gpuscope_name(const MetricInfo& m) {
           fmt::format("{} ({}; {}{})", m.description, unit, nvml ? "NVML " : "", m.source), scale};
 }
 
-struct DcgmName {
+struct ForeignName {
   Metric metric;
   std::string_view name;
   std::string_view type;
@@ -65,7 +65,7 @@ constexpr double kPerMib = 1.0 / (1024.0 * 1024.0);
 // dcgm-exporter's field names, types, help texts and units (MiB for framebuffer, % for the
 // utilisation rates, ratios for the profiling fields).
 // clang-format off
-constexpr std::array<DcgmName, 27> kDcgmNames = {{
+constexpr std::array<ForeignName, 27> kDcgmNames = {{
   {Metric::PowerW, "DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", 1},
   {Metric::PowerInstantW, "DCGM_FI_DEV_POWER_USAGE_INSTANT", "gauge", "Current instantaneous power usage (in W).", 1},
   {Metric::EnergyMj, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ).", 1},
@@ -93,6 +93,24 @@ constexpr std::array<DcgmName, 27> kDcgmNames = {{
   {Metric::Fp16ActivePct, "DCGM_FI_PROF_PIPE_FP16_ACTIVE", "gauge", "Ratio of cycles the fp16 pipes are active.", 0.01},
   {Metric::PcieTxBytesPerS, "DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in bytes per second.", 1},
   {Metric::PcieRxBytesPerS, "DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes per second.", 1},
+}};
+// clang-format on
+
+// AMD's Device Metrics Exporter (github.com/ROCm/device-metrics-exporter,
+// pkg/amdgpu/gpuagent/gpuagent_gpu_metrics.go and docs/configuration/metricslist.md): its names,
+// help texts and units, all gauges: percent, W, µJ, °C, VRAM in MB (taken as MiB). Its clock
+// (`gpu_clock{clock_index, clock_type}`) and per-link XGMI series have no one-to-one column here.
+// clang-format off
+constexpr std::array<ForeignName, 9> kAmdNames = {{
+  {Metric::PowerW, "gpu_power_usage", "gauge", "GPU Power usage in Watts", 1},
+  {Metric::EnergyMj, "gpu_energy_consumed", "gauge", "Accumulated energy consumed by the GPU in uJ", 1000},
+  {Metric::GpuUtilPct, "gpu_gfx_activity", "gauge", "Graphics engine usage in Percentage (0-100)", 1},
+  {Metric::UmcActivityPct, "gpu_umc_activity", "gauge", "Memory engine usage in Percentage (0-100)", 1},
+  {Metric::MmActivityPct, "gpu_mma_activity", "gauge", "Average MultiMedia (MM) engine usage in Percentage (0-100)", 1},
+  {Metric::TemperatureC, "gpu_junction_temperature", "gauge", "Current junction/hotspot temperature in Celsius", 1},
+  {Metric::MemoryTemperatureC, "gpu_memory_temperature", "gauge", "Current memory temperature in Celsius", 1},
+  {Metric::MemoryUsedBytes, "gpu_used_vram", "gauge", "Used VRAM memory of the GPU (in MB)", kPerMib},
+  {Metric::MemoryFreeBytes, "gpu_free_vram", "gauge", "Free VRAM memory of the GPU (in MB)", kPerMib},
 }};
 // clang-format on
 
@@ -277,7 +295,14 @@ constexpr std::array kDcgmHealth = {
 std::optional<ExportedMetric> exported_metric(Metric metric, Naming naming) {
   if (naming == Naming::Gpuscope) return gpuscope_name(info(metric));
   if (naming == Naming::Jobstats) return jobstats_name(metric);
-  for (const DcgmName& d : kDcgmNames) {
+  if (naming == Naming::Amd) {
+    for (const ForeignName& a : kAmdNames) {
+      if (a.metric == metric)
+        return ExportedMetric{std::string(a.name), a.type, std::string(a.help), a.scale};
+    }
+    return std::nullopt;
+  }
+  for (const ForeignName& d : kDcgmNames) {
     if (d.metric == metric)
       return ExportedMetric{std::string(d.name), d.type, std::string(d.help), d.scale};
   }
@@ -304,6 +329,7 @@ std::optional<Naming> naming_from_text(std::string_view text) {
   if (text == "gpuscope") return Naming::Gpuscope;
   if (text == "dcgm") return Naming::Dcgm;
   if (text == "jobstats") return Naming::Jobstats;
+  if (text == "amd") return Naming::Amd;
   return std::nullopt;
 }
 

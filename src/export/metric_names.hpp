@@ -1,7 +1,8 @@
 // The exported name, type, help and unit scale of every catalog metric, in gpuscope's own
 // naming (`gpuscope_<what>_<unit>`, base units, Prometheus conventions; docs/exporters.md), in
 // dcgm-exporter's (`DCGM_FI_DEV_POWER_USAGE`, ...) so dashboards written for it work unchanged,
-// and in Princeton jobstats' GPU exporter's (`nvidia_gpu_duty_cycle`, ...; export/jobstats_*).
+// in Princeton jobstats' GPU exporter's (`nvidia_gpu_duty_cycle`, ...; export/jobstats_*), and in
+// AMD's Device Metrics Exporter's (`gpu_gfx_activity`, `gpu_power_usage`, ...).
 #pragma once
 
 #include <array>
@@ -15,7 +16,7 @@
 
 namespace gpuscope::exporter {
 
-enum class Naming { Gpuscope, Dcgm, Jobstats };
+enum class Naming { Gpuscope, Dcgm, Jobstats, Amd };
 
 struct ExportedMetric {
   std::string name;       // the series name
@@ -62,11 +63,11 @@ struct HealthFamily {
   std::span<const HealthSeries> series = {};  // HealthSource::Row: its series
 };
 
-// The health families `naming` exports, in the order of the page; none with jobstats naming
-// (that exporter has none).
+// The health families `naming` exports, in the order of the page; none with jobstats or AMD
+// naming (gpuscope reads no health counters of AMD GPUs).
 std::span<const HealthFamily> health_families(Naming naming);
 
-// "gpuscope", "dcgm" or "jobstats" from the command line; nullopt for anything else.
+// "gpuscope", "dcgm", "jobstats" or "amd" from the command line; nullopt for anything else.
 std::optional<Naming> naming_from_text(std::string_view text);
 
 }  // namespace gpuscope::exporter

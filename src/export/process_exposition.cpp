@@ -92,7 +92,10 @@ std::map<unsigned, LabelList> workload_labels(const ProcessesNow& processes, Nam
       add("pod", p.pod_name ? p.pod_name : p.pod_uid);
       add("namespace", p.pod_namespace);
       add("container", short_container(p));
-      add(naming == Naming::Dcgm ? "hpc_job" : "slurm_job_id", p.slurm_job_id);
+      add(naming == Naming::Dcgm  ? "hpc_job"
+          : naming == Naming::Amd ? "job_id"
+                                  : "slurm_job_id",
+          p.slurm_job_id);
       if (!labels.empty()) {
         out[device] = std::move(labels);
         break;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -182,6 +183,45 @@ TEST(ServeExposition, AmdGpusBesideNvidiaOnes) {
       << page;
   const std::string dcgm = scrape(dir, "dcgm", {"\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\""}, scenario);
   EXPECT_NE(dcgm.find("device=\"amd1\""), std::string::npos) << dcgm;
+  if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
+  const auto [status, lines] = check_metrics(dir, page);
+  EXPECT_EQ(status, 0);
+  for (const std::string& line : lines) ADD_FAILURE() << line;
+}
+
+// --naming amd: AMD's Device Metrics Exporter's names, labels and units for the same values
+// (energy in µJ, VRAM in MB), AMD's own columns among them, and nothing of gpuscope's.
+TEST(ServeExposition, AmdNamingServesTheDeviceMetricsExportersNames) {
+  TempDir dir;
+  const std::string scenario =
+      std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/mixed-h100-mi300x.json";
+  const std::string page = scrape(dir, "amd", {"\ngpu_umc_activity{gpu_id=\"2\""}, scenario);
+  for (const char* family : {"gpu_power_usage", "gpu_energy_consumed", "gpu_gfx_activity",
+                             "gpu_umc_activity", "gpu_mma_activity", "gpu_junction_temperature",
+                             "gpu_memory_temperature", "gpu_used_vram", "gpu_free_vram"}) {
+    EXPECT_NE(page.find(std::string("# TYPE ") + family + " gauge\n"), std::string::npos)
+        << family << "\n"
+        << page;
+  }
+  EXPECT_EQ(page.find("gpuscope_"), std::string::npos) << page;
+  // The AMD GPU's labels; the NVIDIA GPU has no AMD-only series.
+  EXPECT_TRUE(std::regex_search(
+      page, std::regex("\ngpu_gfx_activity\\{gpu_id=\"1\",gpu_uuid=\"[^\"]+\",card_series=\"AMD "
+                       "Instinct MI300X\",hostname=\"[^\"]+\"\\} [0-9.]+\n")))
+      << page;
+  EXPECT_EQ(page.find("gpu_umc_activity{gpu_id=\"0\""), std::string::npos) << page;
+  // Units: VRAM in MB (used + free = the MI300X's 192 GiB = 196608 MB), energy in µJ.
+  const auto value = [&page](const std::string& family) {
+    std::smatch m;
+    const bool found = std::regex_search(
+        page, m, std::regex("\n" + family + "\\{gpu_id=\"1\"[^}]*\\} ([0-9.e+]+)\n"));
+    return found ? std::stod(m[1]) : -1.0;
+  };
+  EXPECT_DOUBLE_EQ(value("gpu_used_vram") + value("gpu_free_vram"), 196608.0) << page;
+  // The counter's whole mJ times 1000.
+  const double micro_joules = value("gpu_energy_consumed");
+  EXPECT_GT(micro_joules, 0) << page;
+  EXPECT_EQ(std::fmod(micro_joules, 1000.0), 0.0) << micro_joules;
   if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
   const auto [status, lines] = check_metrics(dir, page);
   EXPECT_EQ(status, 0);

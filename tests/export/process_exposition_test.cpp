@@ -94,6 +94,9 @@ TEST(ProcessExposition, WorkloadIsTheKnownProcessHoldingTheMostMemory) {
   slurm.second.slurm_job_id = "4242";
   EXPECT_EQ(workload_labels({slurm}, Naming::Gpuscope)[0], (LabelList{{"slurm_job_id", "4242"}}));
   EXPECT_EQ(workload_labels({slurm}, Naming::Dcgm)[0], (LabelList{{"hpc_job", "4242"}}));
+  // AMD's Device Metrics Exporter calls it job_id.
+  EXPECT_EQ(workload_labels({slurm}, Naming::Amd)[0], (LabelList{{"job_id", "4242"}}));
+  EXPECT_EQ(workload_labels({process(0, 7, 2)}, Naming::Amd).count(0), 0U);
 }
 
 TEST(ProcessExposition, JobstatsWorkloadIsTheSlurmJobAndItsUsersUid) {

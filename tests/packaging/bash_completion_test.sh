@@ -74,7 +74,7 @@ offers "analyze --metric sm_<Tab>" sm_active_pct sm_clock_mhz
 complete_words gpuscope export --metrics power_w,gpu_u
 offers_only "export --metrics power_w,gpu_u<Tab>" power_w,gpu_util_pct
 complete_words gpuscope serve --naming ""
-offers_only "serve --naming <Tab>" gpuscope dcgm jobstats
+offers_only "serve --naming <Tab>" gpuscope dcgm jobstats amd
 complete_words gpuscope monitor --metrics-source ""
 offers_only "monitor --metrics-source <Tab>" auto gpm dcgm
 complete_words gpuscope mark ""
