@@ -156,6 +156,8 @@ AmdResult AmdSim::read(std::uint32_t index, AmdReading& reading) {
       static_cast<std::uint64_t>(integral[index_of(Metric::kNvlinkRx)] * 1024.0 / links);
   reading.xgmi_write_kb =
       static_cast<std::uint64_t>(integral[index_of(Metric::kNvlinkTx)] * 1024.0 / links);
+  // The utilisation's integral (percent × s) as the engine's busy time.
+  reading.gfx_busy_ns = static_cast<std::uint64_t>(integral[index_of(Metric::kUtil)] * 1e7);
   reading.power_capped = bucket.cap_bound;
   return AmdResult::kOk;
 }

@@ -55,6 +55,7 @@ struct AmdReading {
   std::uint64_t memory_used_bytes = 0;
   std::uint64_t xgmi_read_kb = 0;   // per link
   std::uint64_t xgmi_write_kb = 0;  // per link
+  std::uint64_t gfx_busy_ns = 0;    // graphics engine time since the scenario began
   bool power_capped = false;
 };
 

@@ -349,9 +349,14 @@ amdsmi_status_t GetGpuProcessList(amdsmi_processor_handle processor, std::uint32
     return amd::kAmdSuccess;
   }
   const std::uint32_t written = std::min(*count, running);
+  // The graphics engine's time shared evenly by the processes on it, as the simulated NVML's
+  // process utilisation: the simulated GPU does not know which of them did the work.
+  AmdReading reading;
+  if (auto rc = read(processor, reading); rc != amd::kAmdSuccess) return rc;
   for (std::uint32_t i = 0; i < written; ++i) {
     list[i] = {};
     list[i].pid = processes[i].pid;
+    list[i].engine_usage.gfx = reading.gfx_busy_ns / running;
     list[i].mem = std::uint64_t{processes[i].used_memory_mib} << 20U;
     list[i].memory_usage.vram_mem = list[i].mem;
     copy_text(list[i].name, "simulated");

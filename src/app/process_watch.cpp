@@ -174,7 +174,7 @@ std::optional<std::vector<collect::ListedProcess>> list_processes(const WatchedD
   auto processes = watched.device->compute_processes();
   if (!processes) return std::nullopt;
   std::vector<collect::ListedProcess> out;
-  for (const auto& p : *processes) out.push_back({p.pid, p.used_memory_bytes});
+  for (const auto& p : *processes) out.push_back({p.pid, p.used_memory_bytes, std::nullopt});
   return out;
 }
 
@@ -212,6 +212,7 @@ void ProcessWatch::look() {
         sample.sm_percent = u->second.sm_percent;
         sample.memory_percent = u->second.memory_percent;
       }
+      if (p.gfx_percent) sample.sm_percent = *p.gfx_percent;  // an AMD GPU's graphics share
       const GpuProcess& process = resolve(p.pid, wall_ns, mono_ns);
       if (on_sample_) on_sample_(sample);
       seen.emplace_back(sample, process);

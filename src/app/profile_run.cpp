@@ -109,40 +109,6 @@ collect::GpuSelection one_gpu_per_rank(collect::GpuSelection selection, const Ra
   return selection;
 }
 
-// On a node with AMD GPUs whose job sets ROCm's variables (ROCR_VISIBLE_DEVICES,
-// HIP_VISIBLE_DEVICES, or CUDA_VISIBLE_DEVICES, which HIP reads when there is no NVIDIA GPU):
-// the AMD GPUs they leave, and the NVIDIA GPUs CUDA_VISIBLE_DEVICES leaves (all without it).
-std::optional<collect::GpuSelection> amd_visible(const ranks::EnvLookup& env,
-                                                 const std::vector<DeviceDescription>& devices) {
-  const bool amd =
-      std::any_of(devices.begin(), devices.end(), [](const auto& d) { return d.vendor == "amd"; });
-  const bool nvidia = std::any_of(devices.begin(), devices.end(),
-                                  [](const auto& d) { return d.vendor == "nvidia"; });
-  if (!amd) return std::nullopt;
-  collect::AmdVisibleLists lists{env("ROCR_VISIBLE_DEVICES"), env("HIP_VISIBLE_DEVICES")};
-  const auto cuda = env("CUDA_VISIBLE_DEVICES");
-  if (!lists.hip && !nvidia && cuda) {
-    lists.hip = cuda;
-    lists.hip_source = "CUDA_VISIBLE_DEVICES";
-  }
-  if (!lists.rocr && !lists.hip) return std::nullopt;
-  collect::GpuSelection selection = collect::select_amd_visible(lists, devices);
-  if (!nvidia) return selection;
-  std::vector<unsigned> nvidia_gpus;
-  for (const auto& d : devices) {
-    if (d.vendor == "nvidia" && !d.mig) nvidia_gpus.push_back(d.index);
-  }
-  if (cuda) {
-    const auto chosen = collect::select_visible_gpus(*cuda, "CUDA_VISIBLE_DEVICES", devices, {});
-    nvidia_gpus.clear();
-    for (unsigned index : chosen.indices) {
-      if (collect::device_at(devices, index).vendor == "nvidia") nvidia_gpus.push_back(index);
-    }
-  }
-  selection.indices.insert(selection.indices.begin(), nvidia_gpus.begin(), nvidia_gpus.end());
-  return selection;
-}
-
 // The GPUs to sample and what the user should know about the choice.
 collect::GpuSelection choose_gpus(const ProfileOptions& o, const nvml::Session* session,
                                   const std::vector<DeviceDescription>& devices,
@@ -154,7 +120,7 @@ collect::GpuSelection choose_gpus(const ProfileOptions& o, const nvml::Session* 
   };
   if (!o.gpus.empty()) return collect::select_gpus(o.gpus, devices, mig);
   if (o.per_node) return collect::select_gpus("all", devices, mig);  // the whole node
-  if (auto amd = amd_visible(env, devices)) {
+  if (auto amd = collect::amd_visible(env, devices)) {
     return one_gpu_per_rank(*std::move(amd), info.ranks);
   }
   if (auto visible = ranks::visible_gpus(env)) {

@@ -321,4 +321,35 @@ GpuSelection select_visible_gpus(std::string_view list, std::string_view source,
   return selection;
 }
 
+std::optional<GpuSelection> amd_visible(const util::EnvLookup& env,
+                                        const std::vector<DeviceDescription>& devices) {
+  const bool amd =
+      std::any_of(devices.begin(), devices.end(), [](const auto& d) { return d.vendor == "amd"; });
+  const bool nvidia = std::any_of(devices.begin(), devices.end(),
+                                  [](const auto& d) { return d.vendor == "nvidia"; });
+  if (!amd) return std::nullopt;
+  AmdVisibleLists lists{env("ROCR_VISIBLE_DEVICES"), env("HIP_VISIBLE_DEVICES")};
+  const auto cuda = env("CUDA_VISIBLE_DEVICES");
+  if (!lists.hip && !nvidia && cuda) {
+    lists.hip = cuda;
+    lists.hip_source = "CUDA_VISIBLE_DEVICES";
+  }
+  if (!lists.rocr && !lists.hip) return std::nullopt;
+  GpuSelection selection = select_amd_visible(lists, devices);
+  if (!nvidia) return selection;
+  std::vector<unsigned> nvidia_gpus;
+  for (const auto& d : devices) {
+    if (d.vendor == "nvidia" && !d.mig) nvidia_gpus.push_back(d.index);
+  }
+  if (cuda) {
+    const auto chosen = select_visible_gpus(*cuda, "CUDA_VISIBLE_DEVICES", devices, {});
+    nvidia_gpus.clear();
+    for (unsigned index : chosen.indices) {
+      if (device_at(devices, index).vendor == "nvidia") nvidia_gpus.push_back(index);
+    }
+  }
+  selection.indices.insert(selection.indices.begin(), nvidia_gpus.begin(), nvidia_gpus.end());
+  return selection;
+}
+
 }  // namespace gpuscope::collect

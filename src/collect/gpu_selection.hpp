@@ -10,6 +10,7 @@
 
 #include "core/device_description.hpp"
 #include "core/error.hpp"
+#include "util/environment.hpp"
 
 namespace gpuscope::collect {
 
@@ -69,5 +70,12 @@ struct AmdVisibleLists {
 // that is no AMD GPU is Error::usage.
 GpuSelection select_amd_visible(const AmdVisibleLists& lists,
                                 const std::vector<DeviceDescription>& devices);
+
+// The GPUs a job's environment leaves it on a node with AMD GPUs, where it sets ROCm's variables
+// (ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, or CUDA_VISIBLE_DEVICES, which HIP reads when the
+// node has no NVIDIA GPU): the AMD GPUs they leave, and the NVIDIA GPUs CUDA_VISIBLE_DEVICES
+// leaves (all of them without it). nullopt on a node without AMD GPUs, or when none is set.
+std::optional<GpuSelection> amd_visible(const util::EnvLookup& env,
+                                        const std::vector<DeviceDescription>& devices);
 
 }  // namespace gpuscope::collect

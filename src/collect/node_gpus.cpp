@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <memory>
 #include <optional>
 
 #include "collect/amd_describe.hpp"
 #include "collect/amd_reader.hpp"
 #include "collect/describe.hpp"
 #include "collect/gpu_selection.hpp"
+#include "core/clock.hpp"
 
 namespace gpuscope::collect {
 namespace {
@@ -116,11 +119,29 @@ OpenedReaders open_node_readers(const nvml::Session* nvml, const amd::Session* a
 
 ProcessLister amd_process_lister(const amd::Session& session, unsigned vendor_index) {
   const amd::Device* device = session.devices().at(vendor_index).get();
-  return [device]() -> std::optional<std::vector<ListedProcess>> {
+  struct Seen {
+    std::uint64_t gfx_ns = 0;
+    std::int64_t mono_ns = 0;
+  };
+  auto last = std::make_shared<std::map<unsigned, Seen>>();
+  return [device, last]() -> std::optional<std::vector<ListedProcess>> {
     const auto processes = device->processes();
     if (!processes) return std::nullopt;
+    const std::int64_t now = mono_now_ns();
+    std::map<unsigned, Seen> seen;
     std::vector<ListedProcess> out;
-    for (const auto& p : *processes) out.push_back({p.pid, p.memory_bytes});
+    for (const auto& p : *processes) {
+      ListedProcess listed{p.pid, p.memory_bytes, std::nullopt};
+      const auto before = last->find(p.pid);
+      if (before != last->end() && now > before->second.mono_ns &&
+          p.gfx_ns >= before->second.gfx_ns) {
+        listed.gfx_percent = static_cast<double>(p.gfx_ns - before->second.gfx_ns) * 100.0 /
+                             static_cast<double>(now - before->second.mono_ns);
+      }
+      seen[p.pid] = {p.gfx_ns, now};
+      out.push_back(listed);
+    }
+    *last = std::move(seen);  // processes gone are forgotten
     return out;
   };
 }

@@ -52,10 +52,15 @@ OpenedReaders open_node_readers(const nvml::Session* nvml, const amd::Session* a
 struct ListedProcess {
   unsigned pid = 0;
   std::optional<std::uint64_t> used_memory_bytes;
+  // An AMD GPU's process: its share of the graphics engine's time since the lister's previous
+  // look (percent; the difference of AMD SMI's engine_usage.gfx over the time between); none at
+  // a process's first look.
+  std::optional<double> gfx_percent;
 };
 using ProcessLister = std::function<std::optional<std::vector<ListedProcess>>()>;
 
-// The lister of AMD GPU `vendor_index` of `session` (which outlives it).
+// The lister of AMD GPU `vendor_index` of `session` (which outlives it). It keeps each process's
+// graphics time from one look to the next, for gfx_percent.
 ProcessLister amd_process_lister(const amd::Session& session, unsigned vendor_index);
 
 }  // namespace gpuscope::collect

@@ -202,6 +202,22 @@ TEST_F(AmdProfile, ProcessesOnAmdGpusAreRecorded) {
   EXPECT_EQ(number(db_, "SELECT count(*) FROM process_samples"), 0);
 }
 
+TEST_F(AmdProfile, EachProcessesShareOfTheGraphicsEngine) {
+  // Two processes share an MI300X busy from 1 s on: half its graphics time each.
+  auto r = profile(fixture("amd-capped"), {"-s", "50", "--process-sampling-ms", "100"}, "2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // A process's first look has no share yet; every later one has.
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM process_samples WHERE sm_percent IS NULL"), 2);
+  const std::string busy =
+      "FROM process_samples WHERE mono_ns >= (SELECT min(mono_ns) FROM "
+      "process_samples) + 1300000000";
+  EXPECT_GT(number(db_, "SELECT count(*) " + busy), 10);
+  // Each look's share carries the timing of two calls (a few ms in 100 ms); their mean does not.
+  EXPECT_NEAR(number(db_, "SELECT avg(sm_percent) " + busy), 50, 3);
+  EXPECT_GT(number(db_, "SELECT min(sm_percent) " + busy), 20);
+  EXPECT_LT(number(db_, "SELECT min(sm_percent) FROM process_samples"), 10);  // idle at first
+}
+
 TEST_F(AmdProfile, MonitorShowsAmdGpus) {
   auto r = run_gpuscope({"monitor", "--simulate", "mi300x", "--once", "--json"}, env_);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include "amd/devices.hpp"
@@ -255,6 +256,32 @@ TEST(AmdSelection, GpusOptionTakesAmdIndicesAndUuids) {
   EXPECT_EQ(select_gpus("31a2b3c", devices, {}).indices, (std::vector<unsigned>{3}));
   EXPECT_EQ(select_gpus("GPU-11a2b3c", devices, {}).indices, (std::vector<unsigned>{1}));
   EXPECT_EQ(select_gpus("GPU-0000", devices, {}).indices, (std::vector<unsigned>{0}));
+}
+
+TEST(AmdSelection, TheJobsEnvironmentOnEachKindOfNode) {
+  using Env = std::map<std::string, std::string>;
+  const auto lookup = [](const Env& env) -> util::EnvLookup {
+    return [env](const std::string& name) -> std::optional<std::string> {
+      const auto it = env.find(name);
+      return it == env.end() ? std::nullopt : std::optional(it->second);
+    };
+  };
+  auto devices = mixed_node();
+  // Both vendors: CUDA_VISIBLE_DEVICES chooses among the NVIDIA GPUs, ROCm's among the AMD ones.
+  auto both =
+      amd_visible(lookup({{"CUDA_VISIBLE_DEVICES", "0"}, {"ROCR_VISIBLE_DEVICES", "1"}}), devices);
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->indices, (std::vector<unsigned>{0, 2}));
+  // Without ROCm's variables the environment leaves the choice to CUDA_VISIBLE_DEVICES alone.
+  EXPECT_FALSE(amd_visible(lookup({{"CUDA_VISIBLE_DEVICES", "0"}}), devices));
+  // An AMD-only node: CUDA_VISIBLE_DEVICES is HIP's (SLURM sets it there).
+  devices.erase(devices.begin());
+  auto amd_only = amd_visible(lookup({{"CUDA_VISIBLE_DEVICES", "1"}}), devices);
+  ASSERT_TRUE(amd_only);
+  EXPECT_EQ(amd_only->indices, (std::vector<unsigned>{2}));
+  // A node without AMD GPUs: not ROCm's business.
+  std::vector<DeviceDescription> nvidia(1);
+  EXPECT_FALSE(amd_visible(lookup({{"ROCR_VISIBLE_DEVICES", "0"}}), nvidia));
 }
 
 }  // namespace
