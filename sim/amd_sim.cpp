@@ -62,7 +62,26 @@ AmdResult AmdSim::init(const tl::expected<DriverOptions, std::string>& options) 
   init_energy_mj_.clear();
   for (const auto& model : models_) init_energy_mj_.push_back(model->energy_mj());
   scenario_ = std::move(*scenario);
+  if (auto rc = apply_state_file(*options); rc != AmdResult::kOk) return rc;
   init_count_ = 1;
+  return AmdResult::kOk;
+}
+
+AmdResult AmdSim::apply_state_file(const DriverOptions& options) {
+  StateFile state(options.state_path.value_or(
+      scenario_->state_file.value_or(default_state_path(scenario_->name))));
+  const tl::expected<StateMap, std::string> entries = state.read();
+  if (!entries) return fail(AmdResult::kInitError, entries.error());
+  for (std::size_t i = 0; i < models_.size(); ++i) {
+    const GpuConfig& gpu = scenario_->amd_gpus[i].gpu;
+    const auto found = entries->find(gpu.uuid);
+    if (found == entries->end()) continue;
+    const unsigned mw = found->second.power_limit_mw;
+    // A cap outside this scenario's range was set under another configuration of the UUID.
+    if (mw < gpu.spec.power.min_w * 1000 || mw > gpu.spec.power.max_w * 1000) continue;
+    models_[i]->set_power_limit(mw, scenario_ns(found->second.set_at_unix_ns));
+  }
+  state_ = std::move(state);
   return AmdResult::kOk;
 }
 
@@ -180,7 +199,17 @@ AmdResult AmdSim::set_power_cap_uw(std::uint32_t index, std::uint64_t microwatts
   if (watts < power.min_w || watts > power.max_w) {
     return fail(AmdResult::kOutOfBounds, "the cap lies outside the device's range");
   }
-  model->set_power_limit(static_cast<unsigned>(microwatts / 1000U), model->time_ns());
+  const auto milliwatts = static_cast<unsigned>(microwatts / 1000U);
+  model->set_power_limit(milliwatts, model->time_ns());
+  // Kept for the next process, as the driver keeps it until reboot.
+  if (state_) {
+    StateEntry entry;
+    entry.power_limit_mw = milliwatts;
+    entry.set_at_unix_ns = clock_.realtime_ns();
+    if (auto written = state_->update({{scenario_->amd_gpus[index].gpu.uuid, entry}}); !written) {
+      return fail(AmdResult::kUnknown, written.error());
+    }
+  }
   return AmdResult::kOk;
 }
 

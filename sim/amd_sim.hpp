@@ -21,6 +21,7 @@
 #include "sim/gpu_model.hpp"
 #include "sim/options.hpp"
 #include "sim/scenario.hpp"
+#include "sim/state_file.hpp"
 
 namespace gpuscope::sim {
 
@@ -37,7 +38,8 @@ enum class AmdResult {
   kInitError,
   kLoad,
   kOutOfBounds,
-  kNotFound
+  kNotFound,
+  kUnknown
 };
 
 // One device's readings at one time, in the units of the metrics table.
@@ -85,6 +87,8 @@ class AmdSim {
   GpuModel* advanced(std::uint32_t index);
   // Whether device `index` is inside its reset now; records the accumulator's zero after it.
   bool resetting(std::uint32_t index, const GpuModel& model);
+  // The power caps an earlier process set (the state file the simulated NVML keeps too, by UUID).
+  AmdResult apply_state_file(const DriverOptions& options);
 
   const Clock& clock_;
   bool rocm_smi_;
@@ -99,6 +103,7 @@ class AmdSim {
   std::int64_t epoch_ns_ = 0;
   double time_scale_ = 1.0;
   bool privileged_ = true;
+  std::optional<StateFile> state_;
   std::string last_error_;
 };
 

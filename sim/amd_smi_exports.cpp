@@ -54,6 +54,8 @@ amdsmi_status_t status(AmdResult result) {
       return amd::kAmdInputOutOfBounds;
     case AmdResult::kNotFound:
       return amd::kAmdNotFound;
+    case AmdResult::kUnknown:
+      return amd::kAmdUnknownError;
   }
   return amd::kAmdUnknownError;
 }

@@ -44,6 +44,8 @@ rsmi_status_t status(AmdResult result) {
       return amd::kRsmiInputOutOfBounds;
     case AmdResult::kNotFound:
       return amd::kRsmiNotFound;
+    case AmdResult::kUnknown:
+      return amd::kRsmiUnknownError;
   }
   return amd::kRsmiUnknownError;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <system_error>
 
@@ -12,80 +13,87 @@ namespace gpuscope::app {
 namespace fs = std::filesystem;
 using sweep::Knob;
 
-SettingLimits read_setting_limits(const nvml::Session& session,
-                                  const std::vector<unsigned>& indices, Knob knob) {
+namespace {
+
+// The setting's range on one GPU: [min, max] and the baseline (W for power limits, MHz for clocks).
+void add_range(SettingLimits& l, const collect::GpuControl& gpu, const collect::PowerLimits& power,
+               Knob knob, bool first) {
+  if (knob == Knob::PowerLimit) {
+    l.min = std::max(l.min, power.min_w);
+    l.max = std::min(l.max, power.max_w);
+    if (first) {
+      l.baseline = power.default_w;
+    } else if (std::abs(l.baseline - power.default_w) > 1e-9) {
+      l.notes.push_back(fmt::format(
+          "the GPUs' default limits differ; savings are measured against {:g} W", l.baseline));
+    }
+    return;
+  }
+  auto max_clock = gpu.max_sm_clock_mhz();
+  if (!max_clock) {
+    throw Error(fmt::format("GPU {} does not report its maximum SM clock", gpu.index()),
+                max_clock.error().words,
+                std::string(gpu.vendor()) == "amd" ? "sweep AMD GPUs with --power-limits" : "");
+  }
+  l.max = std::min(l.max, static_cast<double>(*max_clock));
+  l.baseline = l.max;
+}
+
+}  // namespace
+
+SettingLimits read_setting_limits(const collect::GpuControls& gpus, Knob knob) {
   SettingLimits l;
   l.min = 0;
   l.max = 1e18;
   bool first = true;
-  for (unsigned index : indices) {
-    const nvml::Device device = session.device(index);
-    const auto& library = device.library();
-    auto constraints = device.power_limit_constraints_mw();
-    auto current = device.power_limit_mw();
-    auto default_limit = device.default_power_limit_mw();
-    if (!constraints || !current || !default_limit) {
-      const nvml::Failure f =
-          !constraints ? constraints.error() : (!current ? current.error() : default_limit.error());
-      throw Error(fmt::format("GPU {} does not report its power limits", index),
-                  library.describe(f), "power sweeps need a GPU with power management (Volta+)");
+  for (const auto& gpu : gpus) {
+    const auto power = gpu->power_limits();
+    if (!power) {
+      throw Error(fmt::format("GPU {} does not report its power limits", gpu->index()),
+                  power.error().words,
+                  "power sweeps need a GPU with power management (NVIDIA Volta+, AMD Instinct)");
     }
     sweep::RestoreEntry entry;
-    entry.index = index;
-    entry.uuid = device.uuid().value_or("");
-    entry.power_limit_mw = *current;
+    entry.index = gpu->index();
+    entry.uuid = gpu->uuid();
+    entry.power_limit_mw = static_cast<unsigned>(std::lround(power->current_w * 1000));
     entry.clocks_locked = knob == Knob::SmClock;
     l.now.push_back(entry);
-    l.p_max_w += constraints->max_mw / 1000.0;
-    if (*current != *default_limit) {
+    l.p_max_w += power->max_w;
+    if (std::abs(power->current_w - power->default_w) > 1e-9) {
       l.notes.push_back(fmt::format(
           "GPU {}'s power limit is {:g} W, not its default {:g} W (an earlier sweep or an "
           "administrator set it); it is what the sweep restores",
-          index, *current / 1000.0, *default_limit / 1000.0));
+          gpu->index(), power->current_w, power->default_w));
     }
-    if (knob == Knob::PowerLimit) {
-      l.min = std::max(l.min, constraints->min_mw / 1000.0);
-      l.max = std::min(l.max, constraints->max_mw / 1000.0);
-      if (first) {
-        l.baseline = *default_limit / 1000.0;
-      } else if (std::abs(l.baseline - *default_limit / 1000.0) > 1e-9) {
-        l.notes.push_back(fmt::format(
-            "the GPUs' default limits differ; savings are measured against {:g} W", l.baseline));
-      }
-    } else {
-      auto max_clock = device.max_clock_mhz(nvml::ClockType::Sm);
-      if (!max_clock) {
-        throw Error(fmt::format("GPU {} does not report its maximum SM clock", index),
-                    library.describe(max_clock.error()));
-      }
-      l.max = std::min(l.max, static_cast<double>(*max_clock));
-      l.baseline = l.max;
-    }
+    add_range(l, *gpu, *power, knob, first);
     first = false;
   }
   return l;
 }
 
 // Setting the current limit again changes nothing and says whether we may change it.
-void check_setting_permission(const nvml::Session& session, const SettingLimits& limits,
+void check_setting_permission(const collect::GpuControls& gpus, const SettingLimits& limits,
                               Knob knob) {
-  for (const auto& entry : limits.now) {
-    const nvml::Device device = session.device(entry.index);
-    nvml::Status status = knob == Knob::PowerLimit ? device.set_power_limit_mw(entry.power_limit_mw)
-                                                   : device.reset_locked_clocks();
+  for (std::size_t k = 0; k < gpus.size() && k < limits.now.size(); ++k) {
+    const collect::GpuControl& gpu = *gpus[k];
+    const auto& entry = limits.now[k];
+    const auto status = knob == Knob::PowerLimit
+                            ? gpu.set_power_limit_w(entry.power_limit_mw / 1000.0)
+                            : gpu.unlock_clocks();
     if (status) continue;
-    const auto code = status.error().code;
-    const std::string words = device.library().describe(status.error());
+    const std::string& words = status.error().words;
     const std::string what = knob == Knob::PowerLimit ? "power limits" : "locked SM clocks";
-    if (code == nvml::kErrorNoPermission) {
+    if (status.error().problem == collect::ControlProblem::kPermission) {
       throw Error(
           fmt::format("no permission to set {} on GPU {}", what, entry.index), words,
           "a sweep needs root: run it with sudo (or as root in the job's prolog), or ask an "
           "administrator; nothing was changed and no trial ran");
     }
-    if (code == nvml::kErrorNotSupported || code == nvml::kErrorFunctionNotFound) {
+    if (status.error().problem == collect::ControlProblem::kUnsupported) {
       throw Error(fmt::format("GPU {} cannot have its {} set", entry.index, what), words,
-                  knob == Knob::SmClock ? "locked clocks need Volta or newer and a recent driver"
+                  knob == Knob::SmClock ? "locked clocks need an NVIDIA GPU (Volta or newer) and a "
+                                          "recent driver"
                                         : "this GPU or driver does not allow power capping");
     }
     throw Error(fmt::format("cannot set {} on GPU {}", what, entry.index), words,
@@ -93,29 +101,41 @@ void check_setting_permission(const nvml::Session& session, const SettingLimits&
   }
 }
 
+namespace {
+
+const collect::GpuControl* find_gpu(const collect::GpuControls& gpus,
+                                    const sweep::RestoreEntry& entry) {
+  for (const auto& gpu : gpus) {
+    if (entry.uuid.empty() ? gpu->index() == entry.index : gpu->uuid() == entry.uuid) {
+      return gpu.get();
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 // Puts the GPUs back as the restore record says. Returns the problems (empty: all restored).
-std::vector<std::string> restore_gpus(const nvml::Session& session,
+std::vector<std::string> restore_gpus(const collect::GpuControls& gpus,
                                       const sweep::RestoreRecord& record, bool verbose) {
   std::vector<std::string> problems;
   for (const auto& entry : record.gpus) {
-    nvml::Expected<nvml::Device> device =
-        entry.uuid.empty() ? session.try_device(entry.index) : session.device_by_uuid(entry.uuid);
-    if (!device) {
-      problems.push_back(fmt::format("GPU {} ({}) not found: {}", entry.index, entry.uuid,
-                                     session.library()->describe(device.error())));
+    const collect::GpuControl* gpu = find_gpu(gpus, entry);
+    if (gpu == nullptr) {
+      problems.push_back(
+          fmt::format("GPU {} ({}) not found among the node's GPUs", entry.index, entry.uuid));
       continue;
     }
     if (entry.clocks_locked) {
-      if (auto s = device->reset_locked_clocks();
-          !s && s.error().code != nvml::kErrorNotSupported) {
+      if (auto s = gpu->unlock_clocks();
+          !s && s.error().problem != collect::ControlProblem::kUnsupported) {
         problems.push_back(fmt::format("GPU {}: resetting locked clocks failed: {}", entry.index,
-                                       session.library()->describe(s.error())));
+                                       s.error().words));
       }
     }
-    if (auto s = device->set_power_limit_mw(entry.power_limit_mw); !s) {
+    if (auto s = gpu->set_power_limit_w(entry.power_limit_mw / 1000.0); !s) {
       problems.push_back(fmt::format("GPU {}: restoring the power limit to {:g} W failed: {}",
-                                     entry.index, entry.power_limit_mw / 1000.0,
-                                     session.library()->describe(s.error())));
+                                     entry.index, entry.power_limit_mw / 1000.0, s.error().words));
       continue;
     }
     if (verbose) {
@@ -126,41 +146,34 @@ std::vector<std::string> restore_gpus(const nvml::Session& session,
   return problems;
 }
 
-void apply_setting(const nvml::Session& session, const std::vector<unsigned>& indices, Knob knob,
-                   double value) {
-  for (unsigned index : indices) {
-    const nvml::Device device = session.device(index);
+void apply_setting(const collect::GpuControls& gpus, Knob knob, double value) {
+  for (const auto& gpu : gpus) {
     const auto mhz = static_cast<unsigned>(std::lround(value));
-    nvml::Status status =
-        knob == Knob::PowerLimit
-            ? device.set_power_limit_mw(static_cast<unsigned>(std::lround(value * 1000)))
-            : device.set_locked_clocks_mhz(mhz, mhz);
+    const auto status =
+        knob == Knob::PowerLimit ? gpu->set_power_limit_w(value) : gpu->lock_sm_clock_mhz(mhz);
     if (!status) {
-      throw Error(fmt::format("cannot set GPU {} to {:g} {}", index, value, sweep::knob_unit(knob)),
-                  device.library().describe(status.error()),
-                  "the sweep stops here; the GPUs are being restored");
+      throw Error(
+          fmt::format("cannot set GPU {} to {:g} {}", gpu->index(), value, sweep::knob_unit(knob)),
+          status.error().words, "the sweep stops here; the GPUs are being restored");
     }
   }
 }
 
-void apply_baseline(const nvml::Session& session, const std::vector<unsigned>& indices, Knob knob,
-                    const SettingLimits& limits) {
+void apply_baseline(const collect::GpuControls& gpus, Knob knob, const SettingLimits& limits) {
   if (knob == Knob::PowerLimit) {
-    apply_setting(session, indices, knob, limits.baseline);
+    apply_setting(gpus, knob, limits.baseline);
     return;
   }
-  for (unsigned index : indices) {
-    const nvml::Device device = session.device(index);
-    if (auto s = device.reset_locked_clocks(); !s) {
-      throw Error(fmt::format("cannot unlock GPU {}'s clocks", index),
-                  device.library().describe(s.error()));
+  for (const auto& gpu : gpus) {
+    if (auto s = gpu->unlock_clocks(); !s) {
+      throw Error(fmt::format("cannot unlock GPU {}'s clocks", gpu->index()), s.error().words);
     }
   }
 }
 
-RestoreGuard::RestoreGuard(const nvml::Session& session, sweep::RestoreRecord record,
+RestoreGuard::RestoreGuard(const collect::GpuControls& gpus, sweep::RestoreRecord record,
                            std::filesystem::path path)
-    : session_(session), record_(std::move(record)), path_(std::move(path)) {}
+    : gpus_(gpus), record_(std::move(record)), path_(std::move(path)) {}
 
 RestoreGuard::~RestoreGuard() {
   if (!done_) restore();
@@ -170,7 +183,7 @@ bool RestoreGuard::restore() noexcept {
   if (done_) return ok_;
   done_ = true;
   try {
-    const auto problems = restore_gpus(session_, record_, true);
+    const auto problems = restore_gpus(gpus_, record_, true);
     for (const auto& p : problems) fmt::print(stderr, "gpuscope: error: {}\n", p);
     ok_ = problems.empty();
     std::error_code ignored;

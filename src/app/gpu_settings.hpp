@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "collect/gpu_control.hpp"
 #include "core/sweep.hpp"
-#include "nvml/session.hpp"
 #include "sweep/restore_record.hpp"
 
 namespace gpuscope::app {
@@ -23,25 +23,24 @@ struct SettingLimits {
 };
 
 // Reads the GPUs' ranges and current settings for `knob`; throws Error when a GPU does not
-// report them.
-SettingLimits read_setting_limits(const nvml::Session& session,
-                                  const std::vector<unsigned>& indices, sweep::Knob knob);
+// report them (an AMD GPU with --clocks: AMD GPUs are swept by power cap).
+SettingLimits read_setting_limits(const collect::GpuControls& gpus, sweep::Knob knob);
 
 // Sets each GPU's current setting again (which changes nothing) to learn whether we may change
 // it; throws Error saying why not (no permission: run as root; not supported).
-void check_setting_permission(const nvml::Session& session, const SettingLimits& limits,
+void check_setting_permission(const collect::GpuControls& gpus, const SettingLimits& limits,
                               sweep::Knob knob);
 
 // Sets every GPU to `value` (W or MHz); throws Error when one refuses.
-void apply_setting(const nvml::Session& session, const std::vector<unsigned>& indices,
-                   sweep::Knob knob, double value);
+void apply_setting(const collect::GpuControls& gpus, sweep::Knob knob, double value);
 // Sets every GPU to the baseline: the default power limit, or clocks unlocked.
-void apply_baseline(const nvml::Session& session, const std::vector<unsigned>& indices,
-                    sweep::Knob knob, const SettingLimits& limits);
+void apply_baseline(const collect::GpuControls& gpus, sweep::Knob knob,
+                    const SettingLimits& limits);
 
-// Puts the GPUs back as the restore record says (found by UUID where it has one). Returns the
-// problems, one line each (empty: all restored). `verbose` says on stderr what was restored.
-std::vector<std::string> restore_gpus(const nvml::Session& session,
+// Puts the GPUs back as the restore record says, among the node's `gpus` (found by UUID where it
+// has one). Returns the problems, one line each (empty: all restored). `verbose` says on stderr
+// what was restored.
+std::vector<std::string> restore_gpus(const collect::GpuControls& gpus,
                                       const sweep::RestoreRecord& record, bool verbose);
 
 // Restores the GPUs when it is destroyed, or earlier by restore(), whichever way the sweep ends
@@ -49,7 +48,7 @@ std::vector<std::string> restore_gpus(const nvml::Session& session,
 // otherwise keeps it and says how to finish with `gpuscope sweep --restore`.
 class RestoreGuard {
  public:
-  RestoreGuard(const nvml::Session& session, sweep::RestoreRecord record,
+  RestoreGuard(const collect::GpuControls& gpus, sweep::RestoreRecord record,
                std::filesystem::path path);
   ~RestoreGuard();
   RestoreGuard(const RestoreGuard&) = delete;
@@ -61,7 +60,7 @@ class RestoreGuard {
   bool restored() const { return done_ && ok_; }
 
  private:
-  const nvml::Session& session_;
+  const collect::GpuControls& gpus_;
   sweep::RestoreRecord record_;
   std::filesystem::path path_;
   bool done_ = false;

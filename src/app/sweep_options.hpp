@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collect/backend.hpp"
+#include "collect/gpu_control.hpp"
 #include "core/device_description.hpp"
 #include "core/run.hpp"
 #include "core/sweep.hpp"
@@ -50,10 +51,12 @@ double parse_slowdown(const std::string& text);
 // What every trial shares.
 struct TrialSetup {
   const SweepOptions* options = nullptr;
-  const nvml::Session* session = nullptr;
-  std::vector<unsigned> indices;           // the selected GPUs
-  std::vector<DeviceDescription> devices;  // their descriptions
-  RunInfo run_template;                    // command, host, user, versions
+  const nvml::Session* session = nullptr;    // null on a node without NVIDIA GPUs
+  const amd::Session* amd = nullptr;         // null on a node without AMD GPUs
+  collect::GpuControls* controls = nullptr;  // the selected GPUs' controls, as `indices`
+  std::vector<unsigned> indices;             // the selected GPUs
+  std::vector<DeviceDescription> devices;    // their descriptions
+  RunInfo run_template;                      // command, host, user, versions
   std::optional<std::regex> work_regex;
   std::optional<std::regex> window_begin, window_end;
   sweep::Knob knob = sweep::Knob::PowerLimit;

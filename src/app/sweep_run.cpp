@@ -15,8 +15,9 @@
 #include "app/sweep_mig.hpp"
 #include "app/sweep_options.hpp"
 #include "collect/backend.hpp"
-#include "collect/describe.hpp"
+#include "collect/gpu_control.hpp"
 #include "collect/gpu_selection.hpp"
+#include "collect/node_gpus.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -80,17 +81,23 @@ namespace {
 namespace fs = std::filesystem;
 using sweep::Knob;
 
-// The GPUs a sweep changes: --gpus, else those the job may see, else all.
-std::vector<unsigned> choose_gpus(const SweepOptions& o, const nvml::Session& session,
-                                  const std::vector<DeviceDescription>& devices) {
-  collect::MigResolver mig = [&session](const std::string& uuid) -> std::optional<unsigned> {
-    auto parent = session.parent_of_mig(uuid);
+// The GPUs a sweep changes: --gpus, else those the job may see (ROCm's variables on a node with
+// AMD GPUs, CUDA_VISIBLE_DEVICES and the schedulers' on NVIDIA's), else all.
+std::vector<unsigned> choose_gpus(const SweepOptions& o, const collect::NodeGpus& node) {
+  const nvml::Session* session = node.nvml.get();
+  const auto& devices = node.system.devices;
+  collect::MigResolver mig = [session](const std::string& uuid) -> std::optional<unsigned> {
+    if (session == nullptr) return std::nullopt;
+    auto parent = session->parent_of_mig(uuid);
     return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
   };
+  const auto env = ranks::process_environment();
   collect::GpuSelection selection;
   if (!o.gpus.empty()) {
     selection = collect::select_gpus(o.gpus, devices, mig);
-  } else if (auto visible = ranks::visible_gpus(ranks::process_environment())) {
+  } else if (auto amd = collect::amd_visible(env, devices)) {
+    selection = *std::move(amd);
+  } else if (auto visible = ranks::visible_gpus(env)) {
     selection = collect::select_visible_gpus(visible->list, visible->source, devices, mig);
   } else {
     selection = collect::select_gpus("all", devices, mig);
@@ -99,7 +106,8 @@ std::vector<unsigned> choose_gpus(const SweepOptions& o, const nvml::Session& se
   if (selection.indices.empty()) {
     throw Error::usage("no GPU selected", {}, "check --gpus and gpuscope devices");
   }
-  check_mig_gpus(session, selection, devices);  // a GPU in MIG mode shared with others: refused
+  // A GPU in MIG mode shared with others: refused.
+  if (session != nullptr) check_mig_gpus(*session, selection, devices);
   return selection.indices;
 }
 
@@ -179,14 +187,14 @@ int run_restore_command(const SweepOptions& o) {
     backend.simulate = record->simulate;
     backend.nvml_library = record->nvml_library;
   }
-  auto library = collect::open_backend(backend);
-  nvml::Session session(library);
-  const auto problems = restore_gpus(session, *record, true);
+  const collect::NodeGpus node = collect::open_node_gpus(backend);
+  const collect::GpuControls gpus = collect::open_all_controls(node);
+  const auto problems = restore_gpus(gpus, *record, true);
   if (!problems.empty()) {
     for (const auto& p : problems) fmt::print(stderr, "gpuscope: error: {}\n", p);
     throw Error(fmt::format("could not restore every GPU from {}", path.string()), {},
                 "the record is kept; fix the problem and run --restore again, or set the limits "
-                "by hand (nvidia-smi -pl W, nvidia-smi -rgc)");
+                "by hand (nvidia-smi -pl W and -rgc; on AMD GPUs, amd-smi set's power cap)");
   }
   std::error_code ignored;
   fs::remove(path, ignored);
@@ -274,13 +282,16 @@ sweep::SweepRecord make_record(const SweepOptions& o, const SweepInputs& in,
 }
 
 TrialSetup make_trial_setup(const SweepOptions& o, const SweepInputs& in,
-                            const nvml::Session& session, const std::vector<unsigned>& indices,
-                            const SystemDescription& system) {
+                            const collect::NodeGpus& node, collect::GpuControls& controls,
+                            const std::vector<unsigned>& indices) {
+  const SystemDescription& system = node.system;
   TrialSetup setup;
   setup.options = &o;
-  setup.session = &session;
+  setup.session = node.nvml.get();
+  setup.amd = node.amd.get();
+  setup.controls = &controls;
   setup.indices = indices;
-  for (unsigned i : indices) setup.devices.push_back(system.devices.at(i));
+  for (unsigned i : indices) setup.devices.push_back(collect::device_at(system.devices, i));
   setup.run_template.command = o.command;
   setup.run_template.host = short_host_name();
   setup.run_template.user = user_name();
@@ -311,9 +322,9 @@ TrialsEnd run_trials(const SweepOptions& o, const TrialSetup& setup, const Setti
   for (auto& trial : record.trials) {
     if ((interrupt = wait_for_signal(0))) break;
     if (trial.baseline) {
-      apply_baseline(*setup.session, setup.indices, knob, limits);
+      apply_baseline(*setup.controls, knob, limits);
     } else {
-      apply_setting(*setup.session, setup.indices, knob, trial.setting);
+      apply_setting(*setup.controls, knob, trial.setting);
     }
     if ((interrupt = wait_for_signal(o.settle_s))) break;
     const fs::path db = trials_dir / fmt::format("trial-{:04}.db", trial.number);
@@ -407,11 +418,12 @@ int run_sweep(const SweepOptions& o) {
     store::check_output_path(output, o.force);
   }
 
-  auto library = collect::open_backend(o.backend);
-  nvml::Session session(library);
-  const SystemDescription system = collect::describe_system(session);
-  const auto indices = choose_gpus(o, session, system.devices);
-  const SettingLimits limits = read_setting_limits(session, indices, in.knob);
+  const collect::NodeGpus node = collect::open_node_gpus(o.backend);
+  for (const auto& note : node.notes) fmt::print(stderr, "gpuscope: {}\n", note);
+  const SystemDescription& system = node.system;
+  const auto indices = choose_gpus(o, node);
+  collect::GpuControls controls = collect::open_controls(node, indices);
+  const SettingLimits limits = read_setting_limits(controls, in.knob);
   for (const auto& note : limits.notes) fmt::print(stderr, "gpuscope: {}\n", note);
   if (in.knob == Knob::PowerLimit) {
     sweep::check_range(in.values, limits.min, limits.max, "W", "power limit");
@@ -423,20 +435,20 @@ int run_sweep(const SweepOptions& o) {
   if (o.dry_run) {
     print_plan(stdout, o, in.knob, plan, limits, indices, system.devices);
     std::fflush(stdout);
-    check_setting_permission(session, limits, in.knob);
+    check_setting_permission(controls, limits, in.knob);
     fmt::print("  permission to set {}: yes\n",
                in.knob == Knob::PowerLimit ? "power limits" : "locked clocks");
     fmt::print("dry run: nothing was changed\n");
     return 0;
   }
-  check_setting_permission(session, limits, in.knob);
+  check_setting_permission(controls, limits, in.knob);
   if (!o.quiet) print_plan(stderr, o, in.knob, plan, limits, indices, system.devices);
   sweep::SweepRecord record = make_record(o, in, indices, plan, limits);
 
   // Nothing has changed yet. From here on, every way out goes through the guard.
   if (!output.parent_path().empty()) fs::create_directories(output.parent_path());
   sweep::write_restore_record(record_path, record.restore);
-  RestoreGuard guard(session, record.restore, record_path);
+  RestoreGuard guard(controls, record.restore, record_path);
   if (!o.quiet) {
     fmt::print(stderr,
                "gpuscope: restore record {} written; should gpuscope be killed, run 'gpuscope "
@@ -448,7 +460,7 @@ int run_sweep(const SweepOptions& o) {
   fs::remove_all(trials_dir, ignored);
   fs::create_directories(trials_dir);
 
-  const TrialSetup setup = make_trial_setup(o, in, session, indices, system);
+  const TrialSetup setup = make_trial_setup(o, in, node, controls, indices);
   const TrialsEnd trials = run_trials(o, setup, limits, record, trials_dir);
   // Restore first: the results can wait, the GPUs cannot.
   record.restored = guard.restore();

@@ -120,16 +120,15 @@ class TrialSink : public collect::SampleSink {
 // window inside it is the counters' difference at exactly its edges (sweep::CounterTrack).
 class EnergyReadings {
  public:
-  explicit EnergyReadings(const TrialSetup& setup) {
-    for (unsigned index : setup.indices) devices_.push_back(setup.session->device(index));
-    tracks_.resize(devices_.size());
+  explicit EnergyReadings(const TrialSetup& setup) : gpus_(*setup.controls) {
+    tracks_.resize(gpus_.size());
   }
 
   // Reads every counter; after one failure no more (the energy then comes from sampled power).
   void read() {
     if (!ok_) return;
-    for (std::size_t i = 0; i < devices_.size(); ++i) {
-      const auto reading = read_counter(devices_[i]);
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      const auto reading = read_counter(*gpus_[i]);
       if (!reading) {
         ok_ = false;
         return;
@@ -154,16 +153,16 @@ class EnergyReadings {
   // One reading and the monotonic time in the middle of the call. A call that took long (the
   // thread was preempted) says little about when the counter was read: it is tried again, and
   // the tightest of up to four is kept.
-  static std::optional<std::pair<std::int64_t, double>> read_counter(const nvml::Device& device) {
+  static std::optional<std::pair<std::int64_t, double>> read_counter(collect::GpuControl& gpu) {
     std::optional<std::pair<std::int64_t, double>> best;
     std::int64_t best_span = 0;
     for (int attempt = 0; attempt < 4; ++attempt) {
       const std::int64_t before = mono_now_ns();
-      const auto mj = device.total_energy_mj();
+      const auto mj = gpu.energy_mj();
       const std::int64_t after = mono_now_ns();
       if (!mj) return std::nullopt;
       if (!best || after - before < best_span) {
-        best = std::pair{before + (after - before) / 2, static_cast<double>(*mj)};
+        best = std::pair{before + (after - before) / 2, *mj};
         best_span = after - before;
       }
       if (best_span <= 1'000'000) break;
@@ -171,7 +170,7 @@ class EnergyReadings {
     return best;
   }
 
-  std::vector<nvml::Device> devices_;
+  collect::GpuControls& gpus_;
   std::vector<sweep::CounterTrack> tracks_;
   bool ok_ = true;
 };
@@ -319,6 +318,7 @@ TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::file
   const SweepOptions& o = *setup.options;
   ProfiledRunSetup run_setup;
   run_setup.session = setup.session;
+  run_setup.amd = setup.amd;
   run_setup.backend = o.backend;
   run_setup.indices = setup.indices;
   run_setup.devices = setup.devices;

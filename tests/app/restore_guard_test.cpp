@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "amd/session.hpp"
 #include "app/gpu_settings.hpp"
+#include "collect/amd_describe.hpp"
+#include "collect/describe.hpp"
 #include "core/error.hpp"
 #include "nvml/library.hpp"
 #include "nvml/session.hpp"
@@ -31,18 +34,40 @@ unsigned driver_power_limit_mw(unsigned index) {
   return fresh.device(index).power_limit_mw().value();
 }
 
+// The node a sweep sees: the simulated NVIDIA GPUs through NVML.
+collect::NodeGpus nvidia_node() {
+  collect::NodeGpus node;
+  node.nvml_library = sim();
+  node.nvml = std::make_unique<nvml::Session>(node.nvml_library);
+  node.system = collect::describe_system(*node.nvml);
+  return node;
+}
+
+// The node's simulated AMD GPUs through AMD SMI (ROCm SMI without it).
+collect::NodeGpus amd_node(bool amd_smi = true) {
+  collect::NodeGpus node;
+  amd::OpenOptions options;
+  if (amd_smi) options.amd_smi_path = GPUSCOPE_TEST_SIM_AMD_SMI_LIBRARY;
+  options.rocm_smi_path = GPUSCOPE_TEST_SIM_ROCM_SMI_LIBRARY;
+  options.simulated = true;
+  node.amd = amd::Session::open(options);
+  node.system.nvidia = false;
+  node.system.devices = collect::describe_amd(*node.amd, 0).devices;
+  return node;
+}
+
 // A sweep's start: the record of the GPUs as they are, written before anything changes.
 struct SweepStart {
-  explicit SweepStart(const nvml::Session& session, std::vector<unsigned> gpus,
+  explicit SweepStart(const collect::NodeGpus& node, std::vector<unsigned> gpus,
                       Knob knob = Knob::PowerLimit)
-      : indices(std::move(gpus)),
-        limits(read_setting_limits(session, indices, knob)),
+      : controls(collect::open_controls(node, gpus)),
+        limits(read_setting_limits(controls, knob)),
         path(fs::path(dir.path()) / "sweep.db.restore.json") {
     record.output = (fs::path(dir.path()) / "sweep.db").string();
     record.gpus = limits.now;
     sweep::write_restore_record(path, record);
   }
-  std::vector<unsigned> indices;
+  collect::GpuControls controls;
   SettingLimits limits;
   testing::TempDir dir;
   fs::path path;
@@ -51,13 +76,13 @@ struct SweepStart {
 
 TEST(RestoreGuard, RestoresOnSuccessAndRemovesTheRecord) {
   SimEnvironment env(SimEnvironment::shipped("h100x4-straggler"));
-  nvml::Session session(sim());
-  SweepStart start(session, {0, 2});
+  const auto node = nvidia_node();
+  SweepStart start(node, {0, 2});
   const unsigned before = driver_power_limit_mw(0);
   ASSERT_GT(before, 400'000u);
   {
-    RestoreGuard guard(session, start.record, start.path);
-    apply_setting(session, start.indices, Knob::PowerLimit, 400);
+    RestoreGuard guard(start.controls, start.record, start.path);
+    apply_setting(start.controls, Knob::PowerLimit, 400);
     EXPECT_EQ(driver_power_limit_mw(0), 400'000u);
     EXPECT_EQ(driver_power_limit_mw(2), 400'000u);
     EXPECT_EQ(driver_power_limit_mw(1), before) << "a GPU outside the sweep was changed";
@@ -72,12 +97,12 @@ TEST(RestoreGuard, RestoresOnSuccessAndRemovesTheRecord) {
 
 TEST(RestoreGuard, RestoresWhenAnExceptionLeavesTheSweep) {
   SimEnvironment env(SimEnvironment::shipped("h100"));
-  nvml::Session session(sim());
-  SweepStart start(session, {0});
+  const auto node = nvidia_node();
+  SweepStart start(node, {0});
   const unsigned before = driver_power_limit_mw(0);
   try {
-    RestoreGuard guard(session, start.record, start.path);
-    apply_setting(session, start.indices, Knob::PowerLimit, 350);
+    RestoreGuard guard(start.controls, start.record, start.path);
+    apply_setting(start.controls, Knob::PowerLimit, 350);
     ASSERT_EQ(driver_power_limit_mw(0), 350'000u);
     throw std::runtime_error("a trial's run file could not be made");
   } catch (const std::runtime_error&) {
@@ -90,12 +115,12 @@ TEST(RestoreGuard, RestoresWhenTheSweepStopsEarly) {
   // A failed trial or a signal ends the trial loop early; the sweep then restores before it
   // writes anything (the blackbox Sweep tests send the real signals).
   SimEnvironment env(SimEnvironment::shipped("h100"));
-  nvml::Session session(sim());
-  SweepStart start(session, {0});
+  const auto node = nvidia_node();
+  SweepStart start(node, {0});
   const unsigned before = driver_power_limit_mw(0);
-  RestoreGuard guard(session, start.record, start.path);
+  RestoreGuard guard(start.controls, start.record, start.path);
   for (double watts : {300.0, 500.0}) {
-    apply_setting(session, start.indices, Knob::PowerLimit, watts);
+    apply_setting(start.controls, Knob::PowerLimit, watts);
     if (watts == 300.0) break;  // the trial failed
   }
   ASSERT_EQ(driver_power_limit_mw(0), 300'000u);
@@ -105,16 +130,16 @@ TEST(RestoreGuard, RestoresWhenTheSweepStopsEarly) {
 
 TEST(RestoreGuard, KeepsTheRecordWhenAGpuCannotBeRestored) {
   SimEnvironment env(SimEnvironment::shipped("h100"));
-  nvml::Session session(sim());
-  SweepStart start(session, {0});
+  const auto node = nvidia_node();
+  SweepStart start(node, {0});
   const unsigned before = driver_power_limit_mw(0);
   sweep::RestoreEntry gone = start.record.gpus.front();
   gone.index = 7;
   gone.uuid = "GPU-00000000-0000-0000-0000-00000000dead";  // fell off the bus since
   start.record.gpus.push_back(gone);
   sweep::write_restore_record(start.path, start.record);
-  RestoreGuard guard(session, start.record, start.path);
-  apply_setting(session, start.indices, Knob::PowerLimit, 300);
+  RestoreGuard guard(start.controls, start.record, start.path);
+  apply_setting(start.controls, Knob::PowerLimit, 300);
   EXPECT_FALSE(guard.restore());
   EXPECT_FALSE(guard.restored());
   EXPECT_EQ(driver_power_limit_mw(0), before) << "the GPU that is there is restored anyway";
@@ -135,14 +160,14 @@ unsigned driver_locked_max_mhz(const SimEnvironment& env, const std::string& uui
 
 TEST(RestoreGuard, UnlocksClocksLockedByAClockSweep) {
   SimEnvironment env(SimEnvironment::shipped("h100"));
-  nvml::Session session(sim());
-  SweepStart start(session, {0}, Knob::SmClock);
+  const auto node = nvidia_node();
+  SweepStart start(node, {0}, Knob::SmClock);
   ASSERT_TRUE(start.record.gpus.front().clocks_locked);
   const std::string uuid = start.record.gpus.front().uuid;
   ASSERT_FALSE(uuid.empty());
   {
-    RestoreGuard guard(session, start.record, start.path);
-    apply_setting(session, start.indices, Knob::SmClock, 1200);
+    RestoreGuard guard(start.controls, start.record, start.path);
+    apply_setting(start.controls, Knob::SmClock, 1200);
     EXPECT_EQ(driver_locked_max_mhz(env, uuid), 1200u);
   }
   EXPECT_EQ(driver_locked_max_mhz(env, uuid), 0u);
@@ -151,21 +176,83 @@ TEST(RestoreGuard, UnlocksClocksLockedByAClockSweep) {
 
 TEST(GpuSettings, LimitsReportTheCommonRangeAndWhatRestoringPutsBack) {
   SimEnvironment env(SimEnvironment::shipped("h100x4-straggler"));
-  nvml::Session session(sim());
-  const auto limits = read_setting_limits(session, {0, 1, 2, 3}, Knob::PowerLimit);
+  const auto node = nvidia_node();
+  const auto gpus = collect::open_controls(node, {0, 1, 2, 3});
+  const auto limits = read_setting_limits(gpus, Knob::PowerLimit);
   EXPECT_GT(limits.max, limits.min);
   EXPECT_GT(limits.min, 0);
   EXPECT_EQ(limits.now.size(), 4u);
   EXPECT_EQ(limits.baseline * 1000, limits.now.front().power_limit_mw);
   EXPECT_NEAR(limits.p_max_w, 4 * limits.max, 1e-9);
-  EXPECT_NO_THROW(check_setting_permission(session, limits, Knob::PowerLimit));
+  EXPECT_NO_THROW(check_setting_permission(gpus, limits, Knob::PowerLimit));
 }
 
 TEST(GpuSettings, AValueOutsideTheRangeIsRefusedByTheDriver) {
   SimEnvironment env(SimEnvironment::shipped("h100"));
-  nvml::Session session(sim());
-  const auto limits = read_setting_limits(session, {0}, Knob::PowerLimit);
-  EXPECT_THROW(apply_setting(session, {0}, Knob::PowerLimit, limits.max + 100), Error);
+  const auto node = nvidia_node();
+  const auto gpus = collect::open_controls(node, {0});
+  const auto limits = read_setting_limits(gpus, Knob::PowerLimit);
+  EXPECT_THROW(apply_setting(gpus, Knob::PowerLimit, limits.max + 100), Error);
+}
+
+// The cap an AMD GPU holds now, as a new session of the library reads it.
+double amd_cap_w(unsigned vendor_index) {
+  const auto node = amd_node();
+  return static_cast<double>(node.amd->devices().at(vendor_index)->power_cap().value().current_uw) /
+         1e6;
+}
+
+TEST(RestoreGuard, AmdPowerCapsGoBackThroughEitherLibrary) {
+  for (const bool amd_smi : {true, false}) {
+    SimEnvironment env(SimEnvironment::shipped("mi300x"));
+    const auto node = amd_node(amd_smi);
+    SweepStart start(node, {0, 2});
+    EXPECT_EQ(start.limits.baseline, 750);  // the MI300X's default cap
+    EXPECT_GT(start.limits.max, start.limits.min);
+    EXPECT_NO_THROW(check_setting_permission(start.controls, start.limits, Knob::PowerLimit));
+    {
+      RestoreGuard guard(start.controls, start.record, start.path);
+      apply_setting(start.controls, Knob::PowerLimit, 500);
+      EXPECT_EQ(amd_cap_w(0), 500);
+      EXPECT_EQ(amd_cap_w(2), 500);
+      EXPECT_EQ(amd_cap_w(1), 750) << "a GPU outside the sweep was changed";
+    }
+    EXPECT_EQ(amd_cap_w(0), 750) << "amd_smi " << amd_smi;
+    EXPECT_EQ(amd_cap_w(2), 750);
+    EXPECT_FALSE(fs::exists(start.path));
+    // The energy counter a trial is measured with goes on.
+    const auto first = start.controls.front()->energy_mj();
+    ASSERT_TRUE(first);
+    EXPECT_GE(start.controls.front()->energy_mj().value_or(-1), *first);
+  }
+}
+
+TEST(GpuSettings, AmdGpusRefuseClockSweepsAndSayPermission) {
+  SimEnvironment env(SimEnvironment::shipped("mi300x"));
+  {
+    const auto node = amd_node();
+    const auto gpus = collect::open_controls(node, {0});
+    try {
+      read_setting_limits(gpus, Knob::SmClock);
+      ADD_FAILURE() << "a clock sweep on an AMD GPU was not refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("sweep AMD GPUs with --power-limits"), std::string::npos)
+          << e.what();
+    }
+  }
+  setenv("GPUSCOPE_SIM_PRIVILEGED", "0", 1);
+  const auto node = amd_node();
+  const auto gpus = collect::open_controls(node, {0});
+  const auto limits = read_setting_limits(gpus, Knob::PowerLimit);
+  try {
+    check_setting_permission(gpus, limits, Knob::PowerLimit);
+    ADD_FAILURE() << "setting a cap without permission was not refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no permission to set power limits on GPU 0"),
+              std::string::npos)
+        << e.what();
+  }
+  unsetenv("GPUSCOPE_SIM_PRIVILEGED");
 }
 
 }  // namespace

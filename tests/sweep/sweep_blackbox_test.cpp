@@ -697,5 +697,104 @@ TEST_F(Sweep, AnOutputThatFailsCostsTheOthersNothing) {
   EXPECT_GT(at, r.err.find("gpuscope: wrote")) << "the failure is reported after the outputs";
 }
 
+// An MI300X swept by power cap through the simulated AMD SMI: the same trials, energies from
+// its accumulator, and the cap restored whichever way the sweep ends.
+class AmdSweep : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  std::string db_ = dir_.file("sweep.db");
+  std::string state_ = dir_.file("state.json");
+  std::string scenario_ = std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/sweep-mi300x.json";
+  std::map<std::string, std::string> env_{{"GPUSCOPE_SIM_STATE", state_},
+                                          {"CUDA_VISIBLE_DEVICES", "\x01"},
+                                          {"ROCR_VISIBLE_DEVICES", "\x01"},
+                                          {"HIP_VISIBLE_DEVICES", "\x01"},
+                                          {"SLURM_JOB_ID", "\x01"}};
+
+  std::vector<std::string> args(std::vector<std::string> options,
+                                std::vector<std::string> command) {
+    std::vector<std::string> a{"sweep", "--simulate", scenario_, "-o",     db_, "--settle",
+                               "0.05",  "-s",         "50",      "--gpus", "0"};
+    a.insert(a.end(), options.begin(), options.end());
+    a.push_back("--");
+    a.insert(a.end(), command.begin(), command.end());
+    return a;
+  }
+
+  // The cap GPU 0 holds, as a new process reads it.
+  double cap_w() {
+    auto r = run_gpuscope({"devices", "--simulate", scenario_, "--json"}, env_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out)["amd"]["devices"][0]["power_limit_w"]["current"].get<double>();
+  }
+};
+
+TEST_F(AmdSweep, TrialsAtEachCapWithTheAccumulatorsEnergyThenTheCapIsBack) {
+  auto r = run_gpuscope(args({"--power-limits", "400:600:200"}, {"sleep", "0.4"}), env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("GPU 0 restored: power limit 750 W"), std::string::npos) << r.err;
+  EXPECT_EQ(cap_w(), 750);
+  const json out = json::parse(read_file(dir_.file("sweep.json")));
+  EXPECT_EQ(out["sweep"]["status"], "finished");
+  EXPECT_TRUE(out["sweep"]["restored"].get<bool>());
+  std::map<double, double> power;  // setting → mean power
+  for (const auto& s : out["settings"]) {
+    power[s["setting"].get<double>()] = s["avg_power_w"]["mean"].get<double>();
+  }
+  ASSERT_EQ(power.size(), 3U) << out["settings"].dump(1);  // 400, 600 and the 750 W baseline
+  // The 700 W job runs free at 750 W and is held at 400 W; each trial's energy came from the
+  // accumulator.
+  EXPECT_NEAR(power[750], 700, 40) << out["settings"].dump(1);
+  EXPECT_LT(power[400], 420) << out["settings"].dump(1);
+  EXPECT_LT(power[400], power[600]);
+  for (const auto& t : out["trials"]) EXPECT_EQ(t["energy_source"], "counter") << t.dump();
+  // The samples of the 400 W trial were taken under that cap.
+  EXPECT_EQ(number(db_,
+                   "SELECT max(power_limit_w) FROM samples JOIN runs USING (run_id) WHERE "
+                   "runs.label LIKE '%400 W%'"),
+            400);
+}
+
+TEST_F(AmdSweep, ClocksAreNvidiasAndCapsNeedPermission) {
+  auto clocks = run_gpuscope(args({"--clocks", "1000"}, {"true"}), env_);
+  EXPECT_EQ(clocks.exit_code, 1);
+  EXPECT_NE(clocks.err.find("sweep AMD GPUs with --power-limits"), std::string::npos) << clocks.err;
+  auto env = env_;
+  env["GPUSCOPE_SIM_PRIVILEGED"] = "0";
+  auto denied = run_gpuscope(args({"--power-limits", "500"}, {"true"}), env);
+  EXPECT_EQ(denied.exit_code, 1);
+  EXPECT_NE(denied.err.find("no permission to set power limits on GPU 0"), std::string::npos)
+      << denied.err;
+  EXPECT_FALSE(fs::exists(db_));
+  EXPECT_FALSE(fs::exists(db_ + ".restore.json"));
+}
+
+TEST_F(AmdSweep, AKilledSweepIsRestoredToTheCapItFound) {
+  // An administrator left the cap at 600 W; the sweep's first trial, its 750 W baseline, runs
+  // long and gpuscope is killed in it.
+  auto devices = run_gpuscope({"devices", "--simulate", scenario_, "--json"}, env_);
+  ASSERT_EQ(devices.exit_code, 0) << devices.err;
+  const std::string uuid = json::parse(devices.out)["amd"]["devices"][0]["uuid"];
+  std::ofstream(state_)
+      << json{{"version", 1}, {"gpus", {{uuid, {{"power_limit_mw", 600000}}}}}}.dump();
+  ASSERT_EQ(cap_w(), 600);
+  const std::string started = dir_.file("started");
+  auto process = start_gpuscope(
+      args({"--power-limits", "400"}, {"sh", "-c", "echo $$ > " + started + "; exec sleep 30"}),
+      env_, dir_.file("out"), dir_.file("err"));
+  ASSERT_TRUE(BackgroundProcess::wait_for_file(started, 30000)) << read_file(dir_.file("err"));
+  EXPECT_EQ(cap_w(), 750);
+  process->signal(SIGKILL);
+  process->wait();
+  // The job is in its own process group and outlives gpuscope: end it.
+  if (auto pid = std::atoi(read_file(started).c_str()); pid > 0) kill(pid, SIGKILL);
+  ASSERT_TRUE(fs::exists(db_ + ".restore.json"));
+  auto restored = run_gpuscope({"sweep", "--restore", "-o", db_}, env_);
+  EXPECT_EQ(restored.exit_code, 0) << restored.err;
+  EXPECT_NE(restored.err.find("restored 1 GPU"), std::string::npos) << restored.err;
+  EXPECT_EQ(cap_w(), 600);
+  EXPECT_FALSE(fs::exists(db_ + ".restore.json"));
+}
+
 }  // namespace
 }  // namespace gpuscope::testing
