@@ -3,6 +3,7 @@
 // are indices, as in ROCm SMI; units are microwatts, bytes, millidegrees and Hz.
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "amd/entry_points.hpp"
 #include "sim/amd_sim.hpp"
@@ -245,6 +246,52 @@ rsmi_status_t DevPowerCapRangeGet(std::uint32_t device, std::uint32_t sensor,
 rsmi_status_t DevPowerCapSet(std::uint32_t device, std::uint32_t sensor, std::uint64_t microwatts) {
   if (sensor != 0) return amd::kRsmiInvalidArgs;
   return status(sim().set_power_cap_uw(device, microwatts));
+}
+
+// Every process of the scenario's AMD GPUs once, its VRAM summed over the GPUs it uses, as the
+// library counts it.
+rsmi_status_t ComputeProcessInfoGet(rsmi_process_info_t* processes, std::uint32_t* count) {
+  if (count == nullptr) return amd::kRsmiInvalidArgs;
+  std::uint32_t devices = 0;
+  if (auto rc = status(sim().count(devices)); rc != amd::kRsmiSuccess) return rc;
+  std::vector<rsmi_process_info_t> all;
+  for (std::uint32_t d = 0; d < devices; ++d) {
+    for (const ProcessSpec& p : sim().config(d)->gpu.processes) {
+      auto it = std::find_if(all.begin(), all.end(),
+                             [&p](const auto& seen) { return seen.process_id == p.pid; });
+      if (it == all.end()) it = all.insert(all.end(), {p.pid, p.pid + 0x8000U, 0, 0, 0xFFFFFFFFU});
+      it->vram_usage += std::uint64_t{p.used_memory_mib} << 20U;
+    }
+  }
+  const auto found = static_cast<std::uint32_t>(all.size());
+  if (processes == nullptr) {
+    *count = found;
+    return amd::kRsmiSuccess;
+  }
+  std::copy_n(all.begin(), std::min(*count, found), processes);
+  const bool fits = *count >= found;
+  *count = std::min(*count, found);
+  return fits ? amd::kRsmiSuccess : amd::kRsmiInsufficientSize;
+}
+
+rsmi_status_t ComputeProcessGpusGet(std::uint32_t pid, std::uint32_t* indices,
+                                    std::uint32_t* count) {
+  if (count == nullptr) return amd::kRsmiInvalidArgs;
+  std::uint32_t devices = 0;
+  if (auto rc = status(sim().count(devices)); rc != amd::kRsmiSuccess) return rc;
+  std::vector<std::uint32_t> used;
+  for (std::uint32_t d = 0; d < devices; ++d) {
+    const auto& list = sim().config(d)->gpu.processes;
+    if (std::any_of(list.begin(), list.end(), [pid](const auto& p) { return p.pid == pid; })) {
+      used.push_back(d);
+    }
+  }
+  if (used.empty()) return amd::kRsmiNotFound;
+  const auto n = static_cast<std::uint32_t>(used.size());
+  if (indices != nullptr) std::copy_n(used.begin(), std::min(*count, n), indices);
+  const bool fits = indices == nullptr || *count >= n;
+  *count = indices == nullptr ? n : std::min(*count, n);
+  return fits ? amd::kRsmiSuccess : amd::kRsmiInsufficientSize;
 }
 
 }  // namespace rsmi_api

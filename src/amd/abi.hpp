@@ -196,6 +196,16 @@ using rsmi_clk_type_t = std::uint32_t;
 using rsmi_temperature_metric_t = std::uint32_t;
 using rsmi_memory_type_t = std::uint32_t;
 
+// rsmi_compute_process_info_get: one process using the node's GPUs; vram_usage is its VRAM on
+// all of them together.
+struct rsmi_process_info_t {
+  std::uint32_t process_id;
+  std::uint32_t pasid;
+  std::uint64_t vram_usage;    // bytes
+  std::uint64_t sdma_usage;    // microseconds
+  std::uint32_t cu_occupancy;  // percent; 0xFFFFFFFF where the GPU does not say
+};
+
 // rsmi_dev_gpu_clk_freq_get: the clock's levels in Hz and the current level's index.
 struct rsmi_frequencies_t {
   std::uint32_t num_supported;
@@ -313,6 +323,7 @@ static_assert(offsetof(amdsmi_gpu_metrics_t, pcie_nak_rcvd_count_acc) == 420);
 static_assert(sizeof(amdsmi_version_t) == 24);
 static_assert(sizeof(amdsmi_bdf_t) == 8);
 static_assert(sizeof(rsmi_frequencies_t) == 264);
+static_assert(sizeof(rsmi_process_info_t) == 32);
 static_assert(sizeof(rsmi_version_t) == 24);
 
 }  // namespace gpuscope::amd

@@ -104,5 +104,9 @@
   X(DevPowerCapRangeGet, Optional, (std::uint32_t device, std::uint32_t sensor, std::uint64_t* max_microwatts, std::uint64_t* min_microwatts), \
     (device, sensor, max_microwatts, min_microwatts), rsmi_dev_power_cap_range_get) \
   X(DevPowerCapSet, Optional, (std::uint32_t device, std::uint32_t sensor, std::uint64_t microwatts), \
-    (device, sensor, microwatts), rsmi_dev_power_cap_set)
+    (device, sensor, microwatts), rsmi_dev_power_cap_set) \
+  X(ComputeProcessInfoGet, Optional, (rsmi_process_info_t* processes, std::uint32_t* count), \
+    (processes, count), rsmi_compute_process_info_get) \
+  X(ComputeProcessGpusGet, Optional, (std::uint32_t pid, std::uint32_t* devices, std::uint32_t* count), \
+    (pid, devices, count), rsmi_compute_process_gpus_get)
 // clang-format on

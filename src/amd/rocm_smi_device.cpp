@@ -142,8 +142,24 @@ class RocmSmiDevice final : public Device {
   }
 
   Expected<std::vector<ProcessUse>> processes() const override {
-    // rsmi_compute_process_info_get lists every GPU's processes at once; not used (docs/amd.md).
-    return tl::unexpected(Failure{kRsmiNotSupported, "rsmi_compute_process_info_get"});
+    // Every process on the node's GPUs, then which GPUs each uses: those on this one.
+    auto all = all_processes();
+    if (!all) return tl::unexpected(all.error());
+    std::vector<ProcessUse> out;
+    for (const rsmi_process_info_t& p : *all) {
+      auto devices = devices_of(p.process_id);
+      if (!devices) {
+        if (devices.error().code == kRsmiNotFound) continue;  // it ended in between
+        return tl::unexpected(devices.error());
+      }
+      if (std::find(devices->begin(), devices->end(), index_) == devices->end()) continue;
+      ProcessUse use;
+      use.pid = p.process_id;
+      // The process's VRAM on all GPUs together: this GPU's only when it uses no other.
+      if (devices->size() == 1) use.memory_bytes = p.vram_usage;
+      out.push_back(use);
+    }
+    return out;
   }
 
   std::string describe(const Failure& failure) const override {
@@ -153,6 +169,42 @@ class RocmSmiDevice final : public Device {
   Which which() const override { return Which::kRocmSmi; }
 
  private:
+  // rsmi_compute_process_info_get: the count, then the list; a process that starts in between
+  // makes the library answer "insufficient size": asked once more.
+  Expected<std::vector<rsmi_process_info_t>> all_processes() const {
+    std::uint32_t count = 0;
+    if (auto s = library_->call(&Table::ComputeProcessInfoGet, nullptr, &count); !s) {
+      return tl::unexpected(s.error());
+    }
+    std::vector<rsmi_process_info_t> list;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      list.assign(count + 4U, rsmi_process_info_t{});
+      count = static_cast<std::uint32_t>(list.size());
+      auto s = library_->call(&Table::ComputeProcessInfoGet, list.data(), &count);
+      if (s) break;
+      if (s.error().code != kRsmiInsufficientSize || attempt == 1) {
+        return tl::unexpected(s.error());
+      }
+    }
+    list.resize(std::min<std::size_t>(count, list.size()));
+    return list;
+  }
+
+  // rsmi_compute_process_gpus_get: the devices a process uses.
+  Expected<std::vector<std::uint32_t>> devices_of(std::uint32_t pid) const {
+    std::uint32_t count = 0;
+    if (auto s = library_->call(&Table::ComputeProcessGpusGet, pid, nullptr, &count); !s) {
+      return tl::unexpected(s.error());
+    }
+    std::vector<std::uint32_t> devices(count);
+    if (count == 0) return devices;
+    if (auto s = library_->call(&Table::ComputeProcessGpusGet, pid, devices.data(), &count); !s) {
+      return tl::unexpected(s.error());
+    }
+    devices.resize(std::min<std::size_t>(count, devices.size()));
+    return devices;
+  }
+
   std::shared_ptr<const RocmSmiLibrary> library_;
   std::uint32_t index_;
 };

@@ -40,12 +40,13 @@ struct Activity {
   std::optional<unsigned> mm;
 };
 
-// One process on the GPU (amdsmi_get_gpu_process_list): its pid, the VRAM it holds (bytes) and
-// the graphics engine time it has used (ns).
+// One process on the GPU: its pid, the VRAM it holds (bytes) and the graphics engine time it has
+// used (ns). AMD SMI's list says all three; ROCm SMI's says no engine time, and VRAM only for
+// the whole process (so here only when it uses this GPU alone).
 struct ProcessUse {
   std::uint32_t pid = 0;
-  std::uint64_t memory_bytes = 0;
-  std::uint64_t gfx_ns = 0;
+  std::optional<std::uint64_t> memory_bytes;
+  std::optional<std::uint64_t> gfx_ns;
 };
 
 // What gpuscope reads of the driver's GPU metrics table (amdsmi_get_gpu_metrics_info); a member

@@ -132,13 +132,15 @@ ProcessLister amd_process_lister(const amd::Session& session, unsigned vendor_in
     std::vector<ListedProcess> out;
     for (const auto& p : *processes) {
       ListedProcess listed{p.pid, p.memory_bytes, std::nullopt};
-      const auto before = last->find(p.pid);
-      if (before != last->end() && now > before->second.mono_ns &&
-          p.gfx_ns >= before->second.gfx_ns) {
-        listed.gfx_percent = static_cast<double>(p.gfx_ns - before->second.gfx_ns) * 100.0 /
-                             static_cast<double>(now - before->second.mono_ns);
+      if (p.gfx_ns) {
+        const auto before = last->find(p.pid);
+        if (before != last->end() && now > before->second.mono_ns &&
+            *p.gfx_ns >= before->second.gfx_ns) {
+          listed.gfx_percent = static_cast<double>(*p.gfx_ns - before->second.gfx_ns) * 100.0 /
+                               static_cast<double>(now - before->second.mono_ns);
+        }
+        seen[p.pid] = {*p.gfx_ns, now};
       }
-      seen[p.pid] = {p.gfx_ns, now};
       out.push_back(listed);
     }
     *last = std::move(seen);  // processes gone are forgotten

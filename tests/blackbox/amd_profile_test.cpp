@@ -197,9 +197,32 @@ TEST_F(AmdProfile, ProcessesOnAmdGpusAreRecorded) {
             0);
   EXPECT_EQ(number(db_, "SELECT count(DISTINCT device_index) FROM process_samples"), 8);
   EXPECT_EQ(number(db_, "SELECT count(*) FROM processes WHERE pid = 7100"), 1);
-  r = profile(fixture("amd-rocm-only"), {"-s", "50", "--process-sampling-ms", "100"}, "0.3");
+}
+
+TEST_F(AmdProfile, ProcessesUnderRocmSmiAlone) {
+  // ROCm SMI lists the node's processes once, with which GPUs each uses and its VRAM on all of
+  // them together: a process's VRAM on one GPU is known only when it uses that GPU alone.
+  auto r =
+      profile(fixture("amd-rocm-processes"), {"-s", "50", "--process-sampling-ms", "100"}, "0.5");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(number(db_, "SELECT count(*) FROM process_samples"), 0);
+  EXPECT_GT(number(db_,
+                   "SELECT count(*) FROM process_samples WHERE device_index = 0 AND pid = "
+                   "7400 AND used_memory_bytes = 8589934592"),
+            0);
+  EXPECT_EQ(number(db_,
+                   "SELECT count(*) FROM process_samples WHERE pid = 7400 AND device_index "
+                   "= 1"),
+            0);
+  EXPECT_GT(number(db_,
+                   "SELECT count(*) FROM process_samples WHERE pid = 7402 AND device_index "
+                   "= 1 AND used_memory_bytes IS NULL"),
+            0);
+  EXPECT_EQ(number(db_,
+                   "SELECT count(*) FROM process_samples WHERE pid = 7402 AND "
+                   "used_memory_bytes IS NOT NULL"),
+            0);
+  EXPECT_EQ(number(db_, "SELECT count(sm_percent) FROM process_samples"), 0);  // no engine time
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM processes"), 2);
 }
 
 TEST_F(AmdProfile, EachProcessesShareOfTheGraphicsEngine) {
