@@ -15,10 +15,15 @@ using ::testing::HasSubstr;
 using testing::ManualClock;
 using testing::parse_error;
 using testing::shipped_scenario;
+using testing::TempDir;
 
+// Each test's own state file: a cap one test sets is not the next one's starting cap.
 DriverOptions options_for(const std::string& path, bool privileged = true) {
+  static TempDir dir;
+  static int count = 0;
   DriverOptions options;
   options.scenario_path = path;
+  options.state_path = dir.file("state-" + std::to_string(++count) + ".json");
   options.epoch_ns = ManualClock::kStart;
   options.privileged = privileged;
   return options;
