@@ -36,11 +36,7 @@ LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::strin
   LiveGpus gpus;
   gpus.node = collect::open_node_gpus(backend);
   const nvml::Session* session = gpus.node.nvml.get();
-  collect::MigResolver mig = [session](const std::string& uuid) -> std::optional<unsigned> {
-    if (session == nullptr) return std::nullopt;
-    auto parent = session->parent_of_mig(uuid);
-    return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
-  };
+  const collect::MigResolver mig = collect::mig_resolver(session);
   const collect::GpuSelection selection =
       collect::select_gpus(gpus_list.empty() ? "all" : gpus_list, gpus.node.system.devices, mig);
   std::vector<std::string> notes = gpus.node.notes;

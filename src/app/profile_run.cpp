@@ -113,11 +113,7 @@ collect::GpuSelection one_gpu_per_rank(collect::GpuSelection selection, const Ra
 collect::GpuSelection choose_gpus(const ProfileOptions& o, const nvml::Session* session,
                                   const std::vector<DeviceDescription>& devices,
                                   const RunInfo& info, const ranks::EnvLookup& env) {
-  collect::MigResolver mig = [session](const std::string& uuid) -> std::optional<unsigned> {
-    if (session == nullptr) return std::nullopt;
-    auto parent = session->parent_of_mig(uuid);
-    return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
-  };
+  const collect::MigResolver mig = collect::mig_resolver(session);
   if (!o.gpus.empty()) return collect::select_gpus(o.gpus, devices, mig);
   if (o.per_node) return collect::select_gpus("all", devices, mig);  // the whole node
   if (auto amd = collect::amd_visible(env, devices)) {

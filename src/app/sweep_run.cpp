@@ -86,11 +86,7 @@ using sweep::Knob;
 std::vector<unsigned> choose_gpus(const SweepOptions& o, const collect::NodeGpus& node) {
   const nvml::Session* session = node.nvml.get();
   const auto& devices = node.system.devices;
-  collect::MigResolver mig = [session](const std::string& uuid) -> std::optional<unsigned> {
-    if (session == nullptr) return std::nullopt;
-    auto parent = session->parent_of_mig(uuid);
-    return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
-  };
+  const collect::MigResolver mig = collect::mig_resolver(session);
   const auto env = ranks::process_environment();
   collect::GpuSelection selection;
   if (!o.gpus.empty()) {

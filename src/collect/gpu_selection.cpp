@@ -7,6 +7,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "nvml/session.hpp"
+
 namespace gpuscope::collect {
 namespace {
 
@@ -350,6 +352,14 @@ std::optional<GpuSelection> amd_visible(const util::EnvLookup& env,
   }
   selection.indices.insert(selection.indices.begin(), nvidia_gpus.begin(), nvidia_gpus.end());
   return selection;
+}
+
+MigResolver mig_resolver(const nvml::Session* session) {
+  return [session](const std::string& uuid) -> std::optional<unsigned> {
+    if (session == nullptr) return std::nullopt;
+    auto parent = session->parent_of_mig(uuid);
+    return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
+  };
 }
 
 }  // namespace gpuscope::collect
