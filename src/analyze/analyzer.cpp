@@ -445,46 +445,74 @@ struct WindowSpan {
   std::size_t first = 0, last = 0;
 };
 
+// A stretch of consecutive samples in one over-space bin (space_count: outside the grid);
+// samples before the run's start (t < 0) belong to none.
+struct BinStretch {
+  std::size_t bin = 0, begin = 0, end = 0;
+};
+
+// The samples' stretches, computed once per GPU for every metric.
+void bin_stretches(std::span<const double> t_s, double bin_s, std::size_t space_count,
+                   std::vector<BinStretch>& out) {
+  out.clear();
+  for (std::size_t i = 0; i < t_s.size(); ++i) {
+    if (t_s[i] < 0) continue;
+    const double b = t_s[i] / bin_s;
+    const std::size_t bin =
+        b < static_cast<double>(space_count) ? static_cast<std::size_t>(b) : space_count;
+    if (out.empty() || out.back().bin != bin || out.back().end != i) {
+      out.push_back({bin, i, i + 1});
+    } else {
+      out.back().end = i + 1;
+    }
+  }
+}
+
+// One metric's mean in each over-space bin, over its values that are not NaN, in sample order:
+// a run of samples in one bin makes one (bin, mean), bins at space_count are left out.
+void space_means(std::span<const double> v, std::span<const BinStretch> stretches,
+                 std::size_t space_count, std::vector<std::pair<std::size_t, double>>& space) {
+  std::size_t bin = std::numeric_limits<std::size_t>::max();
+  double sum = 0;
+  std::size_t count = 0;
+  for (const BinStretch& stretch : stretches) {
+    std::size_t i = stretch.begin;
+    const std::size_t end = std::min(stretch.end, v.size());
+    if (stretch.bin != bin) {
+      while (i < end && std::isnan(v[i])) ++i;
+      if (i == end) continue;  // no value: the run of the previous bin goes on
+      if (count > 0 && bin < space_count) space.emplace_back(bin, sum / static_cast<double>(count));
+      bin = stretch.bin;
+      sum = 0;
+      count = 0;
+    }
+    for (; i < end; ++i) {
+      const double x = v[i];
+      if (std::isnan(x)) continue;
+      sum += x;
+      ++count;
+    }
+  }
+  if (count > 0 && bin < space_count) space.emplace_back(bin, sum / static_cast<double>(count));
+}
+
 // Over time (this GPU), over both (all GPUs) and over space (grid bins), for every summarised
-// metric. bin_of[i] is sample i's over-space bin (space_count: outside the grid).
+// metric.
 void summarise_metrics(const DeviceSeries& d, const WindowSpan& w,
-                       const std::vector<std::size_t>& bin_of, std::size_t space_count,
+                       std::span<const BinStretch> stretches, std::size_t space_count,
                        PreparedDevice& out, std::vector<double>& sorted) {
-  const std::size_t n = d.t_s.size();
   GpuReport& report = out.report;
-  const bool any = w.any;
-  const std::size_t first = w.first, last = w.last;
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     if (!summarised(static_cast<Metric>(m))) continue;
     const auto& v = d.values[m];
     if (v.empty()) continue;
-    if (any) {
+    if (w.any) {
       double sum = 0;
-      const std::span<const double> window(v.data() + first, last - first + 1);
+      const std::span<const double> window(v.data() + w.first, w.last - w.first + 1);
       report.over_time[m] = summarize(window, sorted, sum);
       out.overall[m].add_sorted(sorted, sum);
     }
-    auto& space = out.space[m];
-    const std::size_t bins = space_count;
-    std::size_t bin = std::numeric_limits<std::size_t>::max();
-    double sum = 0;
-    std::size_t count = 0;
-    auto flush = [&] {
-      if (count > 0 && bin < bins) space.emplace_back(bin, sum / static_cast<double>(count));
-      sum = 0;
-      count = 0;
-    };
-    for (std::size_t i = 0; i < n && i < v.size(); ++i) {
-      if (std::isnan(v[i]) || d.t_s[i] < 0) continue;
-      const std::size_t b = bin_of[i];
-      if (b != bin) {
-        flush();
-        bin = b;
-      }
-      sum += v[i];
-      ++count;
-    }
-    flush();
+    space_means(v, stretches, space_count, out.space[m]);
   }
 }
 
@@ -629,20 +657,15 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
   report.samples = span.any ? span.last - span.first + 1 : 0;
   report.covered_s = span.any ? d.t_s[span.last] - d.t_s[span.first] + d.sampling_interval_s : 0;
 
-  // Each sample's over-space bin, computed once for every metric.
-  thread_local std::vector<std::size_t> bin_of;
+  // The samples' over-space bins, computed once for every metric.
+  thread_local std::vector<BinStretch> stretches;
   thread_local std::vector<double> sorted;
-  bin_of.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double b = d.t_s[i] / s.space_bin_s;
-    bin_of[i] = b >= 0 && b < static_cast<double>(s.space_count) ? static_cast<std::size_t>(b)
-                                                                 : s.space_count;
-  }
+  bin_stretches(d.t_s, s.space_bin_s, s.space_count, stretches);
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     if (s.counts_given_up[m].load(std::memory_order_relaxed)) out.overall[m].values.give_up();
   }
   if (s.score_counts_given_up.load(std::memory_order_relaxed)) out.score.values.give_up();
-  summarise_metrics(d, span, bin_of, s.space_count, out, sorted);
+  summarise_metrics(d, span, stretches, s.space_count, out, sorted);
   activity_and_score(d, span, out, sorted);
   device_energy(d, span, s.slot_edges_s, report.energy);
   for (Metric m : s.options.gpu_grid_metrics) {

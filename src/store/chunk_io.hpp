@@ -30,16 +30,22 @@ class ChunkInserter {
 // overlap, and hold as many rows as the samples table has up to their end (so a row the chunks
 // lack, e.g. one written after a crash or out of order, sends the reader to the rows).
 // `known_rows`: the GPU's row count when the caller has it (samples_per_device), which saves a
-// pass over the samples index.
+// pass over the samples index; a known count the chunks do not account for is checked by
+// counting the rows.
 SamplePlan plan_samples(Database& db, std::string_view schema, std::int64_t run_id,
                         unsigned device_index, bool chunks_available,
                         std::optional<std::int64_t> known_rows = std::nullopt);
 
-// How many rows each GPU of the run has in the samples table, by device index: one pass over
-// the index.
+// How many rows each GPU of the run has in the samples table, by device index: the writer's
+// counts (sample_counts, schema 1.13) when it left them, else one pass over the index.
 std::vector<std::pair<unsigned, std::int64_t>> samples_per_device(Database& db,
                                                                   std::string_view schema,
                                                                   std::int64_t run_id);
+
+// Records each GPU's row count of run `run_id` in main.sample_counts (replacing what was there),
+// inside the caller's transaction: the writer when the run ends, and merge.
+void record_sample_counts(Database& db, std::int64_t run_id,
+                          const std::vector<std::pair<unsigned, std::int64_t>>& counts);
 
 // The stored metrics `schema`'s samples table has columns for: all of them from schema 1.12 on,
 // those before the AMD metrics in an older file (read as empty; docs/database.md).

@@ -165,17 +165,14 @@ class Merger {
   // The input's chunks as they are, then chunks for the samples they do not cover (all of a 1.0
   // input, the tail of a run whose gpuscope was killed), so the merged file is columnar
   // throughout. Rows are streamed: memory stays at one chunk per GPU.
+  // The run's chunks, copied or built for the rows that have none, and each GPU's row count
+  // (sample_counts), which spares readers of the output a pass over its samples index.
   void copy_chunks(std::int64_t old_id, std::int64_t new_id, bool input_has_chunks) {
     if (input_has_chunks) copy_rows("sample_chunks", chunk_columns(), old_id, new_id);
-    std::vector<unsigned> devices;
-    {
-      Statement list =
-          db_.prepare("SELECT DISTINCT device_index FROM src.samples WHERE run_id = ?");
-      list.bind(1, old_id);
-      while (list.step()) devices.push_back(static_cast<unsigned>(list.int64(0)));
-    }
-    for (unsigned device : devices) {
-      const SamplePlan plan = plan_samples(db_, "src", old_id, device, input_has_chunks);
+    std::vector<std::pair<unsigned, std::int64_t>> counts;
+    for (const auto& [device, rows] : samples_per_device(db_, "src", old_id)) {
+      const SamplePlan plan = plan_samples(db_, "src", old_id, device, input_has_chunks, rows);
+      counts.emplace_back(device, plan.rows);
       if (plan.chunk_rows == plan.rows) continue;
       if (plan.chunk_rows == 0 && input_has_chunks) {
         Statement drop =
@@ -186,6 +183,7 @@ class Merger {
       }
       build_chunks(plan, new_id);
     }
+    record_sample_counts(db_, new_id, counts);
   }
 
   void build_chunks(const SamplePlan& plan, std::int64_t new_id) {

@@ -113,15 +113,19 @@ void RowInserter::write(std::int64_t run_id, const WriteBatch& batch) {
   }
   // Committed: these rows may now go into chunks, written with the next batch.
   chunks_.ready().clear();
-  for (const auto& row : batch.samples) chunks_.add(row);
+  for (const auto& row : batch.samples) {
+    chunks_.add(row);
+    ++committed_rows_[row.device_index];
+  }
 }
 
-std::optional<std::string> RowInserter::finish_chunks(std::int64_t run_id) {
+std::optional<std::string> RowInserter::finish(std::int64_t run_id) {
   chunks_.finish();
-  if (chunks_.ready().empty()) return std::nullopt;
+  if (chunks_.ready().empty() && committed_rows_.empty()) return std::nullopt;
   try {
     begin_.run();
     for (const auto& chunk : chunks_.ready()) insert_chunk_.insert(run_id, chunk);
+    record_sample_counts(db_, run_id, {committed_rows_.begin(), committed_rows_.end()});
     commit_.run();
   } catch (const SqliteError& e) {
     if (sqlite3_get_autocommit(db_.handle()) == 0) {

@@ -1,10 +1,12 @@
 // Writes a WriteBatch in one transaction with statements prepared once and bound by index: the
 // writer thread's hot path. It also keeps sample_chunks, the columnar copy of the samples: rows
 // committed by one write() are cut into chunks that are inserted by a later write() (or
-// finish_chunks()), so every chunk only ever holds committed rows.
+// finish()), so every chunk only ever holds committed rows. At the end it records how many rows
+// each GPU has (sample_counts), which spares readers a pass over the samples index.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,9 +28,10 @@ class RowInserter {
   // none (the transaction is rolled back and SqliteError thrown, so the caller can retry).
   void write(std::int64_t run_id, const WriteBatch& batch);
 
-  // Writes the chunks of the rows not yet in one (the end of the run), in one transaction.
-  // Returns SQLite's words when that fails (the rows are written; readers use them instead).
-  std::optional<std::string> finish_chunks(std::int64_t run_id);
+  // At the end of the run, in one transaction: the chunks of the rows not yet in one, and each
+  // GPU's count of committed rows. Returns SQLite's words when that fails (the rows are
+  // written; readers use them instead, and count them).
+  std::optional<std::string> finish(std::int64_t run_id);
 
  private:
   // Parameters of one samples row: run_id, device_index, wall_ns, mono_ns, the metrics.
@@ -66,6 +69,7 @@ class RowInserter {
   std::vector<char> samples_nulls_;  // of insert_samples_
   ChunkInserter insert_chunk_;
   ChunkBuilder chunks_;
+  std::map<unsigned, std::int64_t> committed_rows_;  // by device index
 };
 
 }  // namespace gpuscope::store

@@ -298,7 +298,7 @@ std::vector<std::string> RunWriter::finish(const RunEnd& end) {
   }
 
   std::vector<std::string> problems = storage_problems();
-  if (auto error = inserter_->finish_chunks(run_id_)) {
+  if (auto error = inserter_->finish(run_id_)) {
     // No sample is lost: readers take the last samples from the rows instead.
     problems.push_back(fmt::format(
         "the columnar copy of the last samples could not be written ({}); analyze reads them "

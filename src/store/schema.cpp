@@ -320,6 +320,21 @@ std::string create_chunks_sql() {
          "first_mono_ns);\n";
 }
 
+std::string create_sample_counts_sql() {
+  // Any change to a run's samples rows after the count (by any SQLite client: a hand edit, a
+  // tool of the user's) deletes the run's counts, so a reader never trusts a stale one.
+  return "CREATE TABLE sample_counts (\n  run_id INTEGER NOT NULL REFERENCES runs (run_id),\n"
+         "  device_index INTEGER NOT NULL,\n  row_count INTEGER NOT NULL,\n"
+         "  PRIMARY KEY (run_id, device_index)\n);\n"
+         "CREATE TRIGGER samples_insert_uncounts AFTER INSERT ON samples BEGIN\n"
+         "  DELETE FROM sample_counts WHERE run_id = NEW.run_id;\nEND;\n"
+         "CREATE TRIGGER samples_delete_uncounts AFTER DELETE ON samples BEGIN\n"
+         "  DELETE FROM sample_counts WHERE run_id = OLD.run_id;\nEND;\n"
+         "CREATE TRIGGER samples_update_uncounts AFTER UPDATE OF run_id, device_index, mono_ns "
+         "ON samples BEGIN\n"
+         "  DELETE FROM sample_counts WHERE run_id IN (OLD.run_id, NEW.run_id);\nEND;\n";
+}
+
 std::string column_names(std::span<const Column> columns, std::string_view prefix) {
   std::string out;
   for (const auto& c : columns) {
@@ -366,6 +381,7 @@ void create_schema(Database& db, std::string_view created_by) {
   sql += create_table("events", kEventColumns, kRunRef);
   sql += create_table("output", kOutputColumns, kRunRef);
   sql += create_chunks_sql();
+  sql += create_sample_counts_sql();
   sql += create_kernel_tables_sql();
   sql += create_process_tables_sql();
   sql += create_grid_tables_sql();
@@ -480,6 +496,7 @@ void migrate(Database& db, int from_version) {
     add_missing_columns(db, "samples", sample_columns());
     if (has_sample_chunks(db)) add_missing_columns(db, "sample_chunks", chunk_columns());
   }
+  if (minor < 13 && !has_table(db, "sample_counts", "main")) db.exec(create_sample_counts_sql());
   db.exec(
       fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_minor_version', '{}')",
                   kSchemaMinorVersion));

@@ -34,8 +34,9 @@ inline constexpr int kOldestReadableSchema = 1;
 // node_energy_domains, node_energy_samples and node_cpu_time (store/node_tables.hpp); 1.11 the
 // vendor of each device (devices.vendor, vendor_index; docs/amd.md); 1.12 AMD's own metrics as
 // samples and sample_chunks columns (umc_activity_pct … amd_throttle_status; their chunk columns
-// may be NULL: every row NULL).
-inline constexpr int kSchemaMinorVersion = 12;
+// may be NULL: every row NULL); 1.13 sample_counts, each GPU's row count as the writer left it,
+// and the triggers that delete a run's counts when its samples rows change (store/chunk_io.hpp).
+inline constexpr int kSchemaMinorVersion = 13;
 
 struct Column {
   std::string_view name;
@@ -68,6 +69,10 @@ const std::vector<Column>& sample_columns();
 const std::vector<Column>& chunk_columns();
 // The DDL of sample_chunks and its index (create_schema, and migrate() from 1.0).
 std::string create_chunks_sql();
+// The DDL of sample_counts (1.13): run_id, device_index, row_count, one row per GPU of a run
+// whose writer finished it, and the triggers on samples that delete a run's counts when any of
+// its rows is inserted, deleted or moved (create_schema, and migrate() from before 1.13).
+std::string create_sample_counts_sql();
 
 // "a, b, c" (with `prefix` before each name, e.g. "src.").
 std::string column_names(std::span<const Column> columns, std::string_view prefix = {});
@@ -95,7 +100,8 @@ int check_run_database(Database& db, const std::filesystem::path& path);
 // the empty health_samples; 1.8 → 1.9 the MIG columns at the end of devices, NULL in the rows
 // already there; 1.9 → 1.10 the empty node energy tables; 1.10 → 1.11 the vendor columns at the
 // end of devices, NULL (NVIDIA) in the rows already there; 1.11 → 1.12 the AMD metric columns at
-// the end of samples and sample_chunks, NULL in the rows already there).
+// the end of samples and sample_chunks, NULL in the rows already there; 1.12 → 1.13 the empty
+// sample_counts: readers count the rows of runs written before).
 // Steps only add tables or columns, never drop data.
 void migrate(Database& db, int from_version);
 

@@ -1,6 +1,7 @@
 // sample_chunks, the columnar copy of samples (schema 1.1): the encodings round-trip bit for bit,
 // and reading a GPU through chunks gives exactly what reading its rows gives, also with NULL
-// metrics, a tail of rows the chunks do not cover, broken chunks, 1.0 files and merged files.
+// metrics, a tail of rows the chunks do not cover, broken chunks, 1.0 files and merged files;
+// and sample_counts (1.13), the writer's row counts, which readers check and a change drops.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <limits>
 #include <random>
 
+#include "store/chunk_io.hpp"
 #include "store/merge.hpp"
 #include "store/run_reader.hpp"
 #include "store/run_writer.hpp"
@@ -405,10 +407,98 @@ TEST(SampleChunks, SchemaOneElevenFilesAreReadMergedAndMigratedWithoutAmdMetrics
     EXPECT_EQ(db.query_int("SELECT count(*) FROM sample_chunks WHERE amd_throttle_status IS NULL")
                   .value_or(-1),
               db.query_int("SELECT count(*) FROM sample_chunks").value_or(-2));
+    // 1.13: the counts' table and triggers, with no counts: readers count the rows.
+    EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND "
+                           "tbl_name = 'samples'"),
+              3);
   }
   EXPECT_EQ(RunReader::open(old_path).sample_plan(1, 0).chunk_rows, 1500);
   expect_chunks_read_like_rows(old_path, false);
   expect_amd_metrics(old_path, 1);
+}
+
+using Counts = std::vector<std::pair<unsigned, std::int64_t>>;
+
+Counts stored_counts(const std::string& path, std::int64_t run_id) {
+  Database db(path, SQLITE_OPEN_READONLY);
+  Statement stmt = db.prepare(
+      "SELECT device_index, row_count FROM sample_counts WHERE run_id = ? ORDER BY device_index");
+  stmt.bind(1, run_id);
+  Counts out;
+  while (stmt.step()) out.emplace_back(static_cast<unsigned>(stmt.int64(0)), stmt.int64(1));
+  return out;
+}
+
+TEST(SampleCounts, TheWriterRecordsEachGpusRowsAndReadersCheckThem) {
+  TempDir dir;
+  const auto path = dir.file("run.db");
+  write_run(path, 2, 2500);
+  EXPECT_EQ(stored_counts(path, 1), (Counts{{0, 2500}, {1, 2500}}));
+  EXPECT_EQ(RunReader::open(path).samples_per_device(1), (Counts{{0, 2500}, {1, 2500}}));
+
+  // A count that lies (sample_counts edited, the rows not): used as given, and found out by
+  // the plan, which counts the rows when the chunks do not account for the count.
+  {
+    Database db(path, SQLITE_OPEN_READWRITE);
+    db.exec("UPDATE sample_counts SET row_count = 7 WHERE device_index = 0");
+  }
+  const auto reader = RunReader::open(path);
+  EXPECT_EQ(reader.samples_per_device(1), (Counts{{0, 7}, {1, 2500}}));
+  const SamplePlan plan = reader.sample_plan(1, 0, true, 7);
+  EXPECT_EQ(plan.rows, 2500);
+  EXPECT_EQ(plan.chunk_rows, 2500);
+
+  // Counts that leave out a GPU with rows are not used: every GPU is counted.
+  {
+    Database db(path, SQLITE_OPEN_READWRITE);
+    db.exec("DELETE FROM sample_counts WHERE device_index = 1");
+  }
+  EXPECT_EQ(RunReader::open(path).samples_per_device(1), (Counts{{0, 2500}, {1, 2500}}));
+}
+
+TEST(SampleCounts, AChangeToARunsRowsDropsItsCountsAndMergeWritesThem) {
+  TempDir dir;
+  const auto a = dir.file("a.db"), b = dir.file("b.db"), merged = dir.file("merged.db");
+  write_run(a, 2, 1300);
+  auto writer = RunWriter::create(b, true, make_run(1, "node2"), make_devices(1));
+  for (std::int64_t seq = 0; seq < 900; ++seq) writer->push(sample(0, seq));
+  writer->finish({});
+  {
+    Database db(a, SQLITE_OPEN_READWRITE);  // b's counts are dropped by the change, a's rebuilt
+    db.exec("DELETE FROM sample_counts");
+  }
+  ASSERT_EQ(merge(merged, {a, b}, false).runs, 2);
+  EXPECT_EQ(stored_counts(merged, 1), (Counts{{0, 1300}, {1, 1300}}));
+  EXPECT_EQ(stored_counts(merged, 2), (Counts{{0, 900}}));
+  expect_chunks_read_like_rows(merged, true);
+
+  Database db(merged, SQLITE_OPEN_READWRITE);
+  // A row added inside the chunks' span: run 1's counts go, run 2's stay; the reader counts
+  // run 1's rows and reads GPU 1 from them.
+  db.exec(
+      "INSERT INTO samples (run_id, device_index, wall_ns, mono_ns, power_w) SELECT run_id, "
+      "device_index, wall_ns + 1, mono_ns + 1, 1.5 FROM samples WHERE run_id = 1 AND "
+      "device_index = 1 ORDER BY mono_ns LIMIT 1 OFFSET 10");
+  EXPECT_TRUE(stored_counts(merged, 1).empty());
+  EXPECT_EQ(stored_counts(merged, 2), (Counts{{0, 900}}));
+  {
+    const auto reader = RunReader::open(merged);
+    EXPECT_EQ(reader.samples_per_device(1), (Counts{{0, 1300}, {1, 1301}}));
+    EXPECT_EQ(reader.sample_plan(1, 1, true, 1301).chunk_rows, 0);
+  }
+  expect_chunks_read_like_rows(merged, false);
+  // A row deleted, a row moved to another GPU: the run's counts go.
+  db.exec("DELETE FROM samples WHERE rowid = (SELECT max(rowid) FROM samples WHERE run_id = 2)");
+  EXPECT_TRUE(stored_counts(merged, 2).empty());
+  record_sample_counts(db, 2, {{0, 899}});
+  db.exec(
+      "UPDATE samples SET device_index = 3 WHERE rowid = (SELECT min(rowid) FROM samples "
+      "WHERE run_id = 2)");
+  EXPECT_TRUE(stored_counts(merged, 2).empty());
+  // Other columns may change without a new count.
+  record_sample_counts(db, 2, {{0, 898}, {3, 1}});
+  db.exec("UPDATE samples SET power_w = 2 WHERE run_id = 2");
+  EXPECT_EQ(stored_counts(merged, 2), (Counts{{0, 898}, {3, 1}}));
 }
 
 }  // namespace
