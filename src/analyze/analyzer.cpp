@@ -509,7 +509,7 @@ void summarise_metrics(const DeviceSeries& d, const WindowSpan& w,
     if (w.any) {
       double sum = 0;
       const std::span<const double> window(v.data() + w.first, w.last - w.first + 1);
-      report.over_time[m] = summarize(window, sorted, sum);
+      report.over_time[m] = summarize(window, sorted, sum, out.overall[m].sort_resolution());
       out.overall[m].add_sorted(sorted, sum);
     }
     space_means(v, stretches, space_count, out.space[m]);
@@ -554,7 +554,7 @@ void activity_and_score(const DeviceSeries& d, const WindowSpan& w, PreparedDevi
   }
   if (activity.count() > 0) report.activity = activity.mean();
   double score_sum = 0;
-  report.score = summarize(scores, sorted, score_sum);
+  report.score = summarize(scores, sorted, score_sum, out.score.sort_resolution());
   out.score.add_sorted(sorted, score_sum);
 }
 

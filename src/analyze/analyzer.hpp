@@ -63,6 +63,9 @@ struct OverallPart {
 
   // Adds the sorted, NaN-free `sorted` values, whose compensated sum is `sum`.
   void add_sorted(std::span<const double> sorted, double sum);
+  // How sorted add_sorted() needs its values: fully while the exact counts go on (nullptr),
+  // else as far as the sketch's buckets tell them apart (summarize()'s `coarse`).
+  const QuantileSketch* sort_resolution() const { return values.exact() ? nullptr : &sketch; }
   void merge(const OverallPart& other);
   std::optional<MetricOverall> result() const;
 };

@@ -79,14 +79,61 @@ bool level_digit(const std::uint64_t* keys, std::size_t n, int& shift, std::uint
   return true;
 }
 
-void sort_into(std::uint64_t* from, std::uint64_t* to, std::size_t n);
+constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
+constexpr std::size_t kRadixThreshold = 256;  // below it std::sort is as fast
+
+// IEEE-754 bit patterns mapped so that unsigned order is numeric order, and back.
+std::uint64_t key_of(double value) {
+  const auto bits = std::bit_cast<std::uint64_t>(value);
+  return (bits & kSign) != 0 ? ~bits : bits | kSign;
+}
+double value_of(std::uint64_t key) {
+  return std::bit_cast<double>((key & kSign) != 0 ? key & ~kSign : ~key);
+}
+
+// What a sort may leave out of order (summarize() with a coarse sketch): a run of keys that all
+// fall into one bucket of `sketch` and hold none of the `wanted` positions (those the summary
+// reads). The array is then ordered bucket by bucket, which is all the sketch's add_sorted()
+// needs.
+struct Coarse {
+  static constexpr std::size_t kMinRun = 8;  // below it sorting costs less than two logarithms
+  const QuantileSketch* sketch = nullptr;
+  std::array<std::size_t, 8> wanted{};
+  std::size_t wanted_count = 0;
+
+  // Whether keys [begin, begin + n) of the whole array, all within [low, high], may stay as
+  // they are.
+  bool may_skip(std::size_t begin, std::size_t n, std::uint64_t low, std::uint64_t high) const {
+    if (n < kMinRun) return false;
+    for (std::size_t i = 0; i < wanted_count; ++i) {
+      if (wanted[i] >= begin && wanted[i] < begin + n) return false;
+    }
+    const double a = value_of(low), b = value_of(high);
+    if (std::isnan(a) || std::isnan(b)) return false;  // a range reaching past ±inf
+    return sketch->bucket_of(a) == sketch->bucket_of(b);
+  }
+};
+
+// The keys a bucket of one radix level can hold: the bits above the digit are those of `any`
+// (all keys of the level share them), the digit is b, the bits below anything.
+std::pair<std::uint64_t, std::uint64_t> bucket_range(std::uint64_t any, std::size_t b, int shift,
+                                                     std::uint64_t mask) {
+  const std::uint64_t below = (std::uint64_t{1} << shift) - 1;
+  const std::uint64_t low = (any & ~((mask << shift) | below)) | (std::uint64_t{b} << shift);
+  return {low, low | below};
+}
+
+void sort_into(std::uint64_t* from, std::uint64_t* to, std::size_t n, std::size_t begin,
+               const Coarse* coarse);
 
 // Sorts `keys` in place (with `scratch` of the same length) by an MSD radix sort that looks
 // only at bits in which some keys differ, so noisy values in a narrow range are spread at once
 // and quantised ones (few distinct values) are done as soon as a bucket holds one value. Each
 // level scatters into the other buffer and its buckets are sorted back (sort_into), so no level
-// copies its keys back.
-void radix_sort(std::uint64_t* keys, std::uint64_t* scratch, std::size_t n) {
+// copies its keys back. `begin`: where keys[0] is in the whole array; `coarse`: what may stay
+// unsorted (nullptr: nothing).
+void radix_sort(std::uint64_t* keys, std::uint64_t* scratch, std::size_t n, std::size_t begin,
+                const Coarse* coarse) {
   if (n <= kInsertionSort) {
     for (std::size_t i = 1; i < n; ++i) {
       const std::uint64_t key = keys[i];
@@ -101,15 +148,25 @@ void radix_sort(std::uint64_t* keys, std::uint64_t* scratch, std::size_t n) {
   std::size_t buckets = 0;
   if (!level_digit(keys, n, shift, mask, buckets)) return;  // all equal
   BucketStarts start;
+  const std::uint64_t any = keys[0];
   scatter(keys, scratch, n, shift, mask, buckets, start);
   for (std::size_t b = 0; b < buckets; ++b) {
     const std::size_t size = start[b + 1] - start[b];
-    if (size > 0) sort_into(scratch + start[b], keys + start[b], size);
+    if (size == 0) continue;
+    if (coarse != nullptr) {
+      const auto [low, high] = bucket_range(any, b, shift, mask);
+      if (coarse->may_skip(begin + start[b], size, low, high)) {
+        std::copy_n(scratch + start[b], size, keys + start[b]);
+        continue;
+      }
+    }
+    sort_into(scratch + start[b], keys + start[b], size, begin + start[b], coarse);
   }
 }
 
 // Sorts `from`'s n keys into `to` (same length), `from` serving as scratch.
-void sort_into(std::uint64_t* from, std::uint64_t* to, std::size_t n) {
+void sort_into(std::uint64_t* from, std::uint64_t* to, std::size_t n, std::size_t begin,
+               const Coarse* coarse) {
   if (n <= kInsertionSort) {
     for (std::size_t i = 0; i < n; ++i) {  // insertion sort, from one buffer into the other
       const std::uint64_t key = from[i];
@@ -127,23 +184,17 @@ void sort_into(std::uint64_t* from, std::uint64_t* to, std::size_t n) {
     return;
   }
   BucketStarts start;
+  const std::uint64_t any = from[0];
   scatter(from, to, n, shift, mask, buckets, start);
   for (std::size_t b = 0; b < buckets; ++b) {
     const std::size_t size = start[b + 1] - start[b];
-    if (size > 1) radix_sort(to + start[b], from + start[b], size);
+    if (size <= 1) continue;
+    if (coarse != nullptr) {
+      const auto [low, high] = bucket_range(any, b, shift, mask);
+      if (coarse->may_skip(begin + start[b], size, low, high)) continue;
+    }
+    radix_sort(to + start[b], from + start[b], size, begin + start[b], coarse);
   }
-}
-
-constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
-constexpr std::size_t kRadixThreshold = 256;  // below it std::sort is as fast
-
-// IEEE-754 bit patterns mapped so that unsigned order is numeric order, and back.
-std::uint64_t key_of(double value) {
-  const auto bits = std::bit_cast<std::uint64_t>(value);
-  return (bits & kSign) != 0 ? ~bits : bits | kSign;
-}
-double value_of(std::uint64_t key) {
-  return std::bit_cast<double>((key & kSign) != 0 ? key & ~kSign : ~key);
 }
 
 // A compensated sum in four interleaved lanes (Kahan's summation in each, the lanes and their
@@ -195,39 +246,57 @@ class LaneSum {
   std::array<double, 4> sum_{}, compensation_{};
 };
 
-// `values` without NaN, ascending, into `sorted`, and their compensated sum (LaneSum). Long
-// series go through the radix sort above on the values' keys: on a GPU-hour of samples it is
-// several times faster than std::sort, and gives the same sequence (equal values are
-// bit-identical; only -0.0 and 0.0 may swap). Leaving NaN out while making keys, and turning
-// keys back into values, are one pass each.
-double sort_without_nan(std::span<const double> values, std::vector<double>& sorted) {
+// The quantiles summarize() reports.
+constexpr std::array<double, 3> kSummaryQuantiles = {0.05, 0.5, 0.95};
+
+// The positions of n sorted values summarize() reads: the ends and the two values each quantile
+// interpolates between (as quantile_sorted() finds them).
+Coarse coarse_for(const QuantileSketch& sketch, std::size_t n) {
+  Coarse coarse;
+  coarse.sketch = &sketch;
+  auto want = [&](std::size_t i) {
+    if (i < n) coarse.wanted[coarse.wanted_count++] = i;
+  };
+  want(0);
+  want(n - 1);
+  for (double q : kSummaryQuantiles) {
+    const auto lower = static_cast<std::size_t>(q * static_cast<double>(n - 1));
+    want(lower);
+    want(lower + 1);
+  }
+  return coarse;
+}
+
+// `values` without NaN, ascending, into `sorted`, and their compensated sum (LaneSum, taken in
+// the values' order, so that it does not depend on how far they were sorted). Long series go
+// through the radix sort above on the values' keys: on a GPU-hour of samples it is several
+// times faster than std::sort, and gives the same sequence (equal values are bit-identical;
+// only -0.0 and 0.0 may swap). With `coarse_sketch`, runs of values within one of its buckets
+// may stay unsorted, except where summarize() reads (Coarse).
+double sort_without_nan(std::span<const double> values, std::vector<double>& sorted,
+                        const QuantileSketch* coarse_sketch) {
   const std::size_t n = values.size();
-  LaneSum sum;
   if (sorted.size() < n) sorted.resize(n);
-  if (n < kRadixThreshold) {
-    std::size_t kept = 0;
-    for (double value : values) {
-      sorted[kept] = value;
-      kept += std::isnan(value) ? 0U : 1U;  // branch-free: most series have no NaN
-    }
-    sorted.resize(kept);
+  std::size_t kept = 0;
+  for (double value : values) {
+    sorted[kept] = value;
+    kept += std::isnan(value) ? 0U : 1U;  // branch-free: most series have no NaN
+  }
+  sorted.resize(kept);
+  LaneSum sum;
+  sum.add(sorted);
+  if (kept < kRadixThreshold) {
     std::sort(sorted.begin(), sorted.end());
-    sum.add(sorted);
     return sum.total();
   }
   // Reused by every call on this thread: a GPU-hour is ~0.3 MB of keys.
   thread_local std::vector<std::uint64_t> keys, scratch;
-  keys.resize(n);
-  std::size_t kept = 0;
-  for (double value : values) {
-    keys[kept] = key_of(value);
-    kept += std::isnan(value) ? 0U : 1U;
-  }
+  keys.resize(kept);
   scratch.resize(kept);
-  radix_sort(keys.data(), scratch.data(), kept);
-  sorted.resize(kept);
+  for (std::size_t i = 0; i < kept; ++i) keys[i] = key_of(sorted[i]);
+  const Coarse coarse = coarse_sketch != nullptr ? coarse_for(*coarse_sketch, kept) : Coarse{};
+  radix_sort(keys.data(), scratch.data(), kept, 0, coarse_sketch != nullptr ? &coarse : nullptr);
   for (std::size_t i = 0; i < kept; ++i) sorted[i] = value_of(keys[i]);
-  sum.add(sorted);
   return sum.total();
 }
 
@@ -251,16 +320,16 @@ std::optional<Summary> summarize(std::span<const double> values) {
 }
 
 std::optional<Summary> summarize(std::span<const double> values, std::vector<double>& sorted,
-                                 double& total) {
-  const double sum = sort_without_nan(values, sorted);
+                                 double& total, const QuantileSketch* coarse) {
+  const double sum = sort_without_nan(values, sorted, coarse);
   total = sorted.empty() ? 0 : sum;
   if (sorted.empty()) return std::nullopt;
   Summary summary;
   summary.count = sorted.size();
   summary.mean = sum / static_cast<double>(sorted.size());
-  summary.median = quantile_sorted(sorted, 0.5);
-  summary.p5 = quantile_sorted(sorted, 0.05);
-  summary.p95 = quantile_sorted(sorted, 0.95);
+  summary.median = quantile_sorted(sorted, kSummaryQuantiles[1]);
+  summary.p5 = quantile_sorted(sorted, kSummaryQuantiles[0]);
+  summary.p95 = quantile_sorted(sorted, kSummaryQuantiles[2]);
   summary.min = sorted.front();
   summary.max = sorted.back();
   return summary;
@@ -480,6 +549,14 @@ void QuantileSketch::add(double value) {
   add_count(value, 1);
 }
 
+std::pair<int, std::int64_t> QuantileSketch::bucket_of(double value) const {
+  // As add() files it: ±inf as ±DBL_MAX.
+  const double v =
+      std::clamp(value, std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max());
+  if (v == 0) return {0, 0};
+  return v > 0 ? std::pair{1, index_of(v)} : std::pair{-1, index_of(-v)};
+}
+
 void QuantileSketch::add_sorted(std::span<const double> sorted) {
   const std::size_t n = sorted.size();
   if (n == 0) return;
@@ -494,12 +571,7 @@ void QuantileSketch::add_sorted(std::span<const double> sorted) {
     min_ = std::min(min_, low);
     max_ = std::max(max_, high);
   }
-  // The bucket of a value as add_count() files it: its sign, and its index for nonzero values.
-  auto key = [&](std::size_t i) -> std::pair<int, std::int64_t> {
-    const double v = at(i);
-    if (v == 0) return {0, 0};
-    return v > 0 ? std::pair{1, index_of(v)} : std::pair{-1, index_of(-v)};
-  };
+  auto key = [&](std::size_t i) { return bucket_of(sorted[i]); };
   std::size_t i = 0;
   while (i < n) {
     const auto k = key(i);

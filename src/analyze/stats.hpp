@@ -22,10 +22,15 @@ struct Summary {
 // Exact summary of `values`, NaNs skipped; nullopt when nothing is left. Quantiles interpolate
 // linearly between order statistics (numpy's default), so they match a hand computation.
 std::optional<Summary> summarize(std::span<const double> values);
+class QuantileSketch;
+
 // summarize() that also leaves the sorted, NaN-free values in `sorted` (a buffer reused across
-// calls) and their compensated sum in `sum`: what the over-both figures are built from.
+// calls) and their compensated sum in `sum`: what the over-both figures are built from. With
+// `coarse`, `sorted` need only be ordered as far as that sketch's add_sorted() can tell (runs of
+// values within one of its buckets may stay unsorted, but never where the summary reads): all
+// an over-both part needs once its exact value counts have given up, and much less sorting.
 std::optional<Summary> summarize(std::span<const double> values, std::vector<double>& sorted,
-                                 double& sum);
+                                 double& sum, const QuantileSketch* coarse = nullptr);
 
 // The q-quantile (q clamped to 0..1) of already sorted, NaN-free values: linear interpolation
 // at position q·(n − 1). NaN when `sorted` is empty or q is NaN.
@@ -61,7 +66,10 @@ class ValueCounts {
   static constexpr std::size_t kDefaultLimit = 1 << 14;
 
   explicit ValueCounts(std::size_t limit = kDefaultLimit) : limit_(limit) {}
-  void add_sorted(std::span<const double> sorted);  // ascending, NaN-free
+  void add_sorted(std::span<const double> sorted);
+  // The bucket add() files a value in: its sign (0 for zero) and, for nonzero values, the index
+  // of its magnitude's bucket. Monotone in the value.
+  std::pair<int, std::int64_t> bucket_of(double value) const;  // ascending, NaN-free
   void merge(const ValueCounts& other);
   bool exact() const { return !given_up_; }
   // Stops counting values (only how many): a part merged into counts that already gave up
@@ -100,6 +108,9 @@ class QuantileSketch {
   // O(log n) times per bucket the values fall into instead of once per value: bucket indices
   // are monotone in the value, so each bucket's values are one run found by galloping.
   void add_sorted(std::span<const double> sorted);
+  // The bucket add() files a value in: its sign (0 for zero) and, for nonzero values, the index
+  // of its magnitude's bucket. Monotone in the value.
+  std::pair<int, std::int64_t> bucket_of(double value) const;
   // Adds `other`'s counts; with a different accuracy, its buckets are re-added at their
   // representative values, so the errors of both sketches add up.
   void merge(const QuantileSketch& other);
