@@ -277,10 +277,15 @@ double sort_without_nan(std::span<const double> values, std::vector<double>& sor
                         const QuantileSketch* coarse_sketch) {
   const std::size_t n = values.size();
   if (sorted.size() < n) sorted.resize(n);
+  // Reused by every call on this thread: a GPU-hour is ~0.3 MB of keys.
+  thread_local std::vector<std::uint64_t> keys, scratch;
+  const bool radix = n >= kRadixThreshold;
+  if (radix && keys.size() < n) keys.resize(n);
   std::size_t kept = 0;
-  for (double value : values) {
+  for (double value : values) {  // branch-free: most series have no NaN
     sorted[kept] = value;
-    kept += std::isnan(value) ? 0U : 1U;  // branch-free: most series have no NaN
+    if (radix) keys[kept] = key_of(value);
+    kept += std::isnan(value) ? 0U : 1U;
   }
   sorted.resize(kept);
   LaneSum sum;
@@ -289,11 +294,7 @@ double sort_without_nan(std::span<const double> values, std::vector<double>& sor
     std::sort(sorted.begin(), sorted.end());
     return sum.total();
   }
-  // Reused by every call on this thread: a GPU-hour is ~0.3 MB of keys.
-  thread_local std::vector<std::uint64_t> keys, scratch;
-  keys.resize(kept);
-  scratch.resize(kept);
-  for (std::size_t i = 0; i < kept; ++i) keys[i] = key_of(sorted[i]);
+  if (scratch.size() < kept) scratch.resize(kept);
   const Coarse coarse = coarse_sketch != nullptr ? coarse_for(*coarse_sketch, kept) : Coarse{};
   radix_sort(keys.data(), scratch.data(), kept, 0, coarse_sketch != nullptr ? &coarse : nullptr);
   for (std::size_t i = 0; i < kept; ++i) sorted[i] = value_of(keys[i]);
