@@ -305,7 +305,11 @@ void Analyzer::add_activity(std::span<const double> t_s, std::span<const double>
 
 ActivitySum ActivityPart::fixed(double value) {
   constexpr double kLimit = 0x1p40;  // an activity is 0..1; a damaged file's is kept bounded
-  return static_cast<ActivitySum>(std::clamp(value, -kLimit, kLimit) * 0x1p60);
+  const double scaled = std::clamp(value, -kLimit, kLimit) * 0x1p60;
+  // An activity fits in 64 bits: the processor's conversion truncates as the 128-bit one (a
+  // libgcc call, most of pass 1's time on the main thread) does.
+  if (std::fabs(scaled) < 0x1p63) return static_cast<std::int64_t>(scaled);
+  return static_cast<ActivitySum>(scaled);
 }
 
 double ActivityPart::value(ActivitySum sum) {
