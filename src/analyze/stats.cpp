@@ -97,6 +97,7 @@ double value_of(std::uint64_t key) {
 // needs.
 struct Coarse {
   static constexpr std::size_t kMinRun = 8;  // below it sorting costs less than two logarithms
+  double bucket_span = 0;                    // a bucket's (max − min) / max, with a margin
   const QuantileSketch* sketch = nullptr;
   std::array<std::size_t, 8> wanted{};
   std::size_t wanted_count = 0;
@@ -110,6 +111,9 @@ struct Coarse {
     }
     const double a = value_of(low), b = value_of(high);
     if (std::isnan(a) || std::isnan(b)) return false;  // a range reaching past ±inf
+    // Ends further apart than one bucket's ratio cannot share it: no logarithm needed to say
+    // so (a range this filter lets through is still decided by bucket_of below).
+    if (std::fabs(b - a) > std::max(std::fabs(a), std::fabs(b)) * bucket_span) return false;
     return sketch->bucket_of(a) == sketch->bucket_of(b);
   }
 };
@@ -254,6 +258,9 @@ constexpr std::array<double, 3> kSummaryQuantiles = {0.05, 0.5, 0.95};
 Coarse coarse_for(const QuantileSketch& sketch, std::size_t n) {
   Coarse coarse;
   coarse.sketch = &sketch;
+  // A bucket spans (γ^(k−1), γ^k]: (max − min) / max = 1 − 1/γ = 2a / (1 + a).
+  const double a = sketch.relative_accuracy();
+  coarse.bucket_span = 2 * a / (1 + a) * 1.01;
   auto want = [&](std::size_t i) {
     if (i < n) coarse.wanted[coarse.wanted_count++] = i;
   };
