@@ -125,9 +125,13 @@ ProcessLister amd_process_lister(const amd::Session& session, unsigned vendor_in
   };
   auto last = std::make_shared<std::map<unsigned, Seen>>();
   return [device, last]() -> std::optional<std::vector<ListedProcess>> {
+    // The counters were read somewhere inside the call: its midpoint is the best time for them
+    // (a thread held up inside it, on a loaded node, then skews a share by half the delay).
+    const std::int64_t asked = mono_now_ns();
     const auto processes = device->processes();
     if (!processes) return std::nullopt;
-    const std::int64_t now = mono_now_ns();
+    const std::int64_t answered = mono_now_ns();
+    const std::int64_t now = asked + (answered - asked) / 2;
     std::map<unsigned, Seen> seen;
     std::vector<ListedProcess> out;
     for (const auto& p : *processes) {
