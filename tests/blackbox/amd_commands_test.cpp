@@ -33,11 +33,7 @@ class AmdCommands : public ::testing::TestWithParam<AmdNode> {
  protected:
   TempDir dir_;
   std::string db_ = dir_.file("run.db");
-  std::map<std::string, std::string> env_{{"GPUSCOPE_SIM_STATE", dir_.file("state.json")},
-                                          {"CUDA_VISIBLE_DEVICES", "\x01"},
-                                          {"ROCR_VISIBLE_DEVICES", "\x01"},
-                                          {"HIP_VISIBLE_DEVICES", "\x01"},
-                                          {"SLURM_JOB_ID", "\x01"}};
+  std::map<std::string, std::string> env_ = simulated_node_env(dir_.file("state.json"));
   const AmdNode& node() const { return GetParam(); }
 
   // The /metrics page of `serve` once it shows an AMD GPU (or what it last showed after 60 s).

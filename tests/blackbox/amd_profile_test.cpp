@@ -22,13 +22,7 @@ class AmdProfile : public ::testing::Test {
  protected:
   TempDir dir_;
   std::string db_ = dir_.file("run.db");
-  std::map<std::string, std::string> env_{{"GPUSCOPE_SIM_STATE", dir_.file("state.json")},
-                                          {"CUDA_VISIBLE_DEVICES", "\x01"},
-                                          {"ROCR_VISIBLE_DEVICES", "\x01"},
-                                          {"HIP_VISIBLE_DEVICES", "\x01"},
-                                          {"SLURM_JOB_ID", "\x01"},
-                                          {"SLURM_STEP_GPUS", "\x01"},
-                                          {"SLURM_JOB_GPUS", "\x01"}};
+  std::map<std::string, std::string> env_ = simulated_node_env(dir_.file("state.json"));
 
   ProcessResult profile(const std::string& scenario, std::vector<std::string> options,
                         const std::string& seconds) {

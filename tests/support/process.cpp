@@ -102,6 +102,13 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   return result;
 }
 
+std::map<std::string, std::string> simulated_node_env(const std::string& state_file) {
+  return {{"GPUSCOPE_SIM_STATE", state_file}, {"CUDA_VISIBLE_DEVICES", "\x01"},
+          {"ROCR_VISIBLE_DEVICES", "\x01"},   {"HIP_VISIBLE_DEVICES", "\x01"},
+          {"SLURM_JOB_ID", "\x01"},           {"SLURM_STEP_GPUS", "\x01"},
+          {"SLURM_JOB_GPUS", "\x01"}};
+}
+
 ProcessResult run_gpuscope(const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env) {
   std::vector<std::string> argv{GPUSCOPE_TEST_BINARY};

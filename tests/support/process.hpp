@@ -22,6 +22,11 @@ struct ProcessResult {
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env = {});
 
+// The environment of a simulated node whose simulator keeps its state in `state_file`, with the
+// variables that choose GPUs (CUDA's, ROCm's, SLURM's) unset, so that the scenario's GPUs are
+// all the job's whatever the test runner's own environment holds.
+std::map<std::string, std::string> simulated_node_env(const std::string& state_file);
+
 // Runs the gpuscope binary under test (GPUSCOPE_TEST_BINARY) with `args`.
 ProcessResult run_gpuscope(const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env = {});
