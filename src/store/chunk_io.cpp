@@ -193,7 +193,12 @@ std::int64_t usable_chunk_rows(Database& db, std::string_view schema, SamplePlan
   bool any = false;
   while (chunks.step()) {
     const std::int64_t first = chunks.int64(0), last = chunks.int64(1), count = chunks.int64(2);
-    if (count <= 0 || last < first || (any && first < end)) return 0;  // not usable
+    // Not usable: empty, backwards, overlapping, or more rows than a chunk is ever written with
+    // (a damaged file, whose counts must not size what the reader reserves).
+    if (count <= 0 || count > static_cast<std::int64_t>(kChunkRows) || last < first ||
+        (any && first < end)) {
+      return 0;
+    }
     covered += count;
     end = last;
     any = true;
@@ -214,15 +219,14 @@ SamplePlan plan_samples(Database& db, std::string_view schema, std::int64_t run_
   plan.run_id = run_id;
   plan.device_index = device_index;
   plan.rows = known_rows ? *known_rows : count_rows(db, schema, run_id, device_index, nullptr);
-  if (!chunks_available || plan.rows == 0) return plan;
-  plan.chunk_rows = usable_chunk_rows(db, schema, plan);
+  if (chunks_available && plan.rows > 0) plan.chunk_rows = usable_chunk_rows(db, schema, plan);
   if (plan.chunk_rows == 0 && known_rows) {
-    // A known count the chunks disagree with (rows added after the writer counted, chunks it
-    // gave up) is not trusted: the rows are counted.
+    // A known count the chunks do not confirm (no chunks, rows added after the writer counted,
+    // chunks it gave up, a damaged count) is not trusted: the rows are counted.
     const std::int64_t counted = count_rows(db, schema, run_id, device_index, nullptr);
     if (counted != plan.rows) {
       plan.rows = counted;
-      if (counted > 0) plan.chunk_rows = usable_chunk_rows(db, schema, plan);
+      if (chunks_available && counted > 0) plan.chunk_rows = usable_chunk_rows(db, schema, plan);
     }
   }
   return plan;

@@ -448,6 +448,22 @@ TEST(SampleCounts, TheWriterRecordsEachGpusRowsAndReadersCheckThem) {
   EXPECT_EQ(plan.rows, 2500);
   EXPECT_EQ(plan.chunk_rows, 2500);
 
+  // A damaged count the damaged chunks agree with (3 × 333…3 rows) sizes nothing: a chunk is
+  // never written with more than kChunkRows rows, so the rows are counted and read.
+  {
+    Database db(path, SQLITE_OPEN_READWRITE);
+    db.exec(
+        "UPDATE sample_counts SET row_count = 999999999999999 WHERE device_index = 1; UPDATE "
+        "sample_chunks SET row_count = 333333333333333 WHERE device_index = 1");
+  }
+  {
+    const auto damaged = RunReader::open(path);
+    const SamplePlan recounted = damaged.sample_plan(1, 1, true, 999999999999999);
+    EXPECT_EQ(recounted.rows, 2500);
+    EXPECT_EQ(recounted.chunk_rows, 0);
+    expect_chunks_read_like_rows(path, false);
+  }
+
   // Counts that leave out a GPU with rows are not used: every GPU is counted.
   {
     Database db(path, SQLITE_OPEN_READWRITE);
