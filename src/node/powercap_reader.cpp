@@ -64,6 +64,7 @@ bool PowercapReader::read_one(std::size_t index, DomainEnergy& reading) {
     fail(index, 0, "not a number: \"" + trimmed(*text).substr(0, 40) + "\"");
     return false;
   }
+  if (above_range(index, *counter)) return false;
   advance(index, *counter);
   const Track& track = tracks_[index];
   reading = DomainEnergy{index,      mono,           wall,
@@ -93,6 +94,24 @@ void PowercapReader::advance(std::size_t index, std::uint64_t counter) {
   track.state = State::live;
   track.last_uj = counter;
   track.failing = false;
+}
+
+// A counter past the value where it wraps is not a reading of it (a driver or firmware fault,
+// or a file that is not the counter): adding it would count up to 18 EJ in one interval. That
+// read gives no reading and the previous good one stays the base, as for a read that failed.
+bool PowercapReader::above_range(std::size_t index, std::uint64_t counter) {
+  const auto& range = domains_[index].max_energy_range_uj;
+  if (!range || counter <= *range) return false;
+  Track& track = tracks_[index];
+  if (track.failing) return true;
+  track.failing = true;
+  problems_.push_back({index, ProblemKind::above_range,
+                       "the energy counter of " + label(domains_[index]) + " read " +
+                           std::to_string(counter) + " µJ, above its max_energy_range_uj of " +
+                           std::to_string(*range) +
+                           " µJ, which it cannot hold; that reading is left out, not added as "
+                           "energy, until the counter reads within its range again"});
+  return true;
 }
 
 void PowercapReader::fail(std::size_t index, int error, const std::string& reason) {

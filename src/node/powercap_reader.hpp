@@ -1,7 +1,8 @@
 // Reading the RAPL domains found by discover_powercap: each domain's energy_uj counter turned
 // into a joule total that only grows, across the counter's wrap-arounds (it falls back to 0
 // past max_energy_range_uj), each reading with its time. A domain that cannot be read gives no
-// reading (never a zero) and one problem, said once; the reader goes on with the others.
+// reading (never a zero) and one problem, said once; the reader goes on with the others. A
+// counter above its max_energy_range_uj is no energy: that read gives no reading either.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,7 @@ enum class ProblemKind {
   unreadable,          // another read error (EIO, ...): said once, read again next time
   malformed,           // energy_uj is not a number: said once, read again next time
   fell_without_range,  // the counter fell but max_energy_range_uj is unknown: interval lost
+  above_range,  // energy_uj above max_energy_range_uj: impossible, no reading, said per streak
 };
 
 struct DomainProblem {
@@ -72,6 +74,7 @@ class PowercapReader {
 
   bool read_one(std::size_t index, DomainEnergy& reading);
   void fail(std::size_t index, int error, const std::string& reason);
+  bool above_range(std::size_t index, std::uint64_t counter);
   void advance(std::size_t index, std::uint64_t counter);
 
   std::vector<PowercapDomain> domains_;

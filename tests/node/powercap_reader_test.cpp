@@ -21,7 +21,7 @@ using testing::FakeSysfs;
 using testing::FaultyReader;
 
 // A two-socket server: package-0, its dram, package-1, its dram (domains 0..3).
-void two_sockets(const FakeSysfs& sysfs, unsigned long long max_uj = 1'000'000) {
+void two_sockets(const FakeSysfs& sysfs, unsigned long long max_uj = 262'143'328'850ULL) {
   sysfs.zone("intel-rapl:0", "package-0", 100, max_uj);
   sysfs.zone("intel-rapl:0:0", "dram", 10, max_uj);
   sysfs.zone("intel-rapl:1", "package-1", 200, max_uj);
@@ -98,6 +98,46 @@ TEST(PowercapReader, CounterFallingWithoutKnownRangeIsSaidOnceAndLosesOnlyThatIn
   const auto problems = reader.take_problems();
   ASSERT_EQ(problems.size(), 1U);
   EXPECT_EQ(problems[0].kind, ProblemKind::fell_without_range);
+}
+
+// A counter above its max_energy_range_uj (here near 2^64, as a hostile or broken sysfs gave) is
+// no energy: before the fix a 3 s run reported 5 million kWh. That read gives no reading, said
+// once per streak, and the previous good reading stays the base.
+TEST(PowercapReader, CounterAboveItsRangeIsRefusedNotAdded) {
+  FakeSysfs sysfs;
+  two_sockets(sysfs, 1'000'000);
+  PowercapReader reader(discover_powercap(sysfs.root()).domains);
+  reader.read();                                                // package-0 at 100
+  sysfs.energy("intel-rapl:0", 18'000'000'000'000'000'000ULL);  // above the range
+  auto readings = reader.read();
+  EXPECT_EQ(reading_of(readings, 0), nullptr);
+  ASSERT_NE(reading_of(readings, 2), nullptr);  // the others go on
+  sysfs.energy("intel-rapl:0", 1'000'001);      // just above, still refused, not said again
+  EXPECT_EQ(reading_of(reader.read(), 0), nullptr);
+  auto problems = reader.take_problems();
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_EQ(problems[0].kind, ProblemKind::above_range);
+  EXPECT_NE(problems[0].message.find("max_energy_range_uj of 1000000"), std::string::npos)
+      << problems[0].message;
+  EXPECT_NE(problems[0].message.find("18000000000000000000"), std::string::npos);
+
+  sysfs.energy("intel-rapl:0", 600);  // within range again: 500 µJ since the last good read
+  readings = reader.read();
+  ASSERT_NE(reading_of(readings, 0), nullptr);
+  EXPECT_EQ(reading_of(readings, 0)->total_uj, 500U);
+  EXPECT_EQ(reading_of(readings, 0)->wraps, 0U);
+  EXPECT_TRUE(reader.take_problems().empty());
+
+  // The first reading itself above the range is refused too: no base from it.
+  FakeSysfs other;
+  other.zone("intel-rapl:0", "package-0", 5'000'000, 1'000'000);
+  PowercapReader fresh(discover_powercap(other.root()).domains);
+  EXPECT_TRUE(fresh.read().empty());
+  other.energy("intel-rapl:0", 10);
+  ASSERT_EQ(fresh.read().size(), 1U);
+  other.energy("intel-rapl:0", 30);
+  EXPECT_EQ(fresh.read()[0].total_uj, 20U);
+  EXPECT_EQ(fresh.take_problems().size(), 1U);
 }
 
 // A zone removed mid-run (the driver unloaded): said once, no reading, the others go on.
