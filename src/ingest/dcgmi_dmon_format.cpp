@@ -342,7 +342,7 @@ void DcgmiLog::row(std::string_view text) {
   health.wall_ns = wall_ns;
   fill(values, sample, health);
   describe(values, *e, sample.device_index);
-  run().push(sample);
+  run().push(sample, static_cast<std::int64_t>(line_now()));
   if (health.present.any()) run().push(health);
   xid(values, sample.device_index, wall_ns);
 }

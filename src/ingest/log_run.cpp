@@ -51,7 +51,8 @@ DeviceDescription& LogRun::device(unsigned index) {
   return it->second;
 }
 
-void LogRun::push(SampleRow& row) {
+void LogRun::push(SampleRow& row, std::int64_t line) {
+  screen_.screen(row, line);
   device(row.device_index);
   auto [last, added] = last_of_.try_emplace(row.device_index, row.wall_ns);
   if (!added && row.wall_ns < last->second) {
@@ -142,6 +143,10 @@ bool LogRun::finish(std::vector<std::string> problems) {
         util::utc_text(first_back_ns_, "%Y-%m-%d %H:%M:%S UTC"));
     target_.notes().push_back(back);
     end.problems.push_back(back);
+  }
+  for (auto& said : screen_.said(info_.label + ": ")) {
+    target_.notes().push_back(said);
+    end.problems.push_back(std::move(said));
   }
   const std::filesystem::path part = writer_->path();
   const std::int64_t run_id = writer_->run_id();

@@ -16,6 +16,7 @@
 #include "ingest/format.hpp"
 #include "ingest/import.hpp"
 #include "ingest/run_target.hpp"
+#include "ingest/value_screen.hpp"
 
 namespace gpuscope::ingest {
 
@@ -28,8 +29,9 @@ class LogRun {
   LogRun(const LogRun&) = delete;
   LogRun& operator=(const LogRun&) = delete;
 
-  // A row of GPU row.device_index at row.wall_ns (mono_ns is set here).
-  void push(SampleRow& row);
+  // A row of GPU row.device_index at row.wall_ns (mono_ns is set here), read from line `line`
+  // of the log: a value its metric cannot take is left out here and said at the end.
+  void push(SampleRow& row, std::int64_t line = 0);
   // The GPU's health counters at row.wall_ns (mono_ns is set here), beside a sample row of the
   // same line: written through to the run's health_samples, in the order pushed.
   void push(const HealthRow& row);
@@ -72,6 +74,7 @@ class LogRun {
   std::int64_t backwards_ = 0;
   std::int64_t largest_back_ns_ = 0;
   std::int64_t first_back_ns_ = 0;
+  ValueScreen screen_;  // values outside their metric's physical range, left out
 };
 
 // A log format's read: each input once, each read by a `Log(path, options, target).read()`.
