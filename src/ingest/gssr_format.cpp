@@ -14,6 +14,7 @@
 #include "ingest/gssr_export.hpp"
 #include "ingest/gssr_profile.hpp"
 #include "ingest/import.hpp"
+#include "ingest/value_screen.hpp"
 
 namespace gpuscope::ingest {
 namespace {
@@ -90,6 +91,7 @@ void write_process(const gssr::Process& p, RunTarget& target) {
   const auto interval_ns = static_cast<double>(info.sampling_interval_ns);
   std::int64_t samples = 0;
   std::size_t longest = 0;
+  ValueScreen screen;
   for (const auto& gpu : p.gpus) {
     std::size_t n = 0;
     for (const auto& series : gpu.values) n = std::max(n, series.size());
@@ -106,6 +108,7 @@ void write_process(const gssr::Process& p, RunTarget& target) {
           row.set(to->metric, series[k] * to->scale);
         }
       }
+      screen.screen(row);
       if (row.present.none()) continue;
       writer->push(row);
       ++samples;
@@ -117,6 +120,10 @@ void write_process(const gssr::Process& p, RunTarget& target) {
   end.end_wall_ns = info.start_wall_ns + end.end_mono_ns;
   end.samples_taken = samples;
   end.problems.push_back(kGssrNotRecorded);
+  for (auto& said : screen.said(info.label + ": ")) {
+    target.notes().push_back(said);
+    end.problems.push_back(std::move(said));
+  }
   target.finish_run(*writer, end, p.gpus.size());
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/mig.hpp"
 #include "core/version.hpp"
+#include "ingest/value_screen.hpp"
 
 namespace gpuscope::ingest {
 namespace {
@@ -301,16 +302,19 @@ std::int64_t write_job_runs(const JobWindow& job, const JobSeries& js,
     const RunInfo info = run_info(job, node, origin, resolution_s);
     auto writer = target.add_run(info, devices);
     std::int64_t samples = 0;
+    ValueScreen screen;  // values no GPU can report, left out and said
     for (const auto& nd : node_devices) {
       for (SampleRow row : timelines.at(nd.source->key).rows) {
         row.present &= nd.keep;
-        if (row.present.none()) continue;
         row.device_index = nd.d.index;
+        screen.screen(row);
+        if (row.present.none()) continue;
         row.mono_ns = row.wall_ns - info.start_wall_ns;
         writer->push(row);
         ++samples;
       }
     }
+    for (auto& said : screen.said(node + ": ")) notes.once("range:" + said, node, said);
     RunEnd end;
     end.status = job.running ? RunStatus::Running : RunStatus::Finished;
     end.end_wall_ns = job.window.end_ms * 1'000'000;

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <map>
 
+#include "core/error.hpp"
+
 namespace gpuscope::ingest {
 namespace {
 
@@ -84,7 +86,9 @@ void add_readings(const ExportedName& name, const std::vector<const tsdb::Series
   std::optional<double> previous;
   for (const auto* s : pieces) {
     for (const auto& p : s->points) {
-      if (!std::isfinite(p.value) || !within(gpu.job_times, p.t_ms, interval_ms / 2)) continue;
+      // NaN is a staleness marker (a series that ended), not a value; an infinity is a value,
+      // left out and said where rows are written (ValueScreen).
+      if (std::isnan(p.value) || !within(gpu.job_times, p.t_ms, interval_ms / 2)) continue;
       const double v = p.value * scale;
       if (name.counter && previous && v < *previous) {
         notes.once("reset:" + gpu.node + std::string(name.name), gpu.node,
@@ -158,7 +162,15 @@ std::vector<SampleRow> group_rows(std::vector<Reading> readings, double interval
     if (!joins) {
       rows.emplace_back();
       first = r.t_ms;
-      rows.back().wall_ns = r.t_ms * 1'000'000;
+      const auto ns = tsdb::ns_of_ms(r.t_ms);
+      if (!ns) {
+        throw Error(fmt::format("a sample of the monitoring database is stamped {} ms", r.t_ms),
+                    "past 2262-04-11 (or before 1678), beyond what gpuscope's nanosecond times "
+                    "hold: it cannot be the job's",
+                    "check the server's samples of the job (a clock far off when they were "
+                    "written)");
+      }
+      rows.back().wall_ns = *ns;
     }
     rows.back().set(r.metric, r.value);
   }

@@ -40,6 +40,12 @@ std::string_view server_name(const tsdb::ServerInfo& server) {
 
 void check_window(const JobWindow& job, const MonitoringOptions& options) {
   const auto& w = job.window;
+  if (!tsdb::ns_of_ms(w.start_ms) || !tsdb::ns_of_ms(w.end_ms)) {
+    throw Error::usage(fmt::format("job {}'s window ({} to {} ms) lies past what gpuscope's "
+                                   "nanosecond times hold (1678 to 2262)",
+                                   job.id, w.start_ms, w.end_ms),
+                       {}, "check the job's start and end times");
+  }
   if (w.end_ms <= w.start_ms) {
     throw Error::usage(fmt::format("job {}'s window ends before it starts ({} to {})", job.id,
                                    utc_text(w.start_ms), utc_text(w.end_ms)),
@@ -225,7 +231,8 @@ void summarise_name(tsdb::Source& source, const JobWindow& job, const JobSeries&
     if (gpu == nullptr) continue;
     auto& bucketed = out[gpu->key][name.metric];
     for (const auto& p : s.points) {
-      if (std::isfinite(p.value) && within(gpu->job_times, p.t_ms, static_cast<double>(step_ms))) {
+      // NaN: no sample in the bucket; an infinity is a value, left out and said (ValueScreen).
+      if (!std::isnan(p.value) && within(gpu->job_times, p.t_ms, static_cast<double>(step_ms))) {
         bucketed.values.emplace_back(p.t_ms, p.value);
       }
     }

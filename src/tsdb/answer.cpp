@@ -140,9 +140,14 @@ std::int64_t sample_time_ms(const json& time) {
   } else {
     shape(fmt::format("sample time {} is not a number", brief(time)));
   }
-  // Past ±10^12 s (31,000 years) the milliseconds leave what llround can hold.
-  if (!std::isfinite(seconds) || std::abs(seconds) > 1e12) {
-    shape("a sample time is not finite or out of range");
+  if (!std::isfinite(seconds)) shape(fmt::format("sample time {} is not finite", brief(time)));
+  // Past 2262 the nanoseconds gpuscope keeps leave an int64: such a time is refused here, not
+  // multiplied and wrapped back into the years of the job (584 years late lands inside it).
+  if (std::abs(seconds) > static_cast<double>(kMaxTimeMs) / 1000.0) {
+    shape(
+        fmt::format("sample time {} s is past 2262-04-11, beyond what gpuscope's nanosecond "
+                    "times hold",
+                    brief(time)));
   }
   return std::llround(seconds * 1000.0);
 }
@@ -239,7 +244,14 @@ Series export_line(std::string_view line) {
   for (std::size_t i = 0; i < values->size(); ++i) {
     const auto& t = (*times)[i];
     if (!t.is_number_integer()) shape("an export timestamp is not whole milliseconds");
-    s.points.push_back(Point{t.get<std::int64_t>(), sample_value((*values)[i])});
+    const auto t_ms = t.get<std::int64_t>();
+    if (!ns_of_ms(t_ms) || (t.is_number_unsigned() && t.get<std::uint64_t>() > INT64_MAX)) {
+      shape(
+          fmt::format("export timestamp {} ms is past 2262-04-11, beyond what gpuscope's "
+                      "nanosecond times hold",
+                      brief(t)));
+    }
+    s.points.push_back(Point{t_ms, sample_value((*values)[i])});
   }
   return s;
 }

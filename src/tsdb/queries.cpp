@@ -18,6 +18,7 @@ struct ExportReader {
   SeriesJoiner* joiner;
   std::string pending;
   std::string unparsed;  // the start of a body that is not export lines (an error's words)
+  std::string why;       // what the first line that did not parse lacked
   std::optional<Error> failure;
 
   void line(std::string_view text) {
@@ -28,7 +29,8 @@ struct ExportReader {
     }
     try {
       joiner->add(export_line(text));
-    } catch (const AnswerShapeError&) {
+    } catch (const AnswerShapeError& e) {
+      why = e.what;
       unparsed.append(text.substr(0, 4096)).append("\n");
     }
   }
@@ -50,6 +52,16 @@ struct ExportReader {
   }
 };
 
+// Only the samples within `window`, both ends, whatever the server sent: a sample past the
+// window (a clock far ahead, a server's bug) is not the job's and would otherwise add to its
+// energy and peaks.
+std::vector<Series> keep_within(std::vector<Series> out, const Window& window) {
+  for (auto& s : out) {
+    std::erase_if(s.points, [&](const Point& p) { return !window.contains(p.t_ms); });
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Labels> Client::series(const std::string& selector, const Window& window) {
@@ -69,15 +81,16 @@ std::vector<Labels> Client::series(const std::string& selector, const Window& wi
 std::vector<Series> Client::raw(const std::string& selector, const Window& window,
                                 std::size_t max_points) {
   if (window.end_ms < window.start_ms) return {};
-  return server().kind == ServerKind::VictoriaMetrics
-             ? raw_victoria_metrics(selector, window, max_points)
-             : raw_prometheus(selector, window, max_points);
+  return keep_within(server().kind == ServerKind::VictoriaMetrics
+                         ? raw_victoria_metrics(selector, window, max_points)
+                         : raw_prometheus(selector, window, max_points),
+                     window);
 }
 
 std::vector<Series> Client::raw_victoria_metrics(const std::string& selector, const Window& window,
                                                  std::size_t max_points) {
   SeriesJoiner joiner(max_points, fmt::format("`{}`", shortened(selector)));
-  ExportReader reader{&joiner, {}, {}, {}};
+  ExportReader reader{&joiner, {}, {}, {}, {}};
   http::Request request = request_for("/api/v1/export", {{"match[]", selector},
                                                          {"start", api_time(window.start_ms)},
                                                          {"end", api_time(window.end_ms)}});
@@ -94,16 +107,10 @@ std::vector<Series> Client::raw_victoria_metrics(const std::string& selector, co
   if (!reader.unparsed.empty()) {
     throw Error(fmt::format("{} answered /api/v1/export with something else than export lines",
                             server_name()),
-                http::body_excerpt(reader.unparsed),
+                reader.why + ": " + http::body_excerpt(reader.unparsed),
                 "check the URL: a proxy's login page or another service answers there");
   }
-  std::vector<Series> out = joiner.take();
-  for (auto& s : out) {
-    std::erase_if(s.points, [&](const Point& p) {
-      return p.t_ms < window.start_ms || p.t_ms > window.end_ms;
-    });
-  }
-  return out;
+  return joiner.take();
 }
 
 std::vector<Series> Client::raw_prometheus(const std::string& selector, const Window& window,
@@ -183,7 +190,7 @@ std::vector<Series> Client::range(const std::string& expr, const Window& window,
   for (const Window& piece : split_range(window, step_ms, range_piece_points())) {
     for (auto& s : range_piece(expr, piece, step_ms, 0)) joiner.add(std::move(s));
   }
-  return joiner.take();
+  return keep_within(joiner.take(), window);
 }
 
 std::vector<Series> Client::instant(const std::string& expr, std::int64_t time_ms) {

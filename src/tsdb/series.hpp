@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,11 +28,23 @@ struct Series {
   const std::string* label(const std::string& key) const;  // nullptr when absent
 };
 
+// The latest Unix time in milliseconds whose nanoseconds an int64 holds (2262-04-11): gpuscope's
+// run databases keep nanoseconds, so a later (or earlier than its negative) time is refused,
+// never multiplied past the int64 and wrapped back (584 years late lands inside the job).
+inline constexpr std::int64_t kMaxTimeMs = std::numeric_limits<std::int64_t>::max() / 1'000'000;
+
+// t_ms in nanoseconds; nullopt where they do not fit in an int64.
+constexpr std::optional<std::int64_t> ns_of_ms(std::int64_t t_ms) {
+  if (t_ms > kMaxTimeMs || t_ms < -kMaxTimeMs) return std::nullopt;
+  return t_ms * 1'000'000;
+}
+
 // A time window, Unix milliseconds, both ends included.
 struct Window {
   std::int64_t start_ms = 0;
   std::int64_t end_ms = 0;
   std::int64_t length_ms() const { return end_ms - start_ms; }
+  bool contains(std::int64_t t_ms) const { return t_ms >= start_ms && t_ms <= end_ms; }
 };
 
 }  // namespace gpuscope::tsdb

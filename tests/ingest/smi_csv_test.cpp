@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/metric_ranges.hpp"
 #include "ingest/import.hpp"
 #include "ingest/local_time.hpp"
 #include "ingest/log_ticks.hpp"
@@ -412,8 +413,11 @@ TEST(SmiCsvProperty, AnyFieldsInAnyOrderReadBackAsWritten) {
         std::vector<double> values;
         for (const auto& f : fields) {
           const double scale = std::pow(10.0, f.decimals);
+          // Up to 700 in the printed unit, within what the metric can be (100 %, 200 °C).
+          const double high =
+              std::min(700.0, std::floor(physical_range(f.metric).high / f.scale));
           const double v =
-              std::round(std::uniform_real_distribution<>(0, 700)(rng) * scale) / scale;
+              std::round(std::uniform_real_distribution<>(0, high)(rng) * scale) / scale;
           values.push_back(v * f.scale);
           line += fmt::format(", {:.{}f}{}", v, f.decimals,
                               units && *f.unit != '\0' ? fmt::format(" {}", f.unit) : "");

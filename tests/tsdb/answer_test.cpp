@@ -121,6 +121,43 @@ TEST(Answer, ExportLinesWithBareInfinitiesAndNaN) {
   EXPECT_THROW(export_line(R"(remoteAddr: "127.0.0.1"; error)"), AnswerShapeError);
 }
 
+// A sample stamped 2^64 ns (about 584 years) after 2024-01-01: its nanoseconds wrap an int64
+// back to 2024-01-01, inside the job. Before the fix the answer took it (times were bounded at
+// 10^12 s) and the job's rows got a 9,999 W peak; now the time is refused where it is read.
+TEST(Answer, TimesPastWhatNanosecondsHoldAreRefused) {
+  constexpr std::int64_t kLateMs = 1704067200000 + 18446744073710;  // + 2^64 ns, in ms
+  // What the wrap would have done: the late time lands on the job's.
+  EXPECT_EQ(
+      static_cast<std::int64_t>(static_cast<std::uint64_t>(kLateMs) * 1'000'000U) / 1'000'000'000,
+      1704067200);
+  EXPECT_FALSE(ns_of_ms(kLateMs));
+  EXPECT_EQ(ns_of_ms(1704067200000), 1704067200000000000);
+  EXPECT_EQ(ns_of_ms(kMaxTimeMs), kMaxTimeMs * 1'000'000);
+  EXPECT_FALSE(ns_of_ms(kMaxTimeMs + 1));
+  EXPECT_FALSE(ns_of_ms(-kMaxTimeMs - 1));
+
+  const std::string late = std::to_string(kLateMs / 1000) + ".71";
+  const auto doc = answer_document(
+      R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"p"},)"
+      R"("values":[[1704067200,"300"],[)" +
+      late + R"(,"9999"]]}]}})");
+  try {
+    query_answer(doc);
+    ADD_FAILURE() << "a time past 2262 was taken";
+  } catch (const AnswerShapeError& e) {
+    EXPECT_NE(e.what.find("past 2262-04-11"), std::string::npos) << e.what;
+  }
+  EXPECT_THROW(sample_time_ms(json(late)), AnswerShapeError);
+  EXPECT_THROW(sample_time_ms(json(-1e10)), AnswerShapeError);
+  EXPECT_EQ(sample_time_ms(json(9.2e9)), 9'200'000'000'000);  // 2261: still held
+
+  EXPECT_THROW(export_line(R"({"metric":{},"values":[300,9999],"timestamps":[1704067200000,)" +
+                           std::to_string(kLateMs) + "]}"),
+               AnswerShapeError);
+  EXPECT_THROW(export_line(R"({"metric":{},"values":[1],"timestamps":[18446744073709551615]})"),
+               AnswerShapeError);
+}
+
 TEST(Answer, ShortenedQueries) {
   EXPECT_EQ(shortened("up"), "up");
   EXPECT_EQ(shortened(std::string(200, 'a'), 10), std::string(10, 'a') + "…");

@@ -307,5 +307,32 @@ TEST(ClientHttp, ARangeRefusedForALimitIsSplitFurther) {
   EXPECT_HAS(m, "use a longer step");
 }
 
+// Raw samples through range selectors (Prometheus' path): a server that answers samples past
+// the window's end (a clock far ahead, a bug) must not have them taken. Before the fix only the
+// lower bound was filtered and the late sample (9,999 W) became the job's peak.
+TEST(ClientHttp, RawSamplesOutsideTheWindowAreLeftOutAtBothEnds) {
+  FakeServer server([&](httplib::Server& s) {
+    s.Post("/api/v1/series", [&](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"status":"success","data":[{"__name__":"p","g":"0"}]})",
+                      "application/json");
+    });
+    s.Post("/api/v1/query", [&](const httplib::Request&, httplib::Response& res) {
+      // Whatever piece is asked: one sample before the window, two in it, one an hour after.
+      res.set_content(
+          R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"p","g":"0"},)"
+          R"("values":[[999,"1"],[1000,"300"],[1010,"310"],[4610,"9999"]]}]}})",
+          "application/json");
+    });
+  });
+  Client client(options_at(server.url()));
+  EXPECT_NE(client.server().kind, ServerKind::VictoriaMetrics);
+  const auto series = client.raw(R"({__name__="p"})", Window{1'000'000, 1'060'000}, 1000);
+  ASSERT_EQ(series.size(), 1u);
+  ASSERT_EQ(series[0].points.size(), 2u);
+  EXPECT_EQ(series[0].points[0].t_ms, 1'000'000);
+  EXPECT_EQ(series[0].points[1].t_ms, 1'010'000);
+  for (const auto& p : series[0].points) EXPECT_LT(p.value, 9999);
+}
+
 }  // namespace
 }  // namespace gpuscope::tsdb
