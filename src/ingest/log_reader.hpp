@@ -4,8 +4,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "ingest/format.hpp"
 #include "ingest/local_time.hpp"
@@ -26,6 +31,15 @@ class LogReader {
   std::size_t line_now() const { return line_ != 0 ? line_ : lines_.number(); }
   // Says that the file gave no run.
   void say_no_samples();
+  // `local`, a time of the log, in ns since the epoch through zone_ (LocalZone::to_utc_ns);
+  // nullopt for a date that does not exist. A time the clocks skipped, or a repeated one the log
+  // does not place, is bad() with the zone's reason and hint.
+  std::optional<std::int64_t> utc_ns_of(const LocalDateTime& local, const LaterTimes& later = {});
+  // The local times of the lines after the one being read, each as `time_of_line` reads it
+  // (nullopt: a line without one, skipped), from a second reading of the file opened on the first
+  // call: what places a log that begins in a repeated hour.
+  LaterTimes later_times(
+      std::function<std::optional<LocalDateTime>(std::string_view line)> time_of_line) const;
 
   std::filesystem::path path_;
   const ReadOptions& options_;

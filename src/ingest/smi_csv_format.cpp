@@ -136,6 +136,7 @@ class CsvLog : LogReader {
   void handle(std::string_view line);
   void row(const std::vector<std::string_view>& cells);
   std::int64_t time_of(const std::vector<std::string_view>& cells);
+  std::optional<LocalDateTime> later_time(std::string_view line) const;
   unsigned gpu_of(const std::vector<std::string_view>& cells, const std::string& host,
                   std::int64_t wall_ns);
   void fill(const std::vector<std::string_view>& cells, SampleRow& sample);
@@ -145,6 +146,7 @@ class CsvLog : LogReader {
   void finish();
 
   Plan plan_;
+  LaterTimes later_ = later_times([this](std::string_view line) { return later_time(line); });
   std::vector<std::string_view> cells_;
   std::map<std::string, std::unique_ptr<LogRun>> runs_;  // by host
   std::map<std::string, unsigned> gpu_keys_;             // host + uuid/bus id -> index
@@ -219,11 +221,13 @@ void CsvLog::infer_ticks() {
   if (lookahead_.empty() || shape_) return;
   std::vector<std::int64_t> times;
   std::vector<std::string_view> cells;
+  const LocalZone zone = zone_;  // the rows are read again below, in the same order
   for (const auto& [text, number] : lookahead_) {
     line_ = number;
     split_fields(text, ',', cells);
     times.push_back(time_of(cells));
   }
+  zone_ = zone;
   std::string why;
   shape_ = tick_shape(times, options_.gpus, why);
   if (!shape_) {
@@ -255,10 +259,22 @@ std::int64_t CsvLog::time_of(const std::vector<std::string_view>& cells) {
   const auto text = cells[static_cast<std::size_t>(plan_.timestamp)];
   const auto parts = smi::parse_timestamp(text);
   if (!parts) bad(fmt::format("'{}' is no timestamp as nvidia-smi prints it", text));
-  const auto ns = zone_.to_utc_ns(
-      {parts->year, parts->month, parts->day, parts->hour, parts->minute, parts->second_ns});
+  const auto ns = utc_ns_of(
+      {parts->year, parts->month, parts->day, parts->hour, parts->minute, parts->second_ns},
+      later_);
   if (!ns) bad(fmt::format("'{}' is no date", text));
   return *ns;
+}
+
+// The local time of a later line of the same columns, for LocalZone's look ahead.
+std::optional<LocalDateTime> CsvLog::later_time(std::string_view line) const {
+  std::vector<std::string_view> cells;
+  split_fields(line, ',', cells);
+  if (plan_.timestamp < 0 || cells.size() != plan_.columns.size()) return std::nullopt;
+  const auto parts = smi::parse_timestamp(cells[static_cast<std::size_t>(plan_.timestamp)]);
+  if (!parts) return std::nullopt;
+  return LocalDateTime{parts->year, parts->month,  parts->day,
+                       parts->hour, parts->minute, parts->second_ns};
 }
 
 unsigned CsvLog::gpu_of(const std::vector<std::string_view>& cells, const std::string& host,

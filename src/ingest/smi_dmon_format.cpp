@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <set>
@@ -186,16 +187,10 @@ LocalDateTime civil_from_days(std::int64_t z) {
   return t;
 }
 
-// The local date (days since 1970-01-01) of the instant `ns` in `zone_name`'s zone.
-std::int64_t local_day(std::int64_t ns, const std::string& zone_name) {
-  LocalZone zone(zone_name);  // its own: LocalZone expects times in log order
-  const std::int64_t utc_day = ns / kDayNs - (ns % kDayNs < 0 ? 1 : 0);
-  for (std::int64_t day = utc_day - 1; day <= utc_day + 1; ++day) {
-    const auto begin = zone.to_utc_ns(civil_from_days(day));
-    const auto end = zone.to_utc_ns(civil_from_days(day + 1));
-    if (begin && end && *begin <= ns && ns < *end) return day;
-  }
-  return utc_day;
+// The local date (days since 1970-01-01) of the instant `ns` in `zone`.
+std::int64_t local_day(std::int64_t ns, const LocalZone& zone) {
+  const std::int64_t local_ns = ns + zone.offset_s_at(ns) * 1'000'000'000;
+  return local_ns / kDayNs - (local_ns % kDayNs < 0 ? 1 : 0);
 }
 
 // "22:40:11": seconds into the day.
@@ -278,11 +273,13 @@ class DmonLog : LogReader {
   std::int64_t stamped(std::string_view date, std::string_view time);
   std::int64_t time_only(std::string_view time);
   std::int64_t timeless();
+  std::optional<LocalDateTime> later_time(std::string_view line) const;
   void fill(const std::vector<std::string_view>& cells, SampleRow& sample, HealthRow& health);
   LogRun& run();
   void finish();
 
   Plan plan_;
+  LaterTimes later_ = later_times([this](std::string_view line) { return later_time(line); });
   bool csv_ = false;
   std::vector<std::string_view> cells_;
   std::unique_ptr<LogRun> run_;
@@ -401,17 +398,36 @@ std::int64_t DmonLog::time_of(const std::vector<std::string_view>& cells) {
   return timeless();
 }
 
-std::int64_t DmonLog::stamped(std::string_view date, std::string_view time) {
+// "20261125" and "22:40:11" as a local time; nullopt when either is not one.
+std::optional<LocalDateTime> local_of(std::string_view date, std::string_view time) {
   auto t = date_of(date);
   const auto second = seconds_of_day(time);
-  if (!t || !second)
-    bad(fmt::format("'{} {}' is no date and time as dmon prints them", date, time));
+  if (!t || !second) return std::nullopt;
   t->hour = static_cast<int>(*second / 3600);
   t->minute = static_cast<int>(*second / 60 % 60);
   t->second_ns = *second % 60 * 1'000'000'000;
-  const auto ns = zone_.to_utc_ns(*t);
+  return t;
+}
+
+std::int64_t DmonLog::stamped(std::string_view date, std::string_view time) {
+  const auto t = local_of(date, time);
+  if (!t) bad(fmt::format("'{} {}' is no date and time as dmon prints them", date, time));
+  const auto ns = utc_ns_of(*t, later_);
   if (!ns) bad(fmt::format("'{}' is no date", date));
   return *ns;
+}
+
+// The local time of a later row of the same columns, for LocalZone's look ahead.
+std::optional<LocalDateTime> DmonLog::later_time(std::string_view line) const {
+  if (line.empty() || line.front() == '#' || plan_.date < 0 || plan_.time < 0) {
+    return std::nullopt;
+  }
+  std::vector<std::string_view> cells;
+  csv_ ? split_fields(line, ',', cells) : split_blanks(line, cells);
+  const auto date = static_cast<std::size_t>(plan_.date),
+             time = static_cast<std::size_t>(plan_.time);
+  if (cells.size() <= std::max(date, time)) return std::nullopt;
+  return local_of(cells[date], cells[time]);
 }
 
 // -o T: the date from --log-start, else the file's modification date less the midnights the
@@ -438,7 +454,7 @@ std::int64_t DmonLog::time_only(std::string_view time) {
                 : std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::file_clock::to_sys(modified).time_since_epoch())
                       .count();
-      day_ = local_day(end_ns, options_.timezone) - scan_->midnights;
+      day_ = local_day(end_ns, zone_) - scan_->midnights;
       from = "the file's modification date (give --log-start when it differs)";
     }
     const auto first = civil_from_days(*day_);
@@ -454,7 +470,7 @@ std::int64_t DmonLog::time_only(std::string_view time) {
   t.hour = static_cast<int>(*second / 3600);
   t.minute = static_cast<int>(*second / 60 % 60);
   t.second_ns = *second % 60 * 1'000'000'000;
-  const auto ns = zone_.to_utc_ns(t);
+  const auto ns = utc_ns_of(t);
   if (!ns) bad(fmt::format("'{}' is no time", time));
   return *ns;
 }
