@@ -14,7 +14,7 @@ mode=${1:-smoke}
 dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
 all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_https fuzz_proc
-  fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr fuzz_tsdb_answer fuzz_logs)
+  fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr fuzz_tsdb_answer fuzz_logs fuzz_smi_table)
 targets=("${all_targets[@]}")
 
 case $mode in
@@ -152,6 +152,11 @@ seed_log 00 05 tests/fixtures/h200-580/job-smi-200ms-noheader-killed.csv
 seed_log 00 03 tests/fixtures/logs/smi-csv-4gpu-noindex.csv
 for file in tests/fixtures/logs/smi-dmon-*.txt tests/fixtures/h200-580/job-dmon-*.txt; do seed_log 01 09 "$file"; done
 for file in tests/fixtures/logs/dcgmi-dmon-*.txt; do seed_log 02 08 "$file"; done
+# nvidia-smi's table (first byte: the zone), whole snapshots of each layout and the cut ones.
+for file in tests/fixtures/logs/smi-table-*.log; do
+  { printf '\x01'; head -n 120 "$file"; } >"$seeds/fuzz_smi_table/$(basename "$file")"
+  { printf '\x00'; tail -n 60 "$file"; } >"$seeds/fuzz_smi_table/tail-$(basename "$file")"
+done
 
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
@@ -202,6 +207,7 @@ case $mode in
     run_target fuzz_marks -runs=30000
     run_target fuzz_gssr -runs=10000
     run_target fuzz_logs -runs=1500
+    run_target fuzz_smi_table -runs=1500
     run_target fuzz_tsdb_answer -runs=30000
     ;;
   long)

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "ingest/format.hpp"
+#include "ingest/log_text.hpp"
 #include "util/output_file.hpp"
 #include "util/temporary_folder.hpp"
 
@@ -21,11 +22,16 @@ namespace fs = std::filesystem;
   std::string names, what;
   for (const Format* format : formats()) {
     names += (names.empty() ? "" : ", ") + std::string(format->name());
-    what += (what.empty() ? "give " : "; or ") + std::string(format->inputs());
+    what += fmt::format("; {}: {}", format->name(), format->inputs());
   }
   throw Error::usage(
-      fmt::format("{} is no input gpuscope reads (a run database, or {})", input.string(), names),
-      {}, what + "; --input-format NAME reads a log gpuscope does not recognise as NAME");
+      fmt::format("{} is no input gpuscope reads: not a SQLite database (a run database), nor "
+                  "recognised as one of the formats it reads ({})",
+                  input.string(), names),
+      {},
+      fmt::format("gpuscope reads run databases{}. Name the format of a log whose content it does "
+                  "not recognise with --input-format NAME (one of {}; docs/logs.md)",
+                  what, names));
 }
 
 // The inputs grouped by format, in the order formats are first met; nullopt for a path that is
@@ -37,7 +43,8 @@ std::vector<std::pair<const Format*, std::vector<fs::path>>> by_format(
   for (const auto& input : inputs) {
     const Format* format = format_of(input, options);
     if (format == nullptr) {
-      if (others == nullptr) not_importable(input);
+      // A text file is no run database either: say what gpuscope reads, not "no SQLite file".
+      if (others == nullptr || is_foreign_text(input)) not_importable(input);
       others->push_back(input.string());
       continue;
     }

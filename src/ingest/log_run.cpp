@@ -88,6 +88,22 @@ void LogRun::push(Event event) {
   write(event);
 }
 
+void LogRun::push(GpuProcess process) {
+  if (!writer_) {
+    pending_processes_.push_back(std::move(process));
+    return;
+  }
+  write(process);
+}
+
+void LogRun::push(const ProcessSample& sample) {
+  if (!writer_) {
+    pending_process_rows_.push_back(sample);
+    return;
+  }
+  write(sample);
+}
+
 void LogRun::start() {
   std::int64_t first = pending_.front().wall_ns;
   for (const auto& row : pending_) first = std::min(first, row.wall_ns);
@@ -99,10 +115,14 @@ void LogRun::start() {
   for (auto& row : pending_) write(row);
   for (const auto& row : pending_health_) write(row);
   for (auto& event : pending_events_) write(event);
+  for (auto& process : pending_processes_) write(process);
+  for (const auto& sample : pending_process_rows_) write(sample);
   pending_.clear();
   pending_.shrink_to_fit();
   pending_health_ = {};
   pending_events_ = {};
+  pending_processes_ = {};
+  pending_process_rows_ = {};
 }
 
 void LogRun::write(SampleRow& row) {
@@ -122,6 +142,16 @@ void LogRun::write(HealthRow row) {
 void LogRun::write(Event& event) {
   event.mono_ns = event.wall_ns - info_.start_wall_ns;
   writer_->push(std::move(event));
+}
+
+void LogRun::write(GpuProcess& process) {
+  process.first_mono_ns = process.first_wall_ns - info_.start_wall_ns;
+  writer_->push(std::move(process));
+}
+
+void LogRun::write(ProcessSample sample) {
+  sample.mono_ns = sample.wall_ns - info_.start_wall_ns;
+  writer_->push(sample);
 }
 
 bool LogRun::finish(std::vector<std::string> problems) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/device_description.hpp"
+#include "core/gpu_process.hpp"
 #include "core/health.hpp"
 #include "core/run.hpp"
 #include "ingest/format.hpp"
@@ -37,6 +38,10 @@ class LogRun {
   void push(const HealthRow& row);
   // Something that happened at event.wall_ns (an Xid the log records; mono_ns is set here).
   void push(Event event);
+  // A process the log shows, once, at process.first_wall_ns (first_mono_ns is set here).
+  void push(GpuProcess process);
+  // What a process held on a GPU at sample.wall_ns (mono_ns is set here).
+  void push(const ProcessSample& sample);
   // What the log says about GPU `index` (created with that index on first use).
   DeviceDescription& device(unsigned index);
   // The run's fields, to complete while the first rows are read (used when the run starts).
@@ -55,13 +60,17 @@ class LogRun {
   void write(SampleRow& row);
   void write(HealthRow row);
   void write(Event& event);
+  void write(GpuProcess& process);
+  void write(ProcessSample sample);
 
   RunTarget& target_;
   RunInfo info_;
   std::int64_t interval_ns_;
-  std::vector<SampleRow> pending_;         // the first rows, until the start is known
-  std::vector<HealthRow> pending_health_;  // and their health rows
-  std::vector<Event> pending_events_;      // and events
+  std::vector<SampleRow> pending_;                   // the first rows, until the start is known
+  std::vector<HealthRow> pending_health_;            // and their health rows
+  std::vector<Event> pending_events_;                // and events
+  std::vector<GpuProcess> pending_processes_;        // and processes
+  std::vector<ProcessSample> pending_process_rows_;  // and what they held
   std::unique_ptr<store::RunWriter> writer_;
   std::map<unsigned, DeviceDescription> devices_;
   std::int64_t rows_ = 0;
