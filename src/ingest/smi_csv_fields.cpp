@@ -306,4 +306,37 @@ std::optional<StampParts> parse_timestamp(std::string_view text) {
   return StampParts{*y, *mo, *d, *h, *mi, std::int64_t{*s} * 1'000'000'000 + fraction_ns};
 }
 
+bool is_fixed_fact(const Field& field, std::string_view name) {
+  switch (field.role) {
+    case FieldRole::Name:
+    case FieldRole::MemoryTotal:
+    case FieldRole::DefaultPowerLimit:
+    case FieldRole::MinPowerLimit:
+    case FieldRole::MaxPowerLimit:
+    case FieldRole::MaxSmClock:
+    case FieldRole::MaxMemoryClock:
+    case FieldRole::MaxGraphicsClock:
+      return true;
+    case FieldRole::NoColumn:
+      return name == "serial" || name == "gpu_serial" || name == "vbios_version" ||
+             name == "pci.device_id" || name == "pci.sub_device_id" || name == "inforom.img" ||
+             name == "inforom.oem";
+    default:
+      return false;
+  }
+}
+
+std::optional<double> level_unit(const Field& field) {
+  if (field.role != FieldRole::Metric) return std::nullopt;
+  switch (field.metric) {
+    case Metric::TemperatureC:
+    case Metric::MemoryTemperatureC:
+      return 1.0;
+    case Metric::MemoryUsedBytes:
+      return 256.0 * 1024 * 1024;
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace gpuscope::ingest::smi

@@ -77,6 +77,14 @@ std::optional<double> metric_value(const Field& field, std::string_view text,
 std::optional<double> health_value(const Field& field, std::string_view text,
                                    std::string_view header_unit, std::optional<Absent>& absent);
 
+// Whether `field` (named `name` in the log) is one of a GPU's fixed facts, which never change
+// for a GPU (name, memory.total, serial, VBIOS, power limits, maximum clocks): log_ticks.hpp.
+bool is_fixed_fact(const Field& field, std::string_view name);
+
+// For a GPU's slowly changing levels (temperature, memory used), the difference in gpuscope's
+// unit that tells two GPUs apart (1 °C, 256 MiB); nullopt for other fields: log_ticks.hpp.
+std::optional<double> level_unit(const Field& field);
+
 // "[N/A]", "N/A", "[Not Supported]", ...: the words, else nullopt.
 std::optional<Absent> absent_value(std::string_view text);
 

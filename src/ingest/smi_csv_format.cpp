@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <set>
@@ -123,6 +124,22 @@ void tally_columns(const Plan& plan, LogTally& tally) {
   }
 }
 
+// Where the log names no GPU: a host's rows held until their ticks' shape is known, then its
+// counter.
+struct HostTicks {
+  std::vector<std::pair<std::string, std::size_t>> held;  // lines and their numbers
+  std::optional<TickCounter> counter;
+};
+
+bool is_fixed_fact(const Column& c) {
+  return c.field != nullptr && smi::is_fixed_fact(*c.field, c.name);
+}
+
+std::optional<double> level_scale(const Column& c) {
+  if (c.field == nullptr || !c.stored) return std::nullopt;
+  return smi::level_unit(*c.field);
+}
+
 class CsvLog : LogReader {
  public:
   CsvLog(const fs::path& path, const ReadOptions& options, RunTarget& target)
@@ -132,7 +149,12 @@ class CsvLog : LogReader {
 
  private:
   bool start();
-  void infer_ticks();
+  bool names_gpus() const { return plan_.index >= 0 || plan_.uuid >= 0 || plan_.bus >= 0; }
+  std::string host_of(const std::vector<std::string_view>& cells) const;
+  TickRow tick_row(const std::vector<std::string_view>& cells);
+  void infer_ticks(const std::string& host, HostTicks& ticks);
+  void infer_all_ticks();
+  void end_session(bool same_columns);
   void handle(std::string_view line);
   void row(const std::vector<std::string_view>& cells);
   std::int64_t time_of(const std::vector<std::string_view>& cells);
@@ -143,6 +165,10 @@ class CsvLog : LogReader {
   bool fill_health(const std::vector<std::string_view>& cells, HealthRow& health);
   void describe(const std::vector<std::string_view>& cells, LogRun& run, unsigned gpu);
   LogRun& run_of(const std::string& host);
+  std::int64_t tick_interval(const std::string& host) const {
+    const auto it = ticks_.find(host);
+    return it != ticks_.end() && it->second.counter ? it->second.counter->shape().interval_ns : 0;
+  }
   void finish();
 
   Plan plan_;
@@ -150,9 +176,7 @@ class CsvLog : LogReader {
   std::vector<std::string_view> cells_;
   std::map<std::string, std::unique_ptr<LogRun>> runs_;  // by host
   std::map<std::string, unsigned> gpu_keys_;             // host + uuid/bus id -> index
-  std::map<std::string, TickCounter> ticks_;             // by host, where the log names no GPU
-  std::optional<TickShape> shape_;
-  std::vector<std::pair<std::string, std::size_t>> lookahead_;  // lines held for the shape
+  std::map<std::string, HostTicks> ticks_;               // by host, where the log names no GPU
   std::size_t row_count_ = 0;
 };
 
@@ -197,8 +221,9 @@ void CsvLog::handle(std::string_view line) {
     if (is_header(cells_)) {
       if (plan_.text == line) {
         tally_.repeated_headers.push_back(lines_.number());
+        end_session(true);
       } else {
-        infer_ticks();  // rows held so far are of the old columns
+        end_session(false);  // rows held so far are of the old columns
         tally_columns(plan_, tally_);
         tally_.new_headers.push_back(lines_.number());
         plan_ = plan_of(cells_, line);
@@ -208,47 +233,96 @@ void CsvLog::handle(std::string_view line) {
     bad(fmt::format("{} fields where the header has {}", cells_.size(), plan_.columns.size()),
         "a line of another log, or a cut-off line: fix or remove it");
   }
-  if (plan_.index < 0 && plan_.uuid < 0 && plan_.bus < 0 && !shape_) {
-    lookahead_.emplace_back(std::string(line), lines_.number());
-    if (lookahead_.size() >= 4096) infer_ticks();
-    return;
+  if (!names_gpus()) {
+    const std::string host = host_of(cells_);
+    auto& ticks = ticks_[host];
+    if (!ticks.counter) {
+      ticks.held.emplace_back(std::string(line), lines_.number());
+      if (ticks.held.size() >= 4096) infer_ticks(host, ticks);
+      return;
+    }
   }
   row(cells_);
 }
 
-// Decides the ticks' shape from the rows held, then reads them.
-void CsvLog::infer_ticks() {
-  if (lookahead_.empty() || shape_) return;
-  std::vector<std::int64_t> times;
+std::string CsvLog::host_of(const std::vector<std::string_view>& cells) const {
+  return plan_.host >= 0 ? std::string(cells[static_cast<std::size_t>(plan_.host)]) : std::string();
+}
+
+// What tick inference and the tick counter see of a row.
+TickRow CsvLog::tick_row(const std::vector<std::string_view>& cells) {
+  TickRow r;
+  r.wall_ns = time_of(cells);
+  r.line = line_;
+  std::optional<smi::Absent> absent;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const Column& c = plan_.columns[i];
+    if (is_fixed_fact(c)) {
+      r.facts.emplace_back(smi::absent_value(cells[i]) ? std::string_view() : trim(cells[i]));
+    } else if (const auto scale = level_scale(c)) {
+      const auto v = smi::metric_value(*c.field, cells[i], c.unit, absent);
+      r.levels.push_back(v ? *v / *scale : std::nan(""));
+      r.level_names.push_back(c.name);
+    }
+  }
+  return r;
+}
+
+// A logger session ends (a header, repeated or new): each host's ticks so far are checked, and
+// the next row starts a tick. The GPUs' facts stay known when the columns do.
+void CsvLog::end_session(bool same_columns) {
+  infer_all_ticks();
+  for (auto& [host, ticks] : ticks_) {
+    if (!ticks.counter) continue;
+    std::string why;
+    if (!ticks.counter->finish(why)) bad(why, "log with an index or uuid column");
+    ticks.counter->restart(same_columns);
+  }
+}
+
+// Decides a host's ticks' shape from its rows held, then reads them.
+void CsvLog::infer_ticks(const std::string& host, HostTicks& ticks) {
+  if (ticks.held.empty() || ticks.counter) return;
+  std::vector<TickRow> rows;
   std::vector<std::string_view> cells;
   const LocalZone zone = zone_;  // the rows are read again below, in the same order
-  for (const auto& [text, number] : lookahead_) {
+  for (const auto& [text, number] : ticks.held) {
     line_ = number;
     split_fields(text, ',', cells);
-    times.push_back(time_of(cells));
+    rows.push_back(tick_row(cells));
   }
   zone_ = zone;
   std::string why;
-  shape_ = tick_shape(times, options_.gpus, why);
-  if (!shape_) {
+  const auto shape = tick_shape(rows, options_.gpus, why);
+  const std::string who =
+      host.empty() ? path_.string() : fmt::format("{} ({})", path_.string(), host);
+  if (!shape) {
     throw Error::usage(
-        fmt::format("{}: the log has no GPU column and {}", path_.string(), why), {},
+        fmt::format("{}: the log has no GPU column and {}", who, why), {},
         "give --log-gpus N (the GPUs nvidia-smi listed each tick), or log with index or uuid");
   }
-  if (shape_->gpus > 1) {
-    target_.notes().push_back(fmt::format(
-        "{}: no GPU column; {} GPUs read from the ticks (rows of one tick within {}, ticks {} "
-        "apart){}",
-        path_.string(), shape_->gpus, interval_text(shape_->boundary_ns),
-        interval_text(shape_->interval_ns), options_.gpus ? "" : "; give --log-gpus N if wrong"));
+  target_.notes().push_back(
+      fmt::format("{}: no GPU column; {} read from the ticks ({}; ticks {} apart){}", who,
+                  shape->gpus == 1 ? std::string("one GPU") : fmt::format("{} GPUs", shape->gpus),
+                  shape->evidence, interval_text(shape->interval_ns),
+                  options_.gpus ? "" : "; give --log-gpus N if wrong"));
+  if (shape->first_position != 0) {
+    target_.notes().push_back(
+        fmt::format("{}: the log begins inside a tick: its first row is GPU {} of {}", who,
+                    shape->first_position, shape->gpus));
   }
-  auto held = std::move(lookahead_);
-  lookahead_.clear();
+  ticks.counter.emplace(*shape);
+  auto held = std::move(ticks.held);
+  ticks.held.clear();
   for (const auto& [text, number] : held) {
     line_ = number;
     split_fields(text, ',', cells);
     row(cells);
   }
+}
+
+void CsvLog::infer_all_ticks() {
+  for (auto& [host, ticks] : ticks_) infer_ticks(host, ticks);
 }
 
 std::int64_t CsvLog::time_of(const std::vector<std::string_view>& cells) {
@@ -296,16 +370,15 @@ unsigned CsvLog::gpu_of(const std::vector<std::string_view>& cells, const std::s
     for (const auto& [k, v] : gpu_keys_) next += k.rfind(host + "/", 0) == 0 ? 1U : 0U;
     return gpu_keys_.emplace(std::move(key), next).first->second;
   }
-  auto it = ticks_.try_emplace(host, shape_.value_or(TickShape{})).first;
+  (void)wall_ns;
   std::string why;
-  const auto position = it->second.next(wall_ns, why);
-  if (!position) bad(why, "give --log-gpus N, or log with an index or uuid column");
+  const auto position = ticks_.at(host).counter->next(tick_row(cells), line_, why);
+  if (!position) bad(why, "log with an index or uuid column");
   return *position;
 }
 
 void CsvLog::row(const std::vector<std::string_view>& cells) {
-  const std::string host =
-      plan_.host >= 0 ? std::string(cells[static_cast<std::size_t>(plan_.host)]) : std::string();
+  const std::string host = host_of(cells);
   SampleRow sample;
   sample.wall_ns = time_of(cells);
   sample.device_index = gpu_of(cells, host, sample.wall_ns);
@@ -440,13 +513,22 @@ LogRun& CsvLog::run_of(const std::string& host) {
                             zone_.description());
   const std::int64_t interval = options_.interval_s
                                     ? static_cast<std::int64_t>(*options_.interval_s * 1e9)
-                                    : (shape_ ? shape_->interval_ns : 0);
+                                    : tick_interval(host);
   run = std::make_unique<LogRun>(target_, std::move(info), interval);
   return *run;
 }
 
 void CsvLog::finish() {
-  infer_ticks();
+  end_session(true);
+  for (const auto& [host, ticks] : ticks_) {
+    if (ticks.counter && ticks.counter->jittered_ticks() > 0) {
+      target_.notes().push_back(fmt::format(
+          "{}: {} tick{} whose rows were spread wider than the gaps around them (a loaded "
+          "machine's jitter), read in their order",
+          path_.string(), ticks.counter->jittered_ticks(),
+          ticks.counter->jittered_ticks() == 1 ? "" : "s"));
+    }
+  }
   tally_columns(plan_, tally_);
   tally_.say(path_, "logs appended to one file", target_.notes());
   target_.notes().push_back(
