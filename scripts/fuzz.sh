@@ -68,6 +68,8 @@ printf '\x03^step (\\d+) begin t=([0-9.]+)$' >"$seeds/fuzz_text/marker"
 rm -f "$seeds"/fuzz_run_database/*-wal "$seeds"/fuzz_run_database/*-shm
 printf '\x04tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\nbasic_auth_users:\n  p: $2b$04$pedeqbPZXaD0nuKTEmWk1u6O3sure8qifxljFvlH9nhHWnYfFsuX6\nhttp_server_config: {headers: {X-Frame-Options: deny}}\n' \
   >"$seeds/fuzz_text/web-config"
+printf '\x04tls_server_config: {cert_file: a, key_file: b}\nbasic_auth_users:\n  p: $2b$31$pedeqbPZXaD0nuKTEmWk1u6O3sure8qifxljFvlH9nhHWnYfFsuX6\n  p: x\ntls_server_config: {cert_file: c}\n' \
+  >"$seeds/fuzz_text/web-config-twice"
 printf '\x05Basic cHJvbWV0aGV1czpodW50ZXIy' >"$seeds/fuzz_text/authorization"
 # fuzz_https serves TLS with a throwaway self-signed certificate made here.
 export GPUSCOPE_FUZZ_TLS_DIR=$dir/tls

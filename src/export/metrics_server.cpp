@@ -22,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <string_view>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -206,22 +207,75 @@ ServerSecurity make_security(const WebConfig& config, std::vector<std::string>& 
 MetricsServer::MetricsServer(ListenAddress address, ExpositionCache& cache, ServerSecurity security)
     : address_(std::move(address)), cache_(cache), security_(std::move(security)) {}
 
-bool MetricsServer::admit(evhttp_request* request) {
-  if (!security_.auth) return true;
+namespace {
+
+// The address of the client that sent `request` ("" when unknown), to bound its checks.
+std::string client_of(evhttp_request* request) {
+  evhttp_connection* connection = evhttp_request_get_connection(request);
+  if (connection == nullptr) return {};
+  char* host = nullptr;
+  ev_uint16_t port = 0;
+  evhttp_connection_get_peer(connection, &host, &port);
+  return host != nullptr ? host : "";
+}
+
+}  // namespace
+
+void MetricsServer::admit(evhttp_request* request, Answer answer) {
+  if (!security_.auth) {
+    answer(*this, request);
+    return;
+  }
   const char* authorization =
       evhttp_find_header(evhttp_request_get_input_headers(request), "Authorization");
-  if (security_.auth->check(authorization) == BasicAuth::Verdict::Allowed) return true;
+  const BasicAuth::Verdict verdict = security_.auth->check(
+      authorization, client_of(request), [this, request, answer](BasicAuth::Verdict later) {
+        // On a worker thread: the loop answers it (checks_done).
+        {
+          std::lock_guard lock(checked_mutex_);
+          checked_.push_back({request, answer, later});
+        }
+        event_active(checked_event_, EV_READ, 0);
+      });
+  if (verdict != BasicAuth::Verdict::Pending) respond(request, answer, verdict);
+}
+
+void MetricsServer::respond(evhttp_request* request, Answer answer, BasicAuth::Verdict verdict) {
+  if (verdict == BasicAuth::Verdict::Allowed) {
+    answer(*this, request);
+    return;
+  }
   evkeyvalq* headers = evhttp_request_get_output_headers(request);
   for (const auto& [name, value] : security_.headers) {
     evhttp_add_header(headers, name.c_str(), value.c_str());
   }
-  evhttp_add_header(headers, "WWW-Authenticate", "Basic realm=\"gpuscope\", charset=\"UTF-8\"");
   evhttp_add_header(headers, "Content-Type", "text/plain");
   evbuffer* out = evbuffer_new();
-  evbuffer_add(out, "Unauthorized\n", 13);
-  evhttp_send_reply(request, 401, "Unauthorized", out);
+  if (verdict == BasicAuth::Verdict::Busy) {
+    // Too many password checks waiting: refused without one, so a flood of wrong passwords
+    // costs its senders the wait, not the scrapers whose credentials are known.
+    evhttp_add_header(headers, "Retry-After", "1");
+    constexpr std::string_view kBusy = "too many password checks at once; retry\n";
+    evbuffer_add(out, kBusy.data(), kBusy.size());
+    evhttp_send_reply(request, 503, "Service Unavailable", out);
+  } else {
+    evhttp_add_header(headers, "WWW-Authenticate", "Basic realm=\"gpuscope\", charset=\"UTF-8\"");
+    evbuffer_add(out, "Unauthorized\n", 13);
+    evhttp_send_reply(request, 401, "Unauthorized", out);
+  }
   evbuffer_free(out);
-  return false;
+}
+
+std::vector<MetricsServer::Checked> MetricsServer::take_checked() {
+  std::lock_guard lock(checked_mutex_);
+  return std::exchange(checked_, {});
+}
+
+void MetricsServer::checks_done(int, short, void* self) {
+  auto* server = static_cast<MetricsServer*>(self);
+  for (const Checked& done : server->take_checked()) {
+    server->respond(done.request, done.answer, done.verdict);
+  }
 }
 
 std::string MetricsServer::own_series() const {
@@ -230,8 +284,15 @@ std::string MetricsServer::own_series() const {
     out += fmt::format(
         "# HELP gpuscope_exporter_auth_failures_total Requests refused for missing or wrong "
         "basic-auth credentials.\n# TYPE gpuscope_exporter_auth_failures_total counter\n"
-        "gpuscope_exporter_auth_failures_total {}\n",
-        security_.auth->failures());
+        "gpuscope_exporter_auth_failures_total {}\n"
+        "# HELP gpuscope_exporter_auth_busy_total Requests refused without a password check "
+        "because too many checks were waiting.\n# TYPE gpuscope_exporter_auth_busy_total counter\n"
+        "gpuscope_exporter_auth_busy_total {}\n"
+        "# HELP gpuscope_exporter_auth_checks_total bcrypt password checks run (credentials "
+        "checked before are answered from memory).\n"
+        "# TYPE gpuscope_exporter_auth_checks_total counter\n"
+        "gpuscope_exporter_auth_checks_total {}\n",
+        security_.auth->failures(), security_.auth->busy(), security_.auth->checks());
   }
   if (security_.tls) {
     out += fmt::format(
@@ -256,34 +317,32 @@ MetricsServer::~MetricsServer() {
 }
 
 void MetricsServer::serve_metrics(evhttp_request* request, void* self) {
-  auto* server = static_cast<MetricsServer*>(self);
-  if (!server->admit(request)) return;
-  auto page = server->cache_.page();
-  const std::string_view body = *page;
-  reply(request, body, kExpositionType, server->security_.headers, std::move(page),
-        server->own_series());
+  static_cast<MetricsServer*>(self)->admit(request, [](MetricsServer& server, evhttp_request* r) {
+    auto page = server.cache_.page();
+    const std::string_view body = *page;
+    reply(r, body, kExpositionType, server.security_.headers, std::move(page), server.own_series());
+  });
 }
 
 void MetricsServer::serve_index(evhttp_request* request, void* self) {
-  auto* server = static_cast<MetricsServer*>(self);
-  if (!server->admit(request)) return;
-  reply(request,
-        "<html><head><title>gpuscope exporter</title></head><body><h1>gpuscope exporter</h1>"
-        "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n",
-        "text/html; charset=utf-8", server->security_.headers);
+  static_cast<MetricsServer*>(self)->admit(request, [](MetricsServer& server, evhttp_request* r) {
+    reply(r,
+          "<html><head><title>gpuscope exporter</title></head><body><h1>gpuscope exporter</h1>"
+          "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n",
+          "text/html; charset=utf-8", server.security_.headers);
+  });
 }
 
 void MetricsServer::serve_health(evhttp_request* request, void* self) {
-  auto* server = static_cast<MetricsServer*>(self);
-  if (!server->admit(request)) return;
-  reply(request, "ok\n", "text/plain", server->security_.headers);
+  static_cast<MetricsServer*>(self)->admit(request, [](MetricsServer& server, evhttp_request* r) {
+    reply(r, "ok\n", "text/plain", server.security_.headers);
+  });
 }
 
 void MetricsServer::serve_other(evhttp_request* request, void* self) {
   // Every path asks for credentials first, as exporter-toolkit does: a 404 says nothing then.
-  auto* server = static_cast<MetricsServer*>(self);
-  if (!server->admit(request)) return;
-  evhttp_send_error(request, 404, "Not Found");
+  static_cast<MetricsServer*>(self)->admit(
+      request, [](MetricsServer&, evhttp_request* r) { evhttp_send_error(r, 404, "Not Found"); });
 }
 
 namespace {
@@ -335,7 +394,8 @@ void MetricsServer::start() {
   http_ = base_ ? evhttp_new(base_) : nullptr;
   evhttp_bound_socket* bound = http_ ? evhttp_accept_socket_with_handle(http_, fd) : nullptr;
   resume_ = base_ ? evtimer_new(base_, &MetricsServer::resume_accepting, this) : nullptr;
-  if (!bound || !resume_) {
+  checked_event_ = base_ ? event_new(base_, -1, 0, &MetricsServer::checks_done, this) : nullptr;
+  if (!bound || !resume_ || !checked_event_) {
     if (!bound) close(fd);
     stop();
     throw cannot_listen(address_, "the HTTP server could not be set up (out of memory?)");
@@ -375,10 +435,16 @@ void MetricsServer::stop() {
     std::lock_guard lock(servers_mutex);
     servers_by_listener().erase(listener_);
   }
+  // The checks in flight end (queued ones are dropped, as Busy) before the requests they
+  // answer are freed with the connections: each is answered here, the loop being gone.
+  if (security_.auth) security_.auth->stop();
+  for (const Checked& done : take_checked()) respond(done.request, done.answer, done.verdict);
+  if (checked_event_) event_free(checked_event_);
   if (resume_) event_free(resume_);
   if (http_) evhttp_free(http_);  // closes the listening socket and the connections
   if (base_) event_base_free(base_);
   resume_ = nullptr;
+  checked_event_ = nullptr;
   listener_ = nullptr;
   http_ = nullptr;
   base_ = nullptr;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "export/basic_auth.hpp"
 #include "export/exposition.hpp"
@@ -85,13 +86,28 @@ class MetricsServer {
   int port() const { return address_.port; }
 
  private:
+  // What a request for a path gets once its credentials are good.
+  using Answer = void (*)(MetricsServer& server, evhttp_request* request);
+  // A request whose credentials a worker thread checks, with what it gets when they are good.
+  struct Checked {
+    evhttp_request* request;
+    Answer answer;
+    BasicAuth::Verdict verdict;
+  };
+
   static void serve_metrics(evhttp_request* request, void* self);
   static void serve_index(evhttp_request* request, void* self);
   static void serve_health(evhttp_request* request, void* self);
   static void serve_other(evhttp_request* request, void* self);
   static bufferevent* tls_connection(event_base* base, void* self);
-  // Whether the request may be answered; when not, answers it 401 and counts it.
-  bool admit(evhttp_request* request);
+  // Answers the request with `answer` once its credentials are good: at once when no password
+  // is asked for or the pair was checked before, else when a worker has checked it (never
+  // waiting on the event loop). Bad credentials get 401, a full queue of checks 503.
+  void admit(evhttp_request* request, Answer answer);
+  void respond(evhttp_request* request, Answer answer, BasicAuth::Verdict verdict);
+  // On the event loop: answers the requests whose checks ended.
+  static void checks_done(int, short, void* self);
+  std::vector<Checked> take_checked();
   // The server's own counters (authentication and handshake failures), in the exposition format.
   std::string own_series() const;
   static void accept_failed(evconnlistener* listener, void* self);
@@ -103,7 +119,10 @@ class MetricsServer {
   event_base* base_ = nullptr;
   evhttp* http_ = nullptr;
   evconnlistener* listener_ = nullptr;
-  event* resume_ = nullptr;  // re-enables accepting after the descriptors ran out
+  event* resume_ = nullptr;         // re-enables accepting after the descriptors ran out
+  event* checked_event_ = nullptr;  // made active by a worker when a check ended
+  std::mutex checked_mutex_;
+  std::vector<Checked> checked_;
   std::thread thread_;
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -62,6 +63,29 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kHeaders{
 std::string where(const std::string& section, const std::string& key) {
   return section.empty() ? key : section + "." + key;
 }
+
+// The keys of one mapping, each taken once. yaml-cpp keeps every entry of a key written twice, so
+// reading the entries in turn would let the last one win without a word (a second
+// tls_server_config or client_auth_type switching mutual TLS off); exporter-toolkit's strict
+// YAML refuses a key given twice, and so does gpuscope, at every level.
+class Keys {
+ public:
+  Keys(const std::string& path, std::string section) : path_(path), section_(std::move(section)) {}
+  std::string operator()(const YAML::Node& key) {
+    std::string name = key.as<std::string>();
+    if (!seen_.insert(name).second) {
+      throw bad(path_, fmt::format("{} is given twice", where(section_, name)),
+                "keep one of them: YAML takes a key once, and which one gpuscope would use is "
+                "not what every reader of the file would assume");
+    }
+    return name;
+  }
+
+ private:
+  const std::string& path_;
+  std::string section_;
+  std::set<std::string> seen_;
+};
 
 std::string scalar(const YAML::Node& node, const std::string& path, const std::string& key) {
   if (!node.IsScalar()) throw bad(path, fmt::format("{} must be a string", key), kDocs);
@@ -194,8 +218,9 @@ TlsServerConfig tls_section(const YAML::Node& node, const std::string& path,
                             std::vector<std::string>& notes) {
   if (!node.IsMap()) throw bad(path, "tls_server_config must be a mapping", kDocs);
   TlsServerConfig tls;
+  Keys keys(path, "tls_server_config");
   for (const auto& entry : node) {
-    tls_key(tls, entry.first.as<std::string>(), entry.second, path, notes);
+    tls_key(tls, keys(entry.first), entry.second, path, notes);
   }
   if (tls.cert_file.empty()) throw bad(path, "tls_server_config has no cert_file", kDocs);
   if (tls.key_file.empty()) throw bad(path, "tls_server_config has no key_file", kDocs);
@@ -218,8 +243,9 @@ TlsServerConfig tls_section(const YAML::Node& node, const std::string& path,
 
 void http_section(const YAML::Node& node, const std::string& path, WebConfig& config) {
   if (!node.IsMap()) throw bad(path, "http_server_config must be a mapping", kDocs);
+  Keys keys(path, "http_server_config");
   for (const auto& entry : node) {
-    const std::string key = entry.first.as<std::string>();
+    const std::string key = keys(entry.first);
     if (key == "http2") {
       // gpuscope speaks HTTP/1.1 only and offers no h2 by ALPN: clients fall back, as they do
       // against exporter-toolkit with http2: false.
@@ -227,8 +253,9 @@ void http_section(const YAML::Node& node, const std::string& path, WebConfig& co
     } else if (key == "headers") {
       if (!entry.second.IsMap())
         throw bad(path, "http_server_config.headers must be a mapping", kDocs);
+      Keys names(path, "http_server_config.headers");
       for (const auto& header : entry.second) {
-        const std::string name = header.first.as<std::string>();
+        const std::string name = names(header.first);
         const std::string value = scalar(header.second, path, "headers." + name);
         const auto allowed = std::find_if(kHeaders.begin(), kHeaders.end(),
                                           [&](const auto& h) { return h.first == name; });
@@ -254,20 +281,29 @@ void http_section(const YAML::Node& node, const std::string& path, WebConfig& co
 void users_section(const YAML::Node& node, const std::string& path, WebConfig& config) {
   if (node.IsNull()) return;
   if (!node.IsMap()) throw bad(path, "basic_auth_users must be a mapping of user: hash", kDocs);
+  Keys users(path, "basic_auth_users");
   for (const auto& entry : node) {
-    const std::string user = entry.first.as<std::string>();
+    const std::string user = users(entry.first);
     const std::string hash = scalar(entry.second, path, "basic_auth_users." + user);
     if (user.empty() || user.find(':') != std::string::npos) {
       throw bad(path, fmt::format("basic_auth_users: '{}' is not a user name", user),
                 "a basic-auth user name is not empty and has no ':'");
     }
-    const bool bcrypt = hash.size() == 60 && hash[0] == '$' && hash[1] == '2' &&
-                        (hash[2] == 'a' || hash[2] == 'b' || hash[2] == 'y') && hash[3] == '$';
-    if (!bcrypt) {
+    const int cost = bcrypt_cost(hash);
+    if (cost < 0) {
       // The value is never echoed: it may be a password typed in by mistake.
       throw bad(path,
                 fmt::format("basic_auth_users: the password of {} is not a bcrypt hash", user),
                 "store bcrypt hashes ($2b$...), made with e.g. htpasswd -nBC 10 USER");
+    }
+    if (cost < kMinBcryptCost || cost > kMaxBcryptCost) {
+      // 2^cost rounds: cost 14 is about a second of a core per check, 31 about 36 hours.
+      throw bad(path,
+                fmt::format("basic_auth_users: the hash of {} has cost {}, outside {} to {}", user,
+                            cost, kMinBcryptCost, kMaxBcryptCost),
+                fmt::format("each step doubles the time of a check (cost {} takes about a second "
+                            "of a core); make the hash again with e.g. htpasswd -nBC 10 {}",
+                            kMaxBcryptCost, user));
     }
     config.basic_auth_users[user] = hash;
   }
@@ -282,8 +318,9 @@ WebConfig walk(const YAML::Node& root, const std::string& path) {
   config.path = path;
   if (root.IsNull()) return config;
   if (!root.IsMap()) throw bad(path, "the file must be a YAML mapping", kDocs);
+  Keys keys(path, "");
   for (const auto& entry : root) {
-    const std::string key = entry.first.as<std::string>();
+    const std::string key = keys(entry.first);
     if (key == "tls_server_config") {
       config.tls = tls_section(entry.second, path, config.notes);
     } else if (key == "http_server_config") {

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuscope::exporter {
@@ -40,6 +41,27 @@ struct WebConfig {
   std::vector<std::pair<std::string, std::string>> headers;  // added to every response
   std::vector<std::string> notes;  // what the user should know (said once at start)
 };
+
+// The bcrypt costs basic_auth_users may have (docs/exporters.md, "Basic authentication"): a
+// check takes 2^cost rounds, about a second of a current core at 14 (4 s at 16, 36 hours at 31),
+// and a hash above that would stall start-up and every first scrape. bcrypt's own floor is 4.
+inline constexpr int kMinBcryptCost = 4;
+inline constexpr int kMaxBcryptCost = 14;
+
+// The cost of a bcrypt hash ($2a$, $2b$ or $2y$, two digits, 53 characters of bcrypt's base64),
+// or -1 when `hash` is not one. Inline: basic_auth checks it too, without the web config's library.
+inline int bcrypt_cost(std::string_view hash) {
+  constexpr std::string_view kAlphabet =
+      "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const auto digit = [&](std::size_t i) { return hash[i] >= '0' && hash[i] <= '9'; };
+  if (hash.size() != 60 || hash.substr(0, 2) != "$2" ||
+      (hash[2] != 'a' && hash[2] != 'b' && hash[2] != 'y') || hash[3] != '$' || !digit(4) ||
+      !digit(5) || hash[6] != '$' ||
+      hash.find_first_not_of(kAlphabet, 7) != std::string_view::npos) {
+    return -1;
+  }
+  return (hash[4] - '0') * 10 + (hash[5] - '0');
+}
 
 // Checks the text of the web config at `path` (which names it in messages and anchors relative
 // files). Throws Error (exit 2) naming the file, the key and what to do for: text that is not
