@@ -43,6 +43,9 @@ std::optional<std::string> mig_profile_from_name(const std::string& name) {
 }
 
 std::string device_index_label(unsigned device_index) {
+  if (is_dcgm_instance_device_index(device_index)) {
+    return fmt::format("DCGM GPU instance {}", device_index - kDcgmInstanceIndexBase);
+  }
   if (!is_mig_device_index(device_index)) return fmt::format("GPU {}", device_index);
   const unsigned offset = device_index - kMigIndexBase;
   return fmt::format("GPU {} GI {}", offset / 100, offset % 100);

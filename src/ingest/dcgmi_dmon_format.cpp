@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/health.hpp"
+#include "core/mig.hpp"
 #include "core/version.hpp"
 #include "dcgm/fields.hpp"
 #include "ingest/import.hpp"
@@ -164,7 +165,8 @@ std::optional<Entity> entity_of(const std::vector<std::string_view>& words) {
   }
   if (group == "GPU" || group == "GPU-I") {
     const auto id = util::parse_unsigned(words[1]);
-    if (!id || *id >= kGpuInstanceIndexBase) return std::nullopt;
+    // Below 1000: a GPU's index, or an instance's in core/mig's range of DCGM entity ids.
+    if (!id || *id >= kDcgmInstanceIndexEnd - kDcgmInstanceIndexBase) return std::nullopt;
     e.kind = group == "GPU" ? EntityKind::Gpu : EntityKind::GpuInstance;
     e.id = static_cast<unsigned>(*id);
     return e;
@@ -335,7 +337,9 @@ void DcgmiLog::row(std::string_view text) {
   }
   SampleRow sample;
   sample.wall_ns = wall_ns;
-  sample.device_index = e->kind == EntityKind::Gpu ? e->id : kGpuInstanceIndexBase + e->id;
+  // dcgmi names an instance by DCGM's entity id alone, not its GPU and GPU instance id: a device
+  // of its own (core/mig.hpp), never an index read as some GPU's instance.
+  sample.device_index = e->kind == EntityKind::Gpu ? e->id : dcgm_instance_device_index(e->id);
   instances_ += e->kind == EntityKind::GpuInstance ? 1U : 0U;
   HealthRow health;
   health.device_index = sample.device_index;
@@ -421,7 +425,7 @@ void DcgmiLog::describe(const std::vector<std::string_view>& values, const Entit
                         unsigned index) {
   DeviceDescription& d = run().device(index);
   if (described_.insert(index).second) {
-    // MIG instances are GPUs of their own until issue 30 links them to their parent GPU.
+    // dcgmi dmon gives an instance's DCGM entity id only: a device of its own, not linked.
     d.name = e.kind == EntityKind::GpuInstance ? fmt::format("MIG GPU instance {} (DCGM id)", e.id)
                                                : std::string();
   }
@@ -453,10 +457,10 @@ void DcgmiLog::finish() {
   tally_.say(path_, {}, notes);
   if (instances_ > 0) {
     notes.push_back(fmt::format(
-        "{}: MIG GPU instances (GPU-I rows) kept as GPUs {} + their DCGM id, not linked to their "
-        "GPU; DCGM reads GPU-level fields (power, temperatures, clocks, memory) on them from their "
-        "parent GPU",
-        path_.string(), kGpuInstanceIndexBase));
+        "{}: MIG GPU instances (GPU-I rows) kept as devices {} + their DCGM entity id, not linked "
+        "to their GPU (dcgmi dmon names neither the GPU nor the GPU instance id); DCGM reads "
+        "GPU-level fields (power, temperatures, clocks, memory) on them from their parent GPU",
+        path_.string(), kDcgmInstanceIndexBase));
   }
   if (!xid_at_start_.empty()) {
     std::string gpus;

@@ -18,7 +18,4 @@ class DcgmiDmonFormat final : public Format {
             RunTarget& target) const override;
 };
 
-// The device index of MIG GPU instance `id` (its DCGM entity id): apart from the GPUs' own.
-inline constexpr unsigned kGpuInstanceIndexBase = 1000;
-
 }  // namespace gpuscope::ingest

@@ -3,6 +3,7 @@
 // through dcgm/fields.hpp as in live DCGM sampling: ratios to percent, MiB to bytes.
 #include <gtest/gtest.h>
 
+#include "core/mig.hpp"
 #include "ingest/dcgmi_dmon_format.hpp"
 #include "log_import.hpp"
 #include "support/temp_dir.hpp"
@@ -90,21 +91,31 @@ TEST(DcgmiDmon, TheOldLayoutWithTheEnergyCounter) {
   EXPECT_FALSE(r.devices.at(0).saturation_source);
 }
 
-TEST(DcgmiDmon, MigInstancesAreGpusOfTheirOwn) {
+// dcgmi names a GPU instance by DCGM's entity id only: a device of its own, in core/mig's range
+// for such instances, never an index is_mig_device_index() reads as GPU p's instance g (before:
+// 1000 + entity id, so "GPU-I 7" was shown as "GPU 0 GI 7").
+TEST(DcgmiDmon, MigInstancesAreDevicesOfTheirOwnNeverMisreadAsLinked) {
   const auto r = import_logs({kLogs / "dcgmi-dmon-mig.txt"}, started());
   std::vector<unsigned> indices;
   for (const auto& [index, rows] : r.samples) {
     indices.push_back(index);
     EXPECT_EQ(rows.size(), 10U) << index;
   }
-  EXPECT_EQ(indices, (std::vector<unsigned>{0, 1, 1000, 1001, 1002, 1007, 1008}));
-  EXPECT_EQ(r.devices.at(1007).name, "MIG GPU instance 7 (DCGM id)");
+  EXPECT_EQ(indices, (std::vector<unsigned>{0, 1, 10000, 10001, 10002, 10007, 10008}));
+  for (const unsigned index : indices) {
+    EXPECT_FALSE(is_mig_device_index(index)) << index << " would be read as a linked MIG device";
+  }
+  EXPECT_EQ(device_index_label(10007), "DCGM GPU instance 7");
+  EXPECT_EQ(device_index_label(1), "GPU 1");
+  EXPECT_EQ(r.devices.at(10007).name, "MIG GPU instance 7 (DCGM id)");
+  EXPECT_FALSE(r.devices.at(10007).mig) << "no GPU or GPU instance id is known to link it";
   EXPECT_EQ(r.devices.at(0).name, "");
-  EXPECT_NEAR(*r.at(1000, 1).get(Metric::SmActivePct), 91.0, 1e-9);
-  EXPECT_NEAR(*r.at(1000, 1).get(Metric::TensorActivePct), 55.5, 1e-9);
-  for (const auto& row : r.samples.at(1002)) EXPECT_FALSE(row.get(Metric::SmActivePct));
-  EXPECT_EQ(r.at(1001, 9).wall_ns, k224011 + 9 * kSecond) << "out-of-order ids share a tick";
-  EXPECT_TRUE(r.note_has({"MIG GPU instances", "parent GPU"}));
+  EXPECT_NEAR(*r.at(10000, 1).get(Metric::SmActivePct), 91.0, 1e-9);
+  EXPECT_NEAR(*r.at(10000, 1).get(Metric::TensorActivePct), 55.5, 1e-9);
+  for (const auto& row : r.samples.at(10002)) EXPECT_FALSE(row.get(Metric::SmActivePct));
+  EXPECT_EQ(r.at(10001, 9).wall_ns, k224011 + 9 * kSecond) << "out-of-order ids share a tick";
+  EXPECT_TRUE(
+      r.note_has({"MIG GPU instances", "devices 10000 + their DCGM entity id", "parent GPU"}));
 }
 
 TEST(DcgmiDmon, ACutOffLastLineIsANote) {

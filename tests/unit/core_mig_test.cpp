@@ -29,12 +29,19 @@ TEST(CoreMig, RowIndicesStayApartFromGpus) {
   EXPECT_TRUE(is_mig_device_index(1003));
   EXPECT_FALSE(is_mig_device_index(7));
   EXPECT_FALSE(is_mig_device_index(999));
+  EXPECT_TRUE(is_mig_device_index(mig_device_index(89, 99)));
+  // An instance known only by DCGM's entity id is not read as GPU p's instance g.
+  EXPECT_EQ(dcgm_instance_device_index(7), 10007U);
+  EXPECT_FALSE(is_mig_device_index(dcgm_instance_device_index(7)));
+  EXPECT_TRUE(is_dcgm_instance_device_index(10007));
+  EXPECT_FALSE(is_dcgm_instance_device_index(1007));
 }
 
 TEST(CoreMig, RowIndexLabels) {
   EXPECT_EQ(device_index_label(3), "GPU 3");
   EXPECT_EQ(device_index_label(mig_device_index(0, 7)), "GPU 0 GI 7");
   EXPECT_EQ(device_index_label(mig_device_index(12, 13)), "GPU 12 GI 13");
+  EXPECT_EQ(device_index_label(dcgm_instance_device_index(7)), "DCGM GPU instance 7");
 }
 
 TEST(CoreMig, LabelNamesParentInstanceAndProfile) {
