@@ -247,5 +247,22 @@ TEST(SmiTable, RecognisedFromItsContentAndNotConfusedWithOtherText) {
       << import_error({other}, forced);
 }
 
+// analyze, report, merge and export pass what no format recognises on as a run database: a text
+// file among them said "not a SQLite database" and nothing of the formats gpuscope reads.
+TEST(SmiTable, ATextFileGivenToAnalyzeListsTheFormatsRead) {
+  gpuscope::testing::TempDir tmp;
+  const fs::path other = write_text(fs::path(tmp.path()) / "gpu.log", "GPU 0: busy\n");
+  try {
+    RunInputs inputs({other.string()}, {});
+    FAIL() << "a text file is no run database";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_NE(what.find("gpu.log is no input gpuscope reads"), std::string::npos) << what;
+    EXPECT_NE(what.find("nvidia-smi-table"), std::string::npos) << what;
+    EXPECT_NE(what.find("--input-format NAME"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace gpuscope::ingest::test
