@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <system_error>
 
 #include "app/analyze_run.hpp"
 #include "app/job_server.hpp"
@@ -13,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "util/environment.hpp"
+#include "util/output_file.hpp"
 #include "util/temporary_folder.hpp"
 
 namespace gpuscope::app {
@@ -102,23 +104,6 @@ void read_into(const JobRun& o, tsdb::Source& source, const ingest::JobWindow& j
   }
 }
 
-// --keep-summary (a SLURM EpilogSlurmctld, as jobstats' is): the job's GPUs summarised by the
-// server into <dir>/<id>.db, which outlives the server's retention.
-int keep_summary(JobRun o, tsdb::Source& source, const ingest::JobWindow& job) {
-  const auto dir = summary_dir(o);
-  if (!dir || job.id.empty() || job.id.find('/') != std::string::npos) {
-    throw Error::usage(
-        "--keep-summary needs a SLURM job and --summary-dir (or GPUSCOPE_SUMMARY_DIR)");
-  }
-  OutputCheck check;
-  check.force = true;
-  const fs::path database = check_output_file(*dir / (job.id + ".db"), check);
-  o.monitoring.force_summary = true;
-  read_into(o, source, job, database, true);
-  fmt::print(stderr, "gpuscope: kept the summary of {} in {}\n", job_title(job), database.string());
-  return 0;
-}
-
 // `e` again, saying so when the job ended before what the server still keeps.
 [[noreturn]] void rethrow_with_retention(const Error& e, tsdb::Source& source,
                                          const ingest::JobWindow& job, std::int64_t now) {
@@ -143,12 +128,52 @@ std::optional<fs::path> kept_summary(const JobRun& o, const ingest::JobWindow& j
 
 }  // namespace
 
+fs::path keep_job_summary(JobRun o, tsdb::Source& source, const ingest::JobWindow& job) {
+  const auto dir = summary_dir(o);
+  if (!dir || job.id.empty() || job.id.find('/') != std::string::npos || job.id == "." ||
+      job.id == "..") {
+    throw Error::usage(
+        "--keep-summary needs a SLURM job and --summary-dir (or GPUSCOPE_SUMMARY_DIR)");
+  }
+  const fs::path kept = *dir / (job.id + ".db");
+  // The epilog runs as the SlurmUser in a folder others may write: whatever is at `kept` (a
+  // planted link above all) is replaced by a rename, never opened or followed. The summary is
+  // written in a private folder beside it (mkdtemp, 0700) and renamed over the name.
+  std::error_code error;
+  fs::create_directories(*dir, error);
+  if (error) throw_write_error(kept, error);
+  const auto there = fs::symlink_status(kept, error);
+  if (fs::exists(there) && !fs::is_regular_file(there) && !fs::is_symlink(there)) {
+    throw Error::usage(fmt::format("{} is not a regular file", kept.string()),
+                       "gpuscope only ever replaces regular files (or a link itself)",
+                       "remove it, or choose another --summary-dir");
+  }
+  std::unique_ptr<util::TemporaryFolder> scratch;
+  try {
+    scratch = std::make_unique<util::TemporaryFolder>(".gpuscope-keep-", *dir);
+  } catch (const std::system_error& e) {
+    throw_write_error(kept, e.code());
+  }
+  const fs::path written = scratch->path() / "job.db";
+  o.monitoring.force_summary = true;
+  read_into(o, source, job, written, true);
+  for (const char* companion : {"-wal", "-shm", "-journal"}) {
+    fs::remove(kept.string() + companion, error);  // a link is removed, not its target
+  }
+  if (const auto failed = util::commit_written_file(written, kept)) throw_write_error(kept, failed);
+  return kept;
+}
+
 int run_job(JobRun o) {
   check_choice(o);
   const std::int64_t now = now_ms();
   const std::unique_ptr<tsdb::Source> source = open_job_server(o.server, o.config);
   const ingest::JobWindow job = find_job(o, *source, now);
-  if (o.keep_summary) return keep_summary(o, *source, job);
+  if (o.keep_summary) {
+    const fs::path kept = keep_job_summary(o, *source, job);
+    fmt::print(stderr, "gpuscope: kept the summary of {} in {}\n", job_title(job), kept.string());
+    return 0;
+  }
 
   const bool keep = !o.output.empty() && fs::path(o.output).extension() == ".db";
   const bool html = !o.output.empty() && !keep;

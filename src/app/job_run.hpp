@@ -4,6 +4,7 @@
 // does, written as the HTML report, or kept (docs/jobs.md).
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,5 +36,12 @@ struct JobRun {
 
 // Runs it; returns the exit code. Throws Error (usage for bad options).
 int run_job(JobRun o);
+
+// --keep-summary (a SLURM EpilogSlurmctld, as jobstats' is): `job`'s GPUs summarised by `source`
+// into <summary dir>/<job id>.db, which outlives the server's retention; returns that path.
+// Whatever is at that name is replaced, a symbolic link itself and never the file it points to.
+// Throws Error (usage without a SLURM job or a summary folder).
+std::filesystem::path keep_job_summary(JobRun o, tsdb::Source& source,
+                                       const ingest::JobWindow& job);
 
 }  // namespace gpuscope::app
