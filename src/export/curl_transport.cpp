@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "core/curl_library.hpp"
 #include "core/error.hpp"
+#include "util/secret_text.hpp"
 
 namespace gpuscope::exporter {
 namespace {
@@ -24,13 +26,13 @@ std::string first_line(const std::string& text) {
   return line;
 }
 
-// `text` with every occurrence of `secret` blanked (a server that echoes a request back).
-std::string without(std::string text, const std::string& secret) {
-  if (secret.empty()) return text;
-  for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
-    text.replace(at, secret.size(), "[secret]");
-  }
-  return text;
+// What the server (or a proxy) said with the credentials blanked wherever they are echoed: the
+// secret, "user:password" (an echoed basic auth header carries its base64) and any
+// Authorization header's value (util/secret_text, shared with the Prometheus-API client).
+std::string without_secrets(const std::string& text, const PushAuth& auth) {
+  std::vector<std::string> secrets = {auth.secret};
+  if (auth.kind == PushAuth::Kind::Basic) secrets.push_back(auth.user + ":" + auth.secret);
+  return util::redact_secrets(text, secrets);
 }
 
 // What went wrong with a transfer, in curl's most precise words, and what to do about TLS.
@@ -97,12 +99,13 @@ PushResult CurlTransport::post(const std::string& body) {
   const CURLcode rc = c.easy_perform(curl);
   if (rc != CURLE_OK) {
     return {PushResult::Outcome::Retry,
-            without(transfer_failure(rc, error_, !tls_.ca_file.empty()), auth_.secret)};
+            without_secrets(transfer_failure(rc, error_, !tls_.ca_file.empty()), auth_)};
   }
   long status = 0;
   c.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   if (status >= 200 && status < 300) return {PushResult::Outcome::Delivered, {}};
-  const std::string said = without(first_line(response_), auth_.secret);
+  // Blanked before the first line is taken, so a header echoed on a later line cannot hide.
+  const std::string said = first_line(without_secrets(response_, auth_));
   std::string detail = fmt::format("HTTP {}{}{}", status, said.empty() ? "" : ": ", said);
   if (status == 401 || status == 403) {
     // Not the server's words: a proxy may echo the request's Authorization header.

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/curl_library.hpp"
+#include "util/secret_text.hpp"
 
 namespace gpuscope::exporter {
 namespace {
@@ -23,13 +24,24 @@ std::unique_ptr<char, StringDeleter> part(CURLU* url, CURLUPart which) {
 }
 
 Error bad_url(std::string_view text, std::string why) {
-  return Error::usage(fmt::format("--push '{}' is not a URL to push to", text), std::move(why),
-                      "give the VictoriaMetrics server, e.g. --push http://127.0.0.1:8428");
+  return Error::usage(
+      fmt::format("--push '{}' is not a URL to push to", util::url_without_credentials(text)),
+      std::move(why), "give the VictoriaMetrics server, e.g. --push http://127.0.0.1:8428");
 }
 
 }  // namespace
 
 PushTarget parse_push_url(std::string_view text) {
+  // Credentials first, before libcurl parses (a '/' or '#' in the password makes it another
+  // URL, or none) and whatever the scheme: never echoed, they would show in `ps` and logs.
+  if (util::url_has_credentials(text)) {
+    throw Error::usage("--push URL holds credentials",
+                       "the command line is visible to every "
+                       "user of the machine (ps) and lands in shell histories",
+                       "remove them from the URL and set GPUSCOPE_PUSH_USER and "
+                       "GPUSCOPE_PUSH_PASSWORD, GPUSCOPE_PUSH_BEARER_TOKEN, or "
+                       "--push-auth-file (docs/exporters.md)");
+  }
   const CurlLibrary& curl = curl_library();
   std::unique_ptr<CURLU, UrlDeleter> url(curl.url());
   const std::string copy(text);
@@ -44,13 +56,7 @@ PushTarget parse_push_url(std::string_view text) {
   const auto host = part(url.get(), CURLUPART_HOST);
   if (!host || *host == '\0') throw bad_url(text, "it names no host");
   if (part(url.get(), CURLUPART_USER) || part(url.get(), CURLUPART_PASSWORD)) {
-    // Not echoing the URL: it holds a secret.
-    throw Error::usage("--push URL holds credentials",
-                       "the command line is visible to every "
-                       "user of the machine (ps) and lands in shell histories",
-                       "remove them from the URL and set GPUSCOPE_PUSH_USER and "
-                       "GPUSCOPE_PUSH_PASSWORD, GPUSCOPE_PUSH_BEARER_TOKEN, or "
-                       "--push-auth-file (docs/exporters.md)");
+    throw bad_url(text, "it holds credentials");  // not reached: url_has_credentials saw them
   }
   if (part(url.get(), CURLUPART_QUERY) || part(url.get(), CURLUPART_FRAGMENT)) {
     throw bad_url(text, "a query or fragment has no meaning here");

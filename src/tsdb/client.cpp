@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "tsdb/answer.hpp"
+#include "util/secret_text.hpp"
 
 namespace gpuscope::tsdb {
 namespace {
@@ -59,6 +60,20 @@ Client::Client(ClientOptions options) : options_(std::move(options)) {
                                 : !options_.basic_auth.empty() ? "basic auth"
                                                                : "no credentials";
   }
+  // The token, and "user:password" (sent as its base64) with the password alone.
+  secrets_ = {options_.bearer_token, options_.basic_auth};
+  if (const auto colon = options_.basic_auth.find(':'); colon != std::string::npos) {
+    secrets_.push_back(options_.basic_auth.substr(colon + 1));
+  }
+}
+
+std::string Client::server_words(std::string_view text) const {
+  return util::redact_secrets(text, secrets_);
+}
+
+std::string Client::body_words(const std::string& body) const {
+  // Blanked before the cut, so a secret across the 200th character is not half shown.
+  return http::body_excerpt(server_words(std::string_view(body).substr(0, 64 * 1024)));
 }
 
 std::string Client::server_name() const {
@@ -112,7 +127,7 @@ http::Response Client::send(const http::Request& request, const std::string& que
             ? fmt::format("{} answered with more than {} MiB{}", server_name(),
                           options_.max_body >> 20, query.empty() ? "" : " for " + shortened(query))
             : fmt::format("no answer from {}", request.url.substr(0, request.url.find('?')));
-    throw Error(what, f.reason(), f.hint());
+    throw Error(what, server_words(f.reason()), f.hint());
   }
 }
 
@@ -127,7 +142,7 @@ void Client::fail_status(const http::Response& r, const std::string& path,
         "GPUSCOPE_PROMETHEUS_BEARER_TOKEN_FILE / GPUSCOPE_PROMETHEUS_BASIC_AUTH_FILE) "
         "to a file holding what this server accepts");
   }
-  const std::string excerpt = http::body_excerpt(r.body);
+  const std::string excerpt = body_words(r.body);
   throw Error(fmt::format("{} answered HTTP {} to {}", server_name(), r.status, asked),
               excerpt.empty() ? "no words" : excerpt, status_hint(r.status));
 }
@@ -143,18 +158,19 @@ nlohmann::json Client::call(const std::string& path, const Fields& fields,
     doc = answer_document(r.body);
   } catch (const AnswerShapeError& e) {
     if (r.status != 200) fail_status(r, path, query);
-    throw Error(fmt::format("{} answered {} with something else than the Prometheus API's JSON",
-                            server_name(), path),
-                fmt::format("{}; {}: {}", e.what,
-                            r.content_type.empty() ? "no content type" : r.content_type,
-                            http::body_excerpt(r.body)),
-                "check the URL: a proxy's login page or another service answers there");
+    throw Error(
+        fmt::format("{} answered {} with something else than the Prometheus API's JSON",
+                    server_name(), path),
+        server_words(fmt::format("{}; {}: {}", e.what,
+                                 r.content_type.empty() ? "no content type" : r.content_type,
+                                 body_words(r.body))),
+        "check the URL: a proxy's login page or another service answers there");
   }
   if (const auto error = answer_error(doc)) {
     const std::string what =
         fmt::format("{} refused {}{}", server_name(), path,
                     query.empty() ? "" : fmt::format(" of `{}`", shortened(query)));
-    const std::string why = fmt::format("{}: {}", error->type, error->message);
+    const std::string why = server_words(fmt::format("{}: {}", error->type, error->message));
     if (is_limit_error(*error)) throw LimitError(what, why, "ask for fewer points");
     throw Error(what, why, "check the query; the server's words are above");
   }
@@ -165,7 +181,7 @@ nlohmann::json Client::call(const std::string& path, const Fields& fields,
 
 void Client::add_warnings(const std::vector<std::string>& found) {
   for (const auto& w : found) {
-    const std::string said = fmt::format("{}: {}", options_.url, w);
+    const std::string said = fmt::format("{}: {}", options_.url, server_words(w));
     if (std::find(warnings_.begin(), warnings_.end(), said) == warnings_.end()) {
       warnings_.push_back(said);
     }

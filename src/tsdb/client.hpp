@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,8 +81,14 @@ class Client : public Source {
                                 const std::string& query) const;
   void add_warnings(const std::vector<std::string>& found);
   std::string server_name() const;
+  // What the server (or a proxy in front of it) said, fit for a message: the credentials sent
+  // blanked wherever they are echoed (util/secret_text).
+  std::string server_words(std::string_view text) const;
+  // The first 200 characters of an answer's body, server_words'd before they are cut.
+  std::string body_words(const std::string& body) const;
 
   ClientOptions options_;
+  std::vector<std::string> secrets_;  // what server_words blanks
   std::optional<ServerInfo> info_;
   std::int64_t server_max_points_ = kPrometheusMaxPointsPerSeriesDefault;
   std::int64_t server_max_samples_ = 50'000'000;

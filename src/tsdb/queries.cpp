@@ -74,7 +74,7 @@ std::vector<Labels> Client::series(const std::string& selector, const Window& wi
     return series_answer(doc);
   } catch (const AnswerShapeError& e) {
     throw Error(fmt::format("{} answered /api/v1/series in an unknown shape", server_name()),
-                e.what, "check the URL: is it a Prometheus-API server?");
+                server_words(e.what), "check the URL: is it a Prometheus-API server?");
   }
 }
 
@@ -107,7 +107,7 @@ std::vector<Series> Client::raw_victoria_metrics(const std::string& selector, co
   if (!reader.unparsed.empty()) {
     throw Error(fmt::format("{} answered /api/v1/export with something else than export lines",
                             server_name()),
-                reader.why + ": " + http::body_excerpt(reader.unparsed),
+                server_words(reader.why) + ": " + body_words(reader.unparsed),
                 "check the URL: a proxy's login page or another service answers there");
   }
   return joiner.take();
@@ -136,8 +136,8 @@ std::vector<Series> Client::raw_prometheus(const std::string& selector, const Wi
       piece = std::max<std::int64_t>(1000, piece / 4);
       continue;
     } catch (const AnswerShapeError& e) {
-      throw Error(fmt::format("{} answered a query in an unknown shape", server_name()), e.what,
-                  "check the URL: is it a Prometheus-API server?");
+      throw Error(fmt::format("{} answered a query in an unknown shape", server_name()),
+                  server_words(e.what), "check the URL: is it a Prometheus-API server?");
     }
     const std::size_t before = joiner.points();
     for (auto& s : answer.series) joiner.add(std::move(s), window.start_ms);
@@ -175,8 +175,8 @@ std::vector<Series> Client::range_piece(const std::string& expr, const Window& p
     }
     return out;
   } catch (const AnswerShapeError& e) {
-    throw Error(fmt::format("{} answered a range query in an unknown shape", server_name()), e.what,
-                "check the URL: is it a Prometheus-API server?");
+    throw Error(fmt::format("{} answered a range query in an unknown shape", server_name()),
+                server_words(e.what), "check the URL: is it a Prometheus-API server?");
   }
 }
 
@@ -198,8 +198,8 @@ std::vector<Series> Client::instant(const std::string& expr, std::int64_t time_m
     return query_answer(call("/api/v1/query", {{"query", expr}, {"time", api_time(time_ms)}}, expr))
         .series;
   } catch (const AnswerShapeError& e) {
-    throw Error(fmt::format("{} answered a query in an unknown shape", server_name()), e.what,
-                "check the URL: is it a Prometheus-API server?");
+    throw Error(fmt::format("{} answered a query in an unknown shape", server_name()),
+                server_words(e.what), "check the URL: is it a Prometheus-API server?");
   }
 }
 

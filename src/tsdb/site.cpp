@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "util/secret_text.hpp"
 #include "util/small_file.hpp"
 
 namespace gpuscope::tsdb {
@@ -57,18 +60,40 @@ void set_key(Site& site, const std::string& key, const std::string& value,
 }
 
 void check_url(const Site& site) {
+  // Credentials first, whatever the scheme and however the password is spelled ('/', '#', '@'
+  // in it), and never the URL itself in the message: it holds them.
+  if (util::url_has_credentials(site.url)) {
+    throw Error::usage(fmt::format("the Prometheus URL from {} ({}) carries credentials",
+                                   site.url_from, util::url_without_credentials(site.url)),
+                       "a URL is printed in messages and seen on command lines",
+                       "put them in a file named by basic_auth_file (user:password) instead");
+  }
   const auto scheme = site.url.find("://");
-  if (site.url.rfind("http://", 0) != 0 && site.url.rfind("https://", 0) != 0) {
+  std::string lower = site.url.substr(0, scheme == std::string::npos ? 0 : scheme + 3);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower != "http://" && lower != "https://") {
     throw Error::usage(fmt::format("the Prometheus URL \"{}\" (from {}) is not an http:// or "
                                    "https:// URL",
                                    site.url, site.url_from),
                        "", "give the API's base, e.g. http://prometheus:9090");
   }
-  const auto authority_end = site.url.find_first_of("/?#", scheme + 3);
-  if (site.url.substr(scheme + 3, authority_end - scheme - 3).find('@') != std::string::npos) {
-    throw Error::usage(fmt::format("the Prometheus URL from {} carries credentials", site.url_from),
-                       "a URL is printed in messages and seen on command lines",
-                       "put them in a file named by basic_auth_file (user:password) instead");
+}
+
+// The configuration file says where the credentials are sent (`url`): one that others may change
+// would let them send the token to their own server. Refused as a credentials file is.
+void check_config_modes(const std::string& path, bool required) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    throw Error::usage(fmt::format("cannot read the configuration file {}", path),
+                       std::strerror(errno),
+                       required ? "check GPUSCOPE_CONFIG" : "fix the file or remove it");
+  }
+  if ((st.st_mode & (S_IWOTH | S_IWGRP)) != 0) {
+    throw Error::usage(
+        fmt::format("the configuration file {} may be changed by other users (mode {:o})", path,
+                    st.st_mode & 0777),
+        "its url decides where the credentials are sent", fmt::format("chmod go-w {}", path));
   }
 }
 
@@ -141,6 +166,7 @@ Site find_site(const std::optional<std::string>& url_option, const util::EnvLook
   Site site;
   bool required = false;
   if (const auto file = config_file_of(env, system_file, required)) {
+    check_config_modes(*file, required);
     const auto text = util::read_small_file(*file, 64 * 1024);
     if (!text) {
       throw Error::usage(fmt::format("cannot read the configuration file {}", *file),

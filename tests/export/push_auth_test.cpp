@@ -7,7 +7,10 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "export/curl_transport.hpp"
+#include "support/echo_proxy.hpp"
 #include "support/temp_dir.hpp"
+#include "util/secret_text.hpp"
 
 namespace gpuscope::exporter {
 namespace {
@@ -75,6 +78,28 @@ std::string tls_error(const PushTls& tls) {
     return e.what();
   }
   return {};
+}
+
+// Before: only the password itself was blanked, so a proxy echoing the basic auth header
+// (base64 of user:password) had it printed in the push's warning.
+TEST(PushAuthTest, CredentialsEchoedByAProxyAreBlanked) {
+  gpuscope::testing::EchoProxy proxy;
+  PushAuth basic;
+  basic.kind = PushAuth::Kind::Basic;
+  basic.user = "alice";
+  basic.secret = "pa/ss#word";
+  const PushResult r = CurlTransport(proxy.url(), basic).post("up 1\n");
+  EXPECT_EQ(r.outcome, PushResult::Outcome::Retry);
+  EXPECT_NE(r.detail.find("HTTP 502: upstream refused: Authorization: Basic [secret]"),
+            std::string::npos)
+      << r.detail;
+  EXPECT_EQ(r.detail.find(util::base64("alice:pa/ss#word")), std::string::npos) << r.detail;
+  PushAuth bearer;
+  bearer.kind = PushAuth::Kind::Bearer;
+  bearer.secret = "t0ken-s3cret";
+  const PushResult b = CurlTransport(proxy.url(), bearer).post("up 1\n");
+  EXPECT_NE(b.detail.find("Authorization: Bearer [secret]"), std::string::npos) << b.detail;
+  EXPECT_EQ(b.detail.find("t0ken-s3cret"), std::string::npos) << b.detail;
 }
 
 TEST(PushTlsTest, ReadablePemFilesPass) {

@@ -14,7 +14,9 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "support/echo_proxy.hpp"
 #include "tsdb/client.hpp"
+#include "util/secret_text.hpp"
 
 namespace gpuscope::tsdb {
 namespace {
@@ -155,6 +157,42 @@ TEST(ClientHttp, BearerTokenGoesInTheAuthorizationHeader) {
   EXPECT_EQ(refused.find("stale"), std::string::npos);  // never the secret
   EXPECT_HAS(message_of([&] { Client(options_at(server.url())).instant("up", 0); }),
              "sent: no credentials");
+}
+
+// Before: the error body's excerpt was printed as it came, token or base64 user:password in it.
+TEST(ClientHttp, CredentialsEchoedByAProxyAreNeverPrinted) {
+  gpuscope::testing::EchoProxy proxy;
+  ClientOptions bearer = options_at(proxy.url());
+  bearer.retry.max_attempts = 1;
+  bearer.bearer_token = "t0ken-s3cret";
+  std::string m = message_of([&] { Client(bearer).instant("up", 0); });
+  EXPECT_HAS(m, "answered HTTP 502");
+  EXPECT_HAS(m, "Authorization: Bearer [secret]");
+  EXPECT_EQ(m.find("t0ken-s3cret"), std::string::npos) << m;
+
+  ClientOptions basic = options_at(proxy.url());
+  basic.retry.max_attempts = 1;
+  basic.basic_auth = "alice:pa/ss#word";
+  m = message_of([&] { Client(basic).instant("up", 0); });
+  EXPECT_HAS(m, "Authorization: Basic [secret]");
+  EXPECT_EQ(m.find(util::base64("alice:pa/ss#word")), std::string::npos) << m;
+  EXPECT_EQ(m.find("pa/ss"), std::string::npos) << m;
+
+  // A server's own error words that quote the token.
+  FakeServer server([](httplib::Server& s) {
+    s.Post("/api/v1/query", [](const httplib::Request& req, httplib::Response& res) {
+      res.status = 400;
+      res.set_content(json{{"status", "error"},
+                           {"errorType", "bad_data"},
+                           {"error", "unexpected " + req.get_header_value("Authorization")}}
+                          .dump(),
+                      "application/json");
+    });
+  });
+  bearer.url = server.url();
+  m = message_of([&] { Client(bearer).instant("up", 0); });
+  EXPECT_HAS(m, "bad_data: unexpected Bearer [secret]");
+  EXPECT_EQ(m.find("t0ken-s3cret"), std::string::npos) << m;
 }
 
 TEST(ClientHttp, ConnectionRefusedSaysTheUrl) {

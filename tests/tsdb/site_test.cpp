@@ -141,6 +141,50 @@ TEST(Site, MissingUrlAndBadUrlsAreErrors) {
             std::string::npos);
 }
 
+TEST(Site, CredentialsInTheUrlAreRefusedHoweverSpelled) {
+  TempDir dir;
+  const auto none = env_of({{"HOME", dir.file("home")}});
+  // Before: an upper-case or other scheme was refused with the URL (password and all) in the
+  // message, and a password holding '/' or '#' hid the '@' from the check, so the URL passed
+  // and was printed in every later message.
+  for (const char* url : {"HTTP://alice:s3cret@host:9090", "ftp://alice:s3cret@host",
+                          "http://alice:s3/cret@host:9090", "http://alice:s3#cret@host:9090",
+                          "https://alice:s3?cret@host", "alice:s3cret@host:9090"}) {
+    const std::string m =
+        message_of([&] { find_site(std::string(url), none, "--url", dir.file("no.conf")); });
+    EXPECT_NE(m.find("carries credentials"), std::string::npos) << url << ": " << m;
+    EXPECT_EQ(m.find("s3"), std::string::npos) << m;
+    EXPECT_EQ(m.find("cret"), std::string::npos) << m;
+  }
+  // The scheme's case does not matter otherwise.
+  EXPECT_EQ(find_site(std::string("HTTPS://host:9090"), none, "--url", dir.file("no.conf")).url,
+            "HTTPS://host:9090");
+}
+
+TEST(Site, AConfigurationFileOthersMayChangeIsRefused) {
+  TempDir dir;
+  write(dir.file("token"), "s3cret-token\n", 0600);
+  const std::string text = "url = http://h:1\nbearer_token_file = " + dir.file("token") + "\n";
+  const auto env = env_of({{"GPUSCOPE_CONFIG", dir.file("c.conf")}});
+  for (const mode_t mode : {0666U, 0646U, 0620U}) {
+    write(dir.file("c.conf"), text, mode);
+    const std::string m =
+        message_of([&] { find_site(std::nullopt, env, "--url", "/nonexistent"); });
+    EXPECT_NE(m.find("may be changed by other users"), std::string::npos) << mode << ": " << m;
+    EXPECT_NE(m.find("chmod go-w " + dir.file("c.conf")), std::string::npos) << m;
+  }
+  // Readable by all is fine: it names the credentials file, it does not hold the secret.
+  write(dir.file("c.conf"), text, 0644);
+  EXPECT_EQ(find_site(std::nullopt, env, "--url", "/nonexistent").url, "http://h:1");
+  // The system's file too, when it is the one found.
+  write(dir.file("etc.conf"), text, 0664);
+  EXPECT_NE(message_of([&] {
+              find_site(std::nullopt, env_of({{"HOME", dir.file("home")}}), "--url",
+                        dir.file("etc.conf"));
+            }).find("may be changed by other users"),
+            std::string::npos);
+}
+
 TEST(Site, CredentialsFromPrivateFilesOnly) {
   TempDir dir;
   write(dir.file("token"), "s3cret-token\n", 0600);
