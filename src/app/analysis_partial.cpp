@@ -1,16 +1,23 @@
 #include "app/analysis_partial.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <sstream>
 #include <thread>
 
 #include "analyze/partial_codec.hpp"
 #include "core/error.hpp"
 #include "util/environment.hpp"
 #include "util/number_text.hpp"
-#include "util/small_file.hpp"
 
 namespace gpuscope::app {
 namespace {
@@ -33,7 +40,7 @@ PartialTask checked(unsigned index, unsigned count, const std::string& from) {
     throw Error::usage(fmt::format("task {} of {} ({}) is not a task", index, count, from), {},
                        "tasks are numbered 0 to N-1 of N");
   }
-  return {index, count};
+  return {index, count, {}};
 }
 
 void put_check(PartWriter& out, const TimeCheck& c) {
@@ -54,6 +61,95 @@ TimeCheck get_check(PartReader& in) {
   c.largest_step_s = in.f64();
   c.first_step_at_s = in.f64();
   return c;
+}
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
+}
+
+[[noreturn]] void not_regular(const fs::path& path, const std::string& kind) {
+  throw Error(fmt::format("{} is {}, not a regular file", path.string(), kind),
+              "a task's file in the --partial directory is always a regular file gpuscope writes; "
+              "something else took its name",
+              "remove it, or give --partial a directory of its own");
+}
+
+// `path` open to read, or nullptr when there is none. O_NOFOLLOW: a link is refused; O_NONBLOCK:
+// a FIFO cannot block the open (and so the timeout); anything but a regular file is refused.
+PartialDirectory::InputFile open_regular(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ENOENT) return nullptr;
+    if (error == ELOOP) not_regular(path, "a symbolic link");
+    throw Error(fmt::format("cannot read {}", path.string()), std::strerror(error),
+                "check that every task may read the --partial directory");
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const std::string kind = kind_of(st.st_mode);
+    ::close(fd);
+    not_regular(path, kind);
+  }
+  std::FILE* file = ::fdopen(fd, "rb");
+  if (file == nullptr) {
+    const int error = errno;
+    ::close(fd);
+    throw Error(fmt::format("cannot read {}", path.string()), std::strerror(error));
+  }
+  return PartialDirectory::InputFile(file);
+}
+
+// The rest of `in`, at most `limit` bytes of it.
+std::string rest_of(std::FILE* in, std::size_t limit) {
+  std::string out;
+  char buffer[65536];
+  while (out.size() < limit) {
+    const std::size_t n = std::fread(buffer, 1, std::min(sizeof buffer, limit - out.size()), in);
+    if (n == 0) break;
+    out.append(buffer, n);
+  }
+  return out;
+}
+
+// A failure file's first line: the magic, "failed", the fingerprint, the launch ("-": none) and
+// the tasks that caused it ("-": none, else "0,3").
+std::string failure_head(std::uint64_t fingerprint, const std::string& launch,
+                         const std::set<unsigned>& caused_by) {
+  return fmt::format("{} failed {:016x} {} {}", kMagic, fingerprint, launch.empty() ? "-" : launch,
+                     caused_by.empty() ? "-" : fmt::format("{}", fmt::join(caused_by, ",")));
+}
+
+// A launcher's name for this start of the tasks, as one word.
+std::string launch_word(const std::string& kind, const std::string& id) {
+  if (id.empty()) return {};
+  std::string out = kind + ":" + id;
+  for (char& c : out) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && std::strchr("._:@-", c) == nullptr) {
+      c = '_';
+    }
+  }
+  return out;
+}
+
+std::string launch_of(const char* rank_name) {
+  const std::string name = rank_name;
+  if (name == "SLURM_PROCID") {
+    const std::string job = util::environment_or_empty("SLURM_JOB_ID");
+    const std::string step = util::environment_or_empty("SLURM_STEP_ID");
+    return job.empty() || step.empty() ? std::string() : launch_word("slurm", job + "." + step);
+  }
+  if (name == "OMPI_COMM_WORLD_RANK") {
+    const std::string space = util::environment_or_empty("PMIX_NAMESPACE");
+    if (!space.empty()) return launch_word("pmix", space);
+    return launch_word("ompi", util::environment_or_empty("OMPI_MCA_ess_base_jobid"));
+  }
+  return {};  // PMI_RANK: Hydra's environment names no launch
 }
 
 // One record of a part file: a tag, the length of its body, its body.
@@ -89,7 +185,9 @@ PartialTask partial_task(const std::optional<std::string>& given) {
       throw Error::usage(
           fmt::format("{}={} and {}={} are not task numbers", rank_name, rank, size_name, size));
     }
-    return checked(*index, *count, fmt::format("{} and {}", rank_name, size_name));
+    PartialTask task = checked(*index, *count, fmt::format("{} and {}", rank_name, size_name));
+    task.launch = launch_of(rank_name);
+    return task;
   }
   throw Error::usage("--partial needs to know which task this is", {},
                      "start the tasks with srun (or mpirun), or give --task R/N");
@@ -166,43 +264,89 @@ void PartialDirectory::publish(const std::string& kind, const std::string& bytes
   }
 }
 
-void PartialDirectory::check_failures() const {
+bool PartialDirectory::believed(const std::string& head, std::set<unsigned>& caused_by) const {
+  std::istringstream words(head);
+  std::string magic, failed, fingerprint, launch, causes, extra;
+  if (!(words >> magic >> failed >> fingerprint >> launch >> causes) || (words >> extra)) {
+    return false;  // not a failure file of this gpuscope (an older one wrote the message only)
+  }
+  if (magic != kMagic || failed != "failed" ||
+      fingerprint != fmt::format("{:016x}", fingerprint_) ||
+      launch != (task_.launch.empty() ? "-" : task_.launch)) {
+    return false;  // another analysis', or another start of the tasks'
+  }
+  for (std::size_t at = 0; causes != "-" && at < causes.size();) {
+    const std::size_t comma = std::min(causes.find(',', at), causes.size());
+    const auto task = number(std::string_view(causes).substr(at, comma - at));
+    if (!task) return false;
+    caused_by.insert(*task);
+    at = comma + 1;
+  }
+  // Tasks of one srun step are of one run; without a launch's name, a failure this task caused
+  // (it never came, or it failed) is of an earlier run: this task is here and has not failed.
+  return !task_.launch.empty() || caused_by.count(task_.index) == 0;
+}
+
+void PartialDirectory::check_failures(std::string& ignored) const {
   for (unsigned r = 0; r < task_.count; ++r) {
-    std::error_code error;
-    if (r == task_.index || !fs::exists(file("failed", r), error)) continue;
-    const auto text = util::read_small_file(file("failed", r).string(), 64 * 1024);
-    std::string why = text ? *text : std::string("(its message could not be read)");
+    if (r == task_.index) continue;
+    const fs::path path = file("failed", r);
+    const InputFile in = open_regular(path);
+    if (!in) continue;
+    const std::string text = rest_of(in.get(), 64 * 1024);
+    const std::size_t newline = std::min(text.find('\n'), text.size());
+    std::set<unsigned> caused_by;
+    if (!believed(text.substr(0, newline), caused_by)) {
+      ignored =
+          fmt::format("{} is an earlier run's or another analysis' (not believed)", path.string());
+      continue;
+    }
+    std::string why = newline < text.size() ? text.substr(newline + 1) : std::string();
     while (!why.empty() && why.back() == '\n') why.pop_back();
-    throw Error(fmt::format("task {} of {} of the distributed analysis failed", r, task_.count),
-                why, "fix what it says and start all the tasks again");
+    caused_by.insert(r);
+    caused_by_ = caused_by;
+    throw Error(
+        fmt::format("task {} of {} of the distributed analysis failed", r, task_.count), why,
+        task_.launch.empty()
+            ? fmt::format("fix what it says, remove {}/failed-*-of-{}.txt (with --task nothing "
+                          "tells an earlier run's failure from this run's) and start all the "
+                          "tasks again",
+                          dir_.string(), task_.count)
+            : "fix what it says and start all the tasks again");
   }
 }
 
-std::unique_ptr<std::ifstream> PartialDirectory::wait_for(const std::string& kind,
-                                                          unsigned task) const {
+PartialDirectory::InputFile PartialDirectory::wait_for(const std::string& kind,
+                                                       unsigned task) const {
   const fs::path path = file(kind, task);
   const std::string expected = header(kind);
   const auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::milliseconds(20);
   bool other_analysis = false;
+  std::string ignored;  // a failure file not believed, said if the task never comes
   for (;;) {
-    check_failures();
-    auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
-    if (*in) {
+    check_failures(ignored);
+    if (InputFile in = open_regular(path)) {
       std::string head(expected.size(), '\0');
-      in->read(head.data(), static_cast<std::streamsize>(head.size()));
-      if (*in && head == expected) return in;
+      if (std::fread(head.data(), 1, head.size(), in.get()) == head.size() && head == expected) {
+        return in;
+      }
       other_analysis = true;  // an earlier analysis' file, until that task replaces it
     }
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited > timeout_s_) {
+      caused_by_ = {task};
+      std::string why = other_analysis
+                            ? fmt::format(
+                                  "{} is from another analysis (other inputs, options or "
+                                  "build)",
+                                  path.string())
+                            : std::string("that task was not started, or died without a word");
+      if (!ignored.empty()) why += "; " + ignored;
       throw Error(fmt::format("no {} from task {} of {} in {} after {:.0f} s", kind, task,
                               task_.count, dir_.string(), waited),
-                  other_analysis
-                      ? fmt::format("{} is from another analysis (other inputs, options or build)",
-                                    path.string())
-                      : "that task was not started, or died without a word",
+                  why,
                   "start all the tasks together (srun -n N ...), in an empty directory, or raise "
                   "--partial-timeout");
     }
@@ -212,8 +356,16 @@ std::unique_ptr<std::ifstream> PartialDirectory::wait_for(const std::string& kin
 }
 
 std::string PartialDirectory::read_whole(const std::string& kind, unsigned task) const {
-  auto in = wait_for(kind, task);
-  return std::string(std::istreambuf_iterator<char>(*in), std::istreambuf_iterator<char>());
+  const InputFile in = wait_for(kind, task);
+  std::string out;
+  char buffer[65536];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, in.get())) > 0;) {
+    out.append(buffer, n);
+  }
+  if (std::ferror(in.get()) != 0) {
+    throw Error(fmt::format("cannot read {}", file(kind, task).string()), std::strerror(errno));
+  }
+  return out;
 }
 
 void PartialDirectory::write_context(const std::optional<IntensitySeries>& grid) const {
@@ -326,18 +478,19 @@ void PartialDirectory::read_parts(
     const std::function<void(analyze::OverallCounts&&)>& counts) const {
   for (unsigned r = 0; r < task_.count; ++r) {
     const std::string name = file("part", r).string();
-    const auto in = wait_for("part", r);
+    const InputFile in = wait_for("part", r);
     std::uint64_t devices = 0;
     for (bool end = false; !end;) {
       char tag = 0;
       std::uint64_t size = 0;
-      in->get(tag);
-      in->read(reinterpret_cast<char*>(&size), sizeof size);
-      if (!*in || size > (std::uint64_t{1} << 32))
+      if (std::fread(&tag, 1, 1, in.get()) != 1 ||
+          std::fread(&size, sizeof size, 1, in.get()) != 1 || size > (std::uint64_t{1} << 32)) {
         PartReader({}, name).damaged("a record is cut off");
+      }
       std::string body(size, '\0');
-      in->read(body.data(), static_cast<std::streamsize>(size));
-      if (!*in) PartReader({}, name).damaged("a record is cut off");
+      if (std::fread(body.data(), 1, size, in.get()) != size) {
+        PartReader({}, name).damaged("a record is cut off");
+      }
       PartReader reader(body, name);
       if (tag == 'D') {
         DeviceShare share;
@@ -362,7 +515,8 @@ void PartialDirectory::read_parts(
 void PartialDirectory::fail(const std::string& message) const noexcept {
   try {
     util::AtomicFile out(file("failed", task_.index));
-    if (!out.open() && !out.write(message + "\n")) (void)out.commit();
+    const std::string head = failure_head(fingerprint_, task_.launch, caused_by_);
+    if (!out.open() && !out.write(head + "\n" + message + "\n")) (void)out.commit();
   } catch (...) {  // the task fails anyway: its own message is what matters
   }
 }

@@ -7,19 +7,25 @@
 //                         every task adds them all, so all agree on the trimming window;
 //   part-R-of-N.bin       task R's pass 2: each of its GPUs' prepared part, in GPU order, and the
 //                         sketches and counts of them all;
-//   failed-R-of-N.txt     task R failed, and why: the others stop waiting and say so.
+//   failed-R-of-N.txt     task R failed, and why: the others stop waiting and say so. It
+//                         carries the same fingerprint, the launch (srun's job and step) and
+//                         the tasks whose failure or absence caused it, so a failure of an
+//                         earlier run is not believed by this one (PartialDirectory::believed).
 // Task 0 adds the parts in task order, which is GPU order, and prints what one `analyze` of the
 // same files prints, to the bit. Each file is written under a temporary name and renamed, so a
 // file that exists is whole; each carries a fingerprint of the inputs and options, so a file of
-// another analysis is never read as this one's.
+// another analysis is never read as this one's. A file is opened without following a link and
+// without blocking (O_NOFOLLOW | O_NONBLOCK): anything but a regular file under a task's name (a
+// FIFO, a link, a device) is refused with its name, never waited on.
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,10 +41,14 @@ namespace gpuscope::app {
 struct PartialTask {
   unsigned index = 0;
   unsigned count = 1;
+  // Which start of the tasks this is, where the launcher says ("slurm 812.3": srun's job and
+  // step; "pmix NAMESPACE": Open MPI's); empty with --task, or a launcher that does not say.
+  std::string launch;
 };
 
 // `given` ("R/N", from --task), else the launcher's environment (SLURM_PROCID/SLURM_NTASKS,
 // Open MPI's OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE). Throws Error::usage without either.
+// The launch is read from the environment only when the task number is too.
 PartialTask partial_task(const std::optional<std::string>& given);
 
 // The files task `task` reads the samples of: a contiguous share of `files` (the first tasks
@@ -91,20 +101,32 @@ class PartialDirectory {
   // Tells the others this task failed (they stop waiting and say why).
   void fail(const std::string& message) const noexcept;
 
+  struct FileCloser {
+    void operator()(std::FILE* file) const noexcept { (void)std::fclose(file); }
+  };
+  using InputFile = std::unique_ptr<std::FILE, FileCloser>;
+
  private:
   std::filesystem::path file(const std::string& kind, unsigned task) const;
   std::string header(const std::string& kind) const;
   // Waits until task `task`'s file of `kind` exists with this analysis' fingerprint; returns
   // it open after its header (for reading record by record), or its bytes after the header.
-  std::unique_ptr<std::ifstream> wait_for(const std::string& kind, unsigned task) const;
+  InputFile wait_for(const std::string& kind, unsigned task) const;
   std::string read_whole(const std::string& kind, unsigned task) const;
-  void check_failures() const;
+  // Throws when another task of this run failed; notes a failure file it does not believe.
+  void check_failures(std::string& ignored) const;
+  // Whether task `task`'s failure file, whose first line is `head`, is this run's: the same
+  // fingerprint; the same launch where either names one; and, with no launch to tell runs apart
+  // (--task), not caused by this task (alive, so that failure was of an earlier run).
+  bool believed(const std::string& head, std::set<unsigned>& caused_by) const;
   void publish(const std::string& kind, const std::string& bytes) const;
 
   std::filesystem::path dir_;
   PartialTask task_;
   std::uint64_t fingerprint_ = 0;
   double timeout_s_ = 3600;
+  // The tasks whose failure or absence this task's failure comes from (written by fail()).
+  mutable std::set<unsigned> caused_by_;
   std::unique_ptr<util::AtomicFile> part_;  // this task's pass 2 so far, under a temporary name
   analyze::OverallCounts counts_;
   std::uint64_t devices_ = 0;

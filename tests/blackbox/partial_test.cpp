@@ -2,12 +2,16 @@
 // tasks started together, meeting in a directory, print on task 0 exactly what one `analyze` of
 // the same files prints, for random task counts, with phases, MIG instances and DCGM sources in
 // the files; and what goes wrong: a task that never comes, a task that failed, a damaged part,
-// another analysis' files, bad task numbers.
+// another analysis' files, an earlier run's failures, a FIFO or a link under a task's file
+// name, bad task numbers.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "support/process.hpp"
 
@@ -117,17 +121,104 @@ TEST_F(Distributed, ATaskThatNeverComesIsNamedAfterTheTimeout) {
   EXPECT_TRUE(std::filesystem::exists(dir_.file("parts/failed-0-of-3.txt")));
 }
 
-TEST_F(Distributed, AFailedTaskStopsTheOthersWithItsReason) {
+TEST_F(Distributed, AFailedTaskStopsTheOthersOfItsLaunchWithItsReason) {
+  const std::string parts = dir_.file("parts");
+  auto slurm = [](const std::string& rank, const std::string& step) {
+    return std::map<std::string, std::string>{{"SLURM_PROCID", rank},
+                                              {"SLURM_NTASKS", "2"},
+                                              {"SLURM_JOB_ID", "41"},
+                                              {"SLURM_STEP_ID", step}};
+  };
+  // Task 1 of srun step 41.0 fails (task 0 never came); task 0 of the same step stops with its
+  // reason at once.
+  const ProcessResult one = run_gpuscope(
+      {"analyze", runs(), "--partial", parts, "--partial-timeout", "1"}, slurm("1", "0"));
+  ASSERT_EQ(one.exit_code, 1) << one.err;
+  const ProcessResult zero = run_gpuscope(
+      {"analyze", runs(), "--partial", parts, "--partial-timeout", "60"}, slurm("0", "0"));
+  EXPECT_EQ(zero.exit_code, 1);
+  EXPECT_NE(zero.err.find("task 1 of 2 of the distributed analysis failed (on "), std::string::npos)
+      << zero.err;
+  EXPECT_NE(zero.err.find(": no context from task 0 of 2 in "), std::string::npos) << zero.err;
+  // Task 0 of the next step (41.1) does not believe step 41.0's failure: it waits for task 1.
+  const ProcessResult next = run_gpuscope(
+      {"analyze", runs(), "--partial", parts, "--partial-timeout", "1"}, slurm("0", "1"));
+  EXPECT_EQ(next.exit_code, 1);
+  EXPECT_NE(next.err.find("no activity from task 1 of 2"), std::string::npos) << next.err;
+  EXPECT_NE(next.err.find("failed-1-of-2.txt is an earlier run's or another analysis' (not "
+                          "believed)"),
+            std::string::npos)
+      << next.err;
+}
+
+TEST_F(Distributed, AFailureFileWithoutThisAnalysisFingerprintIsNotBelieved) {
+  // What an older gpuscope wrote (the message alone), or anyone: never taken for this run's.
   std::filesystem::create_directories(dir_.file("parts"));
   std::ofstream(dir_.file("parts/failed-1-of-2.txt"))
       << "on n2: cannot read rank3.db (I/O error)\n";
-  const ProcessResult r =
-      run_gpuscope({"analyze", runs(), "--partial", dir_.file("parts"), "--task", "0/2"});
+  const ProcessResult r = run_gpuscope({"analyze", runs(), "--partial", dir_.file("parts"),
+                                        "--task", "0/2", "--partial-timeout", "1"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("task 1 of 2 of the distributed analysis failed (on n2: cannot read "
-                       "rank3.db (I/O error))"),
-            std::string::npos)
-      << r.err;
+  EXPECT_EQ(r.err.find("I/O error"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no activity from task 1 of 2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(not believed)"), std::string::npos) << r.err;
+}
+
+TEST_F(Distributed, AnEarlierRunsFailureDoesNotFailAStaggeredRun) {
+  const ProcessResult one = run_gpuscope({"analyze", "--json", runs()});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  // An earlier run with --task: task `alone` came alone and failed (the other never came).
+  // Then the same analysis again, task `alone` started 0.3 s after the other: the other must
+  // not stop on the earlier run's failure file, which names it as the cause.
+  for (const unsigned alone : {1U, 0U}) {
+    const std::string parts = dir_.file("parts" + std::to_string(alone));
+    const ProcessResult earlier = run_gpuscope({"analyze", "--json", runs(), "--partial", parts,
+                                                "--task", fmt(alone, 2), "--partial-timeout", "1"});
+    ASSERT_EQ(earlier.exit_code, 1) << earlier.err;
+    ASSERT_TRUE(std::filesystem::exists(parts + "/failed-" + std::to_string(alone) + "-of-2.txt"));
+    const unsigned first = 1 - alone;
+    auto task = [&](unsigned r) {
+      return start_gpuscope({"analyze", "--json", runs(), "--partial", parts, "--task", fmt(r, 2)},
+                            {}, out(r), err(r));
+    };
+    auto started_first = task(first);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto started_second = task(alone);
+    EXPECT_EQ(started_first->wait(), 0) << "task " << first << ": " << read_file(err(first));
+    EXPECT_EQ(started_second->wait(), 0) << "task " << alone << ": " << read_file(err(alone));
+    EXPECT_TRUE(read_file(out(0)) == one.out) << "task 0 printed another analysis";
+  }
+}
+
+TEST_F(Distributed, AFifoOrALinkUnderATasksNameIsRefusedNotWaitedOn) {
+  // A FIFO would block the open for ever, past --partial-timeout: refused at once instead.
+  struct Case {
+    std::string name;
+    bool fifo;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"activity-1-of-2.bin", true, "activity-1-of-2.bin is a FIFO, not a regular file"},
+      {"failed-1-of-2.txt", true, "failed-1-of-2.txt is a FIFO, not a regular file"},
+      {"activity-1-of-2.bin", false, "activity-1-of-2.bin is a symbolic link, not a regular file"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string parts = dir_.file("parts" + std::to_string(i));
+    std::filesystem::create_directories(parts);
+    const std::string path = parts + "/" + cases[i].name;
+    if (cases[i].fifo) {
+      ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+    } else {
+      std::filesystem::create_symlink("/dev/zero", path);
+    }
+    // `timeout` stands for the user's patience: a task that hangs is killed (137), not waited on.
+    const ProcessResult r =
+        run_process({"timeout", "-s", "KILL", "60", GPUSCOPE_TEST_BINARY, "analyze", runs(),
+                     "--partial", parts, "--task", "0/2", "--partial-timeout", "30"});
+    EXPECT_EQ(r.exit_code, 1) << cases[i].name << ": " << r.err;
+    EXPECT_NE(r.err.find(cases[i].message), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("give --partial a directory of its own"), std::string::npos) << r.err;
+  }
 }
 
 TEST_F(Distributed, ADamagedPartIsAnErrorNotAnotherResult) {
