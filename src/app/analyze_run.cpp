@@ -14,6 +14,7 @@
 #include "report/analysis_view.hpp"
 #include "report/html_report.hpp"
 #include "report/print.hpp"
+#include "util/visible_text.hpp"
 
 namespace gpuscope::app {
 namespace {
@@ -21,7 +22,9 @@ namespace {
 // Foreign inputs imported (docs/gssr.md), with what the import left out said on stderr.
 ingest::RunInputs resolve_inputs(AnalyzeOptions& o) {
   ingest::RunInputs resolved(o.inputs, o.read);
-  for (const auto& note : resolved.notes()) fmt::print(stderr, "gpuscope: note: {}\n", note);
+  for (const auto& note : resolved.notes()) {
+    fmt::print(stderr, "gpuscope: note: {}\n", util::visible(note));  // quotes the inputs
+  }
   if (o.partial_dir) {
     // Each task would convert the logs into its own temporary files: the tasks would not agree
     // on their inputs (nor should every node convert every log).

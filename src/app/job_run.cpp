@@ -16,6 +16,7 @@
 #include "util/environment.hpp"
 #include "util/output_file.hpp"
 #include "util/temporary_folder.hpp"
+#include "util/visible_text.hpp"
 
 namespace gpuscope::app {
 
@@ -74,13 +75,22 @@ std::string job_title(const ingest::JobWindow& job) {
   return fmt::format("hosts {}", fmt::join(job.nodes, ","));
 }
 
+// job_title as it may be printed: a job's name and user come from sacct, a pod's from the server.
+std::string shown_title(const ingest::JobWindow& job) {
+  return util::visible(job_title(job));
+}
+
 void say_what_was_read(const ingest::JobWindow& job, const ingest::MonitoringResult& r,
                        const tsdb::ServerInfo& server) {
-  fmt::print(stderr, "gpuscope: {}: {} GPU{} on {} from {} ({}; {}), {} {:g} s{}\n", job_title(job),
-             r.gpus, r.gpus == 1 ? "" : "s", fmt::join(job.nodes, ","), server.url, r.family,
-             r.matched_by, r.summarised ? "summarised per" : "samples every", r.resolution_s,
+  // Node names, the family and the labels matched come from the server or sacct: shown, never
+  // acted on by the terminal.
+  fmt::print(stderr, "gpuscope: {}: {} GPU{} on {} from {} ({}; {}), {} {:g} s{}\n",
+             shown_title(job), r.gpus, r.gpus == 1 ? "" : "s",
+             util::visible(fmt::format("{}", fmt::join(job.nodes, ","))), util::visible(server.url),
+             util::visible(r.family), util::visible(r.matched_by),
+             r.summarised ? "summarised per" : "samples every", r.resolution_s,
              job.running ? "; still running" : "");
-  for (const auto& note : r.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
+  for (const auto& note : r.notes) fmt::print(stderr, "gpuscope: note: {}\n", util::visible(note));
 }
 
 // The folder of kept summaries, or nullopt when none is set.
@@ -97,10 +107,12 @@ void read_into(const JobRun& o, tsdb::Source& source, const ingest::JobWindow& j
   ingest::RunTarget target(database, overwrite);
   const ingest::MonitoringResult read = ingest::read_job(source, job, o.monitoring, target);
   const ingest::ImportSummary summary = target.finish();
-  for (const auto& note : summary.notes) fmt::print(stderr, "gpuscope: note: {}\n", note);
+  for (const auto& note : summary.notes) {
+    fmt::print(stderr, "gpuscope: note: {}\n", util::visible(note));
+  }
   say_what_was_read(job, read, source.server());
   for (const auto& warning : source.warnings()) {
-    fmt::print(stderr, "gpuscope: warning: the server said: {}\n", warning);
+    fmt::print(stderr, "gpuscope: warning: the server said: {}\n", util::visible(warning));
   }
 }
 
@@ -110,7 +122,7 @@ void read_into(const JobRun& o, tsdb::Source& source, const ingest::JobWindow& j
   const auto retention = source.server().retention_s;
   if (!retention || job.window.end_ms >= now - std::llround(*retention * 1000)) throw;
   throw Error(
-      fmt::format("{} ended {:.0f} days ago, and the server keeps {:.0f} days", job_title(job),
+      fmt::format("{} ended {:.0f} days ago, and the server keeps {:.0f} days", shown_title(job),
                   static_cast<double>(now - job.window.end_ms) / 86'400'000, *retention / 86'400),
       e.what(),
       "its series are gone; keep summaries at each job's end for later (--keep-summary in "
@@ -171,7 +183,7 @@ int run_job(JobRun o) {
   const ingest::JobWindow job = find_job(o, *source, now);
   if (o.keep_summary) {
     const fs::path kept = keep_job_summary(o, *source, job);
-    fmt::print(stderr, "gpuscope: kept the summary of {} in {}\n", job_title(job), kept.string());
+    fmt::print(stderr, "gpuscope: kept the summary of {} in {}\n", shown_title(job), kept.string());
     return 0;
   }
 
@@ -197,7 +209,7 @@ int run_job(JobRun o) {
     fmt::print(stderr,
                "gpuscope: the monitoring database could not give {} ({}); this is the summary "
                "kept at its end, {}\n",
-               job_title(job), e.what(), kept->string());
+               shown_title(job), util::visible(e.what()), kept->string());
     if (keep) {
       fs::copy_file(*kept, database, fs::copy_options::overwrite_existing);
     } else {

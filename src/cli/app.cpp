@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "util/visible_text.hpp"
 
 namespace gpuscope::cli {
 namespace {
@@ -19,8 +20,10 @@ std::string version_text() {
   return text;
 }
 
+// One line whatever the message quotes (a server's words, a file's line, a label value): its
+// control bytes shown, never acted on by the terminal, and no newline forging a line of ours.
 void print_error(const std::string& message) {
-  fmt::print(stderr, "gpuscope: error: {}\n", message);
+  fmt::print(stderr, "gpuscope: error: {}\n", util::visible(message));
 }
 
 // gssr spells two analyze flags with one dash and three letters (-pts, -plb), which CLI11 would

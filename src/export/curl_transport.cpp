@@ -9,6 +9,7 @@
 #include "core/curl_library.hpp"
 #include "core/error.hpp"
 #include "util/secret_text.hpp"
+#include "util/visible_text.hpp"
 
 namespace gpuscope::exporter {
 namespace {
@@ -28,7 +29,8 @@ std::string first_line(const std::string& text) {
 
 // What the server (or a proxy) said with the credentials blanked wherever they are echoed: the
 // secret, "user:password" (an echoed basic auth header carries its base64) and any
-// Authorization header's value (util/secret_text, shared with the Prometheus-API client).
+// Authorization header's value (util/secret_text, shared with the Prometheus-API client). What
+// is printed also has its control bytes shown, not sent to the terminal (util/visible_text).
 std::string without_secrets(const std::string& text, const PushAuth& auth) {
   std::vector<std::string> secrets = {auth.secret};
   if (auth.kind == PushAuth::Kind::Basic) secrets.push_back(auth.user + ":" + auth.secret);
@@ -98,14 +100,15 @@ PushResult CurlTransport::post(const std::string& body) {
   c.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
   const CURLcode rc = c.easy_perform(curl);
   if (rc != CURLE_OK) {
-    return {PushResult::Outcome::Retry,
-            without_secrets(transfer_failure(rc, error_, !tls_.ca_file.empty()), auth_)};
+    return {
+        PushResult::Outcome::Retry,
+        util::visible(without_secrets(transfer_failure(rc, error_, !tls_.ca_file.empty()), auth_))};
   }
   long status = 0;
   c.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   if (status >= 200 && status < 300) return {PushResult::Outcome::Delivered, {}};
   // Blanked before the first line is taken, so a header echoed on a later line cannot hide.
-  const std::string said = first_line(without_secrets(response_, auth_));
+  const std::string said = util::visible(first_line(without_secrets(response_, auth_)));
   std::string detail = fmt::format("HTTP {}{}{}", status, said.empty() ? "" : ": ", said);
   if (status == 401 || status == 403) {
     // Not the server's words: a proxy may echo the request's Authorization header.

@@ -8,6 +8,7 @@
 
 #include "tsdb/answer.hpp"
 #include "util/secret_text.hpp"
+#include "util/visible_text.hpp"
 
 namespace gpuscope::tsdb {
 namespace {
@@ -68,12 +69,14 @@ Client::Client(ClientOptions options) : options_(std::move(options)) {
 }
 
 std::string Client::server_words(std::string_view text) const {
-  return util::redact_secrets(text, secrets_);
+  return util::visible(util::redact_secrets(text, secrets_));
 }
 
 std::string Client::body_words(const std::string& body) const {
   // Blanked before the cut, so a secret across the 200th character is not half shown.
-  return http::body_excerpt(server_words(std::string_view(body).substr(0, 64 * 1024)));
+  const std::string blanked =
+      util::redact_secrets(std::string_view(body).substr(0, 64 * 1024), secrets_);
+  return util::visible(http::body_excerpt(blanked));
 }
 
 std::string Client::server_name() const {

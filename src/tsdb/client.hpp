@@ -82,7 +82,8 @@ class Client : public Source {
   void add_warnings(const std::vector<std::string>& found);
   std::string server_name() const;
   // What the server (or a proxy in front of it) said, fit for a message: the credentials sent
-  // blanked wherever they are echoed (util/secret_text).
+  // blanked wherever they are echoed (util/secret_text), control bytes shown, not sent to the
+  // terminal (util/visible_text).
   std::string server_words(std::string_view text) const;
   // The first 200 characters of an answer's body, server_words'd before they are cut.
   std::string body_words(const std::string& body) const;

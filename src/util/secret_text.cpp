@@ -45,6 +45,7 @@ std::size_t blank_header_value(std::string& text, std::size_t at) {
   if (word > i && word + 1 < text.size() && text[word] == ' ' && !ends_value(text[word + 1])) {
     i = word + 1;
   }
+  if (text.compare(i, kRedacted.size(), kRedacted) == 0) return i + kRedacted.size();
   std::size_t end = i;
   while (end < text.size() && !ends_value(text[end])) ++end;
   if (end == i) return std::string::npos;

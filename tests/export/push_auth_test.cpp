@@ -102,6 +102,14 @@ TEST(PushAuthTest, CredentialsEchoedByAProxyAreBlanked) {
   EXPECT_EQ(b.detail.find("t0ken-s3cret"), std::string::npos) << b.detail;
 }
 
+// Before: a server's words went into the push's warning with their control bytes.
+TEST(PushAuthTest, ServerWordsAreShownNotSentToTheTerminal) {
+  gpuscope::testing::EchoProxy proxy("\x1b[31mred\x07 ");
+  const PushResult r = CurlTransport(proxy.url(), PushAuth{}).post("up 1\n");
+  EXPECT_NE(r.detail.find("HTTP 502: \\x1b[31mred\\x07"), std::string::npos) << r.detail;
+  EXPECT_EQ(r.detail.find_first_of("\x1b\x07"), std::string::npos) << r.detail;
+}
+
 TEST(PushTlsTest, ReadablePemFilesPass) {
   testing::TempDir dir;
   std::ofstream(dir.file("cert.pem")) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END "

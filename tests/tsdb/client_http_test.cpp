@@ -195,6 +195,33 @@ TEST(ClientHttp, CredentialsEchoedByAProxyAreNeverPrinted) {
   EXPECT_EQ(m.find("t0ken-s3cret"), std::string::npos) << m;
 }
 
+// Before: escape sequences and BEL in an error body, and a newline in a query error's words,
+// went into the message as they came.
+TEST(ClientHttp, ServerWordsAreShownNotSentToTheTerminal) {
+  FakeServer server([](httplib::Server& s) {
+    s.Post("/api/v1/query", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 503;
+      res.set_content("down\x1b[2J\x07", "text/plain");
+    });
+    s.Post("/api/v1/query_range", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 400;
+      res.set_content(json{{"status", "error"},
+                           {"errorType", "bad_data"},
+                           {"error", "x\ngpuscope: note: forged \x1b]0;t\x07"}}
+                          .dump(),
+                      "application/json");
+    });
+  });
+  ClientOptions o = options_at(server.url());
+  o.retry.max_attempts = 1;
+  std::string m = message_of([&] { Client(o).instant("up", 0); });
+  EXPECT_HAS(m, "down\\x1b[2J\\x07");
+  EXPECT_EQ(m.find_first_of("\x1b\x07"), std::string::npos) << m;
+  m = message_of([&] { Client(o).range("up", Window{0, 60'000}, 15'000); });
+  EXPECT_HAS(m, "x\\ngpuscope: note: forged \\x1b]0;t\\x07");
+  EXPECT_EQ(m.find_first_of("\n\x1b\x07"), std::string::npos) << m;
+}
+
 TEST(ClientHttp, ConnectionRefusedSaysTheUrl) {
   const std::string refused_url = "http://127.0.0.1:1";
   const std::string m = message_of([&] { Client(options_at(refused_url)).instant("up", 0); });

@@ -19,7 +19,11 @@ TEST(SecretText, SecretsAndEchoedAuthorizationHeadersAreBlanked) {
       "bad gateway; request was: POST /api/v1/query\r\nAuthorization: Basic YWxpY2U6czNjcmV0\r\n";
   const std::string said = redact_secrets(echoed, basic);
   EXPECT_EQ(said.find("YWxpY2U6czNjcmV0"), std::string::npos) << said;
-  EXPECT_NE(said.find("Authorization: Basic [secret]"), std::string::npos) << said;
+  EXPECT_NE(said.find("Authorization: Basic [secret]\r"), std::string::npos) << said;
+  EXPECT_EQ(redact_secrets("Authorization: Bearer tok]", {"tok"}),
+            "Authorization: Bearer [secret]]");
+  EXPECT_EQ(redact_secrets("Authorization: Bearer tok\n", {"tok"}),
+            "Authorization: Bearer [secret]\n");
   // A header of a token gpuscope does not know, in JSON, in any case.
   EXPECT_EQ(redact_secrets(R"({"headers":{"authorization":["Bearer xyz.abc"]}})", {}),
             R"({"headers":{"authorization":["Bearer [secret]"]}})");
