@@ -15,7 +15,7 @@ dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
 all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_https fuzz_proc
   fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr fuzz_tsdb_answer fuzz_logs fuzz_smi_table
-  fuzz_time_zone)
+  fuzz_smi_query fuzz_time_zone)
 targets=("${all_targets[@]}")
 
 case $mode in
@@ -160,6 +160,11 @@ for file in tests/fixtures/logs/smi-table-*.log; do
   { printf '\x01'; head -n 120 "$file"; } >"$seeds/fuzz_smi_table/$(basename "$file")"
   { printf '\x00'; tail -n 60 "$file"; } >"$seeds/fuzz_smi_table/tail-$(basename "$file")"
 done
+# nvidia-smi -q (first byte: the zone): a whole block of each driver generation, and the cut tails.
+for file in tests/fixtures/logs/smi-query-*.log; do
+  { printf '\x01'; head -n 320 "$file"; } >"$seeds/fuzz_smi_query/$(basename "$file")"
+  { printf '\x00'; tail -n 200 "$file"; } >"$seeds/fuzz_smi_query/tail-$(basename "$file")"
+done
 # Time zones (first byte even: a TZif file; odd: a POSIX rule): the system's files where there are.
 for zone in Europe/Zurich America/Nuuk Australia/Lord_Howe Africa/Casablanca Europe/Dublin; do
   [ -f "/usr/share/zoneinfo/$zone" ] || continue
@@ -218,6 +223,7 @@ case $mode in
     run_target fuzz_gssr -runs=10000
     run_target fuzz_logs -runs=1500
     run_target fuzz_smi_table -runs=1500
+    run_target fuzz_smi_query -runs=1500
     run_target fuzz_time_zone -runs=30000
     run_target fuzz_tsdb_answer -runs=30000
     ;;

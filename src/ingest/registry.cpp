@@ -9,6 +9,7 @@
 #include "ingest/log_text.hpp"
 #include "ingest/smi_csv_format.hpp"
 #include "ingest/smi_dmon_format.hpp"
+#include "ingest/smi_query_format.hpp"
 #include "ingest/smi_table_format.hpp"
 
 namespace gpuscope::ingest {
@@ -19,7 +20,9 @@ std::span<const Format* const> formats() {
   static const SmiDmonFormat smi_dmon;
   static const DcgmiDmonFormat dcgmi_dmon;
   static const SmiTableFormat smi_table;
-  static const Format* const all[] = {&gssr, &smi_csv, &smi_dmon, &dcgmi_dmon, &smi_table};
+  static const SmiQueryFormat smi_query;
+  static const Format* const all[] = {&gssr,       &smi_csv,   &smi_dmon,
+                                      &dcgmi_dmon, &smi_table, &smi_query};
   return all;
 }
 
