@@ -28,7 +28,8 @@ void add_read_options(CLI::App& app, ingest::ReadOptions& o) {
   const char* group = "Logs (docs/logs.md)";
   app.add_option("--input-format", o.format,
                  "Read inputs that are not run databases as this format: nvidia-smi-csv, "
-                 "nvidia-smi-dmon, dcgmi-dmon, gssr (default: recognised from the content)")
+                 "nvidia-smi-dmon, nvidia-smi-table, nvidia-smi-query, dcgmi-dmon, gssr "
+                 "(default: recognised from the content)")
       ->type_name("NAME")
       ->group(group);
   app.add_option("--query-gpu", o.query_gpu,
