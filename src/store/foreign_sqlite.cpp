@@ -74,8 +74,10 @@ std::optional<std::string> ForeignRows::opt_text(int column) const {
 }
 
 ForeignDatabase::ForeignDatabase(const std::filesystem::path& path) : path_(path) {
-  translated(
-      [&] { db_ = std::make_unique<Database>(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX); });
+  translated([&] {
+    db_ = std::make_unique<Database>(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    db_->limit_steps(path);  // a view of endless work stops, with the reason, instead
+  });
 }
 
 ForeignDatabase::~ForeignDatabase() = default;

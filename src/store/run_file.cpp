@@ -122,6 +122,7 @@ std::unique_ptr<Database> open_run_database(const fs::path& path, int* schema_ve
   try {
     db = std::make_unique<Database>(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
     sqlite3_busy_timeout(db->handle(), kBusyTimeoutMs);
+    db->limit_steps(path);  // no query on a file of someone's making runs for ever
   } catch (const SqliteError& e) {
     throw Error::usage("cannot open " + name, e.what(), "check the file's permissions");
   }

@@ -402,6 +402,47 @@ void create_schema(Database& db, std::string_view created_by) {
   db.exec("COMMIT");
 }
 
+namespace {
+
+// gpuscope's own triggers (schema 1.13), each as "name table sql" the way sqlite_schema keeps it.
+const std::set<std::string>& own_triggers() {
+  static const std::set<std::string> triggers = [] {
+    Database fresh(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    fresh.exec("CREATE TABLE samples (run_id, device_index, mono_ns);\n" +
+               create_sample_counts_sql());
+    std::set<std::string> out;
+    Statement list = fresh.prepare(
+        "SELECT name || ' ' || tbl_name || ' ' || sql FROM sqlite_schema WHERE type = 'trigger'");
+    while (list.step()) out.insert(list.text(0));
+    return out;
+  }();
+  return triggers;
+}
+
+// A run database holds tables, indexes and gpuscope's own triggers: a view, a virtual table
+// (rootpage 0) or another trigger is code of the file's making that a read would run.
+void refuse_foreign_objects(Database& db, const std::string& name) {
+  Statement list = db.prepare(
+      "SELECT type, name, name || ' ' || tbl_name || ' ' || ifnull(sql, '') FROM sqlite_schema "
+      "WHERE type IN ('view', 'trigger') OR (type = 'table' AND rootpage = 0) ORDER BY type, name");
+  while (list.step()) {
+    const std::string type = list.text(0);
+    if (type == "trigger" && own_triggers().count(list.text(2)) != 0) continue;
+    const char* what = type == "view"      ? "a view"
+                       : type == "trigger" ? "a trigger"
+                                           : "a virtual table";
+    throw Error::usage(
+        fmt::format("{} is not a run database as gpuscope writes them: it holds {} ({})", name,
+                    what, list.text(1)),
+        "a run database holds tables, indexes and gpuscope's own triggers; a view, a virtual "
+        "table or another trigger is the file's own code, which a read would run; a view can "
+        "run for ever",
+        "give the run database gpuscope wrote, or copy its tables into a new file");
+  }
+}
+
+}  // namespace
+
 int check_run_database(Database& db, const std::filesystem::path& path) {
   const std::string name = path.string();
   std::int64_t application_id = 0;
@@ -437,6 +478,11 @@ int check_run_database(Database& db, const std::filesystem::path& path) {
     throw Error::usage(name + " is not a gpuscope run database",
                        fmt::format("schema version {}", version),
                        "give the run database gpuscope profile wrote (-o)");
+  }
+  try {
+    refuse_foreign_objects(db, name);
+  } catch (const SqliteError& e) {
+    throw Error::usage("cannot read " + name, e.what());
   }
   return static_cast<int>(version);
 }

@@ -1,10 +1,57 @@
 #include "store/sqlite.hpp"
 
+#include <string>
+#include <system_error>
 #include <utility>
 
 namespace gpuscope::store {
 
-Database::Database(const std::filesystem::path& path, int flags) {
+struct StepBudget {
+  std::filesystem::path file;  // empty: no bound (no progress handler is set either)
+  std::uint64_t calls = 0;     // progress-handler calls in this step
+  std::uint64_t allowed = 0;   // calls allowed, from the file's size when last read
+  bool exceeded = false;       // the last step was stopped for its work
+
+  void start() {
+    calls = 0;
+    exceeded = false;
+  }
+  std::string why() const {
+    return "a step of a query was stopped after " + std::to_string(calls / 1000) +
+           " million operations, more than a file of this size ever needs (a view of endless "
+           "work, or a damaged file)";
+  }
+};
+
+namespace {
+
+constexpr int kOpsPerCall = 1000;  // SQLite calls the progress handler every this many operations
+constexpr std::uint64_t kStepBaseOps = 200'000'000;
+constexpr std::uint64_t kStepOpsPerPage = 100'000;
+
+std::uint64_t allowed_calls(const std::filesystem::path& file) {
+  std::uint64_t bytes = 0;
+  for (const auto& part : {file, std::filesystem::path(file.string() + "-wal")}) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(part, ec);
+    if (!ec) bytes += size;
+  }
+  return (kStepBaseOps + kStepOpsPerPage * (bytes / 4096)) / kOpsPerCall;
+}
+
+int on_progress(void* data) {
+  auto& budget = *static_cast<StepBudget*>(data);
+  if (++budget.calls <= budget.allowed) return 0;
+  budget.allowed = allowed_calls(budget.file);  // read again: the file may have grown
+  if (budget.calls <= budget.allowed) return 0;
+  budget.exceeded = true;
+  return 1;  // sqlite3_step returns SQLITE_INTERRUPT
+}
+
+}  // namespace
+
+Database::Database(const std::filesystem::path& path, int flags)
+    : budget_(std::make_unique<StepBudget>()) {
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     // sqlite3_open_v2 hands back a handle even on failure so the message can be read.
@@ -23,9 +70,12 @@ Database::~Database() {
 
 void Database::exec(const std::string& sql) {
   char* message = nullptr;
+  budget_->start();
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);
   if (rc != SQLITE_OK) {
-    std::string text = message != nullptr ? message : sqlite3_errstr(rc);
+    std::string text = budget_->exceeded    ? budget_->why()
+                       : message != nullptr ? message
+                                            : sqlite3_errstr(rc);
     sqlite3_free(message);
     throw SqliteError(rc, text);
   }
@@ -35,7 +85,7 @@ Statement Database::prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   check(sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
                            &stmt, nullptr));
-  return Statement(db_, stmt);
+  return Statement(db_, stmt, budget_.get());
 }
 
 std::optional<std::int64_t> Database::query_int(const std::string& sql) {
@@ -46,6 +96,12 @@ std::optional<std::int64_t> Database::query_int(const std::string& sql) {
 
 std::int64_t Database::last_insert_rowid() const {
   return sqlite3_last_insert_rowid(db_);
+}
+
+void Database::limit_steps(const std::filesystem::path& file) {
+  budget_->file = file;
+  budget_->allowed = allowed_calls(file);
+  sqlite3_progress_handler(db_, kOpsPerCall, on_progress, budget_.get());
 }
 
 void Database::check(int rc) const {
@@ -60,13 +116,14 @@ Statement::~Statement() {
 }
 
 Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)) {}
+    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)), budget_(other.budget_) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
     if (stmt_ != nullptr) sqlite3_finalize(stmt_);
     db_ = other.db_;
     stmt_ = std::exchange(other.stmt_, nullptr);
+    budget_ = other.budget_;
   }
   return *this;
 }
@@ -77,11 +134,13 @@ int Statement::parameter(std::string_view name) const {
 }
 
 bool Statement::step() {
+  if (budget_ != nullptr) budget_->start();
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   // step's own code is precise (SQLITE_FULL, SQLITE_BUSY); reset returns the same one.
-  std::string message = sqlite3_errmsg(db_);
+  std::string message =
+      budget_ != nullptr && budget_->exceeded ? budget_->why() : std::string(sqlite3_errmsg(db_));
   sqlite3_reset(stmt_);
   throw SqliteError(rc, message);
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -27,6 +28,7 @@ class SqliteError : public std::runtime_error {
 };
 
 class Statement;
+struct StepBudget;  // what one step may still do on a connection (Database::limit_steps)
 
 // An open connection, closed on destruction.
 class Database {
@@ -50,16 +52,26 @@ class Database {
   // Throws SqliteError for a non-OK `rc`, with this connection's message.
   void check(int rc) const;
 
+  // Bounds the work of each step on this connection (Statement::step, exec, query_int) by the
+  // size of `file` and its -wal: 2·10⁸ virtual-machine operations plus 10⁵ per 4 KiB page, the
+  // size read again when a step reaches its bound (a file a writer still grows earns more). A
+  // step past it stops with SqliteError(SQLITE_INTERRUPT) saying so, so no query on a file
+  // gpuscope did not write (a view of an endless recursion, a damaged file) runs for ever. For
+  // connections that read such files; a second call bounds by another file.
+  void limit_steps(const std::filesystem::path& file);
+
   sqlite3* handle() const { return db_; }
 
  private:
   sqlite3* db_ = nullptr;
+  std::unique_ptr<StepBudget> budget_;
 };
 
 // A prepared statement bound by 1-based parameter index (no name lookups on the hot path).
 class Statement {
  public:
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Statement(sqlite3* db, sqlite3_stmt* stmt, StepBudget* budget = nullptr)
+      : db_(db), stmt_(stmt), budget_(budget) {}
   ~Statement();
   Statement(Statement&& other) noexcept;
   Statement& operator=(Statement&& other) noexcept;
@@ -125,6 +137,7 @@ class Statement {
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
+  StepBudget* budget_ = nullptr;  // its connection's, restarted at each step
 };
 
 // Deletes a database file and its -wal, -shm and -journal companions; missing ones are fine.

@@ -197,6 +197,46 @@ TEST_F(Input, InputDatabaseThatIsAFifoIsRefused) {
   }
 }
 
+// A run database holds tables, indexes and gpuscope's own triggers. A view of an endless
+// recursion under a table's name made analyze and merge run for ever; a view, a virtual table or
+// a trigger that is not gpuscope's own is refused, with the object named, before any read.
+TEST_F(Input, RunDatabaseWithAViewOrAForeignTriggerIsRefusedNotRunForEver) {
+  const std::string original = profile({}, {"sleep", "0.2"});
+  struct Case {
+    std::string statements;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"DROP TABLE devices; CREATE VIEW devices AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
+       "SELECT i + 1 FROM n) SELECT 1 AS run_id, i AS device_index FROM n WHERE i % 7 = 9;",
+       "holds a view (devices)"},
+      {"CREATE TRIGGER extra AFTER INSERT ON runs BEGIN SELECT 1; END;", "holds a trigger (extra)"},
+      {"DROP TRIGGER samples_insert_uncounts; CREATE TRIGGER samples_insert_uncounts AFTER "
+       "INSERT ON samples BEGIN SELECT 1; END;",
+       "holds a trigger (samples_insert_uncounts)"},
+      {"CREATE VIRTUAL TABLE notes USING fts5(x);", "holds a virtual table (notes)"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string db = dir_.file("hostile" + std::to_string(i) + ".db");
+    std::filesystem::copy_file(original, db);
+    sql(db, cases[i].statements);
+    const std::vector<std::vector<std::string>> commands = {
+        {"analyze", db}, {"merge", dir_.file("m.db"), db}, {"kernels", db}};
+    for (const auto& command : commands) {
+      // `timeout` stands for the user's patience: a command that hangs is killed (137).
+      std::vector<std::string> argv{"timeout", "-s", "KILL", "60", GPUSCOPE_TEST_BINARY};
+      argv.insert(argv.end(), command.begin(), command.end());
+      const ProcessResult r = run_process(argv, env_);
+      EXPECT_EQ(r.exit_code, 2) << command[0] << ": " << r.err;
+      EXPECT_NE(
+          r.err.find(db + " is not a run database as gpuscope writes them: it " + cases[i].message),
+          std::string::npos)
+          << command[0] << ": " << r.err;
+      EXPECT_FALSE(std::filesystem::exists(dir_.file("m.db")));
+    }
+  }
+}
+
 // Bytes that are not UTF-8 in a label and in the job's arguments: stored as given, shown as
 // U+FFFD in JSON (analyze --json failed with "internal error: invalid UTF-8").
 TEST_F(Input, NonUtf8LabelAndArgumentsGiveValidJson) {

@@ -1,11 +1,17 @@
-// Opening run databases: the clear refusals, and reading one that is still being written.
+// Opening run databases: the clear refusals, and reading one that is still being written; the
+// bound on one step's work on a file gpuscope did not write.
 #include "store/run_reader.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <fstream>
+#include <functional>
 
 #include "core/error.hpp"
+#include "store/foreign_sqlite.hpp"
 #include "store/run_writer.hpp"
 #include "store/sqlite.hpp"
 #include "store_test_data.hpp"
@@ -137,6 +143,85 @@ TEST(RunReader, FinishedDatabaseIsASingleFile) {
   Statement mode = db.prepare("PRAGMA journal_mode");
   ASSERT_TRUE(mode.step());
   EXPECT_EQ(mode.text(0), "delete");
+}
+
+// Runs `work` in a child process and returns its exit status, or -1 when it still runs after
+// `seconds` (it is then killed): a query that never ends fails the test instead of hanging it.
+int exit_status_within(int seconds, const std::function<int()>& work) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(work());
+  for (int waited_ms = 0; waited_ms < seconds * 1000; waited_ms += 20) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+    ::usleep(20'000);
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+// 0 when `e` is the bound's stop, else 3.
+int stopped_for_its_work(const std::exception& e) {
+  return std::string(e.what()).find("a step of a query was stopped after") == 0 ? 0 : 3;
+}
+
+TEST(StepBudget, AQueryOfEndlessWorkStopsWithTheReason) {
+  TempDir dir;
+  const auto path = dir.file("endless.db");
+  {
+    Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    db.exec(
+        "CREATE VIEW endless AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
+        "SELECT i FROM n WHERE i % 7 = 9");
+  }
+  // A foreign file (ingest's readers: gssr and Nsight Systems exports).
+  EXPECT_EQ(exit_status_within(60,
+                               [&] {
+                                 try {
+                                   const ForeignDatabase db(path);
+                                   ForeignRows rows = db.query("SELECT count(*) FROM endless");
+                                   rows.next();
+                                 } catch (const ForeignSqliteError& e) {
+                                   return stopped_for_its_work(e);
+                                 }
+                                 return 4;
+                               }),
+            0);
+  // Any connection bounded by a file's size, through a statement and through exec.
+  for (const bool exec : {false, true}) {
+    EXPECT_EQ(exit_status_within(60,
+                                 [&] {
+                                   Database db(path, SQLITE_OPEN_READONLY);
+                                   db.limit_steps(path);
+                                   try {
+                                     if (exec) db.exec("SELECT count(*) FROM endless");
+                                     if (!exec) db.query_int("SELECT count(*) FROM endless");
+                                   } catch (const SqliteError& e) {
+                                     return e.code() == SQLITE_INTERRUPT ? stopped_for_its_work(e)
+                                                                         : 5;
+                                   }
+                                   return 4;
+                                 }),
+              0)
+        << (exec ? "exec" : "statement");
+  }
+}
+
+TEST(StepBudget, EachStepHasItsOwnBound) {
+  // Steps that each do little never add up to a stop: 15 million rows, more work in all than
+  // the bound of one step on this small file.
+  TempDir dir;
+  const auto path = dir.file("rows.db");
+  Database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE).exec("CREATE TABLE t (x)");
+  Database db(path, SQLITE_OPEN_READONLY);
+  db.limit_steps(path);
+  Statement rows = db.prepare(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 15000000) "
+      "SELECT i FROM n");
+  std::int64_t count = 0;
+  while (rows.step()) ++count;
+  EXPECT_EQ(count, 15'000'000);
 }
 
 }  // namespace
