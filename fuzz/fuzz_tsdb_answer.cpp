@@ -25,7 +25,7 @@ namespace {
 using namespace gpuscope;
 
 void query(std::string_view body) {
-  const nlohmann::json doc = tsdb::answer_document(body);
+  const tsdb::Answer doc = tsdb::answer_document(body);
   if (const auto error = tsdb::answer_error(doc)) {
     require(!error->message.empty());
     (void)tsdb::is_limit_error(*error);
@@ -41,7 +41,7 @@ void query(std::string_view body) {
 }
 
 void series(std::string_view body) {
-  const nlohmann::json doc = tsdb::answer_document(body);
+  const tsdb::Answer doc = tsdb::answer_document(body);
   if (tsdb::answer_error(doc)) return;
   for (const auto& labels : tsdb::series_answer(doc)) (void)labels.size();
 }

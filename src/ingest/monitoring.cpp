@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -121,14 +122,22 @@ std::size_t metric_series(const JobGpu& gpu) {
       gpu.names.begin(), gpu.names.end(), [](const auto& n) { return !is_description_series(n); }));
 }
 
-const JobGpu* gpu_of(const JobSeries& js, std::size_t query, const tsdb::Labels& labels,
-                     const std::vector<std::string>& nodes) {
-  const std::string key = gpu_key(labels, nodes);
-  for (const auto& g : js.gpus) {
-    if (g.key == key && g.query == query) return &g;
+// The job's GPU a series of query `query` belongs to (nullptr: none), by a hash of the GPUs'
+// keys: a look through every GPU for each series cost GPUs x series.
+class GpuFinder {
+ public:
+  GpuFinder(const JobSeries& js, const std::vector<std::string>& nodes) : nodes_(nodes) {
+    for (const auto& g : js.gpus) index_.try_emplace(std::to_string(g.query) + '/' + g.key, &g);
   }
-  return nullptr;
-}
+  const JobGpu* of(std::size_t query, const tsdb::Labels& labels) const {
+    const auto it = index_.find(std::to_string(query) + '/' + gpu_key(labels, nodes_));
+    return it == index_.end() ? nullptr : it->second;
+  }
+
+ private:
+  const std::vector<std::string>& nodes_;
+  std::unordered_map<std::string, const JobGpu*> index_;
+};
 
 // The matchers that read query `q`'s samples. An exporter's job label comes and goes with its
 // view of the job's processes, a second or more after the job's own start and end; so where
@@ -153,30 +162,58 @@ std::vector<Matcher> sample_matchers(const JobSeries& js, std::size_t q) {
   return {{uuid_label, "=~", uuids}};
 }
 
-// Adds `s` to a GPU's pieces: its workload labels (which the exporter adds and drops as the
-// job's processes come and go) left out, and merged by time into the piece with the same other
-// labels, so the samples before, during and after the label are one series.
-void add_piece(std::vector<tsdb::Series>& pieces, tsdb::Series s) {
-  std::erase_if(s.labels, [](const auto& label) { return is_workload_label(label.first); });
-  for (auto& piece : pieces) {
-    if (piece.labels != s.labels) continue;
-    piece.points.insert(piece.points.end(), s.points.begin(), s.points.end());
-    std::stable_sort(piece.points.begin(), piece.points.end(),
-                     [](const auto& a, const auto& b) { return a.t_ms < b.t_ms; });
-    piece.points.erase(std::unique(piece.points.begin(), piece.points.end(),
-                                   [](const auto& a, const auto& b) { return a.t_ms == b.t_ms; }),
-                       piece.points.end());
-    return;
+// One GPU's pieces: its series with their workload labels (which the exporter adds and drops as
+// the job's processes come and go) left out, those with the same other labels merged by time,
+// so the samples before, during and after the label are one series. Found by their labels'
+// text in a hash (comparing each series with every earlier one took a minute for 50,000 series
+// of one GPU), sorted once at the end.
+class GpuPieces {
+ public:
+  void add(tsdb::Series s) {
+    std::erase_if(s.labels, [](const auto& label) { return is_workload_label(label.first); });
+    std::string key;
+    for (const auto& [k, v] : s.labels) {
+      key += std::to_string(k.size()) + ':' + k + std::to_string(v.size()) + ':' + v;
+    }
+    const auto [it, fresh] = index_.try_emplace(std::move(key), pieces_.size());
+    if (fresh) {
+      pieces_.push_back(std::move(s));
+      merged_.push_back(false);
+      return;
+    }
+    auto& points = pieces_[it->second].points;
+    points.insert(points.end(), s.points.begin(), s.points.end());
+    merged_[it->second] = true;
   }
-  pieces.push_back(std::move(s));
-}
+
+  // The pieces, each merged one sorted by time with one sample per time (the first that came).
+  std::vector<tsdb::Series>& take() {
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      if (!merged_[i]) continue;
+      auto& p = pieces_[i].points;
+      std::stable_sort(p.begin(), p.end(),
+                       [](const auto& a, const auto& b) { return a.t_ms < b.t_ms; });
+      p.erase(std::unique(p.begin(), p.end(),
+                          [](const auto& a, const auto& b) { return a.t_ms == b.t_ms; }),
+              p.end());
+      merged_[i] = false;
+    }
+    return pieces_;
+  }
+
+ private:
+  std::vector<tsdb::Series> pieces_;
+  std::vector<bool> merged_;
+  std::unordered_map<std::string, std::size_t> index_;
+};
 
 // Every sample of the job's GPUs, one request per query that found some.
 std::map<std::string, GpuTimeline> fetch_raw(tsdb::Source& source, const JobWindow& job,
                                              const JobSeries& js, const MonitoringOptions& options,
                                              double& interval_ms, Notes& notes) {
-  std::map<std::string, std::vector<tsdb::Series>> by_gpu;
+  std::map<std::string, GpuPieces> by_gpu;
   std::vector<tsdb::Series> all;
+  const GpuFinder gpus(js, job.nodes);
   for (std::size_t q = 0; q < js.queries.size(); ++q) {
     if (std::none_of(js.gpus.begin(), js.gpus.end(),
                      [&](const JobGpu& g) { return g.query == q; })) {
@@ -186,16 +223,16 @@ std::map<std::string, GpuTimeline> fetch_raw(tsdb::Source& source, const JobWind
     const auto matchers = sample_matchers(js, q);
     m.insert(m.end(), matchers.begin(), matchers.end());
     for (auto& s : source.raw(selector(m), job.window, options.max_raw_points)) {
-      if (const JobGpu* gpu = gpu_of(js, q, s.labels, job.nodes)) {
+      if (const JobGpu* gpu = gpus.of(q, s.labels)) {
         all.push_back(s);
-        add_piece(by_gpu[gpu->key], std::move(s));
+        by_gpu[gpu->key].add(std::move(s));
       }
     }
   }
   if (const double found = median_spacing_ms(all); found > 0) interval_ms = found;
   std::map<std::string, GpuTimeline> out;
   for (const auto& gpu : js.gpus) {
-    GpuTimeline t = raw_timeline(gpu, by_gpu[gpu.key], interval_ms, notes);
+    GpuTimeline t = raw_timeline(gpu, by_gpu[gpu.key].take(), interval_ms, notes);
     say_gaps(gpu, t.rows, interval_ms, notes);
     out.emplace(gpu.key, std::move(t));
   }
@@ -224,10 +261,11 @@ void summarise_name(tsdb::Source& source, const JobWindow& job, const JobSeries&
                   step_ms / 1000);
   tsdb::Window w = job.window;
   w.start_ms = std::min(w.start_ms + step_ms, w.end_ms);
+  const GpuFinder gpus(js, job.nodes);
   for (const auto& s : source.range(expr, w, step_ms)) {
     tsdb::Labels labels = s.labels;
     labels["__name__"] = std::string(name.name);
-    const JobGpu* gpu = gpu_of(js, q, labels, job.nodes);
+    const JobGpu* gpu = gpus.of(q, labels);
     if (gpu == nullptr) continue;
     auto& bucketed = out[gpu->key][name.metric];
     for (const auto& p : s.points) {

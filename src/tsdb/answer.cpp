@@ -39,83 +39,9 @@ std::optional<double> number_in(std::string_view text) {
   return value;
 }
 
-Labels labels_of(const json& metric) {
-  if (!metric.is_object()) shape("a series' \"metric\" is not an object");
-  Labels labels;
-  for (const auto& [key, value] : metric.items()) {
-    if (!value.is_string()) shape(fmt::format("label {} is not a string", key));
-    labels.emplace(key, value.get<std::string>());
-  }
-  return labels;
-}
-
 Point point_of(const json& pair) {
   if (!pair.is_array() || pair.size() != 2) shape("a sample is not a [time, \"value\"] pair");
   return Point{sample_time_ms(pair[0]), sample_value(pair[1])};
-}
-
-std::vector<Series> matrix_of(const json& result) {
-  std::vector<Series> out;
-  out.reserve(result.size());
-  for (const auto& item : result) {
-    if (!item.is_object()) shape("a matrix series is not an object");
-    Series s;
-    s.labels = labels_of(item.value("metric", json::object()));
-    const auto values = item.find("values");
-    if (values == item.end() || !values->is_array()) shape("a matrix series has no \"values\"");
-    s.points.reserve(values->size());
-    for (const auto& pair : *values) s.points.push_back(point_of(pair));
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
-std::vector<Series> vector_of(const json& result) {
-  std::vector<Series> out;
-  out.reserve(result.size());
-  for (const auto& item : result) {
-    if (!item.is_object()) shape("a vector sample is not an object");
-    Series s;
-    s.labels = labels_of(item.value("metric", json::object()));
-    const auto value = item.find("value");
-    if (value == item.end()) shape("a vector sample has no \"value\"");
-    s.points.push_back(point_of(*value));
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
-// NaN, Inf, +Inf and -Inf outside strings quoted, so that a JSON parser takes the line.
-std::string quote_bare_words(std::string_view line) {
-  std::string out;
-  out.reserve(line.size() + 16);
-  bool in_string = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (in_string) {
-      out += ch;
-      if (ch == '\\' && i + 1 < line.size()) {
-        out += line[++i];
-      } else if (ch == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (ch == '"') in_string = true;
-    bool quoted = false;
-    for (const std::string_view word : {"+Inf", "-Inf", "Inf", "NaN"}) {
-      if (line.substr(i, word.size()) == word) {
-        out += '"';
-        out += word;
-        out += '"';
-        i += word.size() - 1;
-        quoted = true;
-        break;
-      }
-    }
-    if (!quoted) out += ch;
-  }
-  return out;
 }
 
 }  // namespace
@@ -152,50 +78,57 @@ std::int64_t sample_time_ms(const json& time) {
   return std::llround(seconds * 1000.0);
 }
 
-json answer_document(std::string_view body) {
-  json doc = json::parse(body, nullptr, false);
-  if (doc.is_discarded()) shape("the answer is not JSON");
-  if (!doc.is_object() || !doc.contains("status") || !doc["status"].is_string()) {
-    shape("the answer is JSON without a \"status\"");
-  }
-  return doc;
-}
-
-std::optional<ApiError> answer_error(const json& doc) {
-  if (!doc.is_object()) return ApiError{{}, "the answer is not a JSON object"};
-  const auto status = doc.find("status");
-  const std::string status_text = status == doc.end()   ? "?"
-                                  : status->is_string() ? status->get<std::string>()
-                                                        : brief(*status);
-  if (status_text == "success") return std::nullopt;
+std::optional<ApiError> answer_error(const Answer& doc) {
+  if (doc.status == "success") return std::nullopt;
   ApiError error;
-  const auto type = doc.find("errorType");
-  if (type != doc.end()) error.type = type->is_string() ? type->get<std::string>() : brief(*type);
-  const auto message = doc.find("error");
-  if (message != doc.end()) {
-    error.message = message->is_string() ? message->get<std::string>() : brief(*message);
-  }
-  if (error.message.empty()) error.message = "status " + status_text;
+  error.type = doc.error_type.value_or("");
+  error.message = doc.error.value_or("");
+  if (error.message.empty()) error.message = "status " + doc.status;
   return error;
 }
 
-QueryAnswer query_answer(const json& doc) {
-  const auto data = doc.find("data");
-  if (data == doc.end() || !data->is_object()) shape("the answer has no \"data\" object");
+namespace {
+
+// A matrix's or vector's series, each checked to hold what the result type says.
+std::vector<Series> series_of(Answer& doc, bool matrix) {
+  if (doc.result_non_object) {
+    shape(matrix ? "a matrix series is not an object" : "a vector sample is not an object");
+  }
+  if (doc.problem) shape(*doc.problem);
+  for (std::size_t i = 0; i < doc.series.size(); ++i) {
+    if (matrix && (doc.held[i] & Answer::kValues) == 0) shape("a matrix series has no \"values\"");
+    if (!matrix && (doc.held[i] & Answer::kValue) == 0) shape("a vector sample has no \"value\"");
+    if (!matrix && doc.series[i].points.size() != 1) shape("a vector sample has no \"value\"");
+  }
+  return std::move(doc.series);
+}
+
+// A scalar's [time, "value"] pair, from the result's bare items.
+Point scalar_of(const Answer& doc) {
+  if (doc.result != Answer::Kind::Array || doc.result_items != 2 || doc.result_non_object) {
+    shape("a sample is not a [time, \"value\"] pair");
+  }
+  json pair = json::array();
+  for (const auto& item : doc.result_scalars) pair.push_back(json::parse(item));
+  return point_of(pair);
+}
+
+}  // namespace
+
+QueryAnswer query_answer(Answer doc) {
+  if (doc.data != Answer::Kind::Object) shape("the answer has no \"data\" object");
   QueryAnswer answer;
-  const auto type = data->find("resultType");
-  if (type != data->end() && !type->is_string())
-    shape("the answer's \"resultType\" is not a string");
-  if (type != data->end()) answer.result_type = type->get<std::string>();
-  const auto result = data->find("result");
-  if (result == data->end()) shape("the answer's data has no \"result\"");
-  if (answer.result_type == "matrix" && result->is_array()) {
-    answer.series = matrix_of(*result);
-  } else if (answer.result_type == "vector" && result->is_array()) {
-    answer.series = vector_of(*result);
-  } else if (answer.result_type == "scalar" || answer.result_type == "string") {
-    if (answer.result_type == "scalar") answer.series.push_back(Series{{}, {point_of(*result)}});
-  } else {
+  if (doc.result_type_not_string) shape("the answer's \"resultType\" is not a string");
+  if (doc.result_type) answer.result_type = *doc.result_type;
+  if (doc.result == Answer::Kind::Absent) shape("the answer's data has no \"result\"");
+  const bool list = doc.result == Answer::Kind::Array;
+  if (answer.result_type == "matrix" && list) {
+    answer.series = series_of(doc, true);
+  } else if (answer.result_type == "vector" && list) {
+    answer.series = series_of(doc, false);
+  } else if (answer.result_type == "scalar") {
+    answer.series.push_back(Series{{}, {scalar_of(doc)}});
+  } else if (answer.result_type != "string") {
     shape(
         fmt::format("the answer's result type \"{}\" is not one of the API's", answer.result_type));
   }
@@ -203,57 +136,19 @@ QueryAnswer query_answer(const json& doc) {
   return answer;
 }
 
-std::vector<Labels> series_answer(const json& doc) {
-  const auto data = doc.find("data");
-  if (data == doc.end() || !data->is_array()) shape("the answer has no \"data\" list");
-  std::vector<Labels> out;
-  out.reserve(data->size());
-  for (const auto& metric : *data) out.push_back(labels_of(metric));
-  return out;
+std::vector<Labels> series_answer(Answer doc) {
+  if (doc.data != Answer::Kind::Array) shape("the answer has no \"data\" list");
+  if (doc.problem) shape(*doc.problem);
+  return std::move(doc.label_sets);
 }
 
-std::vector<std::string> answer_warnings(const json& doc) {
-  std::vector<std::string> out;
-  const auto warnings = doc.find("warnings");
-  if (warnings != doc.end() && warnings->is_array()) {
-    for (const auto& w : *warnings) out.push_back(w.is_string() ? w.get<std::string>() : brief(w));
-  }
-  const auto partial = doc.find("isPartial");
-  if (partial != doc.end() && partial->is_boolean() && partial->get<bool>()) {
+std::vector<std::string> answer_warnings(const Answer& doc) {
+  std::vector<std::string> out = doc.warnings;
+  if (doc.partial) {
     out.emplace_back(
         "the answer is partial (isPartial): some of the server's storage nodes did not answer");
   }
   return out;
-}
-
-Series export_line(std::string_view line) {
-  const bool bare_words =
-      line.find("NaN") != std::string_view::npos || line.find("Inf") != std::string_view::npos;
-  const json doc = bare_words ? json::parse(quote_bare_words(line), nullptr, false)
-                              : json::parse(line, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) shape("an export line is not a JSON object");
-  Series s;
-  s.labels = labels_of(doc.value("metric", json::object()));
-  const auto values = doc.find("values");
-  const auto times = doc.find("timestamps");
-  if (values == doc.end() || times == doc.end() || !values->is_array() || !times->is_array() ||
-      values->size() != times->size()) {
-    shape("an export line has no \"values\" and \"timestamps\" of one length");
-  }
-  s.points.reserve(values->size());
-  for (std::size_t i = 0; i < values->size(); ++i) {
-    const auto& t = (*times)[i];
-    if (!t.is_number_integer()) shape("an export timestamp is not whole milliseconds");
-    const auto t_ms = t.get<std::int64_t>();
-    if (!ns_of_ms(t_ms) || (t.is_number_unsigned() && t.get<std::uint64_t>() > INT64_MAX)) {
-      shape(
-          fmt::format("export timestamp {} ms is past 2262-04-11, beyond what gpuscope's "
-                      "nanosecond times hold",
-                      brief(t)));
-    }
-    s.points.push_back(Point{t_ms, sample_value((*values)[i])});
-  }
-  return s;
 }
 
 bool is_limit_error(const ApiError& error) {

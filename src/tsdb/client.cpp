@@ -150,13 +150,12 @@ void Client::fail_status(const http::Response& r, const std::string& path,
               excerpt.empty() ? "no words" : excerpt, status_hint(r.status));
 }
 
-nlohmann::json Client::call(const std::string& path, const Fields& fields,
-                            const std::string& query) {
+Answer Client::call(const std::string& path, const Fields& fields, const std::string& query) {
   const http::Response r = send(request_for(path, fields), query);
   if (r.status == 401 || r.status == 403 || r.status == 404 || r.status == 429 || r.status >= 500) {
     fail_status(r, path, query);
   }
-  nlohmann::json doc;
+  Answer doc;
   try {
     doc = answer_document(r.body);
   } catch (const AnswerShapeError& e) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/http.hpp"
+#include "tsdb/answer.hpp"
 #include "tsdb/site.hpp"
 #include "tsdb/source.hpp"
 
@@ -67,7 +68,7 @@ class Client : public Source {
 
   http::Request request_for(const std::string& path, const Fields& fields) const;
   http::Response send(const http::Request& request, const std::string& query);
-  nlohmann::json call(const std::string& path, const Fields& fields, const std::string& query);
+  Answer call(const std::string& path, const Fields& fields, const std::string& query);
   std::optional<nlohmann::json> status_data(const std::string& path);
   void detect();
   void detect_victoria_metrics();

@@ -47,6 +47,13 @@ std::int64_t next_raw_piece_ms(std::int64_t piece_ms, std::size_t samples,
 SeriesJoiner::SeriesJoiner(std::size_t max_points, std::string what_for_errors)
     : max_points_(max_points), what_(std::move(what_for_errors)) {}
 
+void SeriesJoiner::over() const {
+  throw Error(fmt::format("more than {} samples would come back for {}", max_points_, what_),
+              "the limit of one read, which keeps gpuscope's memory bounded (a series without "
+              "samples counts as one)",
+              "ask for a shorter window or fewer series (a narrower selector)");
+}
+
 void SeriesJoiner::add(Series series, std::int64_t from_ms) {
   auto [it, fresh] = index_.try_emplace(series.labels, series_.size());
   if (fresh) series_.push_back(Series{std::move(series.labels), {}});
@@ -54,13 +61,11 @@ void SeriesJoiner::add(Series series, std::int64_t from_ms) {
   for (const Point& p : series.points) {
     if (p.t_ms < from_ms) continue;
     if (!points.empty() && p.t_ms == points.back().t_ms) continue;
-    if (++points_ > max_points_) {
-      throw Error(fmt::format("more than {} samples would come back for {}", max_points_, what_),
-                  "the limit of one read, which keeps gpuscope's memory bounded",
-                  "ask for a shorter window or fewer series (a narrower selector)");
-    }
+    if (++points_ + empty_ > max_points_) over();
     points.push_back(p);
   }
+  // Its labels are held all the same: a million series without samples are not free.
+  if (fresh && points.empty() && points_ + ++empty_ > max_points_) over();
 }
 
 std::vector<Series> SeriesJoiner::take() {
@@ -76,6 +81,7 @@ std::vector<Series> SeriesJoiner::take() {
   }
   index_.clear();
   points_ = 0;
+  empty_ = 0;
   return std::move(series_);
 }
 

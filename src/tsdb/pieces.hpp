@@ -38,8 +38,9 @@ std::int64_t next_raw_piece_ms(std::int64_t piece_ms, std::size_t samples,
                                std::size_t target_samples);
 
 // Series from several answers joined by their label sets: points appended in time order, a
-// point at a time already held (the boundary of two pieces) dropped; counts what it holds and
-// throws Error once more than `max_points` would be held.
+// point at a time already held (the boundary of two pieces) dropped; counts what it holds (a
+// series first seen without samples as one) and throws Error once more than `max_points` would
+// be held.
 class SeriesJoiner {
  public:
   explicit SeriesJoiner(std::size_t max_points, std::string what_for_errors);
@@ -51,9 +52,11 @@ class SeriesJoiner {
   std::vector<Series> take();
 
  private:
+  [[noreturn]] void over() const;
   std::size_t max_points_;
   std::string what_;
   std::size_t points_ = 0;
+  std::size_t empty_ = 0;  // series first seen without samples
   std::map<Labels, std::size_t> index_;
   std::vector<Series> series_;
 };

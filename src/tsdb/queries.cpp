@@ -15,7 +15,11 @@ namespace {
 
 // VictoriaMetrics' export, read as it arrives: whole lines parsed and joined, the rest kept.
 struct ExportReader {
-  SeriesJoiner* joiner;
+  SeriesJoiner* joiner = nullptr;
+  // The cap of one answer, which a stream would otherwise pass: what it says when passed.
+  std::size_t max_bytes = 0;
+  std::string too_large;
+  std::size_t bytes = 0;
   std::string pending;
   std::string unparsed;  // the start of a body that is not export lines (an error's words)
   std::string why;       // what the first line that did not parse lacked
@@ -36,6 +40,12 @@ struct ExportReader {
   }
 
   bool take(std::string_view piece) {
+    bytes += piece.size();
+    if (bytes > max_bytes) {
+      failure = Error(too_large, "the limit of one answer, which keeps gpuscope's memory bounded",
+                      "ask for a shorter window or fewer series");
+      return false;
+    }
     pending.append(piece);
     std::size_t start = 0;
     try {
@@ -90,7 +100,11 @@ std::vector<Series> Client::raw(const std::string& selector, const Window& windo
 std::vector<Series> Client::raw_victoria_metrics(const std::string& selector, const Window& window,
                                                  std::size_t max_points) {
   SeriesJoiner joiner(max_points, fmt::format("`{}`", shortened(selector)));
-  ExportReader reader{&joiner, {}, {}, {}, {}};
+  ExportReader reader;
+  reader.joiner = &joiner;
+  reader.max_bytes = options_.max_body;
+  reader.too_large = fmt::format("{} answered /api/v1/export with more than {} MiB for {}",
+                                 server_name(), options_.max_body >> 20, shortened(selector));
   http::Request request = request_for("/api/v1/export", {{"match[]", selector},
                                                          {"start", api_time(window.start_ms)},
                                                          {"end", api_time(window.end_ms)}});
@@ -150,13 +164,13 @@ std::vector<Series> Client::raw_prometheus(const std::string& selector, const Wi
 std::vector<Series> Client::range_piece(const std::string& expr, const Window& piece,
                                         std::int64_t step_ms, int depth) {
   try {
-    const auto doc = call("/api/v1/query_range",
-                          {{"query", expr},
-                           {"start", api_time(piece.start_ms)},
-                           {"end", api_time(piece.end_ms)},
-                           {"step", api_time(step_ms)}},
-                          expr);
-    return query_answer(doc).series;
+    return query_answer(call("/api/v1/query_range",
+                             {{"query", expr},
+                              {"start", api_time(piece.start_ms)},
+                              {"end", api_time(piece.end_ms)},
+                              {"step", api_time(step_ms)}},
+                             expr))
+        .series;
   } catch (const LimitError& e) {
     const std::int64_t points = points_in(piece, step_ms);
     if (points <= 1 || depth >= options_.max_splits) {

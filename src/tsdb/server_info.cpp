@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
 
 #include "tsdb/answer.hpp"
 #include "tsdb/client.hpp"
 #include "tsdb/pieces.hpp"
+#include "util/json_depth.hpp"
 
 namespace gpuscope::tsdb {
 namespace {
@@ -38,6 +40,44 @@ std::optional<std::string> vm_flag(const std::string& metrics, const std::string
   if (at == std::string::npos) return std::nullopt;
   const auto start = at + key.size();
   return metrics.substr(start, metrics.find('"', start) - start);
+}
+
+constexpr std::size_t kMaxStatusBody = std::size_t{4} << 20;  // Prometheus' flags: ~10 KB
+
+[[noreturn]] void unknown_shape(const std::string& server, const std::string& path,
+                                const std::string& why) {
+  throw Error(fmt::format("{} answered {} in an unknown shape", server, path), why,
+              "check the URL: is it a Prometheus-API server?");
+}
+
+// A status endpoint's JSON (a few KB), depth-checked before it is parsed; nullopt when not JSON.
+std::optional<nlohmann::json> status_document(const std::string& body, const std::string& server,
+                                              const std::string& path) {
+  if (util::nesting_past(body, kMaxAnswerDepth)) {
+    unknown_shape(
+        server, path,
+        fmt::format("it nests deeper than {} levels, which the API never does", kMaxAnswerDepth));
+  }
+  auto doc = nlohmann::json::parse(body, nullptr, false);
+  if (doc.is_discarded()) return std::nullopt;
+  return doc;
+}
+
+// `data`'s `key` as text: "" when absent; an unknown shape when it is not a string (a number
+// where the API writes a string was an internal error: nlohmann's type_error).
+std::string text_field(const nlohmann::json& data, const std::string& key,
+                       const std::string& server, const std::string& path) {
+  const auto it = data.find(key);
+  if (it == data.end()) return {};
+  if (!it->is_string()) {
+    unknown_shape(server, path,
+                  fmt::format("its \"{}\" is {}, not a string", key,
+                              it->is_number()   ? "a number"
+                              : it->is_object() ? "an object"
+                              : it->is_array()  ? "an array"
+                                                : "not text"));
+  }
+  return it->get<std::string>();
 }
 
 }  // namespace
@@ -88,10 +128,14 @@ ServerInfo Client::server() {
 // A status endpoint's JSON data; nullopt when the server does not answer it (a proxy may hide
 // it). Refused credentials are an error: every later request would be refused too.
 std::optional<nlohmann::json> Client::status_data(const std::string& path) {
-  const http::Response r = send(request_for(path, {}), "");
+  http::Request request = request_for(path, {});
+  request.max_body = kMaxStatusBody;
+  const http::Response r = send(request, "");
   if (r.status == 401 || r.status == 403) fail_status(r, path, "");
   if (r.status != 200) return std::nullopt;
-  auto doc = nlohmann::json::parse(r.body, nullptr, false);
+  const auto parsed = status_document(r.body, server_name(), path);
+  if (!parsed) return std::nullopt;
+  const nlohmann::json& doc = *parsed;
   if (!doc.is_object() || !doc.contains("data") || !doc["data"].is_object()) return std::nullopt;
   return doc["data"];
 }
@@ -101,29 +145,36 @@ void Client::detect() {
   info.url = options_.url;
   info_ = info;  // messages of the probes below name the URL only
   if (const auto build = status_data("/api/v1/status/buildinfo")) {
-    info_->version = build->value("version", "");
+    info_->version = text_field(*build, "version", server_name(), "/api/v1/status/buildinfo");
   }
-  const http::Response flags = send(request_for("/api/v1/status/flags", {}), "");
-  if (flags.status == 401 || flags.status == 403) fail_status(flags, "/api/v1/status/flags", "");
+  const std::string flags_path = "/api/v1/status/flags";
+  http::Request request = request_for(flags_path, {});
+  request.max_body = kMaxStatusBody;
+  const http::Response flags = send(request, "");
+  if (flags.status == 401 || flags.status == 403) fail_status(flags, flags_path, "");
   if (flags.body.find("unsupported path requested") != std::string::npos) {
     detect_victoria_metrics();
     return;
   }
-  const auto doc = nlohmann::json::parse(flags.body, nullptr, false);
+  const auto doc = status_document(flags.body, server_name(), flags_path).value_or(nullptr);
   const auto data = doc.is_object() ? doc.find("data") : doc.end();
   if (flags.status != 200 || data == doc.end() || !data->is_object() ||
       !data->contains("storage.tsdb.retention.time")) {
     return;  // another Prometheus-API server (Thanos, Mimir): Prometheus' rules, no retention
   }
   info_->kind = ServerKind::Prometheus;
-  if (const auto samples = number_of(data->value("query.max-samples", ""))) {
+  const auto flag_text = [&](const std::string& key) {
+    return text_field(*data, key, server_name(), flags_path);
+  };
+  if (const auto samples = number_of(flag_text("query.max-samples"))) {
     server_max_samples_ = static_cast<std::int64_t>(*samples);
   }
   if (const auto runtime = status_data("/api/v1/status/runtimeinfo")) {
-    std::string retention = runtime->value("storageRetention", "");
+    std::string retention =
+        text_field(*runtime, "storageRetention", server_name(), "/api/v1/status/runtimeinfo");
     info_->retention_s = prometheus_duration_s(retention.substr(0, retention.find(' ')));
   }
-  const auto flag = prometheus_duration_s(data->value("storage.tsdb.retention.time", ""));
+  const auto flag = prometheus_duration_s(flag_text("storage.tsdb.retention.time"));
   if (!info_->retention_s && flag && *flag > 0) info_->retention_s = flag;
   if (!info_->retention_s) info_->retention_s = 15 * kDayS;  // Prometheus' default
 }
@@ -151,9 +202,19 @@ void Client::detect_victoria_metrics() {
     info_->retention_s = victoria_metrics_retention_s(*retention);
   }
   if (const auto points = vm_flag(metrics.body, "search.maxPointsPerTimeseries")) {
-    if (const auto n = number_of(*points); n && *n > 2) {
-      server_max_points_ = static_cast<std::int64_t>(*n);
+    // A whole number of points (VictoriaMetrics' flag is an integer); anything else would make
+    // pieces of no point and no query at all.
+    const auto n = number_of(*points);
+    if (!n || *n != std::floor(*n) || *n < 3 || *n > 1e15) {
+      throw Error(
+          fmt::format("{} says its -search.maxPointsPerTimeseries is \"{}\"", server_name(),
+                      points->substr(0, 40)),
+          "not a whole number of points above 2: gpuscope cuts its range queries into pieces of "
+          "that many points, and could send none",
+          "check the server's flag (its /metrics, flag{name=\"search.maxPointsPerTimeseries\"}); "
+          "VictoriaMetrics' default is 30000");
     }
+    server_max_points_ = static_cast<std::int64_t>(*n);
   }
 }
 
