@@ -14,6 +14,7 @@
 #include "core/json_text.hpp"
 #include "report/plots/sweep_plot.hpp"
 #include "report/sweep_section.hpp"
+#include "util/output_file.hpp"
 
 namespace gpuscope::app {
 namespace {
@@ -208,11 +209,12 @@ std::vector<std::uint8_t> png_bytes(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Written whole in a private folder beside `path` and renamed over it (util::AtomicFile): the
+// name is derived from -o in a folder others may write, so whatever is there (a link planted
+// for a sweep run as root above all) is replaced, never opened or followed.
 void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out) {
-    throw Error(fmt::format("cannot write {}", path.string()), "the write failed",
+  if (const auto error = util::write_file_atomically(path, text)) {
+    throw Error(fmt::format("cannot write {}", path.string()), error.message(),
                 "check the free space and the folder's permissions");
   }
 }

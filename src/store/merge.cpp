@@ -297,22 +297,18 @@ std::optional<MergeSummary> move_part(const fs::path& output, const fs::path& pa
     stamp.run();
   }
   const fs::path target = check_output_path(output, overwrite, {part});
-  const fs::path partial = util::temporary_path(target);
-  prepare_output_path(partial, true);
+  // Moved (or copied, across file systems) into a private folder beside the target, then renamed
+  // over it: nothing is ever written at a name someone else could plant a link at.
+  util::StagedFile staged(target);
+  if (const auto error = staged.create()) throw_write_error(target, error);
   try {
-    fs::rename(part, partial, ec);
-    if (ec) fs::copy_file(part, partial, fs::copy_options::overwrite_existing);  // EXDEV
-    remove_companion_files(target);  // a stale -wal would be replayed into the new file
-    if (const auto error = util::commit_written_file(partial, target)) {
-      throw_write_error(target, error);
-    }
+    fs::rename(part, staged.path(), ec);
+    if (ec) fs::copy_file(part, staged.path());  // EXDEV
+    remove_companion_files(target);              // a stale -wal would be replayed into the new file
+    if (const auto error = staged.commit()) throw_write_error(target, error);
   } catch (const fs::filesystem_error& e) {
-    remove_database_files(partial);
     throw Error("cannot write " + target.string(), e.code().message(),
                 "check the disk and the -o path");
-  } catch (...) {
-    remove_database_files(partial);
-    throw;
   }
   return summary;
 }
@@ -338,9 +334,12 @@ MergeSummary merge(const fs::path& output, const std::vector<fs::path>& inputs, 
   // Built under another name and renamed over `output` at the end, so a failed merge leaves no
   // output, and an output being replaced stays intact until the new one is complete.
   const fs::path target = check_output_path(output, overwrite, summary.inputs);
-  const fs::path partial = util::temporary_path(target);
-  prepare_output_path(partial, true);
-  try {
+  // SQLite opens (and follows links at) the file and its -journal: they are made in a private
+  // folder beside the target (util::StagedFile), which goes with them on every path.
+  util::StagedFile staged(target);
+  if (const auto error = staged.create()) throw_write_error(target, error);
+  const fs::path& partial = staged.path();
+  {
     auto db = create_database(partial);
     Merger merger(*db);
     for (const auto& input : summary.inputs) {
@@ -351,10 +350,7 @@ MergeSummary merge(const fs::path& output, const std::vector<fs::path>& inputs, 
       throw Error("cannot finish " + output.string(), *problem);
     db.reset();
     remove_companion_files(target);  // a stale -wal would be replayed into the new file
-    if (const auto ec = util::commit_written_file(partial, target)) throw_write_error(target, ec);
-  } catch (...) {
-    remove_database_files(partial);
-    throw;
+    if (const auto ec = staged.commit()) throw_write_error(target, ec);
   }
   return summary;
 }

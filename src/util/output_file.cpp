@@ -6,7 +6,10 @@
 
 #include <cerrno>
 #include <string>
+#include <system_error>
 #include <utility>
+
+#include "util/temporary_folder.hpp"
 
 namespace gpuscope::util {
 namespace fs = std::filesystem;
@@ -15,6 +18,12 @@ namespace {
 
 std::error_code last_error() {
   return {errno, std::generic_category()};
+}
+
+// The staging folder's name: the target's (cut to leave room within NAME_MAX) and ours.
+std::string staging_prefix(const fs::path& target) {
+  constexpr std::size_t kNameBytes = 200;
+  return "." + target.filename().string().substr(0, kNameBytes) + ".gpuscope-tmp-";
 }
 
 }  // namespace
@@ -80,11 +89,6 @@ bool same_file(const fs::path& a, const fs::path& b) {
   return first && second && *first == *second;
 }
 
-fs::path temporary_path(const fs::path& target) {
-  return target.parent_path() /
-         ("." + target.filename().string() + "." + std::to_string(::getpid()) + ".gpuscope-tmp");
-}
-
 std::error_code write_all(int fd, const void* data, std::size_t size) {
   const auto* bytes = static_cast<const char*>(data);
   while (size > 0) {
@@ -99,18 +103,53 @@ std::error_code write_all(int fd, const void* data, std::size_t size) {
   return {};
 }
 
-AtomicFile::AtomicFile(fs::path target)
-    : target_(std::move(target)), temporary_(temporary_path(target_)) {}
+StagedFile::StagedFile(fs::path target) : target_(std::move(target)) {}
+
+StagedFile::~StagedFile() = default;  // the folder goes with everything in it
+
+std::error_code StagedFile::create() {
+  if (folder_) return std::make_error_code(std::errc::file_exists);
+  fs::path where = target_.parent_path();
+  if (where.empty()) where = ".";
+  try {
+    folder_ = std::make_unique<TemporaryFolder>(staging_prefix(target_), where);
+  } catch (const std::system_error& e) {  // filesystem_error too
+    return e.code();
+  }
+  path_ = folder_->path() / target_.filename();
+  return {};
+}
+
+std::error_code StagedFile::commit() {
+  if (!folder_) return std::make_error_code(std::errc::no_such_file_or_directory);
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return last_error();
+  if (::fsync(fd) != 0) {
+    const auto error = last_error();
+    ::close(fd);
+    return error;
+  }
+  ::close(fd);
+  return move_into_place();
+}
+
+std::error_code StagedFile::move_into_place() {
+  if (!folder_) return std::make_error_code(std::errc::no_such_file_or_directory);
+  if (::rename(path_.c_str(), target_.c_str()) != 0) return last_error();
+  sync_folder_of(target_);
+  folder_.reset();
+  return {};
+}
+
+AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)), staged_(target_) {}
 
 AtomicFile::~AtomicFile() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!committed_ && !temporary_.empty()) ::unlink(temporary_.c_str());
+  if (fd_ >= 0) ::close(fd_);  // the staging folder goes with staged_
 }
 
 std::error_code AtomicFile::open() {
-  // A temporary of ours left by a killed writer of the same pid is stale: replace it.
-  ::unlink(temporary_.c_str());
-  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (auto error = staged_.create()) return error;
+  fd_ = ::open(staged_.path().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   return fd_ < 0 ? last_error() : std::error_code{};
 }
 
@@ -124,10 +163,7 @@ std::error_code AtomicFile::commit() {
   if (::fsync(fd_) != 0) return last_error();
   const int fd = std::exchange(fd_, -1);
   if (::close(fd) != 0) return last_error();
-  if (::rename(temporary_.c_str(), target_.c_str()) != 0) return last_error();
-  committed_ = true;
-  sync_folder_of(target_);
-  return {};
+  return staged_.move_into_place();
 }
 
 void sync_folder_of(const fs::path& target) {

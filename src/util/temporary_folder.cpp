@@ -98,11 +98,17 @@ void install_handler() {
   }
 }
 
+// Puts the found dispositions back, each only where ours is still there: a handler someone
+// installed after ours (a workflow's own SIGINT) stays theirs.
 void remove_handler() {
   std::lock_guard lock(install_mutex);
   if (--installed_folders > 0) return;
   for (std::size_t i = 0; i < std::size(kSignals); ++i) {
-    if (replaced[i]) sigaction(kSignals[i], &previous[i], nullptr);
+    struct sigaction current {};
+    if (replaced[i] && sigaction(kSignals[i], nullptr, &current) == 0 &&
+        (current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == remove_folders_and_end) {
+      sigaction(kSignals[i], &previous[i], nullptr);
+    }
     replaced[i] = false;
   }
 }
@@ -137,10 +143,21 @@ TemporaryFolder::TemporaryFolder(std::string_view prefix, const fs::path& dir) {
   slot_ = take_slot(path_);
 }
 
-TemporaryFolder::~TemporaryFolder() {
+void TemporaryFolder::release_slot() {
   if (slot_ >= 0)
     slots[static_cast<std::size_t>(slot_)].used.store(false, std::memory_order_release);
+  slot_ = -1;
+}
+
+void TemporaryFolder::keep() {
+  release_slot();
+  kept_ = true;
+}
+
+TemporaryFolder::~TemporaryFolder() {
+  release_slot();
   remove_handler();
+  if (kept_) return;
   std::error_code ignored;
   fs::remove_all(path_, ignored);
 }

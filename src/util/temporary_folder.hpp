@@ -19,9 +19,15 @@ class TemporaryFolder {
   TemporaryFolder& operator=(const TemporaryFolder&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
+  // From now on the folder stays, with what is in it, when the object goes or a signal ends the
+  // process: what it holds has become the user's (e.g. samples a push could not deliver).
+  void keep();
 
  private:
+  void release_slot();
+
   std::filesystem::path path_;
+  bool kept_ = false;
   int slot_ = -1;  // its place among the folders a signal removes (-1: too many, not covered)
 };
 

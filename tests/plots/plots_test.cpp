@@ -13,14 +13,18 @@
 #include "analyze/analyzer.hpp"
 #include "core/error.hpp"
 #include "plots/image_check.hpp"
+#include "support/planted_links.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::report::plots {
 namespace {
 
 namespace fs = std::filesystem;
+using gpuscope::testing::leftovers;
+using gpuscope::testing::PlantedLinks;
 using gpuscope::testing::png_decode;
 using gpuscope::testing::png_header;
+using gpuscope::testing::predictable_temporary_names;
 using gpuscope::testing::read_file;
 using gpuscope::testing::svg_root;
 using gpuscope::testing::TempDir;
@@ -246,6 +250,35 @@ TEST(Plots, UnwritablePathIsAClearErrorAndLeavesNothing) {
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path())) ++entries;
   EXPECT_EQ(entries, 1u);  // only "plain"
+}
+
+// Issue 46: PLplot opens its file with fopen, which follows links. In a folder others may write
+// (-o /tmp/run.png), links planted at every name the old scheme used (".<name>.<pid>.gpuscope-tmp")
+// and at guessable ones are never written through: plots are drawn in a private folder.
+TEST(Plots, PlantedLinksAtTemporaryNamesAreNeverFollowed) {
+  TempDir dir;
+  fs::create_directory(dir.file("shared"));
+  std::vector<fs::path> names;
+  std::vector<std::string> expected;
+  for (const char* file : {"run-timeseries.png", "run-load-balance.png", "run-heatmap.png",
+                           "run-overview.png", "run.pdf"}) {
+    for (auto& name : predictable_temporary_names(dir.file("shared/") + file)) {
+      names.push_back(std::move(name));
+    }
+    expected.emplace_back(file);
+  }
+  const PlantedLinks links(dir.file("victim"), names);
+  PlotOptions options;
+  options.width_px = 800;
+  options.height_px = 500;
+  const auto pngs = write_plots(four_gpus(), dir.file("shared/run"), options);
+  options.format = PlotFormat::Pdf;
+  write_plots(four_gpus(), dir.file("shared/run"), options);
+  EXPECT_TRUE(links.victim_untouched());
+  ASSERT_EQ(pngs.size(), 4u);
+  for (const auto& png : pngs) EXPECT_TRUE(png_decode(png.string())) << png;
+  EXPECT_EQ(read_file(dir.file("shared/run.pdf")).substr(0, 5), "%PDF-");
+  EXPECT_EQ(leftovers(dir.file("shared"), links, expected), std::vector<std::string>{});
 }
 
 TEST(Plots, BadSizeAndPrefixAreUsageErrors) {

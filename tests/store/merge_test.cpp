@@ -10,11 +10,15 @@
 #include "store/run_writer.hpp"
 #include "store/sqlite.hpp"
 #include "store_test_data.hpp"
+#include "support/planted_links.hpp"
 #include "support/process.hpp"
 
 namespace gpuscope::store {
 namespace {
 
+using gpuscope::testing::leftovers;
+using gpuscope::testing::PlantedLinks;
+using gpuscope::testing::predictable_temporary_names;
 using gpuscope::testing::TempDir;
 using namespace store::testing;
 
@@ -218,6 +222,36 @@ TEST(MergeParts, MergesSeveralPartsAndKeepsTheChecks) {
   write_rank(dir.file("existing.db"), 2, 10);
   EXPECT_THROW(merge_parts(dir.file("existing.db"), {dir.file("parts/0.db")}, false), Error);
   EXPECT_TRUE(std::filesystem::exists(dir.file("parts/0.db"))) << "a refused part stays";
+}
+
+// Issue 46: SQLite opens (and follows links at) the file it creates and its -journal. In a folder
+// others may write, links planted at every name the old scheme used (".<name>.<pid>.gpuscope-tmp"
+// and its companions) and at guessable ones are never written through nor removed: the merged
+// database is built in a private folder beside the output.
+TEST(Merge, PlantedLinksAtTemporaryNamesAreNeverFollowed) {
+  TempDir dir;
+  write_rank(dir.file("ranks/0.db"), 0, 700);
+  write_rank(dir.file("ranks/1.db"), 1, 10);
+  std::filesystem::copy_file(dir.file("ranks/0.db"), dir.file("part.db"));
+  merge(dir.file("reference.db"), {dir.file("ranks/0.db")}, false);
+  std::filesystem::create_directory(dir.file("shared"));
+  auto names = predictable_temporary_names(dir.file("shared/job.db"));
+  for (auto& name : predictable_temporary_names(dir.file("shared/moved.db"))) {
+    names.push_back(std::move(name));
+  }
+  const PlantedLinks links(dir.file("victim"), names);
+
+  const auto merged =
+      merge(dir.file("shared/job.db"), {dir.file("ranks/0.db"), dir.file("ranks/1.db")}, false);
+  EXPECT_EQ(merged.runs, 2);
+  merge_parts(dir.file("shared/moved.db"), {dir.file("part.db")}, false);  // moved into place
+  EXPECT_FALSE(std::filesystem::exists(dir.file("part.db")));
+
+  EXPECT_TRUE(links.victim_untouched());
+  EXPECT_EQ(RunReader::open(dir.file("shared/job.db")).runs().size(), 2U);
+  EXPECT_EQ(content(dir.file("shared/moved.db")), content(dir.file("reference.db")));
+  EXPECT_EQ(leftovers(dir.file("shared"), links, {"job.db", "moved.db"}),
+            std::vector<std::string>{});
 }
 
 }  // namespace

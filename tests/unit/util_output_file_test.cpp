@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/output_file.hpp"
+#include "support/planted_links.hpp"
 #include "support/temp_dir.hpp"
 #include "util/output_file.hpp"
 
@@ -32,9 +33,11 @@ TEST(AtomicFile, ReplacesTheTargetOnlyAtCommit) {
   ASSERT_FALSE(file.write("new contents"));
   EXPECT_EQ(read_file(target), "old");  // untouched until commit
   EXPECT_TRUE(fs::exists(file.temporary()));
+  const fs::path staging = file.temporary().parent_path();
+  EXPECT_EQ(staging.parent_path(), fs::path(dir.path()));
   ASSERT_FALSE(file.commit());
   EXPECT_EQ(read_file(target), "new contents");
-  EXPECT_FALSE(fs::exists(file.temporary()));
+  EXPECT_FALSE(fs::exists(staging)) << "the private folder goes at commit";
 }
 
 TEST(AtomicFile, AFailedWriterLeavesTheTargetAndNoTemporary) {
@@ -50,6 +53,7 @@ TEST(AtomicFile, AFailedWriterLeavesTheTargetAndNoTemporary) {
   }  // destroyed without commit: an exception on the way out
   EXPECT_EQ(read_file(target), "old");
   EXPECT_FALSE(fs::exists(temporary));
+  EXPECT_FALSE(fs::exists(temporary.parent_path()));
 }
 
 TEST(AtomicFile, ACrashBetweenWriteAndRenameLeavesTheTargetIntact) {
@@ -68,20 +72,23 @@ TEST(AtomicFile, ACrashBetweenWriteAndRenameLeavesTheTargetIntact) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(read_file(target), "old");
-  // What is left is recognisably gpuscope's temporary of that process, beside the target.
-  const fs::path leftover =
-      util::temporary_path(target).parent_path() /
-      ("." + fs::path(target).filename().string() + "." + std::to_string(child) + ".gpuscope-tmp");
-  EXPECT_EQ(read_file(leftover.string()), "new");
-  int files = 0;
-  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path())) ++files;
-  EXPECT_EQ(files, 2);
+  // What is left is recognisably gpuscope's: its private folder beside the target, holding the
+  // file under the target's name.
+  int entries = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    ++entries;
+    if (entry.path() == fs::path(target)) continue;
+    EXPECT_TRUE(entry.path().filename().string().starts_with(".run.png.gpuscope-tmp-"))
+        << entry.path();
+    EXPECT_EQ(read_file((entry.path() / "run.png").string()), "new");
+  }
+  EXPECT_EQ(entries, 2);
 }
 
 TEST(CommitWrittenFile, MovesAFileAnotherLibraryWroteOntoItsTarget) {
   TempDir dir;
   const fs::path target = dir.file("plot.png");
-  const fs::path temporary = util::temporary_path(target);
+  const fs::path temporary = dir.file("written-by-a-library.png");
   std::ofstream(target) << "old";
   std::ofstream(temporary) << "new plot";
   EXPECT_FALSE(util::commit_written_file(temporary, target));
@@ -94,11 +101,54 @@ TEST(CommitWrittenFile, MovesAFileAnotherLibraryWroteOntoItsTarget) {
   EXPECT_TRUE(fs::exists(target));
 }
 
-TEST(AtomicFile, TemporaryNamesFollowOneConvention) {
-  const fs::path temporary = util::temporary_path("/data/out/report.html");
-  EXPECT_EQ(temporary.parent_path(), "/data/out");
-  EXPECT_EQ(temporary.filename().string(),
-            ".report.html." + std::to_string(getpid()) + ".gpuscope-tmp");
+// Issue 46: every temporary name is unpredictable and made exclusively, in a private folder on
+// the target's file system.
+TEST(StagedFile, IsAPrivateUnpredictableFolderBesideTheTarget) {
+  TempDir dir;
+  const fs::path target = dir.file("report.html");
+  util::StagedFile first(target);
+  util::StagedFile second(target);
+  ASSERT_FALSE(first.create());
+  ASSERT_FALSE(second.create());
+  EXPECT_NE(first.path(), second.path()) << "two writers of one process never share a name";
+  for (const auto* staged : {&first, &second}) {
+    const fs::path folder = staged->path().parent_path();
+    EXPECT_EQ(folder.parent_path(), fs::path(dir.path()));
+    EXPECT_TRUE(folder.filename().string().starts_with(".report.html.gpuscope-tmp-")) << folder;
+    EXPECT_EQ(staged->path().filename(), "report.html");
+    struct stat info {};
+    ASSERT_EQ(lstat(folder.c_str(), &info), 0);
+    EXPECT_TRUE(S_ISDIR(info.st_mode));
+    EXPECT_EQ(info.st_mode & 0777, 0700U) << "nobody else may enter it";
+  }
+  // A writer that follows links (PLplot's fopen, SQLite) writes there; commit renames it.
+  std::ofstream(first.path()) << "drawn";
+  ASSERT_FALSE(first.commit());
+  EXPECT_EQ(read_file(target.string()), "drawn");
+  const fs::path left = second.path().parent_path();
+  { util::StagedFile gone(target); }  // made nothing
+  EXPECT_TRUE(fs::exists(left));
+}
+
+TEST(StagedFile, ALongNameStillFitsItsFolder) {
+  TempDir dir;
+  const fs::path target = dir.file(std::string(220, 'n') + ".db");
+  util::StagedFile staged(target);
+  ASSERT_FALSE(staged.create());
+  std::ofstream(staged.path()) << "x";
+  ASSERT_FALSE(staged.commit());
+  EXPECT_TRUE(fs::exists(target));
+}
+
+TEST(AtomicFile, PlantedLinksAtPredictableNamesAreNeverFollowedNorRemoved) {
+  TempDir dir;
+  fs::create_directory(dir.file("shared"));
+  const fs::path target = dir.file("shared/report.html");
+  const PlantedLinks links(dir.file("victim"), predictable_temporary_names(target));
+  ASSERT_FALSE(util::write_file_atomically(target, "<html>report</html>"));
+  EXPECT_TRUE(links.victim_untouched());
+  EXPECT_EQ(read_file(target.string()), "<html>report</html>");
+  EXPECT_TRUE(leftovers(dir.file("shared"), links, {"report.html"}).empty());
 }
 
 TEST(PathKind, TellsRegularFilesFromEverythingElse) {

@@ -131,5 +131,46 @@ TEST(TemporaryFolder, LeavesAHandlerSomeoneElseInstalledAlone) {
   sigaction(SIGHUP, &before, nullptr);
 }
 
+// Issue 46: a workflow that puts in its own handler while a folder exists (the sweep's restore,
+// a run's forwarding of Ctrl-C to the job) keeps it when the folder goes; before, the default
+// action was put back over it.
+void do_nothing(int) {}
+
+TEST(TemporaryFolder, AHandlerInstalledAfterTheFolderStaysWhenItGoes) {
+  struct sigaction found {};
+  ASSERT_EQ(sigaction(SIGHUP, nullptr, &found), 0);
+  struct sigaction defaults {};
+  defaults.sa_handler = SIG_DFL;
+  sigemptyset(&defaults.sa_mask);
+  ASSERT_EQ(sigaction(SIGHUP, &defaults, nullptr), 0);
+  testing::TempDir base;
+  struct sigaction mine {};
+  mine.sa_handler = do_nothing;
+  sigemptyset(&mine.sa_mask);
+  {
+    TemporaryFolder folder("gpuscope-import-", base.path());
+    struct sigaction now {};
+    sigaction(SIGHUP, nullptr, &now);
+    EXPECT_NE(now.sa_handler, SIG_DFL) << "the folder's handler went in";
+    ASSERT_EQ(sigaction(SIGHUP, &mine, nullptr), 0);  // the workflow's, after it
+  }
+  struct sigaction after {};
+  sigaction(SIGHUP, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, &do_nothing) << "the workflow's handler was replaced";
+  sigaction(SIGHUP, &found, nullptr);
+}
+
+TEST(TemporaryFolder, AKeptFolderStaysWithWhatItHolds) {
+  testing::TempDir base;
+  fs::path made;
+  {
+    TemporaryFolder folder("gpuscope-push-", base.path());
+    made = folder.path();
+    std::ofstream(made / "undelivered.prom") << "samples";
+    folder.keep();
+  }
+  EXPECT_TRUE(fs::exists(made / "undelivered.prom"));
+}
+
 }  // namespace
 }  // namespace gpuscope::util

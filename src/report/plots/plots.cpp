@@ -68,32 +68,26 @@ void check_prefix(const fs::path& output_prefix) {
   }
 }
 
-// A file being written under a temporary name beside its final one: renamed by commit(),
+// A plot being drawn in a private folder beside its final name (util::StagedFile: PLplot's
+// fopen follows links, so it never opens a name anyone else could plant): renamed by commit(),
 // removed otherwise, so a failure never leaves a half-drawn plot behind.
 class PendingFile {
  public:
   // A link is followed (its target is replaced, the link stays), as for every output.
   explicit PendingFile(const fs::path& target)
-      : target_(fs::is_symlink(target) ? fs::canonical(target) : target),
-        temporary_(util::temporary_path(target_)) {}
-  ~PendingFile() {
-    std::error_code ignored;
-    if (!committed_) fs::remove(temporary_, ignored);
-  }
-  PendingFile(const PendingFile&) = delete;
-  PendingFile& operator=(const PendingFile&) = delete;
-  const fs::path& temporary() const { return temporary_; }
-  void commit() {
-    if (const auto error = util::commit_written_file(temporary_, target_)) {
-      throw_write_error(target_, error);
+      : staged_(fs::is_symlink(target) ? fs::canonical(target) : target) {
+    if (const auto error = staged_.create()) {
+      throw Error(fmt::format("cannot write plot {}", staged_.target().string()), error.message(),
+                  "check that the folder exists and is writable");
     }
-    committed_ = true;
+  }
+  const fs::path& temporary() const { return staged_.path(); }
+  void commit() {
+    if (const auto error = staged_.commit()) throw_write_error(staged_.target(), error);
   }
 
  private:
-  fs::path target_;
-  fs::path temporary_;
-  bool committed_ = false;
+  util::StagedFile staged_;
 };
 
 // Cairo draws text as glyph outlines, so an SVG would not say in words what it shows: add a

@@ -215,9 +215,14 @@ void draw_panel(const sweep::SweepRecord& r, const PlotStream& stream, const Pan
 }  // namespace
 
 void write_sweep_plot(const sweep::SweepRecord& r, const fs::path& png, int width, int height) {
-  const fs::path temporary = util::temporary_path(png);
+  // Drawn in a private folder beside `png` (PLplot's fopen follows links) and renamed over it.
+  util::StagedFile staged(png);
+  if (auto error = staged.create()) {
+    throw Error(fmt::format("cannot write plot {}", png.string()), error.message(),
+                "check that the folder is writable");
+  }
   {
-    PlotStream stream("pngcairo", temporary, width, height, png);
+    PlotStream stream("pngcairo", staged.path(), width, height, png);
     use_palette();
     pladv(0);
     const double h = stream.height();
@@ -251,8 +256,7 @@ void write_sweep_plot(const sweep::SweepRecord& r, const fs::path& png, int widt
     for (std::size_t i = 0; i < panels.size(); ++i) draw_panel(r, stream, panels[i], boxes[i]);
     stream.finish();
   }
-  if (auto error = util::commit_written_file(temporary, png)) {
-    fs::remove(temporary, error);
+  if (auto error = staged.commit()) {
     throw Error(fmt::format("cannot write plot {}", png.string()), error.message(),
                 "check that the folder is writable");
   }
