@@ -1,12 +1,12 @@
 #include "export/push_buffer.hpp"
 
 #include <fmt/format.h>
-#include <stdlib.h>
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <system_error>
+
+#include "util/temporary_folder.hpp"
 
 namespace gpuscope::exporter {
 
@@ -21,29 +21,31 @@ PushBuffer::~PushBuffer() {
     if (!batch.file.empty()) fs::remove(batch.file, ec);
   }
   if (spill_dir_created_) fs::remove(options_.spill_dir, ec);  // only if empty
+  // spill_folder_, when it is ours, goes with what is in it unless it holds undelivered samples.
 }
 
 bool PushBuffer::ensure_spill_dir() {
-  if (spill_dir_created_ || (!options_.spill_dir.empty() && fs::is_directory(options_.spill_dir))) {
+  if (spill_folder_ || spill_dir_created_ ||
+      (!options_.spill_dir.empty() && fs::is_directory(options_.spill_dir))) {
     return true;
   }
   if (spill_failed_) return false;
-  std::error_code ec;
   if (options_.spill_dir.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        fmt::format("{}/gpuscope-push-XXXXXX", tmp != nullptr && *tmp ? tmp : "/tmp");
-    if (mkdtemp(pattern.data()) == nullptr) {
+    try {
+      spill_folder_ = std::make_unique<util::TemporaryFolder>("gpuscope-push-");
+    } catch (const std::system_error& e) {
       warn_(
-          fmt::format("cannot create a spill directory under {} ({}); samples beyond {} MiB "
-                      "of buffer will be dropped while the server is away",
-                      fs::path(pattern).parent_path().string(), std::strerror(errno),
-                      options_.memory_limit_bytes >> 20));
+          fmt::format("cannot create a spill directory ({}); samples beyond {} MiB of buffer "
+                      "will be dropped while the server is away",
+                      e.what(), options_.memory_limit_bytes >> 20));
       spill_failed_ = true;
       return false;
     }
-    options_.spill_dir = pattern;
-  } else if (!fs::create_directories(options_.spill_dir, ec) && ec) {
+    options_.spill_dir = spill_folder_->path();
+    return true;
+  }
+  std::error_code ec;
+  if (!fs::create_directories(options_.spill_dir, ec) && ec) {
     warn_(
         fmt::format("cannot create the spill directory {} ({}); samples beyond {} MiB of "
                     "buffer will be dropped while the server is away",
@@ -167,6 +169,7 @@ std::optional<fs::path> PushBuffer::save_remaining(std::string_view stamp) {
     return std::nullopt;
   }
   while (!queue_.empty()) drop_front();
+  if (spill_folder_) spill_folder_->keep();  // the saved samples are the user's now
   return file;
 }
 

@@ -12,17 +12,24 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+
+namespace gpuscope::util {
+class TemporaryFolder;
+}
 
 namespace gpuscope::exporter {
 
 struct PushBufferOptions {
   std::size_t memory_limit_bytes = 16u << 20;
   std::uint64_t disk_limit_bytes = 1ull << 30;
-  // Where spill files go; created when first needed (default: a fresh gpuscope-push-XXXXXX
-  // directory under $TMPDIR or /tmp), removed by the destructor once empty.
+  // Where spill files go; created when first needed, removed by the destructor once empty.
+  // Default: a private util::TemporaryFolder, gpuscope-push-XXXXXX under $TMPDIR or /tmp,
+  // removed with its spill files however the process ends but kill -9; it stays only when it
+  // holds the samples save_remaining() wrote.
   std::filesystem::path spill_dir;
 };
 
@@ -76,6 +83,7 @@ class PushBuffer {
   std::deque<Batch> queue_;
   std::size_t first_in_memory_ = 0;  // queue_[0, first_in_memory_) are on disk
   std::uint64_t next_file_ = 0;
+  std::unique_ptr<util::TemporaryFolder> spill_folder_;  // the default spill directory, once made
   bool spill_dir_created_ = false;
   bool spill_failed_ = false;
   bool warned_drop_ = false;

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "support/temp_dir.hpp"
 
@@ -85,6 +87,65 @@ TEST(PushBufferTest, SaveRemainingWritesSpilledAndInMemoryBatchesInOrder) {
   EXPECT_EQ(files, 1u);
   EXPECT_TRUE(warnings.empty());
   EXPECT_FALSE(buffer.save_remaining("again")) << "nothing left to save";
+}
+
+// Issue 46: with no --push-spill-dir the spill files go to a private util::TemporaryFolder under
+// $TMPDIR (0700, an unpredictable name), removed with them when the buffer goes, kept only when
+// it holds the samples save_remaining() wrote.
+class DefaultSpillFolder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* old = std::getenv("TMPDIR");
+    had_ = old != nullptr;
+    saved_ = had_ ? old : "";
+    setenv("TMPDIR", tmp_.path().c_str(), 1);
+  }
+  void TearDown() override { had_ ? setenv("TMPDIR", saved_.c_str(), 1) : unsetenv("TMPDIR"); }
+  std::vector<std::filesystem::path> folders() const {
+    std::vector<std::filesystem::path> found;
+    for (const auto& entry : std::filesystem::directory_iterator(tmp_.path())) {
+      found.push_back(entry.path());
+    }
+    return found;
+  }
+  gpuscope::testing::TempDir tmp_;
+  bool had_ = false;
+  std::string saved_;
+};
+
+TEST_F(DefaultSpillFolder, IsPrivateAndGoesWithTheBuffer) {
+  std::vector<std::string> warnings;
+  {
+    PushBuffer buffer({batch(0, 20).size() + 10, 1ull << 30, {}},
+                      [&](const std::string& w) { warnings.push_back(w); });
+    for (std::uint64_t k = 0; k < 5; ++k) buffer.add(batch(k * 20, 20), 20);
+    ASSERT_GT(buffer.stats().spilled_batches, 0u);
+    const auto made = folders();
+    ASSERT_EQ(made.size(), 1u);
+    EXPECT_TRUE(made[0].filename().string().starts_with("gpuscope-push-")) << made[0];
+    EXPECT_EQ(std::filesystem::status(made[0]).permissions() & std::filesystem::perms::all,
+              std::filesystem::perms::owner_all);
+    EXPECT_EQ(*buffer.front(), batch(0, 20));  // read back from its spill file
+  }
+  EXPECT_TRUE(folders().empty()) << "the spill folder outlived the buffer";
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST_F(DefaultSpillFolder, StaysWhenItHoldsTheUndeliveredSamples) {
+  std::vector<std::string> warnings;
+  std::optional<std::filesystem::path> saved;
+  {
+    PushBuffer buffer({batch(0, 20).size() + 10, 1ull << 30, {}},
+                      [&](const std::string& w) { warnings.push_back(w); });
+    for (std::uint64_t k = 0; k < 5; ++k) buffer.add(batch(k * 20, 20), 20);
+    saved = buffer.save_remaining("20261122T000000Z");
+  }
+  ASSERT_TRUE(saved);
+  EXPECT_EQ(saved->parent_path().parent_path(), std::filesystem::path(tmp_.path()));
+  std::string all;
+  for (std::uint64_t k = 0; k < 5; ++k) all += batch(k * 20, 20);
+  EXPECT_EQ(gpuscope::testing::read_file(saved->string()), all);
+  EXPECT_TRUE(warnings.empty());
 }
 
 TEST(PushBufferTest, PastTheDiskLimitTheOldestAreDroppedAndCounted) {
