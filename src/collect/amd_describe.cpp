@@ -2,19 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-
 #include "amd/sysfs_probe.hpp"
-#include "core/paths.hpp"
 #include "util/environment.hpp"
 
 namespace gpuscope::collect {
 namespace {
-
-std::string sim_library(const char* variable, const char* file) {
-  if (auto path = util::environment_or_empty(variable); !path.empty()) return path;
-  return (private_library_dir() / file).string();
-}
 
 template <typename T>
 Capability capability(const amd::Device& device, const char* key, const char* label,
@@ -69,10 +61,11 @@ DeviceDescription describe_device(const amd::Device& device, unsigned index, uns
 std::unique_ptr<amd::Session> open_amd(const BackendOptions& options) {
   amd::OpenOptions open;
   if (!options.simulate.empty()) {
-    const auto scenario = std::filesystem::absolute(resolve_scenario(options.simulate));
-    setenv("GPUSCOPE_SIM_SCENARIO", scenario.c_str(), 1);
-    open.amd_smi_path = sim_library("GPUSCOPE_SIM_AMD_SMI_LIBRARY", "libgpuscope-sim-amdsmi.so");
-    open.rocm_smi_path = sim_library("GPUSCOPE_SIM_ROCM_SMI_LIBRARY", "libgpuscope-sim-rocmsmi.so");
+    use_simulated_scenario(options.simulate);  // read by the simulated libraries when opened
+    open.amd_smi_path =
+        simulated_library("GPUSCOPE_SIM_AMD_SMI_LIBRARY", "libgpuscope-sim-amdsmi.so");
+    open.rocm_smi_path =
+        simulated_library("GPUSCOPE_SIM_ROCM_SMI_LIBRARY", "libgpuscope-sim-rocmsmi.so");
     open.simulated = true;
   } else {
     open.amd_smi_path = util::environment_or_empty("GPUSCOPE_AMD_SMI_LIBRARY");

@@ -18,11 +18,6 @@ namespace {
 constexpr const char* kSimLibraryName = "libgpuscope-sim-nvml.so";
 constexpr const char* kSimDcgmLibraryName = "libgpuscope-sim-dcgm.so";
 
-std::filesystem::path simulated_library_path() {
-  if (auto path = util::environment_or_empty("GPUSCOPE_SIM_LIBRARY"); !path.empty()) return path;
-  return private_library_dir() / kSimLibraryName;
-}
-
 std::string shipped_names() {
   std::string names;
   for (const auto& scenario : shipped_scenarios()) {
@@ -36,6 +31,17 @@ std::string shipped_names() {
 std::filesystem::path scenario_dir() {
   if (auto dir = util::environment_or_empty("GPUSCOPE_SCENARIO_PATH"); !dir.empty()) return dir;
   return data_dir() / "scenarios";
+}
+
+std::filesystem::path use_simulated_scenario(const std::string& name_or_path) {
+  const auto scenario = std::filesystem::absolute(resolve_scenario(name_or_path));
+  setenv("GPUSCOPE_SIM_SCENARIO", scenario.c_str(), 1);
+  return scenario;
+}
+
+std::string simulated_library(const char* variable, const char* file_name) {
+  if (auto path = util::environment_or_empty(variable); !path.empty()) return path;
+  return (private_library_dir() / file_name).string();
 }
 
 std::vector<ScenarioInfo> shipped_scenarios() {
@@ -107,11 +113,9 @@ std::shared_ptr<const nvml::Library> open_backend(const BackendOptions& options)
       throw Error::usage("--simulate and --nvml-library cannot be combined", {},
                          "--simulate already chooses gpuscope's simulated-GPU library");
     }
-    const auto scenario = std::filesystem::absolute(resolve_scenario(options.simulate));
-    // The simulated library reads its scenario at nvmlInit; children (the wrapped job) inherit it,
-    // so a cooperating test workload sees the same simulated GPUs.
-    setenv("GPUSCOPE_SIM_SCENARIO", scenario.c_str(), 1);
-    return nvml::Library::open({simulated_library_path().string(), /*simulated=*/true});
+    use_simulated_scenario(options.simulate);  // read by the simulated library at nvmlInit
+    return nvml::Library::open(
+        {simulated_library("GPUSCOPE_SIM_LIBRARY", kSimLibraryName), /*simulated=*/true});
   }
   std::string path = options.nvml_library;
   if (path.empty()) path = util::environment_or_empty("GPUSCOPE_NVML_LIBRARY");
@@ -120,9 +124,8 @@ std::shared_ptr<const nvml::Library> open_backend(const BackendOptions& options)
 
 std::shared_ptr<const dcgm::Library> open_dcgm_library(const BackendOptions& options) {
   if (!options.simulate.empty()) {
-    std::string path = util::environment_or_empty("GPUSCOPE_SIM_DCGM_LIBRARY");
-    if (path.empty()) path = (private_library_dir() / kSimDcgmLibraryName).string();
-    return dcgm::Library::open({path});
+    return dcgm::Library::open(
+        {simulated_library("GPUSCOPE_SIM_DCGM_LIBRARY", kSimDcgmLibraryName)});
   }
   std::string path = options.dcgm_library;
   if (path.empty()) path = util::environment_or_empty("GPUSCOPE_DCGM_LIBRARY");

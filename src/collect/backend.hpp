@@ -39,6 +39,16 @@ std::shared_ptr<const nvml::Library> open_backend(const BackendOptions& options)
 // Throws Error when there is none.
 std::shared_ptr<const dcgm::Library> open_dcgm_library(const BackendOptions& options);
 
+// The one set-up of a simulated machine, for every vendor's simulated library: resolves the
+// scenario (resolve_scenario), sets GPUSCOPE_SIM_SCENARIO to its absolute path (the simulated
+// libraries read it when initialised; the wrapped job inherits it, so a cooperating workload
+// sees the same GPUs) and returns that path. Throws Error as resolve_scenario does.
+std::filesystem::path use_simulated_scenario(const std::string& name_or_path);
+
+// A simulated library: the path in `variable` when set, else `file_name` in gpuscope's private
+// library folder.
+std::string simulated_library(const char* variable, const char* file_name);
+
 // The scenario file `name_or_path` refers to: a path if it names an existing file or ends in
 // .json, else a shipped scenario by name. Throws Error listing the shipped ones when unknown.
 std::filesystem::path resolve_scenario(const std::string& name_or_path);

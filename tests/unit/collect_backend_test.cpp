@@ -1,6 +1,7 @@
 // Choosing the NVML library and finding scenarios.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "collect/backend.hpp"
@@ -58,6 +59,34 @@ TEST_F(ScenarioPath, ShippedScenariosAreListedWithDescriptions) {
   }
   EXPECT_TRUE(std::is_sorted(scenarios.begin(), scenarios.end(),
                              [](const auto& a, const auto& b) { return a.name < b.name; }));
+}
+
+// Issue 46: the NVIDIA and AMD set-ups both go through use_simulated_scenario, which points the
+// simulated libraries (and the wrapped job) at the scenario's absolute path.
+TEST_F(ScenarioPath, OneSetUpPointsEverySimulatedLibraryAtTheScenario) {
+  const char* before = std::getenv("GPUSCOPE_SIM_SCENARIO");
+  const std::string saved = before != nullptr ? before : "";
+  unsetenv("GPUSCOPE_SIM_SCENARIO");
+  const auto path = use_simulated_scenario("h100");
+  EXPECT_TRUE(path.is_absolute());
+  EXPECT_EQ(path, std::filesystem::absolute(resolve_scenario("h100")));
+  const char* set = std::getenv("GPUSCOPE_SIM_SCENARIO");
+  ASSERT_NE(set, nullptr);
+  EXPECT_EQ(std::string(set), path.string());
+  EXPECT_THROW(use_simulated_scenario("h1000"), Error);
+  if (before != nullptr) {
+    setenv("GPUSCOPE_SIM_SCENARIO", saved.c_str(), 1);
+  } else {
+    unsetenv("GPUSCOPE_SIM_SCENARIO");
+  }
+  setenv("GPUSCOPE_SIM_AMD_SMI_LIBRARY", "/opt/x/libsim.so", 1);
+  EXPECT_EQ(simulated_library("GPUSCOPE_SIM_AMD_SMI_LIBRARY", "libgpuscope-sim-amdsmi.so"),
+            "/opt/x/libsim.so");
+  unsetenv("GPUSCOPE_SIM_AMD_SMI_LIBRARY");
+  EXPECT_EQ(std::filesystem::path(
+                simulated_library("GPUSCOPE_SIM_AMD_SMI_LIBRARY", "libgpuscope-sim-amdsmi.so"))
+                .filename(),
+            "libgpuscope-sim-amdsmi.so");
 }
 
 TEST(Backend, SimulateAndNvmlLibraryAreExclusive) {
