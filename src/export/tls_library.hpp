@@ -4,7 +4,9 @@
 #pragma once
 
 #include <event2/bufferevent_ssl.h>
+#include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -19,21 +21,29 @@ struct TlsLibrary {
   decltype(&::SSL_CTX_free) ctx_free;
   decltype(&::SSL_CTX_ctrl) ctx_ctrl;
   decltype(&::SSL_CTX_set_options) ctx_set_options;
-  decltype(&::SSL_CTX_use_certificate_chain_file) use_certificate_chain_file;
-  decltype(&::SSL_CTX_use_PrivateKey_file) use_private_key_file;
+  decltype(&::SSL_CTX_use_certificate) use_certificate;
+  decltype(&::SSL_CTX_use_PrivateKey) use_private_key;
   decltype(&::SSL_CTX_check_private_key) check_private_key;
   decltype(&::SSL_CTX_get0_certificate) get0_certificate;
   decltype(&::SSL_CTX_set_cipher_list) set_cipher_list;
   decltype(&::SSL_CTX_set_verify) set_verify;
-  decltype(&::SSL_CTX_load_verify_locations) load_verify_locations;
-  decltype(&::SSL_load_client_CA_file) load_client_ca_file;
-  decltype(&::SSL_CTX_set_client_CA_list) set_client_ca_list;
+  decltype(&::SSL_CTX_get_cert_store) get_cert_store;
+  decltype(&::SSL_CTX_add_client_CA) add_client_ca;
   decltype(&::SSL_CTX_set_info_callback) set_info_callback;
   decltype(&::SSL_CTX_set_ex_data) ctx_set_ex_data;
   decltype(&::SSL_CTX_get_ex_data) ctx_get_ex_data;
   decltype(&::SSL_get_SSL_CTX) get_ssl_ctx;
   decltype(&::SSL_new) ssl_new;
-  // libcrypto
+  // libcrypto (the files are read by gpuscope, never opened by OpenSSL: PEM from memory)
+  decltype(&::BIO_new_mem_buf) bio_new_mem_buf;
+  decltype(&::BIO_free) bio_free;
+  decltype(&::PEM_read_bio_X509_AUX) pem_read_x509_aux;
+  decltype(&::PEM_read_bio_X509) pem_read_x509;
+  decltype(&::PEM_read_bio_PrivateKey) pem_read_private_key;
+  decltype(&::X509_free) x509_free;
+  decltype(&::EVP_PKEY_free) pkey_free;
+  decltype(&::X509_STORE_add_cert) store_add_cert;
+  decltype(&::ERR_peek_last_error) err_peek_last_error;
   decltype(&::X509_get0_notAfter) not_after;
   decltype(&::X509_get0_notBefore) not_before;
   decltype(&::X509_cmp_current_time) cmp_current_time;
