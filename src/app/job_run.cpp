@@ -116,18 +116,24 @@ void read_into(const JobRun& o, tsdb::Source& source, const ingest::JobWindow& j
   }
 }
 
-// `e` again, saying so when the job ended before what the server still keeps.
-[[noreturn]] void rethrow_with_retention(const Error& e, tsdb::Source& source,
-                                         const ingest::JobWindow& job, std::int64_t now) {
+}  // namespace
+
+Error job_read_error(const Error& e, tsdb::Source& source, const ingest::JobWindow& job,
+                     std::int64_t now) {
+  // Only "nothing of the job" is the retention's doing; a refusal, a network failure or an
+  // answer of another shape is said as it is.
+  if (dynamic_cast<const ingest::NoJobSeries*>(&e) == nullptr) return e;
   const auto retention = source.server().retention_s;
-  if (!retention || job.window.end_ms >= now - std::llround(*retention * 1000)) throw;
-  throw Error(
+  if (!retention || job.window.end_ms >= now - std::llround(*retention * 1000)) return e;
+  return Error(
       fmt::format("{} ended {:.0f} days ago, and the server keeps {:.0f} days", shown_title(job),
                   static_cast<double>(now - job.window.end_ms) / 86'400'000, *retention / 86'400),
       e.what(),
       "its series are gone; keep summaries at each job's end for later (--keep-summary in "
       "SLURM's EpilogSlurmctld, docs/jobs.md), or ask the site for a longer retention");
 }
+
+namespace {
 
 // The summary kept at the job's end, when there is one: <dir>/<id>.db.
 std::optional<fs::path> kept_summary(const JobRun& o, const ingest::JobWindow& job) {
@@ -205,7 +211,7 @@ int run_job(JobRun o) {
   } catch (const Error& e) {
     // Gone from the server (its retention), or never there: the summary kept at the job's end.
     const auto kept = kept_summary(o, job);
-    if (!kept) rethrow_with_retention(e, *source, job, now);
+    if (!kept) throw job_read_error(e, *source, job, now);
     fmt::print(stderr,
                "gpuscope: the monitoring database could not give {} ({}); this is the summary "
                "kept at its end, {}\n",

@@ -44,4 +44,10 @@ int run_job(JobRun o);
 std::filesystem::path keep_job_summary(JobRun o, tsdb::Source& source,
                                        const ingest::JobWindow& job);
 
+// What `job`'s read failing with `e` says: a job that ended before what the server still keeps
+// and of which nothing was found (ingest::NoJobSeries) is said to be gone with the retention;
+// any other failure (the server refused a query, no answer) is `e` itself.
+Error job_read_error(const Error& e, tsdb::Source& source, const ingest::JobWindow& job,
+                     std::int64_t now);
+
 }  // namespace gpuscope::app

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.hpp"
+
 namespace gpuscope::ingest {
 namespace {
 
@@ -277,7 +279,14 @@ void say_shared(tsdb::Source& source, const JobWindow& job, JobSeries& js, Notes
       std::map<std::string, std::set<std::string>> other_jobs;
       for (const auto& labels :
            by_uuid(source, names_regex(query.family), others, uuid_label, uuids, job.window)) {
-        other_jobs[gpu_key(labels, job.nodes)].insert(labels.at(query.job_label));
+        const auto other = labels.find(query.job_label);
+        if (other == labels.end()) {  // asked for {label!=""}: the server's answer is not the API's
+          throw Error(
+              "the monitoring server answered /api/v1/series in an unknown shape",
+              fmt::format("a series asked for with {0}!=\"\" has no {0} label", query.job_label),
+              "check the URL: is it a Prometheus-API server?");
+        }
+        other_jobs[gpu_key(labels, job.nodes)].insert(other->second);
       }
       for (auto& g : js.gpus) {
         if (g.query != q || !other_jobs.contains(g.key)) continue;

@@ -80,7 +80,7 @@ void say_retention(const tsdb::ServerInfo& server, const JobWindow& job, Notes& 
   std::vector<std::string> asked;
   for (const auto& q : js.queries) asked.push_back(q.how);
   if (asked.empty()) asked.push_back("series of the given hosts");
-  throw Error(
+  throw NoJobSeries(
       fmt::format("job {} ran on {} but no exporter series names it between {} and {}",
                   job.id.empty() ? "(hosts)" : job.id, job.nodes.empty() ? "?" : join(job.nodes),
                   utc_text(job.window.start_ms), utc_text(job.window.end_ms)),
@@ -89,6 +89,17 @@ void say_retention(const tsdb::ServerInfo& server, const JobWindow& job, Notes& 
       "labels GPUs with their job (gpuscope serve does; dcgm-exporter needs its HPC job "
       "mapping directory; jobstats' exporter needs /run/gpustat); or, if the nodes ran only "
       "this job, say it had them to itself so every GPU of them is read");
+}
+
+// Series of the job were found (the server's index keeps them by day or block) but none holds a
+// sample in its window: said as such, not as an input without runs.
+[[noreturn]] void no_samples(const JobWindow& job, std::size_t gpus) {
+  throw NoJobSeries(
+      fmt::format("the series of job {}'s {} GPU{} hold no sample between {} and {}",
+                  job.id.empty() ? "(hosts)" : job.id, gpus, gpus == 1 ? "" : "s",
+                  utc_text(job.window.start_ms), utc_text(job.window.end_ms)),
+      "the server's index names them, but their samples are gone or were never scraped then",
+      "check the job's times, and that the server kept (and scraped) that time");
 }
 
 // The scrape interval from one series of the job (ms; 0 when it cannot tell).
@@ -393,7 +404,7 @@ MonitoringResult read_job(tsdb::Source& source, const JobWindow& job,
   // day are among them, with no sample in the window. They are not the job's.
   JobSeries found = js;
   std::erase_if(found.gpus, [&](const JobGpu& g) { return timelines.at(g.key).rows.empty(); });
-  if (found.gpus.empty()) found.gpus = js.gpus;
+  if (found.gpus.empty()) no_samples(job, js.gpus.size());
   std::set<Family> families;
   std::vector<std::string> how;
   for (const auto& g : found.gpus) {
@@ -415,11 +426,17 @@ MonitoringResult read_job(tsdb::Source& source, const JobWindow& job,
                       duration_text(result.resolution_s))
                 : fmt::format("{} scrape", duration_text(result.resolution_s));
   if (result.summarised) {
+    // Asked for (--summary, --keep-summary) it is no limit's doing, however few samples there are.
+    const std::string why =
+        points > static_cast<double>(options.max_raw_points)
+            ? fmt::format("about {:.3g} samples would be read, more than {}", points,
+                          options.max_raw_points)
+            : fmt::format("as asked (about {:.3g} samples would have been read)", points);
     notes.once("summary", "",
-               fmt::format("the timeline is summarised: about {:.3g} samples would be read, more "
-                           "than {}, so the server's mean per {} bucket is read instead (peaks are "
-                           "those of bucket means; energy from the counter stays exact)",
-                           points, options.max_raw_points, duration_text(result.resolution_s)));
+               fmt::format("the timeline is summarised: {}, so the server's mean per {} bucket "
+                           "is read instead (peaks are those of bucket means; energy from the "
+                           "counter stays exact)",
+                           why, duration_text(result.resolution_s)));
   }
   say_other_nodes(job, found, notes);
   if (!js.nodes_missing.empty()) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "ingest/run_target.hpp"
 #include "tsdb/source.hpp"
 
@@ -59,8 +60,15 @@ struct MonitoringResult {
   std::vector<std::string> notes;          // what is missing, assumed, or odd, said once each
 };
 
+// The server has nothing of the job: no series names it, or its series hold no sample in the
+// window. What a retention that passed explains, unlike a query the server refused.
+class NoJobSeries : public Error {
+ public:
+  using Error::Error;
+};
+
 // Finds the job's GPUs in `source` and writes one run per node into `target`. Throws Error
-// saying what was not found and what to try (no series for the job, nodes missing, ...).
+// saying what was not found and what to try (NoJobSeries, nodes missing, a refusal, ...).
 MonitoringResult read_job(tsdb::Source& source, const JobWindow& job,
                           const MonitoringOptions& options, RunTarget& target);
 

@@ -10,6 +10,7 @@
 
 #include "app/analysis_loader.hpp"
 #include "app/job_run.hpp"
+#include "core/error.hpp"
 #include "fake_source.hpp"
 #include "support/temp_dir.hpp"
 
@@ -91,6 +92,60 @@ TEST(KeepSummary, AnEarlierSummaryIsReplaced) {
   options.inputs = {kept.string()};
   options.trim = "none";
   EXPECT_EQ(load_analysis(options).gpus.size(), 1U);
+}
+
+// A server keeping 31 days, asked about a job of 2023: before the fix every failure was reworded
+// "its series are gone", a query the server refused included.
+TEST(JobRetention, OnlyNothingFoundIsBlamedOnTheRetention) {
+  struct Month : ingest::testing::FakeSource {
+    tsdb::ServerInfo server() override {
+      auto s = FakeSource::server();
+      s.retention_s = 31 * 86'400.0;
+      return s;
+    }
+  } src;
+  const std::int64_t now = kT0 + 400LL * 86'400'000;
+  const Error refused("VictoriaMetrics at http://vm.test:8428 refused /api/v1/export",
+                      "422: cannot select more than -search.maxUniqueTimeseries=1", "check");
+  const std::string said = job_read_error(refused, src, job_123(), now).what();
+  EXPECT_EQ(said, refused.what()) << "the server's refusal is said as it is";
+  EXPECT_EQ(said.find("series are gone"), std::string::npos);
+
+  const ingest::NoJobSeries nothing("job 123 ran on n1 but no exporter series names it", "", "");
+  const std::string gone = job_read_error(nothing, src, job_123(), now).what();
+  EXPECT_NE(gone.find("ended 400 days ago, and the server keeps 31 days"), std::string::npos)
+      << gone;
+  EXPECT_NE(gone.find("its series are gone"), std::string::npos) << gone;
+  // Within the retention, nothing found is said as it is.
+  EXPECT_EQ(std::string(job_read_error(nothing, src, job_123(), kT0 + 86'400'000).what()),
+            nothing.what());
+}
+
+// Series the server's index names but without a sample in the window: said so, and as nothing
+// of the job (so the retention may explain it), not "the input holds no run with samples ...
+// check the folder or file given".
+TEST(JobRetention, SeriesWithoutSamplesInTheWindowAreNothingOfTheJob) {
+  ingest::testing::FakeSource src;
+  add_job(src);
+  ingest::JobWindow later = job_123();
+  later.window = {kT0 + 100 * kScrape, kT0 + 140 * kScrape};
+  struct Indexed : ingest::testing::FakeSource {
+    std::vector<tsdb::Labels> series(const std::string& sel, const tsdb::Window&) override {
+      return FakeSource::series(sel, tsdb::Window{0, INT64_MAX / 2'000'000});  // by day: all
+    }
+  } indexed;
+  indexed.data = src.data;
+  gpuscope::testing::TempDir tmp;
+  JobRun o;
+  o.summary_dir = tmp.path();
+  try {
+    keep_job_summary(o, indexed, later);
+    ADD_FAILURE() << "kept";
+  } catch (const ingest::NoJobSeries& e) {
+    EXPECT_NE(std::string(e.what()).find("hold no sample between"), std::string::npos) << e.what();
+  } catch (const Error& e) {
+    ADD_FAILURE() << "not NoJobSeries: " << e.what();
+  }
 }
 
 }  // namespace

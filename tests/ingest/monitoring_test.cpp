@@ -462,6 +462,48 @@ TEST(MonitoringAwkward, AWindowOfYearsIsRefused) {
   EXPECT_TRUE(src.asked.empty()) << "refused before asking the server";
 }
 
+// A server that answers a query for {slurm_job_id!=""} with a series lacking the label: its
+// answer is not the API's. Before the fix, std::map::at threw std::out_of_range, an "internal
+// error ... please report it".
+TEST(MonitoringAwkward, ASeriesWithoutTheAskedJobLabelIsAnUnknownShape) {
+  struct Odd : FakeSource {
+    std::vector<tsdb::Labels> series(const std::string& sel, const tsdb::Window& w) override {
+      auto out = FakeSource::series(sel, w);
+      if (sel.find(R"(slurm_job_id!="")") != std::string::npos) {
+        auto lacking = with(kServe, "gpuscope_power_watts");
+        lacking.erase("slurm_job_id");
+        out.push_back(lacking);
+      }
+      return out;
+    }
+  } src;
+  src.add(with(kServe, "gpuscope_power_watts"), points(same(300, 5)));
+  try {
+    read(src, slurm_job());
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("answered /api/v1/series in an unknown shape"), std::string::npos) << m;
+    EXPECT_NE(m.find(R"(has no slurm_job_id label)"), std::string::npos) << m;
+  }
+}
+
+// --summary and --keep-summary summarise however few samples there are: the note said "about 9
+// samples would be read, more than 20000000".
+TEST(MonitoringSummary, ASummaryAskedForIsNotSaidToPassTheLimit) {
+  FakeSource src;
+  src.add(with(kServe, "gpuscope_power_watts"), points(same(300)));
+  MonitoringOptions options;
+  options.force_summary = true;
+  const Read r = read(src, slurm_job(), options);
+  EXPECT_TRUE(r.result.summarised);
+  EXPECT_TRUE(said(r.result,
+                   "the timeline is summarised: as asked (about 9 samples would have "
+                   "been read)"))
+      << all_notes(r.result);
+  EXPECT_FALSE(said(r.result, "more than")) << all_notes(r.result);
+}
+
 TEST(MonitoringSummary, BucketsFromTheServersSummaries) {
   FakeSource src;
   std::vector<double> power, energy;
