@@ -18,7 +18,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void not_importable(const fs::path& input) {
+// Why `input` is no run database either, from its first 4 KiB; "" when it may be one (SQLite's
+// header, an empty or unreadable file, a folder).
+std::string not_sqlite_why(const fs::path& input) {
+  const std::string head = read_head(input, 4096);
+  if (head.empty() || head.rfind(std::string_view("SQLite format 3\0", 16), 0) == 0) return {};
+  const auto nul = head.find('\0');
+  if (nul == std::string::npos) return "it is text, not SQLite";
+  const auto line =
+      1 + std::count(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+  return fmt::format(
+      "it is no SQLite file, and it holds a NUL byte at line {} (byte {}), which no text log "
+      "holds",
+      line, nul + 1);
+}
+
+[[noreturn]] void not_importable(const fs::path& input, const std::string& why = {}) {
   std::string names, what;
   for (const Format* format : formats()) {
     names += (names.empty() ? "" : ", ") + std::string(format->name());
@@ -28,7 +43,7 @@ namespace fs = std::filesystem;
       fmt::format("{} is no input gpuscope reads: not a SQLite database (a run database), nor "
                   "recognised as one of the formats it reads ({})",
                   input.string(), names),
-      {},
+      why,
       fmt::format("gpuscope reads run databases{}. Name the format of a log whose content it does "
                   "not recognise with --input-format NAME (one of {}; docs/logs.md)",
                   what, names));
@@ -43,8 +58,10 @@ std::vector<std::pair<const Format*, std::vector<fs::path>>> by_format(
   for (const auto& input : inputs) {
     const Format* format = format_of(input, options);
     if (format == nullptr) {
-      // A text file is no run database either: say what gpuscope reads, not "no SQLite file".
-      if (others == nullptr || is_foreign_text(input)) not_importable(input);
+      // A file that does not start as SQLite's do is no run database either (a text log with a
+      // NUL byte included): say what gpuscope reads, not "no SQLite file".
+      const std::string why = not_sqlite_why(input);
+      if (others == nullptr || !why.empty()) not_importable(input, why);
       others->push_back(input.string());
       continue;
     }

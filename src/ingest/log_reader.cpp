@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "util/visible_text.hpp"
 
 namespace gpuscope::ingest {
 
@@ -12,8 +13,10 @@ LogReader::LogReader(const std::filesystem::path& path, const ReadOptions& optio
 
 void LogReader::bad(const std::string& what, const std::string& hint) const {
   throw Error::usage(
-      fmt::format("{}:{}: {}", path_.string(), line_ != 0 ? line_ : lines_.number(), what), {},
-      hint.empty() ? "check the log; docs/logs.md lists what gpuscope reads" : hint);
+      // The log's bytes quoted in `what` shown visibly: a NUL in a value cut the message there.
+      fmt::format("{}:{}: {}", path_.string(), line_ != 0 ? line_ : lines_.number(),
+                  util::visible(what)),
+      {}, hint.empty() ? "check the log; docs/logs.md lists what gpuscope reads" : hint);
 }
 
 void LogReader::say_no_samples() {

@@ -302,6 +302,31 @@ TEST(SmiCsv, WhatIsNoLogIsNotReadAsOne) {
       << error_of({empty});
 }
 
+// A NUL byte in a value: the message was cut at it (a C string), hiding the rest; now shown as
+// \x00. A NUL within the first 4 KiB: the log is no text a format recognises, and analyze's
+// inputs passed it on as a run database ("not a SQLite database"); now said as what it is.
+TEST(SmiCsv, ANulByteIsShownAndSaidNotASqliteComplaint) {
+  testing::TempDir tmp;
+  const auto late = edited(tmp, kH200 / "smi.csv", "late.csv", [](std::string& t) {
+    const auto at = t.rfind(", ", t.find(" W, ", 8000)) + 2;  // a power value past 8 KB
+    t.replace(at, t.find(" W, ", at) - at, std::string("81\0.85 tail", 11));
+  });
+  const std::string e = error_of({late});
+  EXPECT_NE(e.find("'81\\x00.85 tail W' is no value of power.draw [W]"), std::string::npos) << e;
+  const auto early = edited(tmp, kH200 / "smi.csv", "early.csv", [](std::string& t) {
+    const auto line3 = t.find('\n', t.find('\n') + 1) + 1;
+    t.insert(line3 + 5, std::string(1, '\0'));
+  });
+  try {
+    RunInputs inputs({early.string()}, {});
+    ADD_FAILURE() << "taken as a run database";
+  } catch (const Error& e2) {
+    const std::string what = e2.what();
+    EXPECT_NE(what.find("early.csv is no input gpuscope reads"), std::string::npos) << what;
+    EXPECT_NE(what.find("holds a NUL byte at line 3"), std::string::npos) << what;
+  }
+}
+
 TEST(LogTicks, TheShapeOfTicksOrWhyItIsUnclear) {
   std::string why;
   const auto rows_at = [](const std::vector<std::int64_t>& times) {
