@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "util/environment.hpp"
 #include "util/number_text.hpp"
+#include "util/small_file.hpp"
 
 namespace gpuscope::app {
 namespace {
@@ -63,15 +64,6 @@ TimeCheck get_check(PartReader& in) {
   return c;
 }
 
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a plain file";
-}
-
 [[noreturn]] void not_regular(const fs::path& path, const std::string& kind) {
   throw Error(fmt::format("{} is {}, not a regular file", path.string(), kind),
               "a task's file in the --partial directory is always a regular file gpuscope writes; "
@@ -92,7 +84,7 @@ PartialDirectory::InputFile open_regular(const fs::path& path) {
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const std::string kind = kind_of(st.st_mode);
+    const std::string kind = util::file_kind_text(st.st_mode);
     ::close(fd);
     not_regular(path, kind);
   }

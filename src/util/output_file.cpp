@@ -20,6 +20,15 @@ std::error_code last_error() {
   return {errno, std::generic_category()};
 }
 
+// Flushes the file at `path` (opened read-only with `extra_flags`) to its disk.
+std::error_code sync_file(const fs::path& path, int extra_flags) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | extra_flags);
+  if (fd < 0) return last_error();
+  const std::error_code error = ::fsync(fd) != 0 ? last_error() : std::error_code{};
+  ::close(fd);
+  return error;
+}
+
 // The staging folder's name: the target's (cut to leave room within NAME_MAX) and ours.
 std::string staging_prefix(const fs::path& target) {
   constexpr std::size_t kNameBytes = 200;
@@ -122,14 +131,7 @@ std::error_code StagedFile::create() {
 
 std::error_code StagedFile::commit() {
   if (!folder_) return std::make_error_code(std::errc::no_such_file_or_directory);
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return last_error();
-  if (::fsync(fd) != 0) {
-    const auto error = last_error();
-    ::close(fd);
-    return error;
-  }
-  ::close(fd);
+  if (auto error = sync_file(path_, O_NOFOLLOW)) return error;
   return move_into_place();
 }
 
@@ -179,14 +181,7 @@ void sync_folder_of(const fs::path& target) {
 }
 
 std::error_code commit_written_file(const fs::path& temporary, const fs::path& target) {
-  const int fd = ::open(temporary.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return last_error();
-  if (::fsync(fd) != 0) {
-    const auto error = last_error();
-    ::close(fd);
-    return error;
-  }
-  ::close(fd);
+  if (auto error = sync_file(temporary, 0)) return error;
   if (::rename(temporary.c_str(), target.c_str()) != 0) return last_error();
   sync_folder_of(target);
   return {};

@@ -11,15 +11,6 @@
 namespace gpuscope::util {
 namespace {
 
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a plain file";
-}
-
 SmallFileFailure from_errno() {
   const int error = errno;
   return {error, {}, 0, std::strerror(error)};
@@ -60,7 +51,7 @@ tl::expected<std::string, SmallFileFailure> read_small_file(const std::string& p
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) return tl::make_unexpected(from_errno());
   if (!S_ISREG(info.st_mode)) {
-    const std::string kind = kind_of(info.st_mode);
+    const std::string kind = file_kind_text(info.st_mode);
     return tl::make_unexpected(SmallFileFailure{0, kind, 0, kind + ", not a regular file"});
   }
   if (static_cast<std::size_t>(info.st_size) > max_bytes) {
@@ -79,6 +70,15 @@ tl::expected<std::string, SmallFileFailure> read_small_file(const std::string& p
     if (text.size() > max_bytes) return tl::make_unexpected(too_large(max_bytes));
   }
   return text;
+}
+
+const char* file_kind_text(unsigned mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
 }
 
 }  // namespace gpuscope::util

@@ -24,6 +24,10 @@ struct SmallFileFailure {
 tl::expected<std::string, SmallFileFailure> read_small_file(const std::string& path,
                                                             std::size_t max_bytes);
 
+// What a file of st_mode `mode` is, for a refusal of what is not a regular file: "a FIFO",
+// "a directory", "a character device", ...
+const char* file_kind_text(unsigned mode);
+
 // "4 MiB", "64 KiB", "100 bytes".
 std::string size_text(std::size_t bytes);
 
