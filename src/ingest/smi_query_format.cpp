@@ -184,7 +184,10 @@ void QueryLog::gpu_line(const KeyLine& k) {
     return;
   }
   if (path.rfind("Processes/", 0) == 0) return process_line(gpu, k);
-  if (k.has_value) gpu.values.try_emplace(std::move(path), std::string(k.value), lines_.number());
+  if (k.has_value) {
+    gpu.values.try_emplace(std::move(path),
+                           smi_query::QueryGpu::Value{std::string(k.value), lines_.number()});
+  }
 }
 
 QueryProcess& QueryLog::current_process(QueryGpu& gpu, std::string_view key) {
