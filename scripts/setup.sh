@@ -5,12 +5,15 @@
 #      embedded into the binary, and playwright-core for the browser test),
 #   3. configures with CMake (warnings as errors) and builds into ./build.
 # Safe to run again: packages already installed are not fetched, the build is incremental.
-# Options (environment): BUILD_DIR (default build), BUILD_TYPE (default RelWithDebInfo).
+# Options (environment): BUILD_DIR (default build), BUILD_TYPE (default RelWithDebInfo),
+# DEBUG_INFO (default on; off builds RelWithDebInfo's -O2 without -g: CI's build, about a third
+# quicker to compile and far quicker to link, with the same code).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
+DEBUG_INFO=${DEBUG_INFO:-on}
 
 packages=(
   # toolchain
@@ -103,8 +106,15 @@ fi
 
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+flags=()
+case $DEBUG_INFO in
+  on) ;;
+  off) flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG") ;;
+  *) echo "setup: DEBUG_INFO is '$DEBUG_INFO'; say on or off" >&2; exit 2 ;;
+esac
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-  cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DGPUSCOPE_WERROR=ON
+  cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DGPUSCOPE_WERROR=ON \
+    "${flags[@]}"
 fi
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 echo "setup: built $BUILD_DIR/bin/gpuscope"
