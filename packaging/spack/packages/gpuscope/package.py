@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+#
 # A Spack package for gpuscope (docs/install.md, "Spack"). Use it from a repository of your own:
 #   spack repo add packaging/spack   (this folder holds repo.yaml and packages/)
 #   spack install gpuscope
@@ -17,6 +19,8 @@ class Gpuscope(CMakePackage):
     git = "https://github.com/gpuscope/gpuscope.git"
 
     maintainers("gpuscope")
+
+    license("Apache-2.0")
 
     version("main", branch="main")
     version("0.1.0", tag="v0.1.0")
