@@ -1,7 +1,7 @@
-// libFuzzer target: gssr's files as the ingest layer reads them (ingest/gssr_profile.hpp,
-// ingest/gssr_export.hpp). The first byte chooses the reader: 0, a process file's JSON (Python's
-// NaN words, nesting, types, series lengths); 1, the rest written to a file and read as gssr's
-// exported SQLite (tables, columns, keys, times). Seeds are the tests' fixtures.
+// libFuzzer target: gssr's files as the ingest layer reads them (ingest/tools/gssr_profile.hpp,
+// ingest/tools/gssr_export.hpp). The first byte chooses the reader: 0, a process file's JSON
+// (Python's NaN words, nesting, types, series lengths); 1, the rest written to a file and read as
+// gssr's exported SQLite (tables, columns, keys, times). Seeds are the tests' fixtures.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,8 +9,8 @@
 
 #include "core/error.hpp"
 #include "fuzz_file.hpp"
-#include "ingest/gssr_export.hpp"
-#include "ingest/gssr_profile.hpp"
+#include "ingest/tools/gssr_export.hpp"
+#include "ingest/tools/gssr_profile.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

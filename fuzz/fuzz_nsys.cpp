@@ -1,4 +1,4 @@
-// libFuzzer target: the Nsight Systems SQLite export reader (ingest/nsys_export.hpp) and the
+// libFuzzer target: the Nsight Systems SQLite export reader (ingest/tools/nsys_export.hpp) and the
 // summaries `gpuscope kernels` prints, on any bytes written to a file (seeds are valid exports,
 // so the mutations reach table and column checks and the rows).
 #include <cstddef>
@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 #include "fuzz_file.hpp"
-#include "ingest/nsys_export.hpp"
+#include "ingest/tools/nsys_export.hpp"
 #include "kernels/summary.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -28,9 +28,10 @@ declare -A allowed=(
   [src/trace]="trace kernels store core util"
   [src/tsdb]="tsdb core util"
   [src/ingest]="ingest store kernels dcgm tsdb core util"
+  [src/load]="load ingest analyze carbon store core util"
   [src/docgen]="docgen"
-  [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
-  [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest analyze report export sweep kernels trace nvml node core util"
+  [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report export sweep kernels trace nvml node core util"
+  [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report export sweep kernels trace nvml node core util"
   [sim]="sim nvml dcgm amd util"
 )
 

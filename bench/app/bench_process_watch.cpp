@@ -1,6 +1,6 @@
-// What knowing which processes use the GPUs costs (app/process_watch.hpp): one look a second by
-// default, so a look's cost is the overhead per second. Simulated driver with processes named
-// in GPUSCOPE_SIM_PROCESSES_FILE (real pids of this machine, so /proc is really read); set
+// What knowing which processes use the GPUs costs (app/profile/process_watch.hpp): one look a
+// second by default, so a look's cost is the overhead per second. Simulated driver with processes
+// named in GPUSCOPE_SIM_PROCESSES_FILE (real pids of this machine, so /proc is really read); set
 // GPUSCOPE_NVML_LIBRARY to a real libnvidia-ml.so.1 to measure a real one.
 //
 //   BM_ResolveProcess       resolving one pid through /proc (comm, cmdline, status, stat, cgroup,
@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "app/process_watch.hpp"
+#include "app/profile/process_watch.hpp"
 #include "nvml/library.hpp"
 #include "nvml/session.hpp"
 #include "processes/process_identity.hpp"

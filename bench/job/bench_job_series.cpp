@@ -20,7 +20,7 @@
 #include <string>
 
 #include "fake_source.hpp"
-#include "ingest/monitoring.hpp"
+#include "ingest/monitoring/monitoring.hpp"
 #include "ingest/run_target.hpp"
 #include "tsdb/answer.hpp"
 

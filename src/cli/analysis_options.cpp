@@ -8,13 +8,13 @@
 #include "cli/number_option.hpp"
 #include "core/error.hpp"
 #include "core/metrics.hpp"
-#include "core/output_file.hpp"
+#include "core/output_check.hpp"
 
 namespace gpuscope::cli {
 
 namespace plots = report::plots;
 
-void add_input_options(CLI::App& app, app::AnalyzeOptions& o) {
+void add_input_options(CLI::App& app, load::AnalyzeOptions& o) {
   app.add_option("inputs", o.inputs,
                  "Run databases, merged databases or directories of them; nvidia-smi and dcgmi "
                  "logs (docs/logs.md); gssr profile folders and exports (docs/gssr.md)")
@@ -59,7 +59,7 @@ void add_read_options(CLI::App& app, ingest::ReadOptions& o) {
       ->group(group);
 }
 
-void add_analysis_options(CLI::App& app, app::AnalyzeOptions& o) {
+void add_analysis_options(CLI::App& app, load::AnalyzeOptions& o) {
   app.add_option("-d,--detect-outliers", o.trim,
                  "Leave idle edges out of the statistics: leading (default), trailing, all, none")
       ->type_name("MODE");

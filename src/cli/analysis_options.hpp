@@ -8,15 +8,15 @@
 #include <vector>
 
 #include "analyze/analysis.hpp"
-#include "app/analysis_loader.hpp"
-#include "app/plot_request.hpp"
+#include "app/inputs/plot_request.hpp"
 #include "ingest/format.hpp"
+#include "load/loader.hpp"
 #include "report/plots/plots.hpp"
 
 namespace gpuscope::cli {
 
 // Registers INPUT... and -i on `app`, stored in `options.inputs`, and the read options.
-void add_input_options(CLI::App& app, app::AnalyzeOptions& options);
+void add_input_options(CLI::App& app, load::AnalyzeOptions& options);
 
 // Registers what the user says about logs that cannot say it themselves (--input-format,
 // --query-gpu, --timezone, --log-gpus, --log-interval, --log-start; docs/logs.md).
@@ -24,6 +24,6 @@ void add_read_options(CLI::App& app, ingest::ReadOptions& options);
 
 // Registers -d, --carbon-intensity, --region, --pue, --work-regex, --work-units, --work-name
 // and --straggler-threshold on `app`, stored in `options`.
-void add_analysis_options(CLI::App& app, app::AnalyzeOptions& options);
+void add_analysis_options(CLI::App& app, load::AnalyzeOptions& options);
 
 }  // namespace gpuscope::cli

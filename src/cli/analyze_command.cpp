@@ -2,7 +2,7 @@
 // or CSV, and optionally gssr's static plots (-pts, -plb). The work is app::run_analyze.
 #include <memory>
 
-#include "app/analyze_run.hpp"
+#include "app/inputs/analyze_run.hpp"
 #include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"

@@ -1,6 +1,6 @@
 #include <memory>
 
-#include "app/devices_run.hpp"
+#include "app/live/devices_run.hpp"
 #include "cli/command.hpp"
 
 namespace gpuscope::cli {

@@ -2,7 +2,7 @@
 // ui.perfetto.dev (docs/export.md). The work is app::run_export.
 #include <memory>
 
-#include "app/export_run.hpp"
+#include "app/inputs/export_run.hpp"
 #include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 

@@ -3,7 +3,7 @@
 // Hidden from --help: the build runs it, users get its output installed.
 #include <memory>
 
-#include "app/command_docs.hpp"
+#include "app/help/command_docs.hpp"
 #include "cli/command.hpp"
 
 namespace gpuscope::cli {

@@ -2,7 +2,7 @@
 // gpuscope run database.
 #include <memory>
 
-#include "app/import_run.hpp"
+#include "app/inputs/import_run.hpp"
 #include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 

@@ -2,7 +2,7 @@
 // without having wrapped it (docs/jobs.md). The work is app::run_job.
 #include <memory>
 
-#include "app/job_run.hpp"
+#include "app/job/job_run.hpp"
 #include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"

@@ -3,7 +3,7 @@
 // (profile --trace-kernels), summed over ranks or per rank (docs/kernels.md).
 #include <memory>
 
-#include "app/kernels_run.hpp"
+#include "app/inputs/kernels_run.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
 

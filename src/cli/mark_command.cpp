@@ -1,5 +1,5 @@
 // gpuscope mark: a phase's begin or end, or a point in time, from a shell script (docs/phases.md).
-#include "app/mark.hpp"
+#include "app/profile/mark.hpp"
 #include "cli/command.hpp"
 
 namespace gpuscope::cli {

@@ -1,7 +1,7 @@
 // `gpuscope merge OUT.db INPUTS...`: one database from the per-rank files of a job.
 #include <memory>
 
-#include "app/import_run.hpp"
+#include "app/inputs/import_run.hpp"
 #include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 

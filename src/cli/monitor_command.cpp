@@ -1,7 +1,7 @@
 // `gpuscope monitor`: its options; the workflow is app/monitor_run.
 #include <memory>
 
-#include "app/monitor_run.hpp"
+#include "app/live/monitor_run.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
 

@@ -2,8 +2,8 @@
 // status through.
 #include <memory>
 
-#include "app/profile_options.hpp"
-#include "app/profile_run.hpp"
+#include "app/profile/profile_options.hpp"
+#include "app/profile/profile_run.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
 #include "cli/push_options.hpp"

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "app/push.hpp"
+#include "app/profile/push.hpp"
 
 namespace gpuscope::cli {
 

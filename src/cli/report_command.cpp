@@ -2,7 +2,7 @@
 // plots (PNG, SVG, PDF). The work is app::run_report.
 #include <memory>
 
-#include "app/analyze_run.hpp"
+#include "app/inputs/analyze_run.hpp"
 #include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 

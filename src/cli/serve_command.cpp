@@ -3,7 +3,7 @@
 // work is app::run_serve.
 #include <memory>
 
-#include "app/serve_run.hpp"
+#include "app/live/serve_run.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
 #include "cli/push_options.hpp"

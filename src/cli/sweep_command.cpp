@@ -2,7 +2,7 @@
 // each, recommend the best, and put the GPUs back as they were (docs/sweep.md).
 #include <memory>
 
-#include "app/sweep_options.hpp"
+#include "app/sweep/sweep_options.hpp"
 #include "cli/command.hpp"
 #include "cli/number_option.hpp"
 

@@ -46,8 +46,8 @@ OpenedReaders open_node_readers(const nvml::Session* nvml, const amd::Session* a
                                 std::vector<DeviceDescription>& descriptions,
                                 const BackendOptions& options, std::chrono::nanoseconds interval);
 
-// One look at an AMD GPU's processes, for the process watch (app/process_watch.hpp), which may
-// not know amd/: the pids and the VRAM each holds; nullopt when the library could not say this
+// One look at an AMD GPU's processes, for the process watch (app/profile/process_watch.hpp), which
+// may not know amd/: the pids and the VRAM each holds; nullopt when the library could not say this
 // time (a GPU resetting) or cannot at all (ROCm SMI).
 struct ListedProcess {
   unsigned pid = 0;

@@ -26,8 +26,8 @@ struct SamplerOptions {
   std::chrono::nanoseconds health_interval{0};
 };
 
-// A slow reader of something beside the GPUs (the node's energy, app/node_watch.hpp): run on the
-// health thread (started for it when there is no health), never on the sampling one, every
+// A slow reader of something beside the GPUs (the node's energy, app/profile/node_watch.hpp): run
+// on the health thread (started for it when there is no health), never on the sampling one, every
 // `interval` from the start, and once more when the sampler stops.
 struct SlowTask {
   std::chrono::nanoseconds interval{std::chrono::seconds(1)};

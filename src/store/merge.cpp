@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
-#include "core/output_file.hpp"
+#include "core/output_check.hpp"
 #include "store/chunk_io.hpp"
 #include "store/health_tables.hpp"
 #include "store/kernel_tables.hpp"

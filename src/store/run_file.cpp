@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
-#include "core/output_file.hpp"
+#include "core/output_check.hpp"
 #include "core/version.hpp"
 #include "store/run_rows.hpp"
 #include "store/schema.hpp"

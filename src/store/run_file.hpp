@@ -20,7 +20,7 @@ struct CreatedRun {
   std::int64_t run_id = 0;
 };
 
-// Checks a database output (core/output_file.hpp: only a regular file is replaced, and only
+// Checks a database output (core/output_check.hpp: only a regular file is replaced, and only
 // with `overwrite`; never one of `inputs`; not standard output; missing folders are created)
 // and returns the file to write (a link's target). Throws Error::usage otherwise.
 std::filesystem::path check_output_path(const std::filesystem::path& path, bool overwrite,

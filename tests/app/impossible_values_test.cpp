@@ -11,11 +11,11 @@
 #include <limits>
 #include <string>
 
-#include "app/analysis_loader.hpp"
 #include "fake_source.hpp"
 #include "ingest/import.hpp"
-#include "ingest/monitoring.hpp"
+#include "ingest/monitoring/monitoring.hpp"
 #include "ingest/run_target.hpp"
+#include "load/loader.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::app {
@@ -52,10 +52,10 @@ TEST(ImpossibleValues, ALogsAnalysisHasOnlyTheMeasuredValues) {
   read.timezone = "UTC";
   const auto db = tmp.file("log.db");
   ingest::import_inputs({log}, db, false, read);
-  AnalyzeOptions options;
+  load::AnalyzeOptions options;
   options.inputs = {db};
   options.trim = "none";
-  const analyze::Analysis a = load_analysis(options);
+  const analyze::Analysis a = load::load_analysis(options);
   ASSERT_EQ(a.gpus.size(), 1U);
   const auto& g = a.gpus[0];
   ASSERT_TRUE(g.energy.average_power_w);
@@ -107,10 +107,10 @@ TEST(ImpossibleValues, AJobsAnalysisHasOnlyTheMeasuredValues) {
     ingest::read_job(src, job, {}, target);
     target.finish();
   }
-  AnalyzeOptions options;
+  load::AnalyzeOptions options;
   options.inputs = {db};
   options.trim = "none";
-  const analyze::Analysis a = load_analysis(options);
+  const analyze::Analysis a = load::load_analysis(options);
   ASSERT_EQ(a.gpus.size(), 1U);
   const auto& g = a.gpus[0];
   ASSERT_TRUE(g.energy.average_power_w);

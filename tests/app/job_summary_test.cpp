@@ -8,10 +8,10 @@
 #include <fstream>
 #include <string>
 
-#include "app/analysis_loader.hpp"
-#include "app/job_run.hpp"
+#include "app/job/job_run.hpp"
 #include "core/error.hpp"
 #include "fake_source.hpp"
+#include "load/loader.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::app {
@@ -69,10 +69,10 @@ TEST(KeepSummary, APlantedLinkIsReplacedNeverFollowed) {
   EXPECT_FALSE(fs::is_symlink(fs::symlink_status(dir / "123.db")));
   ASSERT_TRUE(fs::is_regular_file(fs::symlink_status(dir / "123.db")));
   // The summary is a run database analyze reads, and nothing else is left in the folder.
-  AnalyzeOptions options;
+  load::AnalyzeOptions options;
   options.inputs = {kept.string()};
   options.trim = "none";
-  EXPECT_EQ(load_analysis(options).gpus.size(), 1U);
+  EXPECT_EQ(load::load_analysis(options).gpus.size(), 1U);
   std::vector<std::string> left;
   for (const auto& entry : fs::directory_iterator(dir)) left.push_back(entry.path().filename());
   EXPECT_EQ(left, std::vector<std::string>{"123.db"});
@@ -88,10 +88,10 @@ TEST(KeepSummary, AnEarlierSummaryIsReplaced) {
   JobRun o;
   o.summary_dir = dir.string();
   const fs::path kept = keep_job_summary(o, src, job_123());
-  AnalyzeOptions options;
+  load::AnalyzeOptions options;
   options.inputs = {kept.string()};
   options.trim = "none";
-  EXPECT_EQ(load_analysis(options).gpus.size(), 1U);
+  EXPECT_EQ(load::load_analysis(options).gpus.size(), 1U);
 }
 
 // A server keeping 31 days, asked about a job of 2023: before the fix every failure was reworded

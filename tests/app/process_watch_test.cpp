@@ -2,7 +2,7 @@
 // the pids a test names (GPUSCOPE_SIM_PROCESSES_FILE) and ProcessWatch resolves them through a
 // made-up /proc, where the job's descendants, a process of the same SLURM job, a stranger's
 // process, a pid /proc does not show and a reused pid are laid out by hand.
-#include "app/process_watch.hpp"
+#include "app/profile/process_watch.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The profile workflow's options checked before anything starts, without the command line.
-#include "app/profile_options.hpp"
+#include "app/profile/profile_options.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The one lifecycle of a sampled job (profile and every sweep trial), driven without the
 // command line against the simulated driver: what it stores, in which order the hooks run, and
 // how a job that cannot start ends.
-#include "app/profiled_run.hpp"
+#include "app/profile/profiled_run.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "app/analysis_loader.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "launch/signals.hpp"
+#include "load/loader.hpp"
 #include "nvml/library.hpp"
 #include "support/sql.hpp"
 #include "unit/sim_env.hpp"
@@ -174,10 +174,10 @@ TEST(AnalysisLoader, ReadsWhatAProfiledRunWrote) {
     RunEnd end = run.end(result);
     run.store_end(end);
   }
-  AnalyzeOptions options;
+  load::AnalyzeOptions options;
   options.inputs = {f.db};
   options.trim = "none";
-  const analyze::Analysis analysis = load_analysis(options);
+  const analyze::Analysis analysis = load::load_analysis(options);
   ASSERT_EQ(analysis.runs.size(), 1u);
   EXPECT_EQ(analysis.runs.front().status, "finished");
   ASSERT_EQ(analysis.gpus.size(), 2u);

@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "amd/session.hpp"
-#include "app/gpu_settings.hpp"
+#include "app/sweep/gpu_settings.hpp"
 #include "collect/amd_describe.hpp"
 #include "collect/describe.hpp"
 #include "core/error.hpp"

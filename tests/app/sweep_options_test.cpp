@@ -1,5 +1,5 @@
 // The sweep workflow's options checked before any GPU is touched, without the command line.
-#include "app/sweep_options.hpp"
+#include "app/sweep/sweep_options.hpp"
 
 #include <gtest/gtest.h>
 

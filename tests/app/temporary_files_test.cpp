@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "analyze/analysis.hpp"
-#include "app/report_sweep.hpp"
-#include "app/sweep_options.hpp"
+#include "app/inputs/report_sweep.hpp"
+#include "app/sweep/sweep_options.hpp"
 #include "report/plots/sweep_plot.hpp"
 #include "store/run_file.hpp"
 #include "store/sweep_tables.hpp"

@@ -1,6 +1,6 @@
 // Where samples land on the analysis' time axis: RunClock's 64-bit fast path gives the same
 // doubles as 128-bit arithmetic, at ordinary stamps and at the ends of int64 (a hostile file).
-#include "app/time_axis.hpp"
+#include "load/time_axis.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-namespace gpuscope::app {
+namespace gpuscope::load {
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
@@ -100,4 +100,4 @@ TEST(PlaceSamples, PlacesByTheMonotonicClockAndReportsSteps) {
 }
 
 }  // namespace
-}  // namespace gpuscope::app
+}  // namespace gpuscope::load

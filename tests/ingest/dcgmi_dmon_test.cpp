@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/mig.hpp"
-#include "ingest/dcgmi_dmon_format.hpp"
+#include "ingest/logs/dcgmi_dmon_format.hpp"
 #include "log_import.hpp"
 #include "support/temp_dir.hpp"
 

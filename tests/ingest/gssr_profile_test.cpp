@@ -1,6 +1,6 @@
 // gssr profile folders that cannot be read whole: a step folder the reader may not enter is an
 // error naming it (its processes would be missing from the analysis), never skipped silently.
-#include "ingest/gssr_profile.hpp"
+#include "ingest/tools/gssr_profile.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -4,7 +4,7 @@
 // imported into a run database and read back with the store's reader.
 #include <gtest/gtest.h>
 
-#include "ingest/smi_csv_fields.hpp"
+#include "ingest/logs/smi_csv_fields.hpp"
 #include "log_import.hpp"
 
 namespace gpuscope::ingest::test {

@@ -2,7 +2,7 @@
 // against the C library (GNU date, a child process, with TZ set in its own environment), the
 // zone names refused, conversions on several threads that leave the process's TZ alone, and the
 // nights the clocks change: a log that begins inside a repeated hour, a time that was skipped.
-#include "ingest/local_time.hpp"
+#include "ingest/logs/local_time.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -16,9 +16,9 @@
 
 #include "core/mig.hpp"
 #include "fake_source.hpp"
-#include "ingest/exporter_families.hpp"
-#include "ingest/job_series.hpp"
-#include "ingest/monitoring.hpp"
+#include "ingest/monitoring/exporter_families.hpp"
+#include "ingest/monitoring/job_series.hpp"
+#include "ingest/monitoring/monitoring.hpp"
 #include "store/run_reader.hpp"
 #include "support/temp_dir.hpp"
 

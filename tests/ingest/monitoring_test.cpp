@@ -1,7 +1,7 @@
 // ingest::read_job over a fake tsdb::Source: each exporter family's names and units, the label
 // conventions in their order, the fallbacks, and the awkward data (duplicates, resets, gaps,
 // restarts, shared GPUs, missing nodes, nothing at all), read back from the run database.
-#include "ingest/monitoring.hpp"
+#include "ingest/monitoring/monitoring.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "core/error.hpp"
 #include "export/metric_names.hpp"
 #include "fake_source.hpp"
-#include "ingest/exporter_families.hpp"
+#include "ingest/monitoring/exporter_families.hpp"
 #include "store/run_reader.hpp"
 #include "support/temp_dir.hpp"
 #include "tsdb/promql.hpp"

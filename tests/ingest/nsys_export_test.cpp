@@ -1,6 +1,6 @@
 // The nsys export reader on generated fixtures: schema variants, empty and missing tables,
 // files that are not nsys exports.
-#include "ingest/nsys_export.hpp"
+#include "ingest/tools/nsys_export.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SLURM's accounting as sacct prints it (--parsable2 --noheader --allocations): host lists,
 // times, allocated GPUs, running and pending jobs, overlapping jobs. The real sacct of the test
 // cluster is exercised by tests/integration; these are the formats' corners.
-#include "ingest/slurm_accounting.hpp"
+#include "ingest/monitoring/slurm_accounting.hpp"
 
 #include <gtest/gtest.h>
 

@@ -18,8 +18,8 @@
 #include "core/error.hpp"
 #include "core/metric_ranges.hpp"
 #include "ingest/import.hpp"
-#include "ingest/local_time.hpp"
-#include "ingest/log_ticks.hpp"
+#include "ingest/logs/local_time.hpp"
+#include "ingest/logs/log_ticks.hpp"
 #include "store/run_reader.hpp"
 #include "support/temp_dir.hpp"
 

@@ -13,7 +13,7 @@
 
 #include "core/error.hpp"
 #include "ingest/import.hpp"
-#include "ingest/log_ticks.hpp"
+#include "ingest/logs/log_ticks.hpp"
 #include "jittered_log.hpp"
 #include "store/run_reader.hpp"
 #include "support/temp_dir.hpp"

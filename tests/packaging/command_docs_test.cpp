@@ -1,7 +1,7 @@
 // The words completion offers for options whose set the command line's definitions do not say
 // (app::completion_values) against the parsers that check those options: each word is accepted,
 // and, where the parser's result is an enum, every value of it is reachable from the list.
-#include "app/command_docs.hpp"
+#include "app/help/command_docs.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "core/output_file.hpp"
+#include "core/output_check.hpp"
 #include "support/planted_links.hpp"
 #include "support/temp_dir.hpp"
 #include "util/output_file.hpp"

@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
-#include "core/output_file.hpp"
+#include "core/output_check.hpp"
 #include "report/html_report.hpp"
 #include "report/plots/draw.hpp"
 #include "report/plots/pages.hpp"
