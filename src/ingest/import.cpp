@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "ingest/format.hpp"
-#include "ingest/log_text.hpp"
+#include "ingest/logs/log_text.hpp"
 #include "util/output_file.hpp"
 #include "util/temporary_folder.hpp"
 

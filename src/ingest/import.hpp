@@ -60,7 +60,7 @@ std::vector<std::filesystem::path> each_file_once(const std::vector<std::filesys
                                                   std::vector<std::string>& notes);
 
 // The files `inputs` name (folders with their *.db files), for the check that no output
-// overwrites an input (core/output_file.hpp). Never throws: missing inputs are reported later.
+// overwrites an input (core/output_check.hpp). Never throws: missing inputs are reported later.
 std::vector<std::filesystem::path> named_input_files(const std::vector<std::string>& inputs);
 
 }  // namespace gpuscope::ingest

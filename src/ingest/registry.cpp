@@ -3,14 +3,14 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "ingest/dcgmi_dmon_format.hpp"
 #include "ingest/format.hpp"
-#include "ingest/gssr_format.hpp"
-#include "ingest/log_text.hpp"
-#include "ingest/smi_csv_format.hpp"
-#include "ingest/smi_dmon_format.hpp"
-#include "ingest/smi_query_format.hpp"
-#include "ingest/smi_table_format.hpp"
+#include "ingest/logs/dcgmi_dmon_format.hpp"
+#include "ingest/logs/log_text.hpp"
+#include "ingest/logs/smi_csv_format.hpp"
+#include "ingest/logs/smi_dmon_format.hpp"
+#include "ingest/logs/smi_query_format.hpp"
+#include "ingest/logs/smi_table_format.hpp"
+#include "ingest/tools/gssr_format.hpp"
 
 namespace gpuscope::ingest {
 

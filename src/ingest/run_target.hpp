@@ -30,7 +30,7 @@ struct ImportSummary {
 
 class RunTarget {
  public:
-  // `output` must have passed the output checks (core/output_file.hpp).
+  // `output` must have passed the output checks (core/output_check.hpp).
   RunTarget(std::filesystem::path output, bool overwrite);
   ~RunTarget();
   RunTarget(const RunTarget&) = delete;
