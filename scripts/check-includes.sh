@@ -3,8 +3,13 @@
 # (ARCHITECTURE.md, "Layers and the dependency rule"). The libraries' link dependencies catch a
 # wrong call at link time; this catches a wrong include, headers and inline code included, at
 # test time. Each line: a folder and the folders its files may include.
+#
+# It also fails a file that declares a class, struct, union or enum (a forward declaration or
+# more) in the namespace of a folder its layer may not use: `namespace gpuscope::amd { class
+# Session; }` in src/app/ reaches amd/ without an include. Usage: check-includes.sh [ROOT]
+# (ROOT defaults to this checkout; tests/scripts/check_includes_test.sh runs it on small trees).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "${1:-$(dirname "$0")/..}"
 
 declare -A allowed=(
   [src/util]="util"
@@ -33,6 +38,23 @@ declare -A allowed=(
   [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report export sweep kernels trace nvml node core util"
   [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report export sweep kernels trace nvml node core util"
   [sim]="sim nvml dcgm amd util"
+)
+
+# Whose namespace is whose: gpuscope::<folder> is src/<folder>'s (nested namespaces too, as
+# gpuscope::report::plots is report/'s), and these differ.
+declare -A namespace_folder=(
+  [gpuscope]=src/core
+  [gpuscope::http]=src/core
+  [gpuscope::exporter]=src/export
+  [gpuscope::sim]=sim
+)
+# Declarations in another layer's namespace that are known and meant: "file-glob namespace".
+declared_elsewhere=(
+  # core's plain sweep data, shared by sweep/, store/ and report/, is named in sweep's namespace.
+  "src/core/sweep.hpp gpuscope::sweep"
+  # removed by the GPU interface work
+  "src/app/*profiled_run.hpp gpuscope::amd"
+  "src/app/*process_watch.hpp gpuscope::amd"
 )
 
 bad=0
@@ -82,6 +104,93 @@ while IFS= read -r -d '' file; do
   done < <(grep -oE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"store/[a-z_]+\.hpp"' "$file" |
     sed -E 's/.*"(.*)"/\1/')
 done < <(find src sim -name '*.cpp' -o -name '*.hpp' | tr '\n' '\0')
+# Types declared in another layer's namespace: a forward declaration reaches that layer as surely
+# as an include does.
+table=()
+for folder in "${!allowed[@]}"; do table+=("$folder=${allowed[$folder]}"); done
+for name in "${!namespace_folder[@]}"; do table+=("namespace:$name=${namespace_folder[$name]}"); done
+for known in "${declared_elsewhere[@]}"; do table+=("known:$known"); done
+while IFS= read -r problem; do
+  echo "$problem" >&2
+  bad=$((bad + 1))
+done < <(python3 - "${table[@]}" <<'PYTHON'
+import fnmatch
+import re
+import sys
+from pathlib import Path
+
+allowed, owners, known = {}, {}, []
+for entry in sys.argv[1:]:
+    key, _, value = entry.partition('=')
+    if key.startswith('namespace:'):
+        owners[key[len('namespace:'):]] = value
+    elif key.startswith('known:'):
+        known.append(entry[len('known:'):].split())
+    else:
+        allowed[key] = set(value.split())
+for folder in allowed:
+    owners.setdefault('gpuscope::' + folder.split('/')[-1], folder)
+
+def owner(namespace):
+    """The folder whose namespace `namespace` is (its longest known prefix), or None."""
+    parts = namespace.split('::')
+    for n in range(len(parts), 0, -1):
+        if '::'.join(parts[:n]) in owners:
+            return owners['::'.join(parts[:n])]
+    return None
+
+# Comments, strings and character literals blanked, newlines kept.
+TOKEN = re.compile(r'//[^\n]*|/\*.*?\*/|R"([^(\s]*)\((?:.|\n)*?\)\1"|"(?:\\.|[^"\\\n])*"|'
+                   r"'(?:\\.|[^'\\\n])*'|^[ \t]*#[^\n]*", re.S | re.M)
+EVENT = re.compile(r'\b(?:inline\s+)?namespace\s+([\w:]*)\s*\{|[{};]|'
+                   r'\b(?:class|struct|union|enum(?:\s+(?:class|struct))?)\s+'
+                   r'(?:\[\[[^\]]*\]\]\s*)?(\w+)\s*(?:final\s*)?(?=[;{:])(?!::)')
+
+def declarations(text):
+    """(line, kind name, namespace) of each type declared at namespace scope in `text`."""
+    code = TOKEN.sub(lambda m: re.sub(r'[^\n]', ' ', m.group(0)), text)
+    stack = [('namespace', '')]  # per open brace: ('namespace', its full name) or ('other', '')
+    friend = False
+    for match in EVENT.finditer(code):
+        token = match.group(0)
+        if match.group(1) is not None or token.startswith(('namespace', 'inline')):
+            outer = stack[-1][1] if stack[-1][0] == 'namespace' else None
+            if outer is None:
+                stack.append(('other', ''))
+            else:
+                inner = match.group(1) or ''
+                stack.append(('namespace', '::'.join(p for p in (outer, inner) if p)))
+        elif token == '{':
+            stack.append(('other', ''))
+        elif token == '}':
+            if len(stack) > 1:
+                stack.pop()
+        elif token == ';':
+            pass
+        elif stack[-1][0] == 'namespace':
+            before = code[max(0, match.start() - 20):match.start()]
+            if re.search(r'\bfriend\s*$', before):
+                continue
+            line = code.count('\n', 0, match.start()) + 1
+            kind = ' '.join(token[:match.start(2) - match.start()].split()[:2])
+            yield line, f'{kind} {match.group(2)}', stack[-1][1]
+
+for folder in sorted(allowed):
+    if not Path(folder).is_dir():
+        continue
+    for path in sorted(Path(folder).rglob('*')):
+        if path.suffix not in ('.cpp', '.hpp') and not path.name.endswith('.hpp.in'):
+            continue
+        for line, what, namespace in declarations(path.read_text(errors='replace')):
+            home = owner(namespace)
+            if home is None or home == folder or home.split('/')[-1] in allowed[folder]:
+                continue
+            if any(fnmatch.fnmatch(str(path), glob) and namespace == name for glob, name in known):
+                continue
+            print(f'{path}:{line}: declares {what} in {namespace}, which belongs to {home}/; '
+                  f'{folder}/ may not use it (ARCHITECTURE.md)')
+PYTHON
+)
 # Folders of src/ that the table does not know would escape the check.
 for dir in src/*/; do
   dir=${dir%/}
@@ -91,7 +200,7 @@ for dir in src/*/; do
   fi
 done
 if [ "$bad" -gt 0 ]; then
-  echo "includes: $bad wrong include(s)" >&2
+  echo "includes: $bad wrong include(s) or declaration(s)" >&2
   exit 1
 fi
 echo "includes: $checked files follow the layers"

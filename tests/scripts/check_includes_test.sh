@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# scripts/check-includes.sh on small trees: types declared in the namespace of a layer a folder
+# may not use fail it, with their file and line; the same in an allowed layer, in comments, in
+# std's namespace, inside a function or as a friend do not; a known offender is let through.
+set -euo pipefail
+check=$(cd "$(dirname "$0")/../.." && pwd)/scripts/check-includes.sh
+tree=$(mktemp -d)
+trap 'rm -rf "$tree"' EXIT
+mkdir -p "$tree"/src/{app/profile,collect,util,core,analyze} "$tree/sim"
+fail() { echo "check_includes_test: $*" >&2; exit 1; }
+
+cat > "$tree/src/collect/reader.hpp" <<'CPP'
+namespace gpuscope::nvml {
+class Session;  // collect/ may use nvml/
+}
+namespace gpuscope::collect {
+struct Reader {
+  friend class Other;
+};
+}  // namespace gpuscope::collect
+CPP
+cat > "$tree/src/core/types.hpp" <<'CPP'
+// namespace gpuscope::store { class Writer; }
+namespace std {
+template <>
+struct hash<gpuscope::Thing>;
+}
+namespace gpuscope {
+inline const char* text = "namespace gpuscope::store { class Writer; }";
+inline int size() {
+  struct stat st;
+  return 0;
+}
+}  // namespace gpuscope
+CPP
+cat > "$tree/src/app/profile/profiled_run.hpp" <<'CPP'
+namespace gpuscope::amd {
+class Session;
+}
+CPP
+if ! out=$("$check" "$tree" 2>&1); then
+  fail "a tree that follows the layers failed: $out"
+fi
+
+cat > "$tree/src/app/watch.hpp" <<'CPP'
+namespace gpuscope {
+namespace nvml {
+class Device;
+}
+namespace dcgm {
+struct Field;
+}
+}  // namespace gpuscope
+CPP
+cat > "$tree/src/util/error.hpp" <<'CPP'
+namespace gpuscope {
+class Error;
+}
+CPP
+cat > "$tree/src/analyze/mode.cpp" <<'CPP'
+namespace gpuscope::store::detail {
+enum class Mode : int;
+}
+CPP
+if out=$("$check" "$tree" 2>&1); then
+  fail "declarations in other layers' namespaces passed: $out"
+fi
+for expected in \
+  "src/app/watch.hpp:6: declares struct Field in gpuscope::dcgm, which belongs to src/dcgm/" \
+  "src/util/error.hpp:2: declares class Error in gpuscope, which belongs to src/core/" \
+  "src/analyze/mode.cpp:2: declares enum class Mode in gpuscope::store::detail, which belongs to src/store/"; do
+  grep -qF "$expected" <<<"$out" || fail "expected \"$expected\" in: $out"
+done
+[ "$(grep -c ': declares ' <<<"$out")" -eq 3 ] || fail "expected exactly 3 declarations in: $out"
+echo "check_includes_test: passed"
