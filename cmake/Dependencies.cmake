@@ -18,6 +18,6 @@ pkg_check_modules(cpp_httplib REQUIRED IMPORTED_TARGET cpp-httplib)
 pkg_check_modules(libevent REQUIRED IMPORTED_TARGET libevent_core libevent_extra libevent_pthreads)
 find_package(CURL REQUIRED)
 # serve --web-config: exporter-toolkit's YAML; OpenSSL's and libevent_openssl's headers (the
-# libraries are loaded at run time, docs/exporters.md "Security").
+# libraries are loaded at run time, docs/live.md "Security").
 find_package(yaml-cpp REQUIRED)
 find_package(OpenSSL REQUIRED)

@@ -8,7 +8,7 @@
 // Usage: bench_exporter [IDLE_SECONDS=30] [LOAD_SECONDS=20] [RATE=1000] [CONNECTIONS=4] [tls]
 // With `tls` the exporter serves TLS with basic authentication (--web-config, a certificate the
 // openssl command makes, a bcrypt hash of cost 10) and every client verifies it and sends the
-// password: the cost of the exporter on a shared network (docs/exporters.md, "Security").
+// password: the cost of the exporter on a shared network (docs/live.md, "Security").
 // Figures go to docs/performance.md with the machine they came from.
 #include <arpa/inet.h>
 #include <fmt/format.h>

@@ -25,7 +25,7 @@ Command add_monitor_command(CLI::App& parent) {
                 "No line of the node's CPU and memory power (RAPL, Grace meters; "
                 "docs/node-energy.md)");
   app->add_option("--sysfs-root", o->sysfs_root, "Where sysfs is (node energy)")->group("");
-  app->footer("Ctrl-C stops it. The JSON shape is documented in docs/exporters.md.");
+  app->footer("Ctrl-C stops it. The JSON shape is documented in docs/live.md.");
   return {app, [o] { return app::run_monitor(*o); }};
 }
 

@@ -27,7 +27,7 @@ Command add_serve_command(CLI::App& parent) {
   app->add_option("--web-config", o->web_config,
                   "TLS and basic authentication from a Prometheus exporter-toolkit web "
                   "configuration file (the one node_exporter's --web.config.file takes; "
-                  "docs/exporters.md, \"Security\")")
+                  "docs/live.md, \"Security\")")
       ->type_name("FILE");
   add_number_option(*app, "-i,--interval", o->interval_ms, kSamplingMs,
                     "Sampling interval in ms (default 1000)")
@@ -73,7 +73,7 @@ Command add_serve_command(CLI::App& parent) {
                 "counters, docs/node-energy.md)");
   app->add_option("--sysfs-root", o->sysfs_root, "Where sysfs is (node energy)")->group("");
   add_push_options(*app, o->push);
-  app->footer("Runs until SIGINT or SIGTERM. Metric names and labels: docs/exporters.md.");
+  app->footer("Runs until SIGINT or SIGTERM. Metric names and labels: docs/live.md.");
   return {app, [o] { return app::run_serve(*o); }};
 }
 

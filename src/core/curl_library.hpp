@@ -1,7 +1,7 @@
 // libcurl, loaded when a push or a grid intensity API is asked for rather than linked: with
 // Debian's libcurl4 come OpenSSL, GnuTLS, Kerberos and LDAP, about 7 MB of resident memory that
 // `gpuscope serve` without
-// --push, and every other command, should not carry (docs/exporters.md). curl's header gives the
+// --push, and every other command, should not carry (docs/live.md). curl's header gives the
 // types and constants; the functions come from the library found at run time.
 #pragma once
 

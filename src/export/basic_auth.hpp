@@ -1,7 +1,7 @@
 // Basic authentication for `serve --web-config` (basic_auth_users): bcrypt hashes checked with
 // the system's crypt library (libxcrypt's crypt_rn, which knows $2a$, $2b$ and $2y$), loaded with
 // dlopen only when a web config has users. The checks run on a small pool of worker threads,
-// never on the server's event loop (docs/exporters.md, "Basic authentication").
+// never on the server's event loop (docs/live.md, "Basic authentication").
 #pragma once
 
 #include <atomic>

@@ -43,7 +43,7 @@ class Exposition {
 
  private:
   const std::string* labels_of(unsigned device_index) const;
-  // The health families of every GPU (docs/exporters.md, "GPU health"), after the catalog's.
+  // The health families of every GPU (docs/live.md, "GPU health"), after the catalog's.
   void render_health(const Snapshot& snapshot, std::string& out) const;
   void append_value(std::string& out, std::string_view name, const std::string& labels,
                     double value) const;

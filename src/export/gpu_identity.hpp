@@ -13,7 +13,7 @@ namespace gpuscope::exporter {
 
 // A MIG device is exported as dcgm-exporter exports a GPU instance: under its parent GPU's
 // `gpu`, UUID, PCI bus id and model, with the instance's own labels beside them
-// (docs/exporters.md, "MIG").
+// (docs/live.md, "MIG").
 struct GpuIdentity {
   unsigned index = 0;  // the row index of the samples (NVML index of a GPU)
   std::string uuid;    // the GPU's UUID (a MIG device's parent's)

@@ -1,7 +1,7 @@
 // The /metrics page in the shape of Princeton jobstats' GPU exporter (a fork of
 // nvidia_gpu_prometheus_exporter, github.com/plazonic/nvidia_gpu_prometheus_exporter), so
 // jobstats' queries, its Grafana dashboard and gpudash work on `gpuscope serve --naming jobstats`
-// (docs/exporters.md, "jobstats names").
+// (docs/live.md, "jobstats names").
 //
 // Every GPU series carries the labels GPU_I_ID, jobid, minor_number, name, ordinal, userid and
 // uuid (sorted, as that exporter's Prometheus client writes them); jobid and userid are the SLURM

@@ -170,7 +170,7 @@ std::optional<ExportedMetric> jobstats_name(Metric metric) {
 
 using M = HealthMetric;
 
-// gpuscope's health families (docs/exporters.md, "GPU health"): `gpuscope_gpu_<what>`, base
+// gpuscope's health families (docs/live.md, "GPU health"): `gpuscope_gpu_<what>`, base
 // units, `_total` on counters, siblings told apart by labels.
 // clang-format off
 constexpr HealthSeries kEccEnabled[] = {{M::EccEnabled}};

@@ -1,5 +1,5 @@
 // The exported name, type, help and unit scale of every catalog metric, in gpuscope's own
-// naming (`gpuscope_<what>_<unit>`, base units, Prometheus conventions; docs/exporters.md), in
+// naming (`gpuscope_<what>_<unit>`, base units, Prometheus conventions; docs/live.md), in
 // dcgm-exporter's (`DCGM_FI_DEV_POWER_USAGE`, ...) so dashboards written for it work unchanged,
 // in Princeton jobstats' GPU exporter's (`nvidia_gpu_duty_cycle`, ...; export/jobstats_*), and in
 // AMD's Device Metrics Exporter's (`gpu_gfx_activity`, `gpu_power_usage`, ...).
@@ -34,7 +34,7 @@ struct ExportedMetric {
 // (dcgm-exporter has no field for, e.g., the PCIe byte counters).
 std::optional<ExportedMetric> exported_metric(Metric metric, Naming naming);
 
-// Where the values of a health family (docs/exporters.md, "GPU health") come from.
+// Where the values of a health family (docs/live.md, "GPU health") come from.
 enum class HealthSource {
   Row,          // the GPU's latest HealthRow (core/health.hpp): one series per present value
   XidLast,      // the last Xid the driver reported, 0 before any

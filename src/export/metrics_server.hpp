@@ -58,7 +58,7 @@ class ExpositionCache {
   std::shared_ptr<const std::string> page_;
 };
 
-// What a web config asks of the server (docs/exporters.md, "Security"): TLS, basic
+// What a web config asks of the server (docs/live.md, "Security"): TLS, basic
 // authentication on every path, extra response headers. Empty: plain HTTP, open, as before.
 struct ServerSecurity {
   std::unique_ptr<TlsContext> tls;

@@ -1,4 +1,4 @@
-// The processes on the GPUs as Prometheus series (docs/exporters.md, "Processes"): memory and
+// The processes on the GPUs as Prometheus series (docs/live.md, "Processes"): memory and
 // utilization per process, and the workload labels (pod, namespace, container, SLURM job) that
 // `serve` puts on each GPU's series, as dcgm-exporter's pod mapping and Princeton jobstats' SLURM
 // mapping do, read from /proc and the cgroups instead of the kubelet or slurmctld.
@@ -22,7 +22,7 @@ namespace gpuscope::exporter {
 using ProcessesNow = std::vector<std::pair<ProcessSample, GpuProcess>>;
 using LabelList = std::vector<std::pair<std::string, std::string>>;
 
-// What `serve --process-series` shows of the processes (docs/exporters.md, "What it reveals"):
+// What `serve --process-series` shows of the processes (docs/live.md, "What it reveals"):
 //  Full: per-process series with every label, user and command included;
 //  Safe: per-process series without user and command (and jobstats' userid left empty);
 //  Off:  no per-process series, and nothing of the user either; the GPUs' workload labels (pod,

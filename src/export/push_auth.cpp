@@ -51,7 +51,7 @@ PushAuth from_file(const std::string& path) {
   }
   throw Error::usage(fmt::format("the push credentials file {} is not understood", path),
                      "its first line must be 'bearer TOKEN' or 'basic USER:PASSWORD'",
-                     "fix the file (see docs/exporters.md)");
+                     "fix the file (see docs/live.md)");
 }
 
 // `option FILE` must be a readable file with a PEM block ("-----BEGIN ...").

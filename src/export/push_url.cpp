@@ -40,7 +40,7 @@ PushTarget parse_push_url(std::string_view text) {
                        "user of the machine (ps) and lands in shell histories",
                        "remove them from the URL and set GPUSCOPE_PUSH_USER and "
                        "GPUSCOPE_PUSH_PASSWORD, GPUSCOPE_PUSH_BEARER_TOKEN, or "
-                       "--push-auth-file (docs/exporters.md)");
+                       "--push-auth-file (docs/live.md)");
   }
   const CurlLibrary& curl = curl_library();
   std::unique_ptr<CURLU, UrlDeleter> url(curl.url());

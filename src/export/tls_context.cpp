@@ -355,7 +355,7 @@ TlsContext::TlsContext(TlsServerConfig config, std::vector<std::string>& notes)
     state_->ctx = make_context(c, &state_->handshake_failures, &notes);
   } catch (const Refused& why) {
     throw Error::usage("serve cannot use TLS", why.what(),
-                       "fix tls_server_config's files (docs/exporters.md, \"Security\")");
+                       "fix tls_server_config's files (docs/live.md, \"Security\")");
   }
   std::thread([state = state_] { watch(state); }).detach();
 }

@@ -1,5 +1,5 @@
 // OpenSSL and libevent's OpenSSL bufferevents, loaded with dlopen the first time a web config
-// asks for TLS, so that `serve` without TLS maps none of them (docs/exporters.md, "Security").
+// asks for TLS, so that `serve` without TLS maps none of them (docs/live.md, "Security").
 // The headers give the types and constants; every call goes through this table.
 #pragma once
 

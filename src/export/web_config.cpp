@@ -15,7 +15,7 @@
 namespace gpuscope::exporter {
 namespace {
 
-constexpr const char* kDocs = "docs/exporters.md, \"Security\"";
+constexpr const char* kDocs = "docs/live.md, \"Security\"";
 
 Error bad(const std::string& path, const std::string& what, const std::string& hint) {
   return Error::usage(fmt::format("web config {}: {}", path, what), {}, hint);

@@ -42,7 +42,7 @@ struct WebConfig {
   std::vector<std::string> notes;  // what the user should know (said once at start)
 };
 
-// The bcrypt costs basic_auth_users may have (docs/exporters.md, "Basic authentication"): a
+// The bcrypt costs basic_auth_users may have (docs/live.md, "Basic authentication"): a
 // check takes 2^cost rounds, about a second of a current core at 14 (4 s at 16, 36 hours at 31),
 // and a hash above that would stall start-up and every first scrape. bcrypt's own floor is 4.
 inline constexpr int kMinBcryptCost = 4;

@@ -1,4 +1,4 @@
-// What `gpuscope serve` reveals (docs/exporters.md, "What it reveals"), against real processes the
+// What `gpuscope serve` reveals (docs/live.md, "What it reveals"), against real processes the
 // simulated driver lists (GPUSCOPE_SIM_PROCESSES_FILE) and resolved through the real /proc:
 //  - on a listener other machines reach, the per-process series leave out user and command unless
 //    --process-series full asks for them, and --process-series off has no per-process series;

@@ -1,4 +1,4 @@
-// The GPU health families of the exporter (docs/exporters.md, "GPU health"): gpuscope's names and
+// The GPU health families of the exporter (docs/live.md, "GPU health"): gpuscope's names and
 // units, dcgm-exporter's (its 25 default families and the commented-out ones gpuscope has the
 // data for), the Xid series, the NVLink bandwidth rate, and what promtool says of the page.
 #include <gtest/gtest.h>

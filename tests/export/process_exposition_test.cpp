@@ -136,7 +136,7 @@ TEST(ProcessExposition, TheGpusSeriesCarryTheWorkloadAndLoseItAgain) {
   EXPECT_EQ(out.find("pod="), std::string::npos);
 }
 
-// --process-series: what each choice leaves on the page (docs/exporters.md, "What it reveals").
+// --process-series: what each choice leaves on the page (docs/live.md, "What it reveals").
 ProcessesNow with_job_and_pod() {
   auto slurm = process(1, 20, 1ULL << 20);
   slurm.second.slurm_job_id = "4242";

@@ -683,7 +683,7 @@ bool maps_any(const std::set<std::string>& names, const std::string& prefix) {
   return false;
 }
 
-// The exporter's memory goal (docs/exporters.md): serving /metrics loads no TLS stack; libcurl,
+// The exporter's memory goal (docs/live.md): serving /metrics loads no TLS stack; libcurl,
 // and the OpenSSL and GnuTLS it brings, are loaded only when a push is asked for.
 TEST(ExporterMemoryTest, TlsLibrariesAreLoadedOnlyForPush) {
   TempDir dir;

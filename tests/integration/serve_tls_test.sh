@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `gpuscope serve --web-config` against real components (docs/exporters.md, "Security"):
+# `gpuscope serve --web-config` against real components (docs/live.md, "Security"):
 # certificates made by the openssl command, a bcrypt hash made by the system's crypt library,
 # curl and openssl s_client as clients, and a real Prometheus scraping over TLS with basic
 # authentication and with mutual TLS. Then the certificate rotates under the running exporter,
