@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "analyze/activity_bins.hpp"
 #include "analyze/analysis.hpp"
+#include "analyze/overall.hpp"
 #include "analyze/trimming.hpp"
 
 namespace gpuscope::analyze {
@@ -51,41 +53,6 @@ struct DeviceSeries {
   const std::vector<double>& of(Metric m) const { return values[static_cast<std::size_t>(m)]; }
 };
 
-// Everything over all GPUs that one GPU adds to (count, compensated sum, extremes, exact counts
-// of distinct values while there are few, quantile sketch): built per GPU, then merged in GPU
-// order. The median is exact where the distinct values stayed within ValueCounts' limit.
-struct OverallPart {
-  std::size_t count = 0;
-  double sum = 0, compensation = 0;  // Neumaier summation
-  double min = 0, max = 0;
-  QuantileSketch sketch{0.001};
-  ValueCounts values;
-
-  // Adds the sorted, NaN-free `sorted` values, whose compensated sum is `sum`.
-  void add_sorted(std::span<const double> sorted, double sum);
-  // How sorted add_sorted() needs its values: fully while the exact counts go on (nullptr),
-  // else as far as the sketch's buckets tell them apart (summarize()'s `coarse`).
-  const QuantileSketch* sort_resolution() const { return values.exact() ? nullptr : &sketch; }
-  void merge(const OverallPart& other);
-  std::optional<MetricOverall> result() const;
-};
-
-// What pass 1 gathered: per activity bin, the sum of the samples' activity in fixed point (units
-// of 2^-60, so sums are exact and parts gathered apart add up to the same bits in any order) and
-// how many there were; the latest time and the most samples of one GPU. What a task of the
-// distributed analysis (app/analysis_partial) shares with the others to agree on the window.
-__extension__ typedef __int128 ActivitySum;
-struct ActivityPart {
-  double width = 0;  // seconds per bin
-  std::vector<ActivitySum> sum;
-  std::vector<std::uint32_t> count;
-  double max_t_s = 0;
-  std::size_t max_gpu_samples = 0;
-
-  static ActivitySum fixed(double value);  // |value| clamped to 2^40
-  static double value(ActivitySum sum);
-};
-
 // What one GPU adds to the analysis (pass 2), computed by Analyzer::prepare_device() on any
 // thread and added by Analyzer::add_prepared() in GPU order.
 struct PreparedDevice {
@@ -96,26 +63,6 @@ struct PreparedDevice {
   std::array<std::vector<std::pair<std::size_t, double>>, kMetricCount> space;
   PhaseGpuPart phases;  // what this GPU measured of the phases
   MigBins mig_bins;     // a MIG instance's or MIG-enabled GPU's, for the split of its energy
-};
-
-// Whether a GPU's metric counts in the figures over all GPUs: a GPU in MIG mode leaves out what
-// its instances measure of their own (memory, saturation), which they stand for.
-bool in_overall(const GpuKey& key, Metric metric);
-
-// The quantile sketches and distinct-value counts of the figures over all GPUs: integer counts,
-// so parts merged in any grouping give the same result as merging GPU by GPU (the one exception:
-// values spanning more magnitudes than QuantileSketch::kMaxBuckets holds, folded as they come).
-// The distributed analysis carries them per task instead of per GPU (they are most of a GPU's
-// part: about 55 KB per metric).
-struct OverallCounts {
-  std::array<QuantileSketch, kMetricCount> sketch;
-  std::array<ValueCounts, kMetricCount> values;
-  QuantileSketch score_sketch;
-  ValueCounts score_values;
-
-  // Moves `device`'s sketches and counts here (those add_prepared would have merged).
-  void take(PreparedDevice& device);
-  void merge(const OverallCounts& other);
 };
 
 class Analyzer {

@@ -3,6 +3,7 @@
 // API's answer, read by carbon/; docs/analysis.md §8), and the greener start it suggests.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -78,5 +79,30 @@ struct GreenerStart {
 std::optional<GreenerStart> greener_start(std::span<const IntensityPeriod> periods,
                                           std::span<const double> energy_j, double pue,
                                           std::int64_t horizon_ns);
+
+// The analysis' carbon (analysis.hpp and analyzer.hpp define these; analysis.hpp includes this).
+struct Analysis;
+struct AnalysisOptions;
+struct Carbon;
+struct RunMeta;
+
+// A grid series' periods on the analysis' time axis (seconds since `t0_wall_ns`), as slots: a
+// gap before the first period, each period, a gap wherever the next one does not start where
+// this one ends, a gap after the last; ±1e18 s stand for "unbounded" (the counter's readings
+// clamp them). Only the periods the runs could have used and the day after them (for the
+// greener start), since each GPU keeps one energy per slot. Empty for a series without periods.
+struct CarbonSlots {
+  std::vector<double> edges_s;         // slots + 1 edges
+  std::vector<std::ptrdiff_t> period;  // each slot's index in series.periods, or -1 for a gap
+};
+CarbonSlots carbon_slots(const IntensitySeries& series, const std::vector<RunMeta>& runs,
+                         std::int64_t t0_wall_ns);
+
+// The carbon of the job's energy `energy_j` and each GPU's (`a.gpus[].energy.carbon_g`): with
+// `slots` of options.grid_series, each period's energy times its intensity (its notes and the
+// greener-start finding added to `a`); else, and for the energy the periods did not cover, the
+// user's --carbon-intensity, the region's yearly average, else the world average.
+Carbon analysis_carbon(const AnalysisOptions& options, const CarbonSlots& slots, double energy_j,
+                       Analysis& a);
 
 }  // namespace gpuscope::analyze
