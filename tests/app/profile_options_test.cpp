@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "support/refusal.hpp"
 
 namespace gpuscope::app {
 namespace {
@@ -18,13 +19,7 @@ ProfileOptions with_command() {
 
 // The message of the usage error validate() throws, or "" when it accepts the options.
 std::string refusal(const ProfileOptions& o) {
-  try {
-    validate(o);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), 2) << e.what();
-    return e.what();
-  }
-  return {};
+  return testing::usage_refusal([&] { validate(o); });
 }
 
 TEST(ProfileOptionsValidation, AcceptsTheDefaults) {

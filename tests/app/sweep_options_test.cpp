@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "support/refusal.hpp"
 
 namespace gpuscope::app {
 namespace {
@@ -18,13 +19,7 @@ SweepOptions power_sweep() {
 }
 
 std::string refusal(const SweepOptions& o) {
-  try {
-    validate(o);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), 2) << e.what();
-    return e.what();
-  }
-  return {};
+  return testing::usage_refusal([&] { validate(o); });
 }
 
 TEST(SweepOptionsValidation, OneKnobAndOneCommand) {

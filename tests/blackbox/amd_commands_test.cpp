@@ -1,16 +1,15 @@
 // Every command on both simulated AMD nodes (MI300X, MI250X) and on a node with both vendors:
 // profile, analyze, report, monitor, serve and sweep, through the binary.
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "support/ports.hpp"
 #include "support/process.hpp"
+#include "support/scrape.hpp"
 #include "support/sql.hpp"
 
 namespace gpuscope::testing {
@@ -42,18 +41,12 @@ class AmdCommands : public ::testing::TestWithParam<AmdNode> {
     auto serve = start_gpuscope({"serve", "--simulate", node().scenario, "--listen",
                                  "127.0.0.1:" + std::to_string(port), "--interval", "200"},
                                 env_, dir_.file("serve.out"), dir_.file("serve.err"));
-    std::string page;
-    const auto end = std::chrono::steady_clock::now() + 60s;
-    while (std::chrono::steady_clock::now() < end) {
-      httplib::Client client("127.0.0.1", port);
-      client.set_connection_timeout(2, 0);
-      if (auto r = client.Get("/metrics"); r && r->status == 200) {
-        page = r->body;
-        if (page.find("gpuscope_umc_activity_ratio{") != std::string::npos) break;
-      }
-      std::this_thread::sleep_for(100ms);
-    }
-    return page;
+    return metrics_when(
+        port,
+        [](const std::string& page) {
+          return page.find("gpuscope_umc_activity_ratio{") != std::string::npos;
+        },
+        60s);
   }
 };
 

@@ -2,16 +2,15 @@
 // device of the run with its own activity, memory and processes beside its GPU; selection by
 // MIG UUID; instances that come and go; MIG UUIDs that name nothing.
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 
 #include "support/ports.hpp"
 #include "support/process.hpp"
+#include "support/scrape.hpp"
 #include "support/sql.hpp"
 
 namespace gpuscope::testing {
@@ -285,19 +284,9 @@ TEST(ServeMig, InstancesAreServedUnderTheirGpuWithDcgmExportersLabels) {
                       "--listen", "127.0.0.1:" + std::to_string(port), "--interval", "200"},
                      {{"GPUSCOPE_SIM_STATE", dir.file("state.json")}}, dir.file("serve.out"),
                      dir.file("serve.err"));
-  std::string page;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < end) {
-    httplib::Client client("127.0.0.1", port);
-    client.set_connection_timeout(2, 0);
-    auto response = client.Get("/metrics");
-    if (response && response->status == 200 &&
-        response->body.find(kInstanceSm) != std::string::npos) {
-      page = response->body;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  const std::string page = metrics_when(
+      port, [](const std::string& p) { return p.find(kInstanceSm) != std::string::npos; },
+      std::chrono::seconds(60));
   ASSERT_FALSE(page.empty()) << read_file(dir.file("serve.err"));
   EXPECT_NE(page.find(kInstanceSm), std::string::npos) << page;
   std::size_t power = 0;

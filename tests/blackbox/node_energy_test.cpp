@@ -4,7 +4,6 @@
 // that cannot be read), then what the run database holds and what `analyze` says. The expected
 // joules are the counters' own movements, computed here from the values written.
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +19,7 @@
 
 #include "support/ports.hpp"
 #include "support/process.hpp"
+#include "support/scrape.hpp"
 #include "support/sql.hpp"
 
 namespace gpuscope::testing {
@@ -164,18 +164,7 @@ TEST_F(NodeEnergy, ANodeWithoutRaplRecordsNoneAndAnalyzeSaysNothingOfIt) {
 
 // The page `serve --sysfs-root` gives once `has` holds for it, or the last one after 60 s.
 std::string serve_page_when(int port, const std::function<bool(const std::string&)>& has) {
-  std::string page;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < end) {
-    httplib::Client client("127.0.0.1", port);
-    client.set_connection_timeout(2, 0);
-    if (auto response = client.Get("/metrics"); response && response->status == 200) {
-      page = response->body;
-      if (has(page)) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return page;
+  return metrics_when(port, has, std::chrono::seconds(60));
 }
 
 // serve exports each readable domain's energy since it started as a counter, with the labels that

@@ -1,40 +1,24 @@
 // `gpuscope serve` scraped for real (simulated H100s): the dcgm-exporter families a scrape has
 // with `--naming dcgm`, all 25 of its default counters with the health counters the sampler
 // reads, and promtool's verdict on both namings' pages.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
-#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "support/ports.hpp"
 #include "support/process.hpp"
+#include "support/promtool.hpp"
+#include "support/scrape.hpp"
 
 namespace gpuscope::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::optional<std::string> get_metrics(int port) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_connection_timeout(2, 0);
-  client.set_read_timeout(10, 0);
-  auto response = client.Get("/metrics");
-  if (!response || response->status != 200) return std::nullopt;
-  return response->body;
-}
 
 // The page of `gpuscope serve --naming NAMING` once it holds every one of `wanted` (a sampled
 // GPU, its health), or what it last served after 90 s (a loaded CI machine).
@@ -51,41 +35,15 @@ std::string scrape(const TempDir& dir, const std::string& naming,
                                "127.0.0.1:" + std::to_string(port), "--interval", "200"},
                               {{"GPUSCOPE_SIM_STATE", dir.file("state-" + naming + ".json")}},
                               dir.file(naming + ".out"), dir.file(naming + ".err"));
-  std::string page;
-  const auto end = std::chrono::steady_clock::now() + 90s;
-  while (std::chrono::steady_clock::now() < end) {
-    if (auto body = get_metrics(port)) {
-      page = *body;
-      if (has_all(page)) break;
-    }
-    std::this_thread::sleep_for(100ms);
-  }
+  const std::string page = metrics_when(port, has_all);
   EXPECT_TRUE(has_all(page)) << read_file(dir.file(naming + ".err"));
   return page;
 }
 
-std::string promtool() {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string candidate = dir + "/promtool";
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
 // `promtool check metrics < page`: its exit status and what it printed, line by line.
-std::pair<int, std::vector<std::string>> check_metrics(const TempDir& dir,
-                                                       const std::string& page) {
-  std::ofstream(dir.file("page.txt")) << page;
-  const auto result = run_process(
-      {"/bin/sh", "-c", "\"$0\" check metrics < \"$1\"", promtool(), dir.file("page.txt")});
-  std::vector<std::string> lines;
-  std::istringstream in(result.out + result.err);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return {result.exit_code, lines};
+std::pair<int, std::vector<std::string>> check_metrics(const std::string& page) {
+  auto verdict = promtool_check_metrics(page);
+  return {verdict.exit_code, std::move(verdict.lines)};
 }
 
 // The 25 families of dcgm-exporter's default counters file (NVIDIA/dcgm-exporter,
@@ -143,7 +101,7 @@ TEST(ServeExposition, DcgmNamingServesDcgmExportersDefaultFamilies) {
   // promtool lints only what dcgm-exporter's own names break: counters without a lower-case
   // `_total`, "counter" in a name (PCIE_REPLAY_COUNTER), and its camelCase label modelName, which
   // the per-process series carry too (they have the GPU's labels).
-  const auto [status, lines] = check_metrics(dir, page);
+  const auto [status, lines] = check_metrics(page);
   EXPECT_EQ(status, 3);
   const std::regex known(
       "DCGM_FI_[A-Z0-9_]+ (counter metrics should have \"_total\" suffix|metric name should not "
@@ -161,7 +119,7 @@ TEST(ServeExposition, PromtoolFindsNothingInGpuscopeNames) {
       {"\ngpuscope_dram_active_ratio{gpu=\"0\"", "\ngpuscope_gpu_pcie_replays_total{gpu=\"0\""});
   EXPECT_NE(page.find("\ngpuscope_gpu_xid_last{gpu=\"0\""), std::string::npos) << page;
   EXPECT_NE(page.find("\ngpuscope_gpu_ecc_errors_total{gpu=\"0\""), std::string::npos) << page;
-  const auto [status, lines] = check_metrics(dir, page);
+  const auto [status, lines] = check_metrics(page);
   EXPECT_EQ(status, 0);
   for (const std::string& line : lines) ADD_FAILURE() << line;
 }
@@ -184,7 +142,7 @@ TEST(ServeExposition, AmdGpusBesideNvidiaOnes) {
   const std::string dcgm = scrape(dir, "dcgm", {"\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\""}, scenario);
   EXPECT_NE(dcgm.find("device=\"amd1\""), std::string::npos) << dcgm;
   if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
-  const auto [status, lines] = check_metrics(dir, page);
+  const auto [status, lines] = check_metrics(page);
   EXPECT_EQ(status, 0);
   for (const std::string& line : lines) ADD_FAILURE() << line;
 }
@@ -223,7 +181,7 @@ TEST(ServeExposition, AmdNamingServesTheDeviceMetricsExportersNames) {
   EXPECT_GT(micro_joules, 0) << page;
   EXPECT_EQ(std::fmod(micro_joules, 1000.0), 0.0) << micro_joules;
   if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
-  const auto [status, lines] = check_metrics(dir, page);
+  const auto [status, lines] = check_metrics(page);
   EXPECT_EQ(status, 0);
   for (const std::string& line : lines) ADD_FAILURE() << line;
 }

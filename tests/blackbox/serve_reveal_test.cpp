@@ -21,22 +21,13 @@
 #include "support/ports.hpp"
 #include "support/process.hpp"
 #include "support/programs.hpp"
+#include "support/scrape.hpp"
 
 namespace gpuscope::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::optional<std::string> get_metrics(int port) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_connection_timeout(2, 0);
-  client.set_read_timeout(10, 0);
-  auto response = client.Get("/metrics");
-  if (!response || response->status != 200) return std::nullopt;
-  return response->body;
-}
-
-// Polls every 100 ms until `condition` holds or 90 s pass (a loaded CI machine).
 // A process the simulated driver says uses GPU 0, listed once it runs `argv` (serve resolves a
 // pid once: seen before its exec, it would keep the test's own name).
 struct ListedProcess {

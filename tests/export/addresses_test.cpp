@@ -4,21 +4,12 @@
 #include "core/error.hpp"
 #include "export/listen_address.hpp"
 #include "export/push_url.hpp"
+#include "support/refusal.hpp"
 
 namespace gpuscope::exporter {
 namespace {
 
-// The Error `parse` throws (a failed expectation when it throws none).
-template <typename Parse>
-Error refusal(Parse parse) {
-  try {
-    parse();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "accepted";
-  return Error("accepted");
-}
+using gpuscope::testing::refusal;
 
 TEST(ListenAddressTest, ParsesHostPortForms) {
   auto a = parse_listen_address("127.0.0.1:9400");

@@ -2,10 +2,7 @@
 // units, dcgm-exporter's (its 25 default families and the commented-out ones gpuscope has the
 // data for), the Xid series, the NVLink bandwidth rate, and what promtool says of the page.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -14,7 +11,7 @@
 #include "core/xid_catalog.hpp"
 #include "export/exposition.hpp"
 #include "sample_rows.hpp"
-#include "support/process.hpp"
+#include "support/promtool.hpp"
 
 namespace gpuscope::exporter {
 namespace {
@@ -318,29 +315,10 @@ TEST(HealthExpositionTest, PushLinesCarryTheHealthValues) {
   EXPECT_EQ(exposition.append_lines(row, out), 0u);
 }
 
-// promtool, as installed (Debian's prometheus package); the test skips without it.
-std::string promtool() {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string candidate = dir + "/promtool";
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
 // `promtool check metrics < page`: its exit status and its lint lines, sorted.
 std::pair<int, std::set<std::string>> check_metrics(const std::string& page) {
-  gpuscope::testing::TempDir dir;
-  std::ofstream(dir.file("page.txt")) << page;
-  const auto result = gpuscope::testing::run_process(
-      {"/bin/sh", "-c", "\"$0\" check metrics < \"$1\"", promtool(), dir.file("page.txt")});
-  std::set<std::string> lines;
-  std::istringstream in(result.out + result.err);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.insert(line);
-  }
-  return {result.exit_code, lines};
+  const auto verdict = gpuscope::testing::promtool_check_metrics(page);
+  return {verdict.exit_code, {verdict.lines.begin(), verdict.lines.end()}};
 }
 
 std::string full_page(Naming naming) {
@@ -355,7 +333,7 @@ std::string full_page(Naming naming) {
 }
 
 TEST(HealthExpositionTest, PromtoolFindsNothingInGpuscopeNames) {
-  if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
+  if (gpuscope::testing::promtool().empty()) GTEST_SKIP() << "promtool is not installed";
   const auto [status, lines] = check_metrics(full_page(Naming::Gpuscope));
   EXPECT_EQ(status, 0);
   EXPECT_TRUE(lines.empty()) << *lines.begin();
@@ -365,7 +343,7 @@ TEST(HealthExpositionTest, PromtoolFindsNothingInGpuscopeNames) {
 // lower-case `_total` suffix, a name with "counter" in it, and its camelCase label `modelName`
 // (on every family). Nothing else.
 TEST(HealthExpositionTest, PromtoolFindsOnlyDcgmExportersOwnNamesInDcgmNaming) {
-  if (promtool().empty()) GTEST_SKIP() << "promtool is not installed";
+  if (gpuscope::testing::promtool().empty()) GTEST_SKIP() << "promtool is not installed";
   const std::string page = full_page(Naming::Dcgm);
   const auto [status, lines] = check_metrics(page);
   EXPECT_EQ(status, 3);

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "export/curl_transport.hpp"
 #include "support/echo_proxy.hpp"
+#include "support/refusal.hpp"
 #include "support/temp_dir.hpp"
 #include "util/secret_text.hpp"
 
@@ -71,13 +72,7 @@ TEST(PushAuthTest, RefusesMalformedFilesWithoutQuotingThem) {
 // --push-cert, --push-key, --push-ca: checked before anything starts, the error naming the option
 // and the file.
 std::string tls_error(const PushTls& tls) {
-  try {
-    check_push_tls(tls);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), 2);
-    return e.what();
-  }
-  return {};
+  return testing::usage_refusal([&] { check_push_tls(tls); });
 }
 
 // Before: only the password itself was blanked, so a proxy echoing the basic auth header

@@ -21,6 +21,7 @@
 #include "ingest/logs/local_time.hpp"
 #include "ingest/logs/log_ticks.hpp"
 #include "store/run_reader.hpp"
+#include "support/refusal.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::ingest {
@@ -82,12 +83,7 @@ double mean_of(const std::vector<SampleRow>& rows, Metric metric) {
 }
 
 std::string error_of(const std::vector<fs::path>& inputs, ReadOptions options = {}) {
-  try {
-    import_log(inputs, std::move(options));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::refusal_message([&] { import_log(inputs, std::move(options)); });
 }
 
 // A copy of `from` with `edit` applied to its text, in `tmp`.

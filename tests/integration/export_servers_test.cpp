@@ -26,6 +26,7 @@
 #include "support/ports.hpp"
 #include "support/process.hpp"
 #include "support/programs.hpp"
+#include "support/scrape.hpp"
 #include "support/sql.hpp"
 
 namespace gpuscope::testing {
@@ -35,15 +36,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 const std::string kSteady = std::string(GPUSCOPE_TEST_FIXTURE_SCENARIO_DIR) + "/export-steady.json";
-
-std::optional<std::string> http_get(int port, const std::string& path) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_connection_timeout(2, 0);
-  client.set_read_timeout(10, 0);
-  auto response = client.Get(path.c_str());
-  if (!response || response->status != 200) return std::nullopt;
-  return response->body;
-}
 
 std::map<std::string, std::string> sim_env(const TempDir& dir) {
   return {{"GPUSCOPE_SIM_STATE", dir.file("sim-state.json")}};

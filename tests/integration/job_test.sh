@@ -25,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$(dirname "${BASH_SOURCE[0]}")/../support/ports.sh"  # free_port
 wait_for() {  # wait_for DESCRIPTION COMMAND...: polls for up to 60 s
   local what=$1; shift
   for _ in $(seq 1 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done

@@ -24,7 +24,7 @@ check() {  # check WHAT EXPECTED GOT
   if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAIL: $1: expected '$2', got '$3'"; failures=$((failures + 1)); fi
 }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$(dirname "${BASH_SOURCE[0]}")/../support/ports.sh"  # free_port
 port=$(free_port)
 victoria-metrics -httpListenAddr="127.0.0.1:$port" -storageDataPath="$work/vm" -retentionPeriod=100y \
   -search.latencyOffset=0s -search.disableCache -loggerLevel=ERROR >"$work/vm.log" 2>&1 &

@@ -29,7 +29,7 @@ fail() { echo "FAIL: $1"; failures=$((failures + 1)); }
 check() {  # check DESCRIPTION EXPECTED ACTUAL
   if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$(dirname "${BASH_SOURCE[0]}")/../support/ports.sh"  # free_port
 wait_for() {  # wait_for COMMAND...: polls for up to 60 s
   for _ in $(seq 1 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
   return 1

@@ -16,6 +16,7 @@
 #include "store/sqlite.hpp"
 #include "store/write_batch.hpp"
 #include "store_test_data.hpp"
+#include "support/older_schema.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::store {
@@ -151,10 +152,7 @@ TEST(HealthStore, RowsAreReadableOnceFlushed) {
 
 // A file as gpuscope wrote it before 1.8: no health_samples, minor version 7.
 void make_schema_1_7(const std::string& path) {
-  Database db(path, SQLITE_OPEN_READWRITE);
-  db.exec(
-      "DROP TABLE health_samples; UPDATE meta SET value = '7' WHERE key = "
-      "'schema_minor_version'; VACUUM");
+  gpuscope::testing::downgrade_schema(path, {7, {"health_samples"}, {}});
 }
 
 TEST(HealthStore, AOneSevenFileReadsAsNoneAndMigrates) {

@@ -12,6 +12,7 @@
 #include "store_test_data.hpp"
 #include "support/planted_links.hpp"
 #include "support/process.hpp"
+#include "support/refusal.hpp"
 
 namespace gpuscope::store {
 namespace {
@@ -40,13 +41,7 @@ void write_rank(const std::string& path, int rank, int ticks) {
 }
 
 Error merge_error(const std::string& output, const std::vector<std::filesystem::path>& inputs) {
-  try {
-    merge(output, inputs, false);
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "merge succeeded";
-  return Error("");
+  return gpuscope::testing::refusal([&] { merge(output, inputs, false); });
 }
 
 TEST(Merge, CombinesThreeRanks) {

@@ -18,6 +18,7 @@
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
 #include "store_test_data.hpp"
+#include "support/older_schema.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::store {
@@ -222,15 +223,13 @@ TEST(MigStore, HealthRowsAndTraceDevicesTakeAnInstanceIndex) {
 
 // A file as gpuscope wrote it before 1.9: no MIG columns, minor version 8.
 void make_schema_1_8(const std::string& path) {
-  Database db(path, SQLITE_OPEN_READWRITE);
-  std::string sql;
+  gpuscope::testing::OlderSchema older{8, {}, {}};
   for (const char* column : {"mig_enabled", "parent_index", "mig_index", "gpu_instance_id",
                              "compute_instance_id", "mig_profile", "gpu_slices", "compute_slices",
                              "multiprocessors", "parent_slices", "vendor", "vendor_index"}) {
-    sql += std::string("ALTER TABLE devices DROP COLUMN ") + column + ";";
+    older.columns.emplace_back("devices", column);
   }
-  sql += "UPDATE meta SET value = '8' WHERE key = 'schema_minor_version'; VACUUM";
-  db.exec(sql);
+  gpuscope::testing::downgrade_schema(path, older);
 }
 
 TEST(MigStore, AOneEightFileReadsWithoutMigAndMigrates) {
@@ -276,12 +275,8 @@ TEST(MigStore, AOneTenFileReadsItsGpusAsNvidiaAndMigrates) {
   RunWriter::create(path, false, make_run(), devices)->finish({});
   EXPECT_EQ(RunReader::open(path).devices(1)[1].vendor, "amd");
   EXPECT_EQ(RunReader::open(path).devices(1)[1].vendor_index, 0U);
-  {
-    Database db(path, SQLITE_OPEN_READWRITE);
-    db.exec(
-        "ALTER TABLE devices DROP COLUMN vendor; ALTER TABLE devices DROP COLUMN vendor_index; "
-        "UPDATE meta SET value = '10' WHERE key = 'schema_minor_version'; VACUUM");
-  }
+  gpuscope::testing::downgrade_schema(
+      path, {10, {}, {{"devices", "vendor"}, {"devices", "vendor_index"}}});
   for (const auto& d : RunReader::open(path).devices(1)) {
     EXPECT_EQ(d.vendor, "nvidia");
     EXPECT_FALSE(d.vendor_index);

@@ -13,6 +13,7 @@
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
 #include "store_test_data.hpp"
+#include "support/older_schema.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::store {
@@ -102,10 +103,8 @@ TEST(NodeStore, RowsRoundTrip) {
 
 // A file as gpuscope wrote it before 1.10: no node tables, minor version 9.
 void make_schema_1_9(const std::string& path) {
-  Database db(path, SQLITE_OPEN_READWRITE);
-  db.exec(
-      "DROP TABLE node_energy_domains; DROP TABLE node_energy_samples; DROP TABLE node_cpu_time; "
-      "UPDATE meta SET value = '9' WHERE key = 'schema_minor_version'; VACUUM");
+  gpuscope::testing::downgrade_schema(
+      path, {9, {"node_energy_domains", "node_energy_samples", "node_cpu_time"}, {}});
 }
 
 TEST(NodeStore, AOneNineFileReadsAsNoneAndMigrates) {

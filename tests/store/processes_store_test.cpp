@@ -10,6 +10,7 @@
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
 #include "store_test_data.hpp"
+#include "support/older_schema.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::store {
@@ -132,14 +133,12 @@ TEST(ProcessesStore, RankContextAndProcessesRoundTrip) {
 
 // A file as gpuscope wrote it before 1.3: no rank columns, no process tables, minor version 2.
 void make_schema_1_2(const std::string& path) {
-  Database db(path, SQLITE_OPEN_READWRITE);
-  std::string sql = "DROP TABLE processes; DROP TABLE process_samples; DROP TABLE grid_intensity;";
+  gpuscope::testing::OlderSchema older{2, {"processes", "process_samples", "grid_intensity"}, {}};
   for (const char* column : {"launcher", "launcher_job_id", "rank", "local_rank", "world_size",
                              "local_world_size", "node_name", "pod_name", "pod_namespace"}) {
-    sql += std::string("ALTER TABLE runs DROP COLUMN ") + column + ";";
+    older.columns.emplace_back("runs", column);
   }
-  sql += "UPDATE meta SET value = '2' WHERE key = 'schema_minor_version'; VACUUM";
-  db.exec(sql);
+  gpuscope::testing::downgrade_schema(path, older);
 }
 
 TEST(ProcessesStore, FilesFromBeforeOneThreeReadTheirSlurmRanks) {

@@ -16,6 +16,7 @@
 #include "store/sqlite.hpp"
 #include "store_test_data.hpp"
 #include "support/process.hpp"
+#include "support/refusal.hpp"
 
 namespace gpuscope::store {
 namespace {
@@ -25,13 +26,8 @@ using namespace store::testing;
 
 // The Error RunReader::open throws for `path` (fails the test when it opens).
 Error open_error(const std::string& path) {
-  try {
-    RunReader::open(path);
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << path << " opened";
-  return Error("");
+  SCOPED_TRACE(path);
+  return gpuscope::testing::refusal([&] { RunReader::open(path); });
 }
 
 TEST(RunReader, RefusesAMissingFile) {

@@ -17,6 +17,7 @@
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
 #include "store_test_data.hpp"
+#include "support/older_schema.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::store {
@@ -278,8 +279,7 @@ TEST(SampleChunks, GarbledChunkFallsBackToRows) {
 
 // A file as gpuscope 0.1 wrote it: no sample_chunks, no minor version.
 void make_schema_1_0(const std::string& path) {
-  Database db(path, SQLITE_OPEN_READWRITE);
-  db.exec("DROP TABLE sample_chunks; DELETE FROM meta WHERE key = 'schema_minor_version'; VACUUM");
+  gpuscope::testing::downgrade_schema(path, {std::nullopt, {"sample_chunks"}, {}});
 }
 
 TEST(SampleChunks, SchemaOneZeroFilesAreReadFromRowsAndMergedIntoChunks) {
@@ -338,15 +338,12 @@ constexpr Metric kAmdMetrics[] = {Metric::UmcActivityPct, Metric::MmActivityPct,
                                   Metric::AmdThrottleStatus};
 
 void make_schema_1_11(const std::string& path) {
-  Database db(path, SQLITE_OPEN_READWRITE);
+  gpuscope::testing::OlderSchema older{11, {}, {}};
   for (Metric m : kAmdMetrics) {
-    const std::string_view name = info(m).name;
-    db.exec(
-        fmt::format("ALTER TABLE samples DROP COLUMN {0}; ALTER TABLE sample_chunks DROP "
-                    "COLUMN {0}",
-                    name));
+    older.columns.emplace_back("samples", info(m).name);
+    older.columns.emplace_back("sample_chunks", info(m).name);
   }
-  db.exec("UPDATE meta SET value = '11' WHERE key = 'schema_minor_version'; VACUUM");
+  gpuscope::testing::downgrade_schema(path, older);
 }
 
 // Every GPU of every run of `path` read: run `without_amd`'s without the AMD metrics, the others

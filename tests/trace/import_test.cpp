@@ -17,6 +17,7 @@
 #include "store/run_file.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
+#include "support/older_schema.hpp"
 #include "support/temp_dir.hpp"
 #include "trace/sidecar_reader.hpp"
 #include "trace/sidecar_writer.hpp"
@@ -306,13 +307,11 @@ TEST_F(TraceImport, MergeKeepsTheTrace) {
 }
 
 TEST_F(TraceImport, AddsTheTablesToAnOlderFile) {
+  // Make it a 1.1 file: no trace tables, minor version 1.
+  gpuscope::testing::downgrade_schema(
+      db_, {1, {"trace_processes", "cuda_devices", "kernel_names", "kernels", "memory_ops"}, {}});
   {
-    // Make it a 1.1 file: no trace tables, minor version 1.
-    store::Database db(db_, SQLITE_OPEN_READWRITE);
-    db.exec(
-        "DROP TABLE trace_processes; DROP TABLE cuda_devices; DROP TABLE kernel_names; "
-        "DROP TABLE kernels; DROP TABLE memory_ops; "
-        "UPDATE meta SET value = '1' WHERE key = 'schema_minor_version'");
+    store::Database db(db_, SQLITE_OPEN_READONLY);
     EXPECT_FALSE(store::has_kernel_tables(db));
   }
   EXPECT_EQ(import().kernels, 5);

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "support/echo_proxy.hpp"
+#include "support/refusal.hpp"
 #include "tsdb/client.hpp"
 #include "util/secret_text.hpp"
 
@@ -102,14 +103,7 @@ ClientOptions options_at(const std::string& url) {
   return o;
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using gpuscope::testing::refusal_message;
 
 #define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 
@@ -151,11 +145,11 @@ TEST(ClientHttp, BearerTokenGoesInTheAuthorizationHeader) {
   EXPECT_EQ(Client(with).instant("up", 0).size(), 1u);
   ClientOptions wrong = with;
   wrong.bearer_token = "stale";
-  const std::string refused = message_of([&] { Client(wrong).instant("up", 0); });
+  const std::string refused = refusal_message([&] { Client(wrong).instant("up", 0); });
   EXPECT_HAS(refused, "refused the credentials (HTTP 401)");
   EXPECT_HAS(refused, "sent: the bearer token of /etc/token");
   EXPECT_EQ(refused.find("stale"), std::string::npos);  // never the secret
-  EXPECT_HAS(message_of([&] { Client(options_at(server.url())).instant("up", 0); }),
+  EXPECT_HAS(refusal_message([&] { Client(options_at(server.url())).instant("up", 0); }),
              "sent: no credentials");
 }
 
@@ -165,7 +159,7 @@ TEST(ClientHttp, CredentialsEchoedByAProxyAreNeverPrinted) {
   ClientOptions bearer = options_at(proxy.url());
   bearer.retry.max_attempts = 1;
   bearer.bearer_token = "t0ken-s3cret";
-  std::string m = message_of([&] { Client(bearer).instant("up", 0); });
+  std::string m = refusal_message([&] { Client(bearer).instant("up", 0); });
   EXPECT_HAS(m, "answered HTTP 502");
   EXPECT_HAS(m, "Authorization: Bearer [secret]");
   EXPECT_EQ(m.find("t0ken-s3cret"), std::string::npos) << m;
@@ -173,7 +167,7 @@ TEST(ClientHttp, CredentialsEchoedByAProxyAreNeverPrinted) {
   ClientOptions basic = options_at(proxy.url());
   basic.retry.max_attempts = 1;
   basic.basic_auth = "alice:pa/ss#word";
-  m = message_of([&] { Client(basic).instant("up", 0); });
+  m = refusal_message([&] { Client(basic).instant("up", 0); });
   EXPECT_HAS(m, "Authorization: Basic [secret]");
   EXPECT_EQ(m.find(util::base64("alice:pa/ss#word")), std::string::npos) << m;
   EXPECT_EQ(m.find("pa/ss"), std::string::npos) << m;
@@ -190,7 +184,7 @@ TEST(ClientHttp, CredentialsEchoedByAProxyAreNeverPrinted) {
     });
   });
   bearer.url = server.url();
-  m = message_of([&] { Client(bearer).instant("up", 0); });
+  m = refusal_message([&] { Client(bearer).instant("up", 0); });
   EXPECT_HAS(m, "bad_data: unexpected Bearer [secret]");
   EXPECT_EQ(m.find("t0ken-s3cret"), std::string::npos) << m;
 }
@@ -214,25 +208,25 @@ TEST(ClientHttp, ServerWordsAreShownNotSentToTheTerminal) {
   });
   ClientOptions o = options_at(server.url());
   o.retry.max_attempts = 1;
-  std::string m = message_of([&] { Client(o).instant("up", 0); });
+  std::string m = refusal_message([&] { Client(o).instant("up", 0); });
   EXPECT_HAS(m, "down\\x1b[2J\\x07");
   EXPECT_EQ(m.find_first_of("\x1b\x07"), std::string::npos) << m;
-  m = message_of([&] { Client(o).range("up", Window{0, 60'000}, 15'000); });
+  m = refusal_message([&] { Client(o).range("up", Window{0, 60'000}, 15'000); });
   EXPECT_HAS(m, "x\\ngpuscope: note: forged \\x1b]0;t\\x07");
   EXPECT_EQ(m.find_first_of("\n\x1b\x07"), std::string::npos) << m;
 }
 
 TEST(ClientHttp, ConnectionRefusedSaysTheUrl) {
   const std::string refused_url = "http://127.0.0.1:1";
-  const std::string m = message_of([&] { Client(options_at(refused_url)).instant("up", 0); });
+  const std::string m = refusal_message([&] { Client(options_at(refused_url)).instant("up", 0); });
   EXPECT_HAS(m, "no answer from http://127.0.0.1:1/api/v1/query");
   EXPECT_HAS(m, "onnect");  // curl: "Couldn't connect to server"
   EXPECT_HAS(m, "from the test");
 }
 
 TEST(ClientHttp, NameNotResolved) {
-  const std::string m =
-      message_of([&] { Client(options_at("http://no-such-host.invalid:9090")).instant("up", 0); });
+  const std::string m = refusal_message(
+      [&] { Client(options_at("http://no-such-host.invalid:9090")).instant("up", 0); });
   EXPECT_HAS(m, "no answer from http://no-such-host.invalid:9090/api/v1/query");
   EXPECT_HAS(m, "resolve");
 }
@@ -241,7 +235,7 @@ TEST(ClientHttp, AServerThatNeverAnswersTimesOut) {
   SilentServer silent;
   ClientOptions o = options_at(silent.url());
   o.timeout = std::chrono::milliseconds(700);
-  const std::string m = message_of([&] { Client(o).instant("up", 0); });
+  const std::string m = refusal_message([&] { Client(o).instant("up", 0); });
   EXPECT_HAS(m, "no answer from " + silent.url() + "/api/v1/query");
   EXPECT_HAS(m, "after 700 ms");
   EXPECT_HAS(m, "timeout");
@@ -251,7 +245,7 @@ TEST(ClientHttp, ACutOffAnswer) {
   SilentServer cut(
       "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
       "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[");
-  const std::string m = message_of([&] { Client(options_at(cut.url())).instant("up", 0); });
+  const std::string m = refusal_message([&] { Client(options_at(cut.url())).instant("up", 0); });
   EXPECT_HAS(m, "no answer from " + cut.url());
   EXPECT_HAS(m, "cut off");
 }
@@ -262,7 +256,7 @@ TEST(ClientHttp, AnHtmlPageIsNotAnAnswer) {
       res.set_content("<html><body>Sign in to continue</body></html>", "text/html");
     });
   });
-  const std::string m = message_of([&] { Client(options_at(server.url())).instant("up", 0); });
+  const std::string m = refusal_message([&] { Client(options_at(server.url())).instant("up", 0); });
   EXPECT_HAS(m, "something else than the Prometheus API's JSON");
   EXPECT_HAS(m, "text/html");
   EXPECT_HAS(m, "Sign in to continue");
@@ -279,7 +273,7 @@ TEST(ClientHttp, A503IsRetriedThenFails) {
     });
   });
   Client client(options_at(server.url()));
-  const std::string m = message_of([&] { client.instant("up", 0); });
+  const std::string m = refusal_message([&] { client.instant("up", 0); });
   EXPECT_EQ(calls.load(), 3);
   EXPECT_EQ(client.requests(), 3u);
   EXPECT_HAS(m, "answered HTTP 503 to /api/v1/query of up (overloaded)");
@@ -303,7 +297,7 @@ TEST(ClientHttp, A503ThenAnAnswer) {
 
 TEST(ClientHttp, A404HintsAtTheApiPrefix) {
   FakeServer server([](httplib::Server&) {});
-  const std::string m = message_of([&] { Client(options_at(server.url())).instant("up", 0); });
+  const std::string m = refusal_message([&] { Client(options_at(server.url())).instant("up", 0); });
   EXPECT_HAS(m, "answered HTTP 404 to /api/v1/query");
   EXPECT_HAS(m, "/select/0/prometheus");
 }
@@ -317,7 +311,8 @@ TEST(ClientHttp, AQueryErrorNamesTheQueryAndTheServersWords) {
           "application/json");
     });
   });
-  const std::string m = message_of([&] { Client(options_at(server.url())).instant("foo(", 0); });
+  const std::string m =
+      refusal_message([&] { Client(options_at(server.url())).instant("foo(", 0); });
   EXPECT_HAS(m, "refused /api/v1/query of `foo(`");
   EXPECT_HAS(m, "bad_data: 1:5: parse error: unclosed left parenthesis");
 }
@@ -367,7 +362,7 @@ TEST(ClientHttp, ARangeRefusedForALimitIsSplitFurther) {
   EXPECT_GT(refused.load(), 0);
 
   o.max_splits = 2;  // gives up before pieces are small enough
-  const std::string m = message_of([&] { Client(o).range("x", Window{0, 2'499'000}, 1000); });
+  const std::string m = refusal_message([&] { Client(o).range("x", Window{0, 2'499'000}, 1000); });
   EXPECT_HAS(m, "exceeded maximum resolution of 11,000 points");
   EXPECT_HAS(m, "use a longer step");
 }

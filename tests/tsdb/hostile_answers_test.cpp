@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "support/refusal.hpp"
 #include "tsdb/answer.hpp"
 #include "tsdb/client.hpp"
 #include "tsdb/pieces.hpp"
@@ -48,16 +49,7 @@ ClientOptions options_at(const std::string& url) {
   return o;
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("not a gpuscope::Error: ") + e.what();
-  }
-  return "no error";
-}
+using gpuscope::testing::refusal_message;
 
 #define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 
@@ -108,7 +100,7 @@ TEST(HostileAnswers, ADeepAnswerThroughTheClientIsAnUnknownShape) {
   auto o = options_at(server.url());
   o.max_points_per_series = 1000;
   Client client(o);
-  const std::string m = message_of([&] { client.range("up", Window{0, 60'000}, 1000); });
+  const std::string m = refusal_message([&] { client.range("up", Window{0, 60'000}, 1000); });
   EXPECT_HAS(m, "answered /api/v1/query_range with something else than the Prometheus API's JSON");
   EXPECT_HAS(m, "the answer nests deeper than 32 levels");
 }
@@ -131,7 +123,7 @@ TEST(HostileAnswers, NumbersWhereTheStatusEndpointsWriteTextAreAnUnknownShape) {
             "application/json");
       });
     });
-    const std::string m = message_of([&] { Client(options_at(server.url())).server(); });
+    const std::string m = refusal_message([&] { Client(options_at(server.url())).server(); });
     EXPECT_HAS(m, in_flags ? "answered /api/v1/status/flags in an unknown shape"
                            : "answered /api/v1/status/buildinfo in an unknown shape");
     EXPECT_HAS(m, in_flags ? R"("storage.tsdb.retention.time" is a number, not a string)"
@@ -146,7 +138,7 @@ TEST(HostileAnswers, ADeeplyNestedStatusAnswerIsAnUnknownShape) {
                       "application/json");
     });
   });
-  const std::string m = message_of([&] { Client(options_at(server.url())).server(); });
+  const std::string m = refusal_message([&] { Client(options_at(server.url())).server(); });
   EXPECT_HAS(m, "answered /api/v1/status/buildinfo in an unknown shape");
   EXPECT_HAS(m, "nests deeper than 32 levels");
 }
@@ -180,7 +172,7 @@ TEST(HostileAnswers, AnOddMaxPointsFlagIsSaidNotAQueryOfNoPieces) {
                         "application/json");
       });
     });
-    const std::string m = message_of([&] {
+    const std::string m = refusal_message([&] {
       Client(options_at(server.url())).range("up", Window{0, 60'000}, 1000);
     });
     EXPECT_HAS(m, "-search.maxPointsPerTimeseries is \"" + value + "\"");
@@ -217,14 +209,14 @@ TEST(HostileAnswers, AnExportPastTheCapOfOneAnswerStops) {
   });
   auto o = options_at(server.url());
   o.max_body = std::size_t{1} << 20;
-  const std::string m = message_of([&] {
+  const std::string m = refusal_message([&] {
     Client(o).raw(R"({__name__="p"})", Window{0, 60'000}, 100'000'000);
   });
   EXPECT_HAS(m, "answered /api/v1/export with more than 1 MiB");
   EXPECT_HAS(m, "ask for a shorter window or fewer series");
   // Under the cap, the same lines are read.
   o.max_body = std::size_t{16} << 20;
-  EXPECT_EQ(message_of([&] {
+  EXPECT_EQ(refusal_message([&] {
               Client(o).raw(R"({__name__="p"})", Window{0, 60'000}, 100'000'000);
             }),
             "no error");

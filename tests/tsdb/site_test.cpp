@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "support/refusal.hpp"
 #include "support/temp_dir.hpp"
 #include "tsdb/client.hpp"
 
@@ -32,14 +33,7 @@ void write(const std::string& path, const std::string& text, mode_t mode = 0600)
   chmod(path.c_str(), mode);
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using gpuscope::testing::refusal_message;
 
 TEST(Site, FileKeysCommentsAndBlankLines) {
   const Site site = parse_site_file(
@@ -56,17 +50,18 @@ TEST(Site, FileKeysCommentsAndBlankLines) {
 }
 
 TEST(Site, FileErrorsNameTheLine) {
-  EXPECT_NE(message_of([] {
+  EXPECT_NE(refusal_message([] {
               parse_site_file("url = http://a\npasword_file = x\n", "/c");
             }).find("/c:2 cannot be used (unknown key \"pasword_file\")"),
             std::string::npos);
-  EXPECT_NE(message_of([] { parse_site_file("url http://a\n", "/c"); }).find("/c:1"),
+  EXPECT_NE(refusal_message([] { parse_site_file("url http://a\n", "/c"); }).find("/c:1"),
             std::string::npos);
-  EXPECT_NE(message_of([] { parse_site_file("timeout = soon\n", "/c"); }).find("timeout"),
+  EXPECT_NE(refusal_message([] { parse_site_file("timeout = soon\n", "/c"); }).find("timeout"),
             std::string::npos);
-  EXPECT_NE(message_of([] { parse_site_file("insecure_skip_verify = yes\n", "/c"); }).find("/c:1"),
-            std::string::npos);
-  EXPECT_NE(message_of([] {
+  EXPECT_NE(
+      refusal_message([] { parse_site_file("insecure_skip_verify = yes\n", "/c"); }).find("/c:1"),
+      std::string::npos);
+  EXPECT_NE(refusal_message([] {
               parse_site_file("bearer_token_file = a\nbasic_auth_file = b\n", "/c");
             }).find("both"),
             std::string::npos);
@@ -121,21 +116,21 @@ TEST(Site, UrlOrderOptionThenEnvironmentThenFiles) {
 TEST(Site, MissingUrlAndBadUrlsAreErrors) {
   TempDir dir;
   const auto none = env_of({{"HOME", dir.file("home")}});
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(refusal_message([&] {
               find_site(std::nullopt, none, "--url", dir.file("no.conf"));
             }).find("no Prometheus or VictoriaMetrics server is configured"),
             std::string::npos);
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(refusal_message([&] {
               find_site(std::string("http://alice:secret@host:9090"), none, "--url",
                         dir.file("no.conf"));
             }).find("carries credentials"),
             std::string::npos);
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(refusal_message([&] {
               find_site(std::string("host:9090"), none, "--url", "/nonexistent");
             }).find("not an http:// or https:// URL"),
             std::string::npos);
   const auto missing = env_of({{"GPUSCOPE_CONFIG", dir.file("absent.conf")}});
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(refusal_message([&] {
               find_site(std::nullopt, missing, "--url", "/nonexistent");
             }).find("cannot read the configuration file"),
             std::string::npos);
@@ -151,7 +146,7 @@ TEST(Site, CredentialsInTheUrlAreRefusedHoweverSpelled) {
                           "http://alice:s3/cret@host:9090", "http://alice:s3#cret@host:9090",
                           "https://alice:s3?cret@host", "alice:s3cret@host:9090"}) {
     const std::string m =
-        message_of([&] { find_site(std::string(url), none, "--url", dir.file("no.conf")); });
+        refusal_message([&] { find_site(std::string(url), none, "--url", dir.file("no.conf")); });
     EXPECT_NE(m.find("carries credentials"), std::string::npos) << url << ": " << m;
     EXPECT_EQ(m.find("s3"), std::string::npos) << m;
     EXPECT_EQ(m.find("cret"), std::string::npos) << m;
@@ -169,7 +164,7 @@ TEST(Site, AConfigurationFileOthersMayChangeIsRefused) {
   for (const mode_t mode : {0666U, 0646U, 0620U}) {
     write(dir.file("c.conf"), text, mode);
     const std::string m =
-        message_of([&] { find_site(std::nullopt, env, "--url", "/nonexistent"); });
+        refusal_message([&] { find_site(std::nullopt, env, "--url", "/nonexistent"); });
     EXPECT_NE(m.find("may be changed by other users"), std::string::npos) << mode << ": " << m;
     EXPECT_NE(m.find("chmod go-w " + dir.file("c.conf")), std::string::npos) << m;
   }
@@ -178,7 +173,7 @@ TEST(Site, AConfigurationFileOthersMayChangeIsRefused) {
   EXPECT_EQ(find_site(std::nullopt, env, "--url", "/nonexistent").url, "http://h:1");
   // The system's file too, when it is the one found.
   write(dir.file("etc.conf"), text, 0664);
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(refusal_message([&] {
               find_site(std::nullopt, env_of({{"HOME", dir.file("home")}}), "--url",
                         dir.file("etc.conf"));
             }).find("may be changed by other users"),
@@ -192,7 +187,8 @@ TEST(Site, CredentialsFromPrivateFilesOnly) {
   write(dir.file("open"), "alice:pw\n", 0644);
   write(dir.file("nouser"), "justapassword\n", 0600);
   EXPECT_EQ(read_secret_file(dir.file("token"), "bearer token"), "s3cret-token");
-  const std::string open = message_of([&] { read_secret_file(dir.file("open"), "basic auth"); });
+  const std::string open =
+      refusal_message([&] { read_secret_file(dir.file("open"), "basic auth"); });
   EXPECT_NE(open.find("may be read or changed by other users (mode 644)"), std::string::npos);
   EXPECT_NE(open.find("chmod 600"), std::string::npos);
   EXPECT_EQ(open.find("alice:pw"), std::string::npos);  // never the secret
@@ -204,7 +200,7 @@ TEST(Site, CredentialsFromPrivateFilesOnly) {
   EXPECT_EQ(o.basic_auth, "alice:pa:ss");
   EXPECT_EQ(o.credentials_said, "basic auth as user \"alice\" from " + dir.file("auth"));
   site.basic_auth_file = dir.file("nouser");
-  EXPECT_NE(message_of([&] { client_options(site); }).find("does not hold user:password"),
+  EXPECT_NE(refusal_message([&] { client_options(site); }).find("does not hold user:password"),
             std::string::npos);
   // The environment's credentials replace the file's.
   write(dir.file("c.conf"), "url = http://h:1\nbasic_auth_file = " + dir.file("auth") + "\n");
