@@ -11,19 +11,22 @@
 namespace gpuscope::collect {
 namespace {
 
-// Sleeps until the absolute monotonic time `deadline_ns`, or until `running` turns false
-// (checked every 50 ms so stop() is prompt even at slow cadences).
-void sleep_until(std::int64_t deadline_ns, const std::atomic<bool>& running) {
-  constexpr std::int64_t kSlice = 50'000'000;
-  while (running.load(std::memory_order_relaxed)) {
-    const std::int64_t now = mono_now_ns();
-    if (now >= deadline_ns) return;
-    const std::int64_t until = std::min(deadline_ns, now + kSlice);
-    timespec ts{static_cast<time_t>(until / 1'000'000'000),
-                static_cast<long>(until % 1'000'000'000)};
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+class SystemClock final : public SamplerClock {
+ public:
+  std::int64_t mono_ns() override { return mono_now_ns(); }
+  std::int64_t wall_ns() override { return wall_now_ns(); }
+  void sleep_until(std::int64_t deadline_ns, const std::atomic<bool>& running) override {
+    constexpr std::int64_t kSlice = 50'000'000;
+    while (running.load(std::memory_order_relaxed)) {
+      const std::int64_t now = mono_now_ns();
+      if (now >= deadline_ns) return;
+      const std::int64_t until = std::min(deadline_ns, now + kSlice);
+      timespec ts{static_cast<time_t>(until / 1'000'000'000),
+                  static_cast<long>(until % 1'000'000'000)};
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+    }
   }
-}
+};
 
 // The next deadline on the grid start + k·interval after `now`, and how many were skipped.
 std::int64_t next_deadline(std::int64_t start, std::int64_t interval, std::int64_t now,
@@ -42,15 +45,21 @@ std::int64_t next_deadline(std::int64_t start, std::int64_t interval, std::int64
 
 }  // namespace
 
+SamplerClock& system_sampler_clock() {
+  static SystemClock clock;
+  return clock;
+}
+
 std::string describe_clock_events(std::uint64_t reasons) {
   return describe_clock_event_reasons(reasons);
 }
 
 Sampler::Sampler(GpuReaders readers, SamplerOptions options, SampleSink& sink,
-                 std::vector<SlowTask> slow_tasks)
+                 std::vector<SlowTask> slow_tasks, SamplerClock& clock)
     : readers_(std::move(readers)),
       options_(options),
       sink_(sink),
+      clock_(clock),
       last_reasons_(readers_.size()),
       reported_lost_(readers_.size(), false),
       slow_tasks_(std::move(slow_tasks)) {}
@@ -61,7 +70,7 @@ Sampler::~Sampler() {
 
 void Sampler::start() {
   if (running_.exchange(true)) return;
-  start_mono_ns_ = mono_now_ns();
+  start_mono_ns_ = clock_.mono_ns();
   main_thread_ = std::thread([this] { main_loop(); });
   if (options_.power_interval.count() > 0) power_thread_ = std::thread([this] { power_loop(); });
   if (options_.health_interval.count() > 0) {
@@ -85,7 +94,7 @@ void Sampler::stop() {
   if (main_thread_.joinable()) main_thread_.join();
   if (power_thread_.joinable()) power_thread_.join();
   if (health_thread_.joinable()) health_thread_.join();
-  sample_all(mono_now_ns());  // the state at the job's end, so the last interval is covered
+  sample_all(clock_.mono_ns());  // the state at the job's end, so the last interval is covered
   if (health_) {
     poll_health_events();
     read_health();
@@ -100,15 +109,15 @@ SamplerStats Sampler::stats() const {
 
 void Sampler::emit(Event event) {
   if (event.mono_ns == 0) {
-    event.mono_ns = mono_now_ns();
-    event.wall_ns = wall_now_ns();
+    event.mono_ns = clock_.mono_ns();
+    event.wall_ns = clock_.wall_ns();
   }
   sink_.on_event(event);
 }
 
 void Sampler::report_lost(std::size_t k) {
   reported_lost_[k] = true;
-  emit({wall_now_ns(), mono_now_ns(), readers_[k]->index(), EventKind::GpuLost,
+  emit({clock_.wall_ns(), clock_.mono_ns(), readers_[k]->index(), EventKind::GpuLost,
         fmt::format("GPU {} fell off the bus (GPU_IS_LOST); no more samples from it",
                     readers_[k]->index())});
 }
@@ -143,8 +152,8 @@ void Sampler::sample_all(std::int64_t tick_mono_ns) {
       continue;
     }
     SampleRow row;
-    row.mono_ns = mono_now_ns();
-    row.wall_ns = wall_now_ns();
+    row.mono_ns = clock_.mono_ns();
+    row.wall_ns = clock_.wall_ns();
     const ReadOutcome outcome = reader.read(row, tick_mono_ns);
     failed += outcome.failed_calls;
     if (reader.lost() && !reported_lost_[k]) {
@@ -182,7 +191,7 @@ void Sampler::main_loop() {
   std::int64_t deadline = start_mono_ns_;
   while (running_.load(std::memory_order_relaxed)) {
     sample_all(deadline);
-    const std::int64_t now = mono_now_ns();
+    const std::int64_t now = clock_.mono_ns();
     const std::int64_t missed_before = missed;
     deadline = next_deadline(start_mono_ns_, interval, now, tick, missed);
     if (missed > missed_before) {
@@ -190,11 +199,11 @@ void Sampler::main_loop() {
       stats_.deadlines_missed = missed;
     }
     if (missed - missed_before >= 2) {
-      emit({wall_now_ns(), now, std::nullopt, EventKind::Gap,
+      emit({clock_.wall_ns(), now, std::nullopt, EventKind::Gap,
             fmt::format("sampling fell {} ticks behind (a slow driver or an overloaded host)",
                         missed - missed_before)});
     }
-    sleep_until(deadline, running_);
+    clock_.sleep_until(deadline, running_);
   }
 }
 
@@ -208,8 +217,8 @@ void Sampler::power_loop() {
     for (auto& reader : readers_) {
       if (reader->lost() || reader->is_mig()) continue;  // a MIG device's power is its GPU's
       PowerRow row;
-      row.mono_ns = mono_now_ns();
-      row.wall_ns = wall_now_ns();
+      row.mono_ns = clock_.mono_ns();
+      row.wall_ns = clock_.wall_ns();
       const ReadOutcome outcome = reader->read_power(row);  // a lost GPU: the main cadence says
       if (outcome.counter_event) {
         emit({row.wall_ns, row.mono_ns, reader->index(), EventKind::CounterReset,
@@ -223,8 +232,8 @@ void Sampler::power_loop() {
       std::lock_guard lock(stats_mutex_);
       stats_.power_rows += produced;
     }
-    deadline = next_deadline(start_mono_ns_, interval, mono_now_ns(), tick, missed);
-    sleep_until(deadline, running_);
+    deadline = next_deadline(start_mono_ns_, interval, clock_.mono_ns(), tick, missed);
+    clock_.sleep_until(deadline, running_);
   }
 }
 
@@ -257,13 +266,13 @@ void Sampler::health_loop() {
   std::int64_t deadline = start_mono_ns_;
   while (running_.load(std::memory_order_relaxed)) {
     if (health_) poll_health_events();
-    if (health_ && mono_now_ns() >= next_read) {
+    if (health_ && clock_.mono_ns() >= next_read) {
       read_health();
-      next_read += health_every * ((mono_now_ns() - next_read) / health_every + 1);
+      next_read += health_every * ((clock_.mono_ns() - next_read) / health_every + 1);
     }
     run_slow_tasks(false);
-    deadline = next_deadline(start_mono_ns_, interval, mono_now_ns(), tick, missed);
-    sleep_until(deadline, running_);
+    deadline = next_deadline(start_mono_ns_, interval, clock_.mono_ns(), tick, missed);
+    clock_.sleep_until(deadline, running_);
   }
 }
 
@@ -271,7 +280,7 @@ void Sampler::health_loop() {
 void Sampler::run_slow_tasks(bool all) {
   for (std::size_t k = 0; k < slow_tasks_.size(); ++k) {
     const auto& task = slow_tasks_[k];
-    const std::int64_t now = mono_now_ns();
+    const std::int64_t now = clock_.mono_ns();
     if (!all && now < slow_next_ns_[k]) continue;
     if (task.run) task.run();
     const std::int64_t every = std::max<std::int64_t>(1, task.interval.count());

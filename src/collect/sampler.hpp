@@ -34,6 +34,21 @@ struct SlowTask {
   std::function<void()> run;
 };
 
+// Where the sampler's threads read the time and wait for their deadlines: the system's clocks
+// by default; a test gives its own to drive time by hand and count ticks exactly.
+class SamplerClock {
+ public:
+  virtual ~SamplerClock() = default;
+  virtual std::int64_t mono_ns() = 0;  // CLOCK_MONOTONIC, ns
+  virtual std::int64_t wall_ns() = 0;  // CLOCK_REALTIME, ns since the epoch
+  // Returns once mono_ns() has reached `deadline_ns`, or soon after `running` turns false.
+  virtual void sleep_until(std::int64_t deadline_ns, const std::atomic<bool>& running) = 0;
+};
+
+// The system's clocks (core/clock.hpp), waiting with clock_nanosleep in slices of 50 ms so that
+// stop() is prompt even at slow cadences.
+SamplerClock& system_sampler_clock();
+
 struct SamplerStats {
   std::int64_t ticks = 0;  // main-cadence ticks completed
   std::int64_t rows = 0;   // device rows produced
@@ -48,7 +63,7 @@ struct SamplerStats {
 class Sampler {
  public:
   Sampler(GpuReaders readers, SamplerOptions options, SampleSink& sink,
-          std::vector<SlowTask> slow_tasks = {});
+          std::vector<SlowTask> slow_tasks = {}, SamplerClock& clock = system_sampler_clock());
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
@@ -78,6 +93,7 @@ class Sampler {
   GpuReaders readers_;
   SamplerOptions options_;
   SampleSink& sink_;
+  SamplerClock& clock_;
   std::vector<std::optional<std::uint64_t>> last_reasons_;
   std::vector<bool> reported_lost_;
   std::atomic<bool> running_{false};

@@ -1,8 +1,15 @@
 // The sampling loop against the simulated driver: what it records, what it leaves absent, and
-// the events it raises. Assertions are about content, never about how long anything took.
+// the events it raises. Time is a hand-driven clock, so the counts are exact and no assertion
+// depends on how long anything took.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "collect/device_reader.hpp"
@@ -14,9 +21,55 @@
 namespace gpuscope::collect {
 namespace {
 
+using testing::RecordingSink;
 using testing::SimEnvironment;
 
-using testing::RecordingSink;
+constexpr std::int64_t kMs = 1'000'000;
+// Far from 0, which the GPM reader takes for "no sample yet".
+constexpr std::int64_t kStart = 1'000'000 * kMs;
+constexpr std::int64_t kWallOffset = 1'700'000'000'000 * kMs;
+
+// A clock the test moves: the sampler's threads wait in sleep_until until the test advances the
+// time past their deadline, and advance_to returns once each of them has done its work and waits
+// for a later deadline again.
+class ManualClock final : public SamplerClock {
+ public:
+  std::int64_t mono_ns() override {
+    std::lock_guard lock(mutex_);
+    return now_;
+  }
+  std::int64_t wall_ns() override { return kWallOffset + mono_ns(); }
+  void sleep_until(std::int64_t deadline_ns, const std::atomic<bool>& running) override {
+    std::unique_lock lock(mutex_);
+    const auto waiting = waiting_.insert(deadline_ns);
+    settled_.notify_all();
+    // Polled, so that stop() (which turns `running` false without a word to the clock) is seen.
+    while (now_ < deadline_ns && running.load()) {
+      time_moved_.wait_for(lock, std::chrono::milliseconds(1));
+    }
+    waiting_.erase(waiting);
+  }
+
+  // Moves the time to `to_ns` and waits until `threads` sampler threads wait for a deadline after
+  // it: every tick due by then has been taken. False if they do not within a minute (a hang).
+  bool advance_to(std::int64_t to_ns, std::size_t threads) {
+    std::unique_lock lock(mutex_);
+    now_ = to_ns;
+    time_moved_.notify_all();
+    return settled_.wait_for(lock, std::chrono::minutes(1), [&] {
+      return static_cast<std::size_t>(std::count_if(waiting_.begin(), waiting_.end(),
+                                                    [&](std::int64_t d) { return d > now_; })) ==
+             threads;
+    });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable time_moved_;
+  std::condition_variable settled_;
+  std::multiset<std::int64_t> waiting_;  // the deadlines the sampler's threads wait for
+  std::int64_t now_ = kStart;
+};
 
 struct SampledRun {
   RecordingSink sink;
@@ -24,8 +77,14 @@ struct SampledRun {
   SamplerStats stats;
 };
 
-void sample_for(const std::string& scenario, std::chrono::milliseconds duration, SampledRun& run,
-                SamplerOptions options = {std::chrono::milliseconds(50), {}}) {
+// Samples `scenario` with `options` on a ManualClock: `steps` steps of `step_ms` after the start,
+// then half a step or half an interval more (whichever is shorter: no tick falls in it), then
+// stop() (its last sample), with `threads` sampler threads.
+// `after_step` is called after each step; returning false ends the steps early.
+void sample_for(const std::string& scenario, int steps, std::int64_t step_ms, SampledRun& run,
+                SamplerOptions options = {std::chrono::milliseconds(50), {}},
+                std::size_t threads = 1,
+                const std::function<bool(const SampledRun&)>& after_step = {}) {
   SimEnvironment env(scenario);
   auto library = nvml::Library::open({GPUSCOPE_TEST_SIM_LIBRARY, true});
   nvml::Session session(library);
@@ -33,9 +92,16 @@ void sample_for(const std::string& scenario, std::chrono::milliseconds duration,
   for (unsigned i = 0; i < session.device_count(); ++i) {
     readers.push_back(std::make_unique<DeviceReader>(session.device(i), run.notes));
   }
-  Sampler sampler(std::move(readers), options, run.sink);
+  ManualClock clock;
+  Sampler sampler(std::move(readers), options, run.sink, {}, clock);
   sampler.start();
-  std::this_thread::sleep_for(duration);
+  ASSERT_TRUE(clock.advance_to(kStart, threads));
+  for (int k = 1; k <= steps; ++k) {
+    ASSERT_TRUE(clock.advance_to(kStart + k * step_ms * kMs, threads));
+    if (after_step && !after_step(run)) break;
+  }
+  const std::int64_t nudge = std::min<std::int64_t>(step_ms * kMs, options.interval.count()) / 2;
+  ASSERT_TRUE(clock.advance_to(clock.mono_ns() + nudge, threads));
   sampler.stop();
   run.stats = sampler.stats();
 }
@@ -46,43 +112,62 @@ std::size_t rows_of(const SampledRun& run, unsigned device) {
   return n;
 }
 
-TEST(Sampler, SamplesEveryGpuWithIncreasingTimestamps) {
+TEST(Sampler, SamplesEveryGpuOncePerTickWithIncreasingTimestamps) {
   SampledRun run;
-  sample_for(SimEnvironment::shipped("h100x4-straggler"), std::chrono::milliseconds(500), run);
-  for (unsigned d = 0; d < 4; ++d) EXPECT_GE(rows_of(run, d), 3U) << "GPU " << d;
+  // Ticks at 0, 50, ..., 500 ms, and the last sample of stop() at 525 ms.
+  sample_for(SimEnvironment::shipped("h100x4-straggler"), 10, 50, run);
+  for (unsigned d = 0; d < 4; ++d) EXPECT_EQ(rows_of(run, d), 12U) << "GPU " << d;
   std::map<unsigned, std::int64_t> last;
   for (const auto& r : run.sink.samples) {
     EXPECT_GT(r.mono_ns, last[r.device_index]);
-    EXPECT_GT(r.wall_ns, 0);
+    EXPECT_EQ(r.wall_ns, kWallOffset + r.mono_ns);
     last[r.device_index] = r.mono_ns;
     EXPECT_TRUE(r.get(Metric::PowerW).has_value());
     EXPECT_TRUE(r.get(Metric::EnergyMj).has_value());
     EXPECT_TRUE(r.get(Metric::TemperatureC).has_value());
   }
+  EXPECT_EQ(last[0], kStart + 525 * kMs);
+  EXPECT_EQ(run.stats.ticks, 12);
+  EXPECT_EQ(run.stats.rows, 48);
+  EXPECT_EQ(run.stats.deadlines_missed, 0);
   EXPECT_EQ(run.stats.rows, static_cast<std::int64_t>(run.sink.samples.size()));
+}
+
+TEST(Sampler, ALateTickSkipsToTheGridAndSaysSo) {
+  SampledRun run;
+  // One step of 250 ms: the tick due at 50 ms is taken at 250 ms, those of 100..250 ms skipped.
+  sample_for(SimEnvironment::shipped("h100"), 1, 250, run);
+  EXPECT_EQ(run.stats.deadlines_missed, 4);
+  EXPECT_EQ(run.stats.ticks, 3);  // 0 ms, 250 ms, stop() at 275 ms
+  std::vector<Event> gaps;
+  for (const auto& e : run.sink.events) {
+    if (e.kind == EventKind::Gap) gaps.push_back(e);
+  }
+  ASSERT_EQ(gaps.size(), 1U);
+  EXPECT_NE(gaps[0].detail.find("fell 4 ticks behind"), std::string::npos) << gaps[0].detail;
 }
 
 TEST(Sampler, GpmMetricsOnHopperNeedTwoSamples100msApart) {
   SampledRun run;
-  sample_for(SimEnvironment::shipped("h100"), std::chrono::milliseconds(600), run);
-  std::size_t with_gpm = 0;
+  // Ticks every 50 ms from 0 to 550 ms, stop() at 575 ms: GPM at 100, 200, ..., 500 ms.
+  sample_for(SimEnvironment::shipped("h100"), 11, 50, run);
+  std::vector<std::int64_t> with_gpm;
   for (const auto& r : run.sink.samples) {
     if (auto sm = r.get(Metric::SmActivePct)) {
-      ++with_gpm;
+      with_gpm.push_back((r.mono_ns - kStart) / kMs);
       EXPECT_GE(*sm, 0.0);
       EXPECT_LE(*sm, 100.0);
       EXPECT_TRUE(r.get(Metric::TensorActivePct).has_value());
       EXPECT_TRUE(r.get(Metric::DramActivePct).has_value());
     }
   }
-  EXPECT_GE(with_gpm, 2U);
-  // At 50 ms ticks, GPM windows are at least 100 ms: never more than every other row.
-  EXPECT_LE(with_gpm, run.sink.samples.size() / 2 + 1);
+  EXPECT_EQ(run.sink.samples.size(), 13U);
+  EXPECT_EQ(with_gpm, (std::vector<std::int64_t>{100, 200, 300, 400, 500}));
 }
 
 TEST(Sampler, MissingIsAbsentNotZero) {
   SampledRun run;
-  sample_for(SimEnvironment::shipped("a100-nogpm"), std::chrono::milliseconds(300), run);
+  sample_for(SimEnvironment::shipped("a100-nogpm"), 6, 50, run);
   ASSERT_FALSE(run.sink.samples.empty());
   for (const auto& r : run.sink.samples) {
     EXPECT_FALSE(r.get(Metric::SmActivePct).has_value());
@@ -97,17 +182,21 @@ TEST(Sampler, MissingIsAbsentNotZero) {
 
 TEST(Sampler, UnsupportedCallsAreProbedOnceAndSkipped) {
   SampledRun run;
-  sample_for(SimEnvironment::fixture("not-supported"), std::chrono::milliseconds(300), run);
+  sample_for(SimEnvironment::fixture("not-supported"), 6, 50, run);
   ASSERT_FALSE(run.sink.samples.empty());
   for (const auto& r : run.sink.samples) EXPECT_FALSE(r.get(Metric::EnergyMj).has_value());
   EXPECT_EQ(run.stats.failed_calls, 0);
 }
 
-TEST(Sampler, FastPowerCadenceProducesMoreRowsThanTheMainOne) {
+TEST(Sampler, FastPowerCadenceReadsPowerOnItsOwnGrid) {
   SampledRun run;
-  sample_for(SimEnvironment::shipped("h100"), std::chrono::milliseconds(500), run,
-             {std::chrono::milliseconds(100), std::chrono::milliseconds(10)});
-  EXPECT_GT(run.sink.power.size(), 2 * run.sink.samples.size());
+  // Steps of 10 ms to 500 ms: power at 0, 10, ..., 500 ms (51 rows), samples at 0, 100, ...,
+  // 500 ms and stop()'s at 505 ms (7 rows), on the main and the power thread.
+  sample_for(SimEnvironment::shipped("h100"), 50, 10, run,
+             {std::chrono::milliseconds(100), std::chrono::milliseconds(10)}, 2);
+  EXPECT_EQ(run.sink.power.size(), 51U);
+  EXPECT_EQ(run.stats.power_rows, 51);
+  EXPECT_EQ(run.sink.samples.size(), 7U);
   for (const auto& p : run.sink.power) {
     EXPECT_TRUE(p.power_w.has_value());
     EXPECT_TRUE(p.energy_mj.has_value());
@@ -119,9 +208,27 @@ TEST(Sampler, FastPowerCadenceProducesMoreRowsThanTheMainOne) {
 }
 
 TEST(Sampler, LostGpuRaisesOneEventAndStopsItsRows) {
-  setenv("GPUSCOPE_SIM_TIME_SCALE", "40", 1);  // GPU 1 is lost 8 scenario seconds in: 200 ms
+  // GPU 1 is lost 8 scenario seconds in, which the simulator counts on its own real clock: 200
+  // ms at this scale. Ticks go on until the sampler has said so (or a minute has passed), then
+  // three more and stop()'s; the verdict is about what was recorded, never about when.
+  setenv("GPUSCOPE_SIM_TIME_SCALE", "40", 1);
   SampledRun run;
-  sample_for(SimEnvironment::shipped("h100x2-gpu-lost"), std::chrono::milliseconds(600), run);
+  int after_loss = -1;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  sample_for(SimEnvironment::shipped("h100x2-gpu-lost"), 1'000'000, 50, run,
+             {std::chrono::milliseconds(50), {}}, 1, [&](const SampledRun& r) {
+               if (after_loss < 0) {
+                 bool lost = false;
+                 for (const auto& e : r.sink.events) lost |= e.kind == EventKind::GpuLost;
+                 if (lost) after_loss = 0;
+               }
+               if (after_loss < 0) {
+                 // Lets the simulator's clock run between ticks.
+                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                 return std::chrono::steady_clock::now() < end;
+               }
+               return ++after_loss <= 3;
+             });
   unsetenv("GPUSCOPE_SIM_TIME_SCALE");
   std::vector<Event> lost;
   for (const auto& e : run.sink.events) {
@@ -131,10 +238,12 @@ TEST(Sampler, LostGpuRaisesOneEventAndStopsItsRows) {
   EXPECT_EQ(lost[0].device_index, 1U);
   for (const auto& r : run.sink.samples) {
     if (r.device_index == 1) {
-      EXPECT_LT(r.mono_ns, lost[0].mono_ns);
+      EXPECT_LE(r.mono_ns, lost[0].mono_ns);
     }
   }
-  EXPECT_GT(rows_of(run, 0), rows_of(run, 1));
+  // GPU 0 on every tick; GPU 1 on none after its loss, of which there were at least four.
+  EXPECT_EQ(static_cast<std::int64_t>(rows_of(run, 0)), run.stats.ticks);
+  EXPECT_LE(rows_of(run, 1) + 4, rows_of(run, 0));
   EXPECT_EQ(run.stats.lost_gpus, 1);
 }
 
