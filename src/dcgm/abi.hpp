@@ -202,6 +202,10 @@ inline constexpr unsigned short kProfPcieTxBytes = 1009;
 inline constexpr unsigned short kProfPcieRxBytes = 1010;
 inline constexpr unsigned short kProfNvlinkTxBytes = 1011;
 inline constexpr unsigned short kProfNvlinkRxBytes = 1012;
+// A GPU's identity: its UUID (DCGM_FI_DEV_UUID) and PCI bus id (DCGM_FI_DEV_PCI_BUSID), strings
+// read live, without a watch.
+inline constexpr unsigned short kDevUuid = 54;
+inline constexpr unsigned short kDevPciBusId = 57;
 // Device fields gssr also reads: GPU utilization (%, int64) and frame buffer (MiB, int64).
 inline constexpr unsigned short kDevGpuUtil = 203;
 inline constexpr unsigned short kDevFbTotal = 250;

@@ -10,8 +10,7 @@
 namespace gpuscope::dcgm {
 namespace {
 
-constexpr unsigned short kFieldUuid = 54;  // DCGM_FI_DEV_UUID
-constexpr unsigned int kLiveData = 1;      // DCGM_FV_FLAG_LIVE_DATA
+constexpr unsigned int kLiveData = 1;  // DCGM_FV_FLAG_LIVE_DATA
 constexpr const char* kDefaultHostEngine = "localhost:5555";
 
 // Group and field-group names must be unique in a host engine that others use too.
@@ -123,7 +122,7 @@ Expected<std::vector<unsigned>> Session::gpu_ids() const {
 
 Expected<std::string> Session::uuid(unsigned gpu_id) const {
   dcgmGroupEntityPair_t entity{kEntityGpu, gpu_id};
-  unsigned short field = kFieldUuid;
+  unsigned short field = kDevUuid;
   auto value = std::make_unique<dcgmFieldValue_v2>();
   if (const dcgmReturn_t code = library_->table().EntitiesGetLatestValues.fn(
           handle_, &entity, 1, &field, 1, kLiveData, value.get());
