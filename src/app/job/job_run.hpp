@@ -31,7 +31,7 @@ struct JobRun {
   // GPUSCOPE_SUMMARY_DIR): <dir>/<job id>.db, read when the server no longer has the job.
   std::optional<std::string> summary_dir;
   bool keep_summary = false;  // --keep-summary: write the job's summary there, print nothing else
-  load::AnalyzeOptions analyze;     // inputs are filled by the workflow
+  load::AnalyzeOptions analyze;  // inputs are filled by the workflow
 };
 
 // Runs it; returns the exit code. Throws Error (usage for bad options).
