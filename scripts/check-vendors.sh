@@ -21,10 +21,6 @@ KNOWN=(
   src/app/profile/process_watch.cpp src/app/profile/profile_run.cpp src/app/sweep/sweep_run.cpp
   src/app/sweep/sweep_options.hpp src/app/sweep/sweep_mig.hpp src/app/sweep/sweep_mig.cpp
   src/app/sweep/gpu_settings.cpp src/app/live/live_gpus.cpp src/app/live/devices_run.cpp
-  # What a metric means on each vendor moves into the metric catalog:
-  src/report/plots/load_balance_page.cpp src/analyze/findings.cpp
-  # The exporter's naming words ("amd": AMD's exporter's names) become a table:
-  src/export/metric_names.cpp
 )
 
 if [ -n "${GPUSCOPE_VENDORS_KNOWN+set}" ]; then read -r -a KNOWN <<<"$GPUSCOPE_VENDORS_KNOWN"; fi

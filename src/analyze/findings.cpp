@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <string_view>
 
 #include "analyze/health.hpp"
+#include "core/metrics.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -94,12 +97,16 @@ void activity(const Analysis& a, std::vector<Finding>& out) {
     }
     out.push_back({"low_sm_activity", text});
   } else if (!sm && util && *util < 50) {
-    // AMD GPUs' column holds their graphics activity (docs/amd.md): named so.
-    const bool amd = std::all_of(a.gpus.begin(), a.gpus.end(),
-                                 [](const auto& g) { return g.key.vendor == "amd"; });
+    // What the column holds depends on the GPUs' vendor (the metric catalog's meanings): named
+    // so where every GPU is of one vendor.
+    const std::string_view vendor = a.gpus.empty() ? "" : std::string_view(a.gpus[0].key.vendor);
+    const bool one_vendor = std::all_of(a.gpus.begin(), a.gpus.end(),
+                                        [&](const auto& g) { return g.key.vendor == vendor; });
+    std::string name(metric_meaning(Metric::GpuUtilPct, one_vendor ? vendor : "")->name);
+    if (!name.empty() && name[0] >= 'a' && name[0] <= 'z')
+      name[0] = static_cast<char>(name[0] - 'a' + 'A');
     out.push_back(
-        {"low_utilization", fmt::format("{} averaged {:.0f} %: the GPUs often wait",
-                                        amd ? "Graphics activity" : "GPU utilization", *util)});
+        {"low_utilization", fmt::format("{} averaged {:.0f} %: the GPUs often wait", name, *util)});
   }
   const auto tensor = overall_mean(a, Metric::TensorActivePct);
   const auto fp32 = overall_mean(a, Metric::Fp32ActivePct);

@@ -4,6 +4,16 @@
 
 namespace gpuscope {
 
+const MetricMeaning* metric_meaning(Metric metric, std::string_view vendor) {
+  const MetricMeaning* any = nullptr;
+  for (const MetricMeaning& m : kMetricMeanings) {
+    if (m.metric != metric) continue;
+    if (m.vendor == vendor) return &m;
+    if (m.vendor.empty()) any = &m;
+  }
+  return any;
+}
+
 std::optional<Metric> metric_by_name(std::string_view name) {
   for (const auto& metric : kMetrics) {
     if (metric.name == name) return metric.id;

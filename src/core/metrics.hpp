@@ -194,6 +194,24 @@ constexpr bool amd_only(Metric metric) {
   return metric >= Metric::UmcActivityPct && metric <= Metric::AmdThrottleStatus;
 }
 
+// What a metric is called for people, where that depends on the vendor: an AMD GPU's
+// gpu_util_pct column holds its graphics activity (docs/amd.md), not NVIDIA's share of time a
+// kernel ran. An entry with an empty vendor is the metric's name on any other GPU.
+struct MetricMeaning {
+  Metric metric;
+  std::string_view vendor;  // the stored vendor word ("amd"), or "" for any other
+  std::string_view name;    // in a sentence's middle: "graphics activity"
+  std::string_view label;   // on a plot's axis: "graphics activity (AMD)"
+};
+inline constexpr MetricMeaning kMetricMeanings[] = {
+    {Metric::GpuUtilPct, "", "GPU utilization", "GPU utilization"},
+    {Metric::GpuUtilPct, "amd", "graphics activity", "graphics activity (AMD)"},
+};
+
+// The metric's meaning on GPUs of `vendor` (the stored word), else its meaning on any GPU;
+// nullptr when the catalog gives it none.
+const MetricMeaning* metric_meaning(Metric metric, std::string_view vendor);
+
 // The stored part of the catalog (kMetrics without the derived metrics).
 inline constexpr std::span<const MetricInfo> stored_metrics() {
   return std::span<const MetricInfo>(kMetrics.data(), kStoredMetricCount);

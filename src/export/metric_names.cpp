@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <string_view>
+#include <utility>
 
 namespace gpuscope::exporter {
 namespace {
@@ -326,10 +328,16 @@ std::span<const HealthFamily> health_families(Naming naming) {
 }
 
 std::optional<Naming> naming_from_text(std::string_view text) {
-  if (text == "gpuscope") return Naming::Gpuscope;
-  if (text == "dcgm") return Naming::Dcgm;
-  if (text == "jobstats") return Naming::Jobstats;
-  if (text == "amd") return Naming::Amd;
+  // The words of --metric-names, each beside the naming it stands for.
+  static constexpr std::pair<std::string_view, Naming> kWords[] = {
+      {"gpuscope", Naming::Gpuscope},
+      {"dcgm", Naming::Dcgm},
+      {"jobstats", Naming::Jobstats},
+      {"amd", Naming::Amd},
+  };
+  for (const auto& [word, naming] : kWords) {
+    if (word == text) return naming;
+  }
   return std::nullopt;
 }
 

@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpuscope::analyze {
 namespace {
@@ -206,6 +208,34 @@ TEST(Analyzer, TensorIdleWhileFp32BusySuggestsMixedPrecision) {
   bool said = false;
   for (const auto& f : a.findings) said |= f.kind == "no_tensor_cores";
   EXPECT_TRUE(said);
+}
+
+// What a low utilization is called follows the metric catalog's meaning on the GPUs' vendor: an
+// AMD GPU's column holds its graphics activity; GPUs of two vendors get the generic name.
+std::string low_utilization_text(const std::vector<std::string>& vendors) {
+  std::vector<DeviceSeries> gpus;
+  for (unsigned i = 0; i < vendors.size(); ++i) {
+    DeviceSeries d = gpu(i, 30, 0, 30);
+    d.key.vendor = vendors[i];
+    d.values[static_cast<std::size_t>(Metric::SmActivePct)].assign(30, kNaN);
+    d.values[static_cast<std::size_t>(Metric::GpuUtilPct)].assign(30, 30.0);
+    gpus.push_back(d);
+  }
+  const Analysis a = analyse(gpus);
+  for (const auto& f : a.findings) {
+    if (f.kind == "low_utilization") return f.text;
+  }
+  return "";
+}
+
+TEST(Analyzer, LowUtilizationIsNamedByTheVendorsMeaning) {
+  EXPECT_EQ(low_utilization_text({"amd", "amd"}).rfind("Graphics activity averaged 30 %", 0), 0U);
+  EXPECT_EQ(low_utilization_text({"nvidia"}).rfind("GPU utilization averaged 30 %", 0), 0U);
+  EXPECT_EQ(low_utilization_text({"amd", "nvidia"}).rfind("GPU utilization averaged", 0), 0U);
+  ASSERT_NE(metric_meaning(Metric::GpuUtilPct, "amd"), nullptr);
+  EXPECT_EQ(metric_meaning(Metric::GpuUtilPct, "amd")->label, "graphics activity (AMD)");
+  EXPECT_EQ(metric_meaning(Metric::GpuUtilPct, "nvidia")->name, "GPU utilization");
+  EXPECT_EQ(metric_meaning(Metric::PowerW, "amd"), nullptr);
 }
 
 bool has_finding(const Analysis& a, std::string_view kind) {

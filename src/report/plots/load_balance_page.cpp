@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 
+#include "core/metrics.hpp"
 #include "report/plots/draw.hpp"
 #include "report/plots/pages.hpp"
 
@@ -18,7 +19,7 @@ constexpr std::size_t kMaxAxisLabels = 32;
 
 std::string activity_name(const std::string& metric, const std::string& vendor) {
   if (metric == "sm_active_pct") return "SM active";
-  return vendor == "amd" ? "graphics activity (AMD)" : "GPU utilization";
+  return std::string(metric_meaning(Metric::GpuUtilPct, vendor)->label);
 }
 
 // One point per GPU with activity: position, activity (%), p5–p95 and whether it straggles.
