@@ -19,8 +19,10 @@ rm "$tree/src/report/bad.cpp"
 printf 'void h(amd::Session& s);\n' >"$tree/src/app/bad.hpp"
 if GPUSCOPE_VENDORS_KNOWN="" "$check" "$tree" >/dev/null 2>&1; then fail "amd:: passed"; fi
 rm "$tree/src/app/bad.hpp"
-if out=$(GPUSCOPE_VENDORS_KNOWN="src/app/ok.cpp" "$check" "$tree" 2>&1); then
+if out=$(GPUSCOPE_VENDORS_STRICT=1 GPUSCOPE_VENDORS_KNOWN="src/app/ok.cpp" "$check" "$tree" 2>&1); then
   fail "a listed file naming no vendor passed"
 fi
 grep -q 'remove it from the list' <<<"$out" || fail "no advice in: $out"
+out=$(GPUSCOPE_VENDORS_KNOWN="src/app/ok.cpp" "$check" "$tree" 2>&1) || fail "a stale entry failed: $out"
+grep -q 'remove it from the list' <<<"$out" || fail "a stale entry was not said: $out"
 echo "check_vendors_test: passed"
