@@ -17,7 +17,7 @@ declare -A allowed=(
   [src/nvml]="nvml core util"
   [src/dcgm]="dcgm core util"
   [src/amd]="amd core util"
-  [src/collect]="collect nvml dcgm amd core util"
+  [src/collect]="collect nvml dcgm amd processes core util"
   [src/launch]="launch core util"
   [src/ranks]="ranks core util"
   [src/processes]="processes ranks core util"
@@ -35,8 +35,8 @@ declare -A allowed=(
   [src/ingest]="ingest store kernels dcgm tsdb core util"
   [src/load]="load ingest analyze carbon store core util"
   [src/docgen]="docgen"
-  [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report export sweep kernels trace nvml node core util"
-  [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report export sweep kernels trace nvml node core util"
+  [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report export sweep kernels trace node core util"
+  [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report export sweep kernels trace node core util"
   [sim]="sim nvml dcgm amd util"
 )
 
@@ -52,9 +52,6 @@ declare -A namespace_folder=(
 declared_elsewhere=(
   # core's plain sweep data, shared by sweep/, store/ and report/, is named in sweep's namespace.
   "src/core/sweep.hpp gpuscope::sweep"
-  # removed by the GPU interface work
-  "src/app/*profiled_run.hpp gpuscope::amd"
-  "src/app/*process_watch.hpp gpuscope::amd"
 )
 
 bad=0

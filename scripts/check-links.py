@@ -21,9 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 STRONG = set('TDBRG')  # text, initialised data, BSS, read-only, small data
 # Declarations the layer table does not allow yet, each with the work that removes it; one that
 # is no longer declared is said, so the list is shortened.
-KNOWN = {
-    ('gpuscope_app', 'gpuscope_amd'): 'the GPU interface work moves app/ onto collect/',
-}
+KNOWN = {}
 
 
 def layer_table():

@@ -20,6 +20,7 @@
 #include "core/health.hpp"
 #include "core/metrics.hpp"
 #include "core/mig.hpp"
+#include "core/vendor.hpp"
 
 namespace gpuscope::analyze {
 
@@ -31,7 +32,7 @@ struct GpuKey {
   unsigned device_index = 0;
   std::string uuid;
   std::string name;
-  std::string vendor = "nvidia";  // "amd": read through AMD SMI or ROCm SMI (docs/amd.md)
+  Vendor vendor = Vendor::Nvidia;  // Amd: read through AMD SMI or ROCm SMI (docs/amd.md)
   // Where its saturation metrics came from ("gpm", "dcgm", "exporter"; nullopt: nowhere, or a file
   // older than schema 1.6) and how, or why not (docs/sources.md).
   std::optional<std::string> saturation_source;

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "analyze/health.hpp"
 #include "core/metrics.hpp"
+#include "core/vendor.hpp"
 
 namespace gpuscope::analyze {
 namespace {
@@ -99,10 +101,11 @@ void activity(const Analysis& a, std::vector<Finding>& out) {
   } else if (!sm && util && *util < 50) {
     // What the column holds depends on the GPUs' vendor (the metric catalog's meanings): named
     // so where every GPU is of one vendor.
-    const std::string_view vendor = a.gpus.empty() ? "" : std::string_view(a.gpus[0].key.vendor);
+    std::optional<Vendor> vendor;
+    if (!a.gpus.empty()) vendor = a.gpus[0].key.vendor;
     const bool one_vendor = std::all_of(a.gpus.begin(), a.gpus.end(),
                                         [&](const auto& g) { return g.key.vendor == vendor; });
-    std::string name(metric_meaning(Metric::GpuUtilPct, one_vendor ? vendor : "")->name);
+    std::string name(metric_meaning(Metric::GpuUtilPct, one_vendor ? vendor : std::nullopt)->name);
     if (!name.empty() && name[0] >= 'a' && name[0] <= 'z')
       name[0] = static_cast<char>(name[0] - 'a' + 'A');
     out.push_back(

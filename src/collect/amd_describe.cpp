@@ -39,7 +39,7 @@ void probe(const amd::Device& device, DeviceDescription& d) {
 DeviceDescription describe_device(const amd::Device& device, unsigned index, unsigned order) {
   DeviceDescription d;
   d.index = index;
-  d.vendor = "amd";
+  d.vendor = Vendor::Amd;
   d.vendor_index = order;
   if (auto name = device.name()) d.name = *name;
   if (auto uuid = device.uuid()) d.uuid = *uuid;

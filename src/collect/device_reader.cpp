@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "collect/health_reader.hpp"
+
 namespace gpuscope::collect {
 namespace {
 
@@ -295,6 +297,10 @@ ReadOutcome DeviceReader::read_power(PowerRow& row) {
     }
   }
   return outcome;
+}
+
+std::unique_ptr<HealthReader> DeviceReader::health_reader() const {
+  return std::make_unique<HealthReader>(device_);
 }
 
 }  // namespace gpuscope::collect

@@ -54,7 +54,7 @@ class DeviceReader final : public GpuReader {
   bool has_gpm() const { return gpm_.has_value(); }
   // A MIG device's reader: no power cadence, no health (they are its parent's).
   bool is_mig() const override { return mig_.has_value(); }
-  const nvml::Device* nvml_device() const override { return &device_; }
+  std::unique_ptr<HealthReader> health_reader() const override;
   // The MIG device is gone; nothing more is read from it.
   bool gone() const { return gone_; }
 

@@ -1,6 +1,7 @@
 // The settings `sweep` changes on a GPU of either vendor (the power cap, locked SM clocks) and the
 // energy counter it measures trials with, behind one interface: NVIDIA's through NVML, AMD's
-// through AMD SMI or ROCm SMI (docs/sweep.md, docs/amd.md). app/ sees this, never amd/.
+// through AMD SMI or ROCm SMI (docs/sweep.md, docs/amd.md); a GPU's control comes from its vendor
+// (collect/gpu_vendor.hpp), the node's from collect/node_gpus.hpp.
 #pragma once
 
 #include <memory>
@@ -8,8 +9,6 @@
 #include <string>
 #include <tl/expected.hpp>
 #include <vector>
-
-#include "collect/node_gpus.hpp"
 
 namespace gpuscope::collect {
 
@@ -19,6 +18,7 @@ enum class ControlProblem { kPermission, kUnsupported, kOther };
 struct ControlFailure {
   ControlProblem problem = ControlProblem::kOther;
   std::string words;  // the library's own words
+  std::string fix;    // what to do instead, when the GPU cannot do it at all ("" for none)
 };
 
 template <typename T>
@@ -37,7 +37,6 @@ class GpuControl {
   virtual ~GpuControl() = default;
   virtual unsigned index() const = 0;  // the GPU's index on the node (gpu_selection.hpp)
   virtual const std::string& uuid() const = 0;
-  virtual const char* vendor() const = 0;  // "nvidia" or "amd"
   virtual ControlResult<PowerLimits> power_limits() const = 0;
   virtual ControlResult<void> set_power_limit_w(double watts) const = 0;
   virtual ControlResult<unsigned> max_sm_clock_mhz() const = 0;
@@ -49,12 +48,5 @@ class GpuControl {
 };
 
 using GpuControls = std::vector<std::unique_ptr<GpuControl>>;
-
-// The controls of the node's GPUs `indices` (GPUs, not MIG devices), in that order; throws Error
-// for an index that is no GPU of the node.
-GpuControls open_controls(const NodeGpus& node, const std::vector<unsigned>& indices);
-
-// Every GPU of the node (to restore by UUID).
-GpuControls open_all_controls(const NodeGpus& node);
 
 }  // namespace gpuscope::collect

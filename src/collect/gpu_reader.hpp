@@ -11,11 +11,9 @@
 
 #include "core/run.hpp"
 
-namespace gpuscope::nvml {
-class Device;
-}
-
 namespace gpuscope::collect {
+
+class HealthReader;  // collect/health_reader.hpp
 
 // What happened while reading one sample.
 struct ReadOutcome {
@@ -42,8 +40,10 @@ class GpuReader {
   // The fast cadence: power and the energy counter only. Safe to call from another thread
   // concurrently with read().
   virtual ReadOutcome read_power(PowerRow& row) = 0;
-  // An NVIDIA GPU's device, whose health counters the health thread reads; nullptr otherwise.
-  virtual const nvml::Device* nvml_device() const { return nullptr; }
+  // The reader of the GPU's health counters, which the health thread reads (collect/health_watch
+  // .hpp); nullptr for a GPU whose health is not read (an AMD GPU's, docs/amd.md).
+  // (Defined in collect/health_reader.cpp, where HealthReader is complete.)
+  virtual std::unique_ptr<HealthReader> health_reader() const;
 };
 
 using GpuReaders = std::vector<std::unique_ptr<GpuReader>>;

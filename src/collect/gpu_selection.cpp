@@ -7,8 +7,6 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "nvml/session.hpp"
-
 namespace gpuscope::collect {
 namespace {
 
@@ -156,7 +154,7 @@ void add_mig(GpuSelection& selection, const std::vector<DeviceDescription>& devi
 std::vector<const DeviceDescription*> amd_gpus(const std::vector<DeviceDescription>& devices) {
   std::vector<const DeviceDescription*> amd;
   for (const auto& d : devices) {
-    if (d.vendor == "amd" && d.vendor_index) amd.push_back(&d);
+    if (d.vendor == Vendor::Amd && d.vendor_index) amd.push_back(&d);
   }
   std::sort(amd.begin(), amd.end(),
             [](const auto* a, const auto* b) { return *a->vendor_index < *b->vendor_index; });
@@ -325,10 +323,10 @@ GpuSelection select_visible_gpus(std::string_view list, std::string_view source,
 
 std::optional<GpuSelection> amd_visible(const util::EnvLookup& env,
                                         const std::vector<DeviceDescription>& devices) {
-  const bool amd =
-      std::any_of(devices.begin(), devices.end(), [](const auto& d) { return d.vendor == "amd"; });
+  const bool amd = std::any_of(devices.begin(), devices.end(),
+                               [](const auto& d) { return d.vendor == Vendor::Amd; });
   const bool nvidia = std::any_of(devices.begin(), devices.end(),
-                                  [](const auto& d) { return d.vendor == "nvidia"; });
+                                  [](const auto& d) { return d.vendor == Vendor::Nvidia; });
   if (!amd) return std::nullopt;
   AmdVisibleLists lists{env("ROCR_VISIBLE_DEVICES"), env("HIP_VISIBLE_DEVICES")};
   const auto cuda = env("CUDA_VISIBLE_DEVICES");
@@ -341,25 +339,17 @@ std::optional<GpuSelection> amd_visible(const util::EnvLookup& env,
   if (!nvidia) return selection;
   std::vector<unsigned> nvidia_gpus;
   for (const auto& d : devices) {
-    if (d.vendor == "nvidia" && !d.mig) nvidia_gpus.push_back(d.index);
+    if (d.vendor == Vendor::Nvidia && !d.mig) nvidia_gpus.push_back(d.index);
   }
   if (cuda) {
     const auto chosen = select_visible_gpus(*cuda, "CUDA_VISIBLE_DEVICES", devices, {});
     nvidia_gpus.clear();
     for (unsigned index : chosen.indices) {
-      if (device_at(devices, index).vendor == "nvidia") nvidia_gpus.push_back(index);
+      if (device_at(devices, index).vendor == Vendor::Nvidia) nvidia_gpus.push_back(index);
     }
   }
   selection.indices.insert(selection.indices.begin(), nvidia_gpus.begin(), nvidia_gpus.end());
   return selection;
-}
-
-MigResolver mig_resolver(const nvml::Session* session) {
-  return [session](const std::string& uuid) -> std::optional<unsigned> {
-    if (session == nullptr) return std::nullopt;
-    auto parent = session->parent_of_mig(uuid);
-    return parent ? std::optional<unsigned>(parent->index()) : std::nullopt;
-  };
 }
 
 }  // namespace gpuscope::collect

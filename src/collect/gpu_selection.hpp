@@ -12,10 +12,6 @@
 #include "core/error.hpp"
 #include "util/environment.hpp"
 
-namespace gpuscope::nvml {
-class Session;  // nvml/session.hpp
-}  // namespace gpuscope::nvml
-
 namespace gpuscope::collect {
 
 struct GpuSelection {
@@ -44,9 +40,7 @@ std::size_t gpu_count(const std::vector<DeviceDescription>& devices);
 // Finds the parent GPU's NVML index of a MIG device UUID ("MIG-..."), if the driver knows it.
 using MigResolver = std::function<std::optional<unsigned>(const std::string& mig_uuid)>;
 
-// The resolver over NVML's MIG devices: a MIG UUID's parent GPU (nullopt without a session, as
-// on a node without NVIDIA GPUs, or for a UUID that is no MIG device of this node).
-MigResolver mig_resolver(const nvml::Session* session);
+// (collect/node_gpus.hpp has the resolver over the node's GPUs.)
 
 // Resolves a comma-separated list of indices (NVML's; AMD GPUs after them, docs/amd.md), GPU
 // UUIDs ("GPU-...", unique prefixes accepted as CUDA does; an AMD GPU's UUID), MIG device UUIDs,

@@ -2,6 +2,8 @@
 
 #include <iterator>
 
+#include "collect/gpu_reader.hpp"
+
 namespace gpuscope::collect {
 namespace {
 
@@ -152,6 +154,10 @@ bool HealthReader::read(HealthRow& row) {
   if (!lost_) read_calls(row);
   if (!lost_) read_fields(row);
   return !lost_;
+}
+
+std::unique_ptr<HealthReader> GpuReader::health_reader() const {
+  return nullptr;
 }
 
 }  // namespace gpuscope::collect

@@ -77,8 +77,9 @@ void Sampler::start() {
     std::vector<HealthReader> health;
     for (const auto& reader : readers_) {
       // A MIG device's health counters are its GPU's; an AMD GPU's are not read (docs/amd.md).
-      if (!reader->lost() && !reader->is_mig() && reader->nvml_device() != nullptr) {
-        health.emplace_back(*reader->nvml_device());
+      if (reader->lost() || reader->is_mig()) continue;
+      if (auto reader_of_health = reader->health_reader()) {
+        health.push_back(std::move(*reader_of_health));
       }
     }
     health_.emplace(std::move(health), health_notes_);

@@ -9,6 +9,7 @@
 
 #include "core/health.hpp"
 #include "core/mig.hpp"
+#include "core/vendor.hpp"
 
 namespace gpuscope {
 
@@ -24,8 +25,8 @@ struct DeviceDescription {
   // NVML index of a GPU; for a MIG device, its row index (core/mig.hpp: mig_device_index); for an
   // AMD GPU, the number of NVIDIA GPUs plus its index in its library (docs/amd.md).
   unsigned index = 0;
-  // "nvidia" or "amd": which library answers for it.
-  std::string vendor = "nvidia";
+  // Which vendor's library answers for it.
+  Vendor vendor = Vendor::Nvidia;
   // An AMD GPU's index in AMD SMI's or ROCm SMI's order (nullopt for NVIDIA's).
   std::optional<unsigned> vendor_index;
   std::optional<std::string> error;  // set when the GPU could not be opened at all (e.g. lost)

@@ -4,12 +4,12 @@
 
 namespace gpuscope {
 
-const MetricMeaning* metric_meaning(Metric metric, std::string_view vendor) {
+const MetricMeaning* metric_meaning(Metric metric, std::optional<Vendor> vendor) {
   const MetricMeaning* any = nullptr;
   for (const MetricMeaning& m : kMetricMeanings) {
     if (m.metric != metric) continue;
-    if (m.vendor == vendor) return &m;
-    if (m.vendor.empty()) any = &m;
+    if (m.vendor && m.vendor == vendor) return &m;
+    if (!m.vendor) any = &m;
   }
   return any;
 }

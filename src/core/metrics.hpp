@@ -9,6 +9,8 @@
 #include <span>
 #include <string_view>
 
+#include "core/vendor.hpp"
+
 namespace gpuscope {
 
 // Index into kMetrics; the order is the column order of the samples table.
@@ -199,18 +201,18 @@ constexpr bool amd_only(Metric metric) {
 // kernel ran. An entry with an empty vendor is the metric's name on any other GPU.
 struct MetricMeaning {
   Metric metric;
-  std::string_view vendor;  // the stored vendor word ("amd"), or "" for any other
-  std::string_view name;    // in a sentence's middle: "graphics activity"
-  std::string_view label;   // on a plot's axis: "graphics activity (AMD)"
+  std::optional<Vendor> vendor;  // nullopt: any other vendor
+  std::string_view name;         // in a sentence's middle: "graphics activity"
+  std::string_view label;        // on a plot's axis: "graphics activity (AMD)"
 };
 inline constexpr MetricMeaning kMetricMeanings[] = {
-    {Metric::GpuUtilPct, "", "GPU utilization", "GPU utilization"},
-    {Metric::GpuUtilPct, "amd", "graphics activity", "graphics activity (AMD)"},
+    {Metric::GpuUtilPct, std::nullopt, "GPU utilization", "GPU utilization"},
+    {Metric::GpuUtilPct, Vendor::Amd, "graphics activity", "graphics activity (AMD)"},
 };
 
-// The metric's meaning on GPUs of `vendor` (the stored word), else its meaning on any GPU;
-// nullptr when the catalog gives it none.
-const MetricMeaning* metric_meaning(Metric metric, std::string_view vendor);
+// The metric's meaning on GPUs of `vendor` (nullopt: GPUs of several vendors), else its meaning on
+// any GPU; nullptr when the catalog gives it none.
+const MetricMeaning* metric_meaning(Metric metric, std::optional<Vendor> vendor);
 
 // The stored part of the catalog (kMetrics without the derived metrics).
 inline constexpr std::span<const MetricInfo> stored_metrics() {

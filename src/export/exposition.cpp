@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/vendor.hpp"
 #include "core/xid_catalog.hpp"
 #include "export/jobstats_exposition.hpp"
 
@@ -89,7 +90,7 @@ std::string dcgm_labels(const GpuIdentity& gpu, const ExportLabels& common) {
   add_label(series, "gpu", std::to_string(gpu.gpu()));
   add_label(series, "UUID", gpu.uuid);
   add_label(series, "pci_bus_id", gpu.pci_bus_id);
-  add_label(series, "device", fmt::format("{}{}", gpu.vendor, gpu.gpu()));
+  add_label(series, "device", fmt::format("{}{}", vendor_word(gpu.vendor), gpu.gpu()));
   add_label(series, "modelName", gpu.name);
   if (gpu.mig) {
     add_label(series, "GPU_I_PROFILE", gpu.mig->profile.value_or(""));
@@ -135,7 +136,7 @@ Exposition::Exposition(Naming naming, ExportLabels labels, const std::vector<Gpu
     if (naming_ == Naming::Gpuscope) {
       add_label(info, "name", gpu.mig ? gpu.mig_name : gpu.name);
       add_label(info, "pci_bus_id", gpu.pci_bus_id);
-      add_label(info, "vendor", gpu.vendor);
+      add_label(info, "vendor", std::string(vendor_word(gpu.vendor)));
     }
     base_labels_.push_back(series);
     series += '}';

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/device_description.hpp"
+#include "core/vendor.hpp"
 
 namespace gpuscope::exporter {
 
@@ -18,7 +19,7 @@ struct GpuIdentity {
   unsigned index = 0;  // the row index of the samples (NVML index of a GPU)
   std::string uuid;    // the GPU's UUID (a MIG device's parent's)
   std::string name;
-  std::string vendor = "nvidia";  // "amd" (docs/amd.md)
+  Vendor vendor = Vendor::Nvidia;  // the `vendor` label (docs/amd.md)
   std::string pci_bus_id;
   std::optional<std::uint64_t> memory_total_bytes;
   std::optional<double> power_limit_w;  // from the description, when a sample has none

@@ -30,7 +30,7 @@ struct bufferevent;
 namespace gpuscope::exporter {
 
 // The /metrics page for the latest values, cached per LatestValues version.
-// Where serve's page gets the processes on the GPUs (app/profile/process_watch.hpp): the latest
+// Where serve's page gets the processes on the GPUs (collect/process_watch.hpp): the latest
 // look, and a count that changes with every look.
 struct ProcessSource {
   std::function<ProcessesNow()> latest;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/vendor.hpp"
 #include "report/analysis_view.hpp"
 #include "report/mig_view.hpp"
 
@@ -96,7 +97,7 @@ json gpus_json(const Analysis& a) {
          {"index", g.key.device_index},
          {"uuid", g.key.uuid},
          {"name", g.key.name},
-         {"vendor", g.key.vendor},
+         {"vendor", std::string(vendor_word(g.key.vendor))},
          {"samples", g.samples},
          {"covered_s", g.covered_s},
          {"activity", opt(g.activity)},

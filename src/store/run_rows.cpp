@@ -1,9 +1,14 @@
 #include "store/run_rows.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "core/error.hpp"
+#include "core/vendor.hpp"
 #include "store/run_codec.hpp"
 #include "store/schema.hpp"
 #include "store/time_text.hpp"
@@ -185,7 +190,7 @@ void insert_devices(Database& db, std::int64_t run_id,
     bind(stmt, "saturation_source", d.saturation_source);
     bind(stmt, "saturation_detail", d.saturation_detail);
     bind_mig(stmt, d);
-    bind(stmt, "vendor", std::optional<std::string>(d.vendor));
+    bind(stmt, "vendor", std::optional<std::string>(vendor_word(d.vendor)));
     bind(stmt, "vendor_index", opt_int64(d.vendor_index));
     stmt.run();
   }
@@ -278,6 +283,20 @@ std::string select_devices_sql(Database& db) {
   return "SELECT run_id, " + select_list(db, "devices", device_columns()) + " FROM devices";
 }
 
+namespace {
+
+// A device's stored vendor word; NULL is a file from before 1.11, all of whose GPUs were NVIDIA's.
+Vendor read_vendor(const std::optional<std::string>& word, unsigned index) {
+  if (!word) return Vendor::Nvidia;
+  if (auto vendor = parse_vendor(*word)) return *vendor;
+  throw Error(fmt::format("GPU {} of this run database is of vendor \"{}\", which this gpuscope "
+                          "does not know",
+                          index, *word),
+              "a newer gpuscope wrote it", "read it with that gpuscope or a newer one");
+}
+
+}  // namespace
+
 DeviceDescription read_device(const Statement& row) {
   const auto cols = device_columns();
   auto at = [&](std::string_view name) { return column(cols, name); };
@@ -305,7 +324,7 @@ DeviceDescription read_device(const Statement& row) {
   d.saturation_detail = row.opt_text(at("saturation_detail"));
   if (auto enabled = row.opt_int64(at("mig_enabled"))) d.mig_enabled = *enabled != 0;
   d.mig = read_mig(row, at);
-  d.vendor = row.opt_text(at("vendor")).value_or("nvidia");  // NULL: a file from before 1.11
+  d.vendor = read_vendor(row.opt_text(at("vendor")), d.index);
   d.vendor_index = opt_unsigned(row, at("vendor_index"));
   return d;
 }

@@ -212,7 +212,7 @@ TEST(Analyzer, TensorIdleWhileFp32BusySuggestsMixedPrecision) {
 
 // What a low utilization is called follows the metric catalog's meaning on the GPUs' vendor: an
 // AMD GPU's column holds its graphics activity; GPUs of two vendors get the generic name.
-std::string low_utilization_text(const std::vector<std::string>& vendors) {
+std::string low_utilization_text(const std::vector<Vendor>& vendors) {
   std::vector<DeviceSeries> gpus;
   for (unsigned i = 0; i < vendors.size(); ++i) {
     DeviceSeries d = gpu(i, 30, 0, 30);
@@ -229,13 +229,16 @@ std::string low_utilization_text(const std::vector<std::string>& vendors) {
 }
 
 TEST(Analyzer, LowUtilizationIsNamedByTheVendorsMeaning) {
-  EXPECT_EQ(low_utilization_text({"amd", "amd"}).rfind("Graphics activity averaged 30 %", 0), 0U);
-  EXPECT_EQ(low_utilization_text({"nvidia"}).rfind("GPU utilization averaged 30 %", 0), 0U);
-  EXPECT_EQ(low_utilization_text({"amd", "nvidia"}).rfind("GPU utilization averaged", 0), 0U);
-  ASSERT_NE(metric_meaning(Metric::GpuUtilPct, "amd"), nullptr);
-  EXPECT_EQ(metric_meaning(Metric::GpuUtilPct, "amd")->label, "graphics activity (AMD)");
-  EXPECT_EQ(metric_meaning(Metric::GpuUtilPct, "nvidia")->name, "GPU utilization");
-  EXPECT_EQ(metric_meaning(Metric::PowerW, "amd"), nullptr);
+  EXPECT_EQ(
+      low_utilization_text({Vendor::Amd, Vendor::Amd}).rfind("Graphics activity averaged 30 %", 0),
+      0U);
+  EXPECT_EQ(low_utilization_text({Vendor::Nvidia}).rfind("GPU utilization averaged 30 %", 0), 0U);
+  EXPECT_EQ(
+      low_utilization_text({Vendor::Amd, Vendor::Nvidia}).rfind("GPU utilization averaged", 0), 0U);
+  ASSERT_NE(metric_meaning(Metric::GpuUtilPct, Vendor::Amd), nullptr);
+  EXPECT_EQ(metric_meaning(Metric::GpuUtilPct, Vendor::Amd)->label, "graphics activity (AMD)");
+  EXPECT_EQ(metric_meaning(Metric::GpuUtilPct, Vendor::Nvidia)->name, "GPU utilization");
+  EXPECT_EQ(metric_meaning(Metric::PowerW, Vendor::Amd), nullptr);
 }
 
 bool has_finding(const Analysis& a, std::string_view kind) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collect/nvidia_gpus.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "launch/signals.hpp"
@@ -50,13 +51,19 @@ class CountingSink : public collect::SampleSink {
 
 struct Fixture {
   explicit Fixture(const std::string& scenario)
-      : signals(),
-        env(SimEnvironment::shipped(scenario)),
-        session(nvml::Library::open({GPUSCOPE_TEST_SIM_LIBRARY, true})) {}
+      : signals(), env(SimEnvironment::shipped(scenario)), gpus(nvidia_node()) {}
+
+  // The node's simulated NVIDIA GPUs, as the readers' vendor.
+  static collect::NodeGpus nvidia_node() {
+    collect::NodeGpus node;
+    node.vendors.push_back(std::make_unique<collect::NvidiaGpus>(
+        nvml::Library::open({GPUSCOPE_TEST_SIM_LIBRARY, true})));
+    return node;
+  }
 
   ProfiledRunSetup setup(std::vector<unsigned> indices) {
     ProfiledRunSetup s;
-    s.session = &session;
+    s.gpus = &gpus;
     s.indices = indices;
     for (unsigned i : indices) {
       DeviceDescription d;
@@ -75,7 +82,7 @@ struct Fixture {
 
   launch::SignalGuard signals;  // first, before the sampler starts a thread
   SimEnvironment env;
-  nvml::Session session;
+  collect::NodeGpus gpus;
   testing::TempDir dir;
   std::string db = dir.file("run.db");
 };

@@ -9,8 +9,9 @@
 
 #include "amd/session.hpp"
 #include "app/sweep/gpu_settings.hpp"
-#include "collect/amd_describe.hpp"
-#include "collect/describe.hpp"
+#include "collect/amd_gpus.hpp"
+#include "collect/node_gpus.hpp"
+#include "collect/nvidia_gpus.hpp"
 #include "core/error.hpp"
 #include "nvml/library.hpp"
 #include "nvml/session.hpp"
@@ -37,9 +38,8 @@ unsigned driver_power_limit_mw(unsigned index) {
 // The node a sweep sees: the simulated NVIDIA GPUs through NVML.
 collect::NodeGpus nvidia_node() {
   collect::NodeGpus node;
-  node.nvml_library = sim();
-  node.nvml = std::make_unique<nvml::Session>(node.nvml_library);
-  node.system = collect::describe_system(*node.nvml);
+  node.vendors.push_back(std::make_unique<collect::NvidiaGpus>(sim()));
+  node.vendors.back()->describe(node.system);
   return node;
 }
 
@@ -50,9 +50,10 @@ collect::NodeGpus amd_node(bool amd_smi = true) {
   if (amd_smi) options.amd_smi_path = GPUSCOPE_TEST_SIM_AMD_SMI_LIBRARY;
   options.rocm_smi_path = GPUSCOPE_TEST_SIM_ROCM_SMI_LIBRARY;
   options.simulated = true;
-  node.amd = amd::Session::open(options);
+  node.vendors.push_back(std::make_unique<collect::AmdGpus>(amd::Session::open(options)));
   node.system.nvidia = false;
-  node.system.devices = collect::describe_amd(*node.amd, 0).devices;
+  node.vendors.back()->describe(node.system);
+  node.system.devices = node.system.amd->devices;
   return node;
 }
 
@@ -197,9 +198,8 @@ TEST(GpuSettings, AValueOutsideTheRangeIsRefusedByTheDriver) {
 
 // The cap an AMD GPU holds now, as a new session of the library reads it.
 double amd_cap_w(unsigned vendor_index) {
-  const auto node = amd_node();
-  return static_cast<double>(node.amd->devices().at(vendor_index)->power_cap().value().current_uw) /
-         1e6;
+  const auto node = amd_node();  // no NVIDIA GPU: its index is the library's
+  return collect::open_controls(node, {vendor_index}).at(0)->power_limits().value().current_w;
 }
 
 TEST(RestoreGuard, AmdPowerCapsGoBackThroughEitherLibrary) {

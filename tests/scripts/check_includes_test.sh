@@ -33,9 +33,10 @@ inline int size() {
 }
 }  // namespace gpuscope
 CPP
-cat > "$tree/src/app/profile/profiled_run.hpp" <<'CPP'
-namespace gpuscope::amd {
-class Session;
+mkdir -p "$tree/src/core"
+cat > "$tree/src/core/sweep.hpp" <<'CPP'
+namespace gpuscope::sweep {
+struct Trial;
 }
 CPP
 if ! out=$("$check" "$tree" 2>&1); then
@@ -66,10 +67,11 @@ if out=$("$check" "$tree" 2>&1); then
   fail "declarations in other layers' namespaces passed: $out"
 fi
 for expected in \
+  "src/app/watch.hpp:3: declares class Device in gpuscope::nvml, which belongs to src/nvml/" \
   "src/app/watch.hpp:6: declares struct Field in gpuscope::dcgm, which belongs to src/dcgm/" \
   "src/util/error.hpp:2: declares class Error in gpuscope, which belongs to src/core/" \
   "src/analyze/mode.cpp:2: declares enum class Mode in gpuscope::store::detail, which belongs to src/store/"; do
   grep -qF "$expected" <<<"$out" || fail "expected \"$expected\" in: $out"
 done
-[ "$(grep -c ': declares ' <<<"$out")" -eq 3 ] || fail "expected exactly 3 declarations in: $out"
+[ "$(grep -c ': declares ' <<<"$out")" -eq 4 ] || fail "expected exactly 4 declarations in: $out"
 echo "check_includes_test: passed"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# scripts/check-vendors.sh on small trees: a vendor's namespace or word in code above collect/
-# fails it, the same in a comment or inside collect/ does not, and a listed file that no longer
-# names a vendor fails it (the list only shrinks).
+# scripts/check-vendors.sh on small trees: a vendor's namespace, word or enumerator compared in
+# code above collect/ fails it, the same in a comment or inside collect/ does not, dcgm:: passes
+# in ingest/ only (DCGM's field ids as a data format), and a listed file that no longer names a
+# vendor is said (a failure under GPUSCOPE_VENDORS_STRICT=1).
 set -euo pipefail
 check="$(cd "$(dirname "$0")/../.." && pwd)/scripts/check-vendors.sh"
 tree=$(mktemp -d)
@@ -19,6 +20,20 @@ rm "$tree/src/report/bad.cpp"
 printf 'void h(amd::Session& s);\n' >"$tree/src/app/bad.hpp"
 if GPUSCOPE_VENDORS_KNOWN="" "$check" "$tree" >/dev/null 2>&1; then fail "amd:: passed"; fi
 rm "$tree/src/app/bad.hpp"
+printf 'int i = dcgm::kDevGpuUtil;\n' >"$tree/src/app/bad.cpp"
+if GPUSCOPE_VENDORS_KNOWN="" "$check" "$tree" >/dev/null 2>&1; then fail "dcgm:: passed in app/"; fi
+mkdir -p "$tree/src/ingest" && mv "$tree/src/app/bad.cpp" "$tree/src/ingest/dmon.cpp"
+GPUSCOPE_VENDORS_KNOWN="" "$check" "$tree" >/dev/null || fail "dcgm:: failed in ingest/"
+printf 'void s(amd::Session& s);\n' >"$tree/src/ingest/bad.cpp"
+if GPUSCOPE_VENDORS_KNOWN="" "$check" "$tree" >/dev/null 2>&1; then fail "amd:: passed in ingest/"; fi
+rm "$tree/src/ingest/bad.cpp"
+for code in 'if (d.vendor == Vendor::Amd) f();' 'switch (v) { case Vendor::Amd: f(); }' \
+  'bool n = gpuscope::Vendor::Nvidia != v;'; do
+  printf '%s\n' "$code" >"$tree/src/report/bad.cpp"
+  if GPUSCOPE_VENDORS_KNOWN="" "$check" "$tree" >/dev/null 2>&1; then fail "passed: $code"; fi
+done
+mkdir -p "$tree/src/core" && mv "$tree/src/report/bad.cpp" "$tree/src/core/vendor.hpp"
+GPUSCOPE_VENDORS_KNOWN="" "$check" "$tree" >/dev/null || fail "the enum's own file failed"
 if out=$(GPUSCOPE_VENDORS_STRICT=1 GPUSCOPE_VENDORS_KNOWN="src/app/ok.cpp" "$check" "$tree" 2>&1); then
   fail "a listed file naming no vendor passed"
 fi

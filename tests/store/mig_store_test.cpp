@@ -270,15 +270,15 @@ TEST(MigStore, AOneTenFileReadsItsGpusAsNvidiaAndMigrates) {
   TempDir dir;
   const auto path = dir.file("old.db");
   auto devices = make_devices(2);
-  devices[1].vendor = "amd";
+  devices[1].vendor = Vendor::Amd;
   devices[1].vendor_index = 0;
   RunWriter::create(path, false, make_run(), devices)->finish({});
-  EXPECT_EQ(RunReader::open(path).devices(1)[1].vendor, "amd");
+  EXPECT_EQ(RunReader::open(path).devices(1)[1].vendor, Vendor::Amd);
   EXPECT_EQ(RunReader::open(path).devices(1)[1].vendor_index, 0U);
   gpuscope::testing::downgrade_schema(
       path, {10, {}, {{"devices", "vendor"}, {"devices", "vendor_index"}}});
   for (const auto& d : RunReader::open(path).devices(1)) {
-    EXPECT_EQ(d.vendor, "nvidia");
+    EXPECT_EQ(d.vendor, Vendor::Nvidia);
     EXPECT_FALSE(d.vendor_index);
   }
   Database db(path, SQLITE_OPEN_READWRITE);

@@ -218,7 +218,7 @@ std::vector<DeviceDescription> mixed_node() {
   for (unsigned i = 0; i < 4; ++i) {
     devices[i].index = i;
     if (i == 0) continue;  // GPU 0: an NVIDIA one
-    devices[i].vendor = "amd";
+    devices[i].vendor = Vendor::Amd;
     devices[i].vendor_index = i - 1;
     devices[i].uuid = fmt::format("{}1a2b3c-0000-1000-8000-00000000000{}", i, i);
   }

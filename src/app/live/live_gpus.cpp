@@ -35,8 +35,7 @@ LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::strin
                         std::chrono::nanoseconds interval, bool mig_devices) {
   LiveGpus gpus;
   gpus.node = collect::open_node_gpus(backend);
-  const nvml::Session* session = gpus.node.nvml.get();
-  const collect::MigResolver mig = collect::mig_resolver(session);
+  const collect::MigResolver mig = collect::mig_resolver(gpus.node);
   const collect::GpuSelection selection =
       collect::select_gpus(gpus_list.empty() ? "all" : gpus_list, gpus.node.system.devices, mig);
   std::vector<std::string> notes = gpus.node.notes;
@@ -48,7 +47,7 @@ LiveGpus open_live_gpus(const collect::BackendOptions& backend, const std::strin
   for (unsigned index : rows)
     watched.push_back(collect::device_at(gpus.node.system.devices, index));
   collect::OpenedReaders opened =
-      collect::open_node_readers(session, gpus.node.amd.get(), rows, watched, backend, interval);
+      collect::open_node_readers(gpus.node, rows, watched, backend, interval);
   gpus.readers = std::move(opened.readers);
   notes.insert(notes.end(), opened.notes.begin(), opened.notes.end());
   for (std::size_t k = 0; k < rows.size(); ++k) {

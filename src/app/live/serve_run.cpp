@@ -13,9 +13,10 @@
 
 #include "app/live/live_gpus.hpp"
 #include "app/profile/node_watch.hpp"
-#include "app/profile/process_watch.hpp"
 #include "app/profile/run_context.hpp"
 #include "collect/gpu_selection.hpp"
+#include "collect/node_gpus.hpp"
+#include "collect/process_watch.hpp"
 #include "collect/sampler.hpp"
 #include "core/error.hpp"
 #include "export/exposition.hpp"
@@ -99,17 +100,17 @@ int run_serve(const ServeRun& o) {
 
   exporter::LatestValues latest(gpus.identities);
   // Which processes use each GPU: per-process series and the GPUs' workload labels.
-  std::unique_ptr<ProcessWatch> processes;
+  std::unique_ptr<collect::ProcessWatch> processes;
   std::optional<exporter::ProcessSource> process_source;
   if (o.process_sampling_ms > 0) {
     std::vector<DeviceDescription> sampled;
     for (const auto& identity : gpus.identities) {
       sampled.push_back(collect::device_at(gpus.node.system.devices, identity.index));
     }
-    ProcessWatchOptions options;
+    collect::ProcessWatchOptions options;
     options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
-    processes = std::make_unique<ProcessWatch>(
-        devices_to_watch(gpus.node.nvml.get(), gpus.node.amd.get(), sampled), options);
+    processes = std::make_unique<collect::ProcessWatch>(
+        collect::watched_devices(gpus.node, sampled), options);
     // What --process-series hides is removed before anything renders it: /metrics and pushes.
     process_source = exporter::ProcessSource{
         [&processes, series] { return exporter::reveal(processes->latest(), series); },

@@ -110,10 +110,10 @@ collect::GpuSelection one_gpu_per_rank(collect::GpuSelection selection, const Ra
 }
 
 // The GPUs to sample and what the user should know about the choice.
-collect::GpuSelection choose_gpus(const ProfileOptions& o, const nvml::Session* session,
-                                  const std::vector<DeviceDescription>& devices,
+collect::GpuSelection choose_gpus(const ProfileOptions& o, const collect::NodeGpus& gpus,
                                   const RunInfo& info, const ranks::EnvLookup& env) {
-  const collect::MigResolver mig = collect::mig_resolver(session);
+  const std::vector<DeviceDescription>& devices = gpus.system.devices;
+  const collect::MigResolver mig = collect::mig_resolver(gpus);
   if (!o.gpus.empty()) return collect::select_gpus(o.gpus, devices, mig);
   if (o.per_node) return collect::select_gpus("all", devices, mig);  // the whole node
   if (auto amd = collect::amd_visible(env, devices)) {
@@ -167,8 +167,7 @@ NodeWatchOptions node_watch_options(const ProfileOptions& o) {
 // are the caller's).
 ProfiledRunSetup profiled_run_setup(const ProfileOptions& o, const collect::NodeGpus& gpus) {
   ProfiledRunSetup setup;
-  setup.session = gpus.nvml.get();
-  setup.amd = gpus.amd.get();
+  setup.gpus = &gpus;
   setup.backend = o.backend;
   setup.force = o.force;
   setup.writer.flush_interval = milliseconds(static_cast<std::int64_t>(o.flush_ms));
@@ -208,8 +207,7 @@ int run_profile(const ProfileOptions& o) {
   const collect::NodeGpus gpus = collect::open_node_gpus(o.backend);
   const SystemDescription& system = gpus.system;
   info.driver_version = system.driver_version;
-  const collect::GpuSelection selection =
-      choose_gpus(o, gpus.nvml.get(), system.devices, info, env);
+  const collect::GpuSelection selection = choose_gpus(o, gpus, info, env);
   const auto path = output_path(o, info);
   std::optional<KernelTracing> tracing;  // --trace-kernels
   if (o.trace_kernels || o.trace_nvtx) {

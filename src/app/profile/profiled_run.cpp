@@ -8,10 +8,10 @@
 #include <optional>
 #include <utility>
 
-#include "app/profile/process_watch.hpp"
 #include "app/profile/run_context.hpp"
 #include "collect/describe.hpp"
 #include "collect/node_gpus.hpp"
+#include "collect/process_watch.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "phases/mark_socket.hpp"
@@ -21,9 +21,8 @@ namespace gpuscope::app {
 
 ProfiledRun::ProfiledRun(ProfiledRunSetup setup) : setup_(std::move(setup)) {
   // The saturation source of each GPU is chosen here, and stored with its description.
-  collect::OpenedReaders opened =
-      collect::open_node_readers(setup_.session, setup_.amd, setup_.indices, setup_.devices,
-                                 setup_.backend, setup_.sampler.interval);
+  collect::OpenedReaders opened = collect::open_node_readers(
+      *setup_.gpus, setup_.indices, setup_.devices, setup_.backend, setup_.sampler.interval);
   readers_ = std::move(opened.readers);
   notes_ = std::move(opened.notes);
   // Before the run database: a wrong --sysfs-root leaves no file behind.
@@ -111,11 +110,12 @@ std::unique_ptr<phases::MarkReceiver> start_mark_receiver(phases::PhaseTracker& 
 
 // Looks at the processes on the sampled GPUs every setup.process_interval while the job `job`
 // runs, into the run database; `watch` stays empty when the interval is 0.
-void start_process_watch(std::optional<ProcessWatch>& watch, const ProfiledRunSetup& setup,
+void start_process_watch(std::optional<collect::ProcessWatch>& watch, const ProfiledRunSetup& setup,
                          store::RunWriter& writer, pid_t job) {
   if (setup.process_interval.count() <= 0) return;
-  std::vector<WatchedDevice> devices = devices_to_watch(setup.session, setup.amd, setup.devices);
-  ProcessWatchOptions options;
+  std::vector<collect::WatchedDevice> devices =
+      collect::watched_devices(*setup.gpus, setup.devices);
+  collect::ProcessWatchOptions options;
   options.interval = setup.process_interval;
   watch.emplace(
       std::move(devices), options, [&writer](const GpuProcess& process) { writer.push(process); },
@@ -215,7 +215,7 @@ launch::JobResult ProfiledRun::run_job(const launch::LaunchOptions& job_launch,
   if (!job) return launch::not_started(job.error());
   if (on_job_started) on_job_started(job->start_mono_ns());
   if (node_) node_->job_started(static_cast<unsigned>(job->pid()));
-  std::optional<ProcessWatch> watch;
+  std::optional<collect::ProcessWatch> watch;
   start_process_watch(watch, setup_, *writer_, job->pid());
   launch::JobResult result = job->wait(callbacks);
   if (watch) watch->stop();

@@ -18,25 +18,20 @@
 #include "app/profile/run_sink.hpp"
 #include "collect/backend.hpp"
 #include "collect/gpu_reader.hpp"
+#include "collect/node_gpus.hpp"
 #include "collect/sampler.hpp"
 #include "core/device_description.hpp"
 #include "core/run.hpp"
 #include "launch/job.hpp"
-#include "nvml/session.hpp"
 #include "phases/output_phases.hpp"
 #include "store/run_writer.hpp"
-
-namespace gpuscope::amd {
-class Session;  // amd/session.hpp, opened by collect/node_gpus
-}
 
 namespace gpuscope::app {
 
 struct ProfiledRunSetup {
-  // The libraries the devices' readers use: NVML for NVIDIA GPUs, AMD SMI or ROCm SMI for AMD
-  // GPUs; either may be null when no device of its vendor is sampled (collect/node_gpus.hpp).
-  const nvml::Session* session = nullptr;
-  const amd::Session* amd = nullptr;
+  // The node's GPUs, whose vendors open the devices' readers and process lists
+  // (collect/node_gpus.hpp); it outlives the run.
+  const collect::NodeGpus* gpus = nullptr;
   collect::BackendOptions backend;         // the saturation source options among them
   std::vector<unsigned> indices;           // the GPUs to sample
   std::vector<DeviceDescription> devices;  // their descriptions, in the same order
@@ -46,7 +41,7 @@ struct ProfiledRunSetup {
   store::WriterOptions writer;
   collect::SamplerOptions sampler;
   bool verbose = false;  // -v: every sample on stderr
-  // How often the processes on the GPUs are looked at (app/profile/process_watch.hpp); 0: never.
+  // How often the processes on the GPUs are looked at (collect/process_watch.hpp); 0: never.
   std::chrono::milliseconds process_interval{1000};
   // Phases (docs/phases.md): marks received on a socket the job finds in GPUSCOPE_MARK_SOCKET,
   // and the job's output lines matched against these patterns (which need the output captured).

@@ -32,8 +32,7 @@ void add_range(SettingLimits& l, const collect::GpuControl& gpu, const collect::
   auto max_clock = gpu.max_sm_clock_mhz();
   if (!max_clock) {
     throw Error(fmt::format("GPU {} does not report its maximum SM clock", gpu.index()),
-                max_clock.error().words,
-                std::string(gpu.vendor()) == "amd" ? "sweep AMD GPUs with --power-limits" : "");
+                max_clock.error().words, max_clock.error().fix);
   }
   l.max = std::min(l.max, static_cast<double>(*max_clock));
   l.baseline = l.max;

@@ -13,30 +13,25 @@
 namespace gpuscope::app {
 namespace {
 
-// The users other than this one whose processes run on MIG device `mig` of `parent` (what an
-// unprivileged caller may read: each MIG device's own process list).
-std::vector<std::string> other_users(const nvml::Device& parent, const MigIdentity& mig) {
+// The users other than this one whose processes run on MIG device `mig` (what an unprivileged
+// caller may read: each MIG device's own process list).
+std::vector<std::string> other_users(const collect::NodeGpus& node, const DeviceDescription& mig) {
   std::vector<std::string> users;
-  auto handle = parent.mig_device(mig.mig_index);
-  if (!handle || !*handle) return users;
-  auto processes = (*handle)->compute_processes();
-  if (!processes) return users;
   const unsigned me = getuid();
-  for (const nvml::ProcessInfo& p : *processes) {
-    const processes::ProcessIdentity who = processes::resolve_process(p.pid);
+  for (unsigned pid : collect::mig_device_pids(node, mig)) {
+    const processes::ProcessIdentity who = processes::resolve_process(pid);
     if (!who.uid || *who.uid == me) continue;
     users.push_back(who.user.value_or(fmt::format("uid {}", *who.uid)));
   }
   return users;
 }
 
-sweep::MigGpuUse use_of(const nvml::Session& session, const collect::GpuSelection& selection,
+sweep::MigGpuUse use_of(const collect::NodeGpus& node, const collect::GpuSelection& selection,
                         const std::vector<DeviceDescription>& devices, unsigned gpu) {
   sweep::MigGpuUse use;
   use.gpu = gpu;
   use.mig_enabled = collect::device_at(devices, gpu).mig_enabled.value_or(false);
   if (!use.mig_enabled) return use;
-  const nvml::Device parent = session.device(gpu);
   for (const DeviceDescription& d : devices) {
     if (!d.mig || d.mig->parent_index != gpu) continue;
     sweep::MigInstanceUse instance;
@@ -44,7 +39,7 @@ sweep::MigGpuUse use_of(const nvml::Session& session, const collect::GpuSelectio
     instance.profile = d.mig->profile.value_or("");
     instance.selected = std::find(selection.instances.begin(), selection.instances.end(),
                                   d.index) != selection.instances.end();
-    instance.other_users = other_users(parent, *d.mig);
+    instance.other_users = other_users(node, d);
     use.instances.push_back(std::move(instance));
   }
   return use;
@@ -52,10 +47,10 @@ sweep::MigGpuUse use_of(const nvml::Session& session, const collect::GpuSelectio
 
 }  // namespace
 
-void check_mig_gpus(const nvml::Session& session, const collect::GpuSelection& selection,
+void check_mig_gpus(const collect::NodeGpus& node, const collect::GpuSelection& selection,
                     const std::vector<DeviceDescription>& devices) {
   for (unsigned gpu : selection.indices) {
-    const sweep::MigGpuUse use = use_of(session, selection, devices, gpu);
+    const sweep::MigGpuUse use = use_of(node, selection, devices, gpu);
     if (auto why = sweep::mig_refusal(use)) {
       throw Error::usage(*why, {}, "gpuscope devices lists each GPU's MIG instances");
     }

@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "collect/gpu_selection.hpp"
+#include "collect/node_gpus.hpp"
 #include "core/device_description.hpp"
-#include "nvml/session.hpp"
 
 namespace gpuscope::app {
 
 // Throws Error::usage, saying why, when a selected GPU in MIG mode is shared with someone else;
 // prints a note for a GPU in MIG mode that is all the job's.
-void check_mig_gpus(const nvml::Session& session, const collect::GpuSelection& selection,
+void check_mig_gpus(const collect::NodeGpus& node, const collect::GpuSelection& selection,
                     const std::vector<DeviceDescription>& devices);
 
 }  // namespace gpuscope::app

@@ -11,10 +11,10 @@
 
 #include "collect/backend.hpp"
 #include "collect/gpu_control.hpp"
+#include "collect/node_gpus.hpp"
 #include "core/device_description.hpp"
 #include "core/run.hpp"
 #include "core/sweep.hpp"
-#include "nvml/session.hpp"
 
 namespace gpuscope::app {
 
@@ -51,8 +51,7 @@ double parse_slowdown(const std::string& text);
 // What every trial shares.
 struct TrialSetup {
   const SweepOptions* options = nullptr;
-  const nvml::Session* session = nullptr;    // null on a node without NVIDIA GPUs
-  const amd::Session* amd = nullptr;         // null on a node without AMD GPUs
+  const collect::NodeGpus* node = nullptr;   // the node's GPUs, which outlive the sweep
   collect::GpuControls* controls = nullptr;  // the selected GPUs' controls, as `indices`
   std::vector<unsigned> indices;             // the selected GPUs
   std::vector<DeviceDescription> devices;    // their descriptions

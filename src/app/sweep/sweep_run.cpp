@@ -84,9 +84,8 @@ using sweep::Knob;
 // The GPUs a sweep changes: --gpus, else those the job may see (ROCm's variables on a node with
 // AMD GPUs, CUDA_VISIBLE_DEVICES and the schedulers' on NVIDIA's), else all.
 std::vector<unsigned> choose_gpus(const SweepOptions& o, const collect::NodeGpus& node) {
-  const nvml::Session* session = node.nvml.get();
   const auto& devices = node.system.devices;
-  const collect::MigResolver mig = collect::mig_resolver(session);
+  const collect::MigResolver mig = collect::mig_resolver(node);
   const auto env = ranks::process_environment();
   collect::GpuSelection selection;
   if (!o.gpus.empty()) {
@@ -103,7 +102,7 @@ std::vector<unsigned> choose_gpus(const SweepOptions& o, const collect::NodeGpus
     throw Error::usage("no GPU selected", {}, "check --gpus and gpuscope devices");
   }
   // A GPU in MIG mode shared with others: refused.
-  if (session != nullptr) check_mig_gpus(*session, selection, devices);
+  check_mig_gpus(node, selection, devices);
   return selection.indices;
 }
 
@@ -283,8 +282,7 @@ TrialSetup make_trial_setup(const SweepOptions& o, const SweepInputs& in,
   const SystemDescription& system = node.system;
   TrialSetup setup;
   setup.options = &o;
-  setup.session = node.nvml.get();
-  setup.amd = node.amd.get();
+  setup.node = &node;
   setup.controls = &controls;
   setup.indices = indices;
   for (unsigned i : indices) setup.devices.push_back(collect::device_at(system.devices, i));

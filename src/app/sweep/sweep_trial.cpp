@@ -317,8 +317,7 @@ void measure_trial(const SweepOptions& o, const TrialSink& sink, const EnergyRea
 TrialEnd run_trial(const TrialSetup& setup, sweep::Trial& trial, const std::filesystem::path& db) {
   const SweepOptions& o = *setup.options;
   ProfiledRunSetup run_setup;
-  run_setup.session = setup.session;
-  run_setup.amd = setup.amd;
+  run_setup.gpus = setup.node;
   run_setup.backend = o.backend;
   run_setup.indices = setup.indices;
   run_setup.devices = setup.devices;

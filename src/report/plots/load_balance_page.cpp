@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/metrics.hpp"
+#include "core/vendor.hpp"
 #include "report/plots/draw.hpp"
 #include "report/plots/pages.hpp"
 
@@ -17,7 +18,7 @@ namespace {
 constexpr std::size_t kMaxNamedStragglers = 12;
 constexpr std::size_t kMaxAxisLabels = 32;
 
-std::string activity_name(const std::string& metric, const std::string& vendor) {
+std::string activity_name(const std::string& metric, Vendor vendor) {
   if (metric == "sm_active_pct") return "SM active";
   return std::string(metric_meaning(Metric::GpuUtilPct, vendor)->label);
 }

@@ -1,4 +1,4 @@
-// What knowing which processes use the GPUs costs (app/profile/process_watch.hpp): one look a
+// What knowing which processes use the GPUs costs (collect/process_watch.hpp): one look a
 // second by default, so a look's cost is the overhead per second. Simulated driver with processes
 // named in GPUSCOPE_SIM_PROCESSES_FILE (real pids of this machine, so /proc is really read); set
 // GPUSCOPE_NVML_LIBRARY to a real libnvidia-ml.so.1 to measure a real one.
@@ -13,7 +13,8 @@
 #include <fstream>
 #include <string>
 
-#include "app/profile/process_watch.hpp"
+#include "collect/nvidia_gpus.hpp"
+#include "collect/process_watch.hpp"
 #include "nvml/library.hpp"
 #include "nvml/session.hpp"
 #include "processes/process_identity.hpp"
@@ -44,9 +45,11 @@ void BM_LookKnownProcesses(benchmark::State& state) {
   auto library =
       nvml::Library::open({real != nullptr ? real : GPUSCOPE_BENCH_SIM_LIBRARY, real == nullptr});
   nvml::Session session(library);
-  std::vector<nvml::Device> devices;
-  for (unsigned i = 0; i < session.device_count(); ++i) devices.push_back(session.device(i));
-  app::ProcessWatch watch(devices, {});
+  std::vector<collect::WatchedDevice> devices;
+  for (unsigned i = 0; i < session.device_count(); ++i) {
+    devices.push_back({i, collect::nvidia_process_lister(session.device(i))});
+  }
+  collect::ProcessWatch watch(devices, {});
   watch.set_job({::getpid(), std::nullopt, std::nullopt});
   watch.look();  // resolves them once
   for (auto _ : state) watch.look();

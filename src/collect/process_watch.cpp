@@ -1,4 +1,4 @@
-#include "app/profile/process_watch.hpp"
+#include "collect/process_watch.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,11 +6,10 @@
 #include <iterator>
 #include <string_view>
 
-#include "collect/describe.hpp"
 #include "core/clock.hpp"
 #include "processes/process_identity.hpp"
 
-namespace gpuscope::app {
+namespace gpuscope::collect {
 
 GpuProcess describe_process(unsigned pid, const std::optional<JobIdentity>& job,
                             const std::filesystem::path& proc_root) {
@@ -77,53 +76,6 @@ bool runs_container_client(unsigned ancestor, const std::filesystem::path& proc_
   return false;
 }
 
-namespace {
-
-std::vector<WatchedDevice> by_nvml_index(std::vector<nvml::Device> devices) {
-  std::vector<WatchedDevice> out;
-  for (auto& device : devices) {
-    const unsigned index = device.index();
-    out.push_back({std::move(device), index, {}});
-  }
-  return out;
-}
-
-bool has_mig_devices(const std::vector<DeviceDescription>& devices, unsigned gpu) {
-  return std::any_of(devices.begin(), devices.end(),
-                     [gpu](const auto& d) { return d.mig && d.mig->parent_index == gpu; });
-}
-
-}  // namespace
-
-std::vector<WatchedDevice> devices_to_watch(const nvml::Session* nvml, const amd::Session* amd,
-                                            const std::vector<DeviceDescription>& sampled) {
-  std::vector<WatchedDevice> devices;
-  for (const DeviceDescription& d : sampled) {
-    if (d.vendor == "amd") {
-      if (amd != nullptr && d.vendor_index) {
-        devices.push_back(
-            {std::nullopt, d.index, collect::amd_process_lister(*amd, *d.vendor_index)});
-      }
-      continue;
-    }
-    if (nvml == nullptr) continue;
-    if (d.mig) {
-      if (auto device = collect::find_mig_device(*nvml, d)) {
-        devices.push_back({std::move(*device), d.index, {}});
-      }
-    } else if (!has_mig_devices(sampled, d.index)) {
-      // A GPU whose MIG devices are sampled has its processes looked at there.
-      if (auto device = nvml->try_device(d.index)) devices.push_back({*device, d.index, {}});
-    }
-  }
-  return devices;
-}
-
-ProcessWatch::ProcessWatch(std::vector<nvml::Device> devices, ProcessWatchOptions options,
-                           ProcessFn on_process, SampleFn on_sample)
-    : ProcessWatch(by_nvml_index(std::move(devices)), std::move(options), std::move(on_process),
-                   std::move(on_sample)) {}
-
 ProcessWatch::ProcessWatch(std::vector<WatchedDevice> devices, ProcessWatchOptions options,
                            ProcessFn on_process, SampleFn on_sample)
     : devices_(std::move(devices)),
@@ -165,54 +117,23 @@ const GpuProcess& ProcessWatch::resolve(unsigned pid, std::int64_t wall_ns, std:
   return it->second;
 }
 
-namespace {
-
-// A device's processes now, whichever library lists them; nullopt when it could not say.
-std::optional<std::vector<collect::ListedProcess>> list_processes(const WatchedDevice& watched) {
-  if (watched.amd) return watched.amd();
-  if (!watched.device) return std::nullopt;
-  auto processes = watched.device->compute_processes();
-  if (!processes) return std::nullopt;
-  std::vector<collect::ListedProcess> out;
-  for (const auto& p : *processes) out.push_back({p.pid, p.used_memory_bytes, std::nullopt});
-  return out;
-}
-
-}  // namespace
-
 void ProcessWatch::look() {
   std::lock_guard lock(mutex_);
   std::vector<std::pair<ProcessSample, GpuProcess>> seen;
   for (const WatchedDevice& watched : devices_) {
-    const unsigned row_index = watched.row_index;
-    const auto processes = list_processes(watched);
+    const auto processes = watched.list();
     if (!processes) continue;
     const std::int64_t wall_ns = wall_now_ns();
     const std::int64_t mono_ns = mono_now_ns();
-    // Per-process utilization since the previous look at this GPU, where the driver keeps it.
-    std::map<unsigned, nvml::ProcessUtilization> utilization;
-    if (!processes->empty() && watched.device) {
-      std::uint64_t& since = last_utilization_us_[row_index];
-      if (auto samples = watched.device->process_utilization(since)) {
-        for (const auto& u : *samples) {
-          auto& slot = utilization[u.pid];
-          if (u.timestamp_us >= slot.timestamp_us) slot = u;
-          since = std::max(since, u.timestamp_us);
-        }
-      }
-    }
     for (const auto& p : *processes) {
       ProcessSample sample;
-      sample.device_index = row_index;
+      sample.device_index = watched.row_index;
       sample.wall_ns = wall_ns;
       sample.mono_ns = mono_ns;
       sample.pid = p.pid;
       sample.used_memory_bytes = p.used_memory_bytes;
-      if (auto u = utilization.find(p.pid); u != utilization.end()) {
-        sample.sm_percent = u->second.sm_percent;
-        sample.memory_percent = u->second.memory_percent;
-      }
-      if (p.gfx_percent) sample.sm_percent = *p.gfx_percent;  // an AMD GPU's graphics share
+      sample.sm_percent = p.sm_percent;
+      sample.memory_percent = p.memory_percent;
       const GpuProcess& process = resolve(p.pid, wall_ns, mono_ns);
       if (on_sample_) on_sample_(sample);
       seen.emplace_back(sample, process);
@@ -264,4 +185,4 @@ std::size_t ProcessWatch::processes_seen() const {
   return known_.size();
 }
 
-}  // namespace gpuscope::app
+}  // namespace gpuscope::collect

@@ -1,5 +1,6 @@
-// Which processes use each GPU: a look at NVML's running compute processes (and their
-// utilization, where the driver gives it) about once a second, each new process resolved once
+// Which processes use each GPU: a look at each device's process list (collect/gpu_vendor.hpp:
+// NVML's running compute processes and their utilization where the driver gives it, AMD SMI's
+// processes and their graphics time) about once a second, each new process resolved once
 // through /proc to its command, user, container, pod, SLURM job and rank (processes/), and told
 // apart as the profiled job's or not. `profile` stores what it sees (docs/processes.md); `serve`
 // asks for the latest look at each scrape.
@@ -20,18 +21,12 @@
 #include <utility>
 #include <vector>
 
-#include "collect/node_gpus.hpp"
+#include "collect/gpu_vendor.hpp"
 #include "core/device_description.hpp"
 #include "core/gpu_process.hpp"
 #include "core/run.hpp"
-#include "nvml/device.hpp"
-#include "nvml/session.hpp"
 
-namespace gpuscope::amd {
-class Session;  // amd/session.hpp, opened by collect/node_gpus
-}
-
-namespace gpuscope::app {
+namespace gpuscope::collect {
 
 // What makes a process the profiled job's: being the job or a descendant of it, or carrying the
 // same SLURM job id or launcher job id as gpuscope itself (the other ranks of an mpirun, whose
@@ -57,35 +52,14 @@ struct ProcessWatchOptions {
   std::size_t max_processes = 4096;
 };
 
-// A device whose processes are looked at, and the device_index its rows get: a GPU's NVML
-// index, or a MIG device's row index (core/mig.hpp) for a MIG device's handle, whose process
-// list holds the processes of its instance only (and answers unprivileged, where its GPU's
-// refuses: docs/mig.md).
-struct WatchedDevice {
-  std::optional<nvml::Device> device;  // an NVIDIA GPU or MIG device
-  unsigned row_index = 0;
-  collect::ProcessLister amd;  // an AMD GPU (docs/amd.md): its library's process list
-};
-
-// The devices whose process lists to look at when `sampled` (GPUs and MIG devices) are sampled:
-// each MIG device's own list (its instance's processes with its row index, which its GPU's list
-// refuses to an unprivileged user), and each GPU without sampled MIG devices. A device that
-// cannot be opened is left out. An AMD GPU's list comes from `amd`'s library (AMD SMI; ROCm SMI
-// has none gpuscope uses). Either session may be null when no device of its vendor is sampled.
-std::vector<WatchedDevice> devices_to_watch(const nvml::Session* nvml, const amd::Session* amd,
-                                            const std::vector<DeviceDescription>& sampled);
-
 class ProcessWatch {
  public:
   using ProcessFn = std::function<void(const GpuProcess&)>;
   using SampleFn = std::function<void(const ProcessSample&)>;
 
-  // `devices` are the GPUs to look at (their index() is the device_index of the rows).
-  // on_process gets each process once, when first seen; on_sample each process on each GPU at
-  // each look. Either may be empty.
-  ProcessWatch(std::vector<nvml::Device> devices, ProcessWatchOptions options,
-               ProcessFn on_process = {}, SampleFn on_sample = {});
-  // The same for devices with row indices of their own (MIG devices among them).
+  // `devices` are the devices to look at, each with the device_index of its rows
+  // (node_gpus.hpp: watched_devices). on_process gets each process once, when first
+  // seen; on_sample each process on each device at each look. Either may be empty.
   ProcessWatch(std::vector<WatchedDevice> devices, ProcessWatchOptions options,
                ProcessFn on_process = {}, SampleFn on_sample = {});
   ~ProcessWatch();
@@ -119,7 +93,6 @@ class ProcessWatch {
   ProcessFn on_process_;
   SampleFn on_sample_;
   std::optional<JobIdentity> job_;
-  std::map<unsigned, std::uint64_t> last_utilization_us_;  // per device: the newest sample seen
 
   mutable std::mutex mutex_;  // guards known_, latest_; held across one look
   // Processes by pid and start time (a reused pid is another process).
@@ -138,4 +111,4 @@ class ProcessWatch {
 GpuProcess describe_process(unsigned pid, const std::optional<JobIdentity>& job,
                             const std::filesystem::path& proc_root = "/proc");
 
-}  // namespace gpuscope::app
+}  // namespace gpuscope::collect

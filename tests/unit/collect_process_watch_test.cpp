@@ -2,8 +2,6 @@
 // the pids a test names (GPUSCOPE_SIM_PROCESSES_FILE) and ProcessWatch resolves them through a
 // made-up /proc, where the job's descendants, a process of the same SLURM job, a stranger's
 // process, a pid /proc does not show and a reused pid are laid out by hand.
-#include "app/profile/process_watch.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,12 +10,14 @@
 #include <map>
 #include <string>
 
+#include "collect/nvidia_gpus.hpp"
+#include "collect/process_watch.hpp"
 #include "nvml/library.hpp"
 #include "nvml/session.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/sim_env.hpp"
 
-namespace gpuscope::app {
+namespace gpuscope::collect {
 namespace {
 
 using testing::SimEnvironment;
@@ -64,7 +64,7 @@ struct Fixture {
 
   ProcessWatch watch(ProcessWatchOptions options = {}) {
     options.proc_root = proc;
-    std::vector<nvml::Device> devices{session.device(0)};
+    std::vector<WatchedDevice> devices{{0, nvidia_process_lister(session.device(0))}};
     return ProcessWatch(
         devices, options, [this](const GpuProcess& p) { seen[p.pid] = p; },
         [this](const ProcessSample& s) { ++samples[s.pid]; });
@@ -191,4 +191,4 @@ TEST(ProcessWatch, AnEmptyOrGarbledListIsNoProcess) {
 }
 
 }  // namespace
-}  // namespace gpuscope::app
+}  // namespace gpuscope::collect
