@@ -58,6 +58,11 @@ def check_folders(text):
     tree.add('sim/')
     for missing in sorted(tree - set(folders)):
         problem(f'ARCHITECTURE.md: folder {missing} is in the tree but not in the table')
+    for folder in sorted(tree):
+        lists = ROOT / folder / 'CMakeLists.txt'
+        if not lists.read_text().startswith('#'):
+            problem(f'{folder}CMakeLists.txt: opens with no paragraph on its files '
+                    '(ARCHITECTURE.md says each does)')
     for extra in sorted(set(folders) - tree):
         problem(f'ARCHITECTURE.md: folder {extra} is in the table but not in the tree')
     includes = include_rows()
