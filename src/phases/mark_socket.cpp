@@ -92,19 +92,17 @@ SendOutcome send_mark(const std::string& address, const Mark& mark) {
 
 MarkReceiver::MarkReceiver(const std::filesystem::path& parent, Handler handler)
     : handler_(std::move(handler)) {
-  std::string pattern = (parent / "gpuscope-marks.XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
+  try {
+    dir_.emplace("gpuscope-marks.", parent);
+  } catch (const std::system_error& error) {
     throw Error(
         fmt::format("cannot create a directory for the marks' socket in {}", parent.string()),
-        std::strerror(errno), "set TMPDIR to a writable directory");
+        error.code().message(), "set TMPDIR to a writable directory");
   }
-  dir_ = pattern;
-  address_ = (dir_ / "marks").string();
+  address_ = (dir_->path() / "marks").string();
   sockaddr_un address{};
   socklen_t length = 0;
   if (!socket_address(address_, address, length)) {
-    std::error_code ignored;
-    std::filesystem::remove(dir_, ignored);
     throw Error(fmt::format("the marks' socket path {} is too long for a socket", address_), {},
                 "set TMPDIR to a shorter path");
   }
@@ -114,8 +112,6 @@ MarkReceiver::MarkReceiver(const std::filesystem::path& parent, Handler handler)
     const std::string why = std::strerror(errno);
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
     throw Error(fmt::format("cannot listen for marks at {}", address_), why);
   }
 }
@@ -127,8 +123,6 @@ MarkReceiver::~MarkReceiver() {
   for (int fd : wake_) {
     if (fd >= 0) ::close(fd);
   }
-  std::error_code ignored;
-  std::filesystem::remove_all(dir_, ignored);
 }
 
 void MarkReceiver::start() {

@@ -12,12 +12,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "phases/mark_protocol.hpp"
+#include "util/temporary_folder.hpp"
 
 namespace gpuscope::phases {
 
@@ -77,7 +79,7 @@ class MarkReceiver {
   bool read_client(Client& client);
   void line(std::string_view text);
 
-  std::filesystem::path dir_;
+  std::optional<util::TemporaryFolder> dir_;  // private (0700), removed with its socket
   std::string address_;
   Handler handler_;
   int fd_ = -1;
