@@ -60,8 +60,7 @@ class Client : public Source {
 
   // The points per series one range piece asks for: the option, else the server's limit.
   std::int64_t range_piece_points();
-  // HTTP requests sent so far (retries included), for tests and benchmarks.
-  std::size_t requests() const { return requests_; }
+  std::optional<std::size_t> requests() const override { return requests_; }
 
  private:
   using Fields = std::vector<std::pair<std::string, std::string>>;

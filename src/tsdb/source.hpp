@@ -48,6 +48,10 @@ class Source {
 
   // What the server warned about in its answers so far (a partial answer, a limit hit).
   virtual std::vector<std::string> warnings() const = 0;
+
+  // The HTTP requests sent so far, retries included (what reading a job cost the server);
+  // nullopt for a source that sends none.
+  virtual std::optional<std::size_t> requests() const { return std::nullopt; }
 };
 
 }  // namespace gpuscope::tsdb

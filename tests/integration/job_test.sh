@@ -150,6 +150,11 @@ for naming in dcgm jobstats; do
     >"$work/$naming.json" 2>"$work/$naming.err" || { cat "$work/$naming.err"; exit 1; }
 done
 cat "$work"/{prom,vm,dcgm,jobstats}.err
+# What reading the job cost each server, said on the line that says what was read.
+for server in prom vm; do
+  check "$server: the requests sent are said" "yes" \
+    "$(grep -qE ' GPUs on .*; [0-9]+ requests$' "$work/$server.err" && echo yes)"
+done
 if [ -n "${GPUSCOPE_KEEP:-}" ]; then  # for a look after the test: the JSON and databases
   cp "$work"/*.json "$work"/prof/*.db "$GPUSCOPE_KEEP/"
   for server in "prom $prom_port" "vm $vm_port"; do set -- $server

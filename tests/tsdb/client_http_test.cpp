@@ -275,7 +275,7 @@ TEST(ClientHttp, A503IsRetriedThenFails) {
   Client client(options_at(server.url()));
   const std::string m = refusal_message([&] { client.instant("up", 0); });
   EXPECT_EQ(calls.load(), 3);
-  EXPECT_EQ(client.requests(), 3u);
+  EXPECT_EQ(client.requests().value(), 3u);
   EXPECT_HAS(m, "answered HTTP 503 to /api/v1/query of up (overloaded)");
   EXPECT_HAS(m, "try again later");
 }

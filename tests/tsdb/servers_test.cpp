@@ -157,9 +157,9 @@ TEST_F(Servers, TellsTheServersApart) {
   ASSERT_TRUE(p.retention_s);
   EXPECT_EQ(*p.retention_s, 100 * 365 * 86400.0);
   EXPECT_EQ(prometheus.range_piece_points(), 11'000);
-  const std::size_t asked = prometheus.requests();
+  const std::size_t asked = prometheus.requests().value();
   prometheus.server();
-  EXPECT_EQ(prometheus.requests(), asked);  // cached
+  EXPECT_EQ(prometheus.requests().value(), asked);  // cached
 }
 
 TEST_F(Servers, RawReadsAreExactAndEqualOnBothServers) {
@@ -175,7 +175,7 @@ TEST_F(Servers, RawReadsAreExactAndEqualOnBothServers) {
   expect_same(from_vm, stored());
   expect_same(from_prometheus, stored());
   expect_same(in_pieces, stored());
-  EXPECT_GT(prometheus_in_pieces.requests(), prometheus.requests() + 5);
+  EXPECT_GT(prometheus_in_pieces.requests().value(), prometheus.requests().value() + 5);
   // A window inside the data: both ends included.
   const Window inner{kT0 + 10 * kStep, kT0 + 20 * kStep};
   for (Client* c : {&vm, &prometheus}) {
@@ -290,13 +290,13 @@ TEST_F(Servers, PrometheusRangePastElevenThousandStepsIsSplit) {
   };
   Client prometheus(at(prometheus_->url()));
   check(prometheus);
-  EXPECT_EQ(prometheus.requests(), 3u + 2u);  // buildinfo, flags, runtimeinfo; two pieces
+  EXPECT_EQ(prometheus.requests().value(), 3u + 2u);  // buildinfo, flags, runtimeinfo; two pieces
   // Told a limit above Prometheus' own, the client meets its refusal and splits further.
   ClientOptions o = at(prometheus_->url());
   o.max_points_per_series = 20'000;
   Client forced(o);
   check(forced);
-  EXPECT_EQ(forced.requests(), 3u);  // one refused, two halves
+  EXPECT_EQ(forced.requests().value(), 3u);  // one refused, two halves
 }
 
 TEST(ServersAuth, VictoriaMetricsBasicAuth) {

@@ -81,15 +81,17 @@ std::string shown_title(const ingest::JobWindow& job) {
 }
 
 void say_what_was_read(const ingest::JobWindow& job, const ingest::MonitoringResult& r,
-                       const tsdb::ServerInfo& server) {
+                       const tsdb::ServerInfo& server, std::optional<std::size_t> requests) {
   // Node names, the family and the labels matched come from the server or sacct: shown, never
   // acted on by the terminal.
-  fmt::print(stderr, "gpuscope: {}: {} GPU{} on {} from {} ({}; {}), {} {:g} s{}\n",
+  const std::string cost =
+      requests ? fmt::format("; {} request{}", *requests, *requests == 1 ? "" : "s") : "";
+  fmt::print(stderr, "gpuscope: {}: {} GPU{} on {} from {} ({}; {}), {} {:g} s{}{}\n",
              shown_title(job), r.gpus, r.gpus == 1 ? "" : "s",
              util::visible(fmt::format("{}", fmt::join(job.nodes, ","))), util::visible(server.url),
              util::visible(r.family), util::visible(r.matched_by),
              r.summarised ? "summarised per" : "samples every", r.resolution_s,
-             job.running ? "; still running" : "");
+             job.running ? "; still running" : "", cost);
   for (const auto& note : r.notes) fmt::print(stderr, "gpuscope: note: {}\n", util::visible(note));
 }
 
@@ -110,7 +112,7 @@ void read_into(const JobRun& o, tsdb::Source& source, const ingest::JobWindow& j
   for (const auto& note : summary.notes) {
     fmt::print(stderr, "gpuscope: note: {}\n", util::visible(note));
   }
-  say_what_was_read(job, read, source.server());
+  say_what_was_read(job, read, source.server(), source.requests());
   for (const auto& warning : source.warnings()) {
     fmt::print(stderr, "gpuscope: warning: the server said: {}\n", util::visible(warning));
   }
