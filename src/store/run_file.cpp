@@ -72,8 +72,7 @@ std::unique_ptr<Database> create_database(const fs::path& path) {
 }
 
 CreatedRun create_run_file(const fs::path& path, bool overwrite, const RunInfo& run,
-                           const std::vector<DeviceDescription>& devices,
-                           std::optional<std::int64_t> max_page_count) {
+                           const std::vector<DeviceDescription>& devices) {
   prepare_output_path(path, overwrite);
   CreatedRun out;
   out.db = create_database(path);
@@ -82,9 +81,6 @@ CreatedRun create_run_file(const fs::path& path, bool overwrite, const RunInfo& 
     out.run_id = insert_run(*out.db, run);
     insert_devices(*out.db, out.run_id, devices);
     out.db->exec("COMMIT");
-    if (max_page_count) {
-      out.db->exec("PRAGMA max_page_count = " + std::to_string(*max_page_count));
-    }
   });
   return out;
 }

@@ -39,8 +39,7 @@ void create_empty_run_file(const std::filesystem::path& path);
 
 // prepare_output_path + create_database + the run row and its devices.
 CreatedRun create_run_file(const std::filesystem::path& path, bool overwrite, const RunInfo& run,
-                           const std::vector<DeviceDescription>& devices,
-                           std::optional<std::int64_t> max_page_count);
+                           const std::vector<DeviceDescription>& devices);
 
 // Folds the WAL into the main file and leaves the file in rollback-journal mode, so the .db
 // alone is complete and readable from read-only media. Returns a problem in words, if any.

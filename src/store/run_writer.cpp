@@ -58,7 +58,7 @@ std::unique_ptr<RunWriter> RunWriter::create(const std::filesystem::path& path, 
                                              const RunInfo& run,
                                              const std::vector<DeviceDescription>& devices,
                                              const WriterOptions& options) {
-  CreatedRun created = create_run_file(path, overwrite, run, devices, options.max_page_count);
+  CreatedRun created = create_run_file(path, overwrite, run, devices);
   if (options.scratch) {
     translate_sqlite_errors("cannot write " + path.string(), "check the disk", [&] {
       created.db->exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;");
@@ -197,11 +197,6 @@ void RunWriter::flush_behind() {
   flushed_.wait(lock, [&] { return flush_completed_ >= previous || thread_done_; });
 }
 
-void RunWriter::set_max_page_count(std::int64_t pages) {
-  std::lock_guard lock(mutex_);
-  page_limit_request_ = pages;
-}
-
 WriterStats RunWriter::stats() const {
   std::lock_guard lock(mutex_);
   WriterStats out = published_;
@@ -219,10 +214,9 @@ void RunWriter::writer_loop() {
     const bool stop = stopping_;
     // The only work under the lock: hand the producers an empty buffer that has capacity.
     std::swap(front_, incoming_);
-    auto page_limit = std::exchange(page_limit_request_, std::nullopt);
     lock.unlock();
 
-    write_cycle(page_limit);
+    write_cycle();
 
     lock.lock();
     published_ = stats_;
@@ -234,14 +228,7 @@ void RunWriter::writer_loop() {
   }
 }
 
-void RunWriter::write_cycle(std::optional<std::int64_t> page_limit) {
-  if (page_limit) {
-    try {
-      db_->exec(fmt::format("PRAGMA max_page_count = {}", *page_limit));
-    } catch (const SqliteError& e) {
-      record_failure(e.what());
-    }
-  }
+void RunWriter::write_cycle() {
   if (pending_.empty()) {
     std::swap(pending_, incoming_);
   } else {
@@ -288,7 +275,7 @@ std::vector<std::string> RunWriter::finish(const RunEnd& end) {
   finished_ = true;
   stop_thread();  // its last cycle wrote (or tried to write) everything pushed before this call
   // One more attempt for rows the last cycle could not write, then whatever is left is lost.
-  if (!pending_.empty()) write_cycle(std::nullopt);
+  if (!pending_.empty()) write_cycle();
   stats_.dropped += pending_.counts();
   stats_.rows_dropped = stats_.dropped.total();
   pending_.clear();

@@ -32,9 +32,6 @@ struct WriterOptions {
   std::chrono::milliseconds flush_interval{1000};
   // Memory for rows that could not be written yet; past it the oldest are dropped (and counted).
   std::size_t max_pending_bytes = std::size_t{64} << 20;
-  // Sets PRAGMA max_page_count after the schema is written: lets a test fill the "disk". A value
-  // below the current size pins the file at its current size.
-  std::optional<std::int64_t> max_page_count;
   // A file nobody reads while it is written and that is thrown away when the process dies (an
   // import's part in its private temporary folder): no write-ahead log and no syncs (the
   // rollback journal in memory, so a failed write still rolls back). finish() leaves it as
@@ -100,9 +97,6 @@ class RunWriter {
   // Counters since create(); safe to call from any thread.
   WriterStats stats() const;
 
-  // Changes PRAGMA max_page_count before the next flush (tests: let a full "disk" recover).
-  void set_max_page_count(std::int64_t pages);
-
   // The run's id in the runs table.
   std::int64_t run_id() const { return run_id_; }
   const std::filesystem::path& path() const { return path_; }
@@ -113,7 +107,7 @@ class RunWriter {
 
   void writer_loop();
   // Moves `incoming_` into `pending_` and tries to commit `pending_` (writer thread only).
-  void write_cycle(std::optional<std::int64_t> page_limit);
+  void write_cycle();
   void record_failure(const std::string& error);
   void stop_thread();
   std::vector<std::string> storage_problems() const;
@@ -134,7 +128,6 @@ class RunWriter {
   bool thread_done_ = false;
   std::uint64_t flush_requested_ = 0;
   std::uint64_t flush_completed_ = 0;
-  std::optional<std::int64_t> page_limit_request_;
   RowCounts dropped_after_stop_;
   WriterStats published_;
 

@@ -1,29 +1,33 @@
-// A full disk (simulated with PRAGMA max_page_count) never reaches the sampler: rows wait in
-// memory, are retried, and what could not be written is reported in words.
+// A full disk (SQLite's writes failing with SQLITE_FULL, tests/support/full_disk.hpp) never
+// reaches the sampler: rows wait in memory, are retried, and what could not be written is
+// reported in words.
 #include <gtest/gtest.h>
 
 #include "store/run_reader.hpp"
 #include "store/run_writer.hpp"
 #include "store_test_data.hpp"
+#include "support/full_disk.hpp"
 #include "support/process.hpp"
 
 namespace gpuscope::store {
 namespace {
 
+using gpuscope::testing::FullDisk;
 using gpuscope::testing::TempDir;
 using namespace store::testing;
 
 WriterOptions full_disk() {
   WriterOptions options;
   options.flush_interval = std::chrono::hours(1);  // only explicit flushes
-  options.max_page_count = 1;                      // pins the file at its current size
   return options;
 }
 
 TEST(DiskFull, RowsAreKeptAndWrittenWhenSpaceReturns) {
+  FullDisk disk;
   TempDir dir;
   const auto path = dir.file("run.db");
   auto writer = RunWriter::create(path, false, make_run(), make_devices(2), full_disk());
+  disk.fill();
   for (int seq = 0; seq < 1000; ++seq) writer->push(make_sample(seq % 2 == 0 ? 0U : 1U, seq));
   writer->flush();
 
@@ -35,7 +39,7 @@ TEST(DiskFull, RowsAreKeptAndWrittenWhenSpaceReturns) {
   EXPECT_EQ(stats.rows_dropped, 0);
 
   writer->push(make_sample(0, 1000));
-  writer->set_max_page_count(1'000'000);
+  disk.free_space();
   writer->flush();
   stats = writer->stats();
   EXPECT_EQ(stats.written.samples, 1001);
@@ -60,11 +64,13 @@ TEST(DiskFull, RowsAreKeptAndWrittenWhenSpaceReturns) {
 }
 
 TEST(DiskFull, DropsTheOldestPastTheMemoryBoundAndSaysSo) {
+  FullDisk disk;
   TempDir dir;
   const auto path = dir.file("run.db");
   auto options = full_disk();
   options.max_pending_bytes = 100 * sizeof(SampleRow);
   auto writer = RunWriter::create(path, false, make_run(), make_devices(1), options);
+  disk.fill();
   for (int seq = 0; seq < 1000; ++seq) writer->push(make_sample(0, seq));
   writer->flush();
   auto stats = writer->stats();
@@ -73,7 +79,7 @@ TEST(DiskFull, DropsTheOldestPastTheMemoryBoundAndSaysSo) {
   EXPECT_EQ(stats.dropped.samples + stats.rows_pending, 1001);
 
   // Space comes back: the newest rows, those kept, are written in order.
-  writer->set_max_page_count(1'000'000);
+  disk.free_space();
   writer->flush();
   const auto kept = writer->stats().written.samples;
   EXPECT_GT(kept, 0);
@@ -95,9 +101,11 @@ TEST(DiskFull, DropsTheOldestPastTheMemoryBoundAndSaysSo) {
 }
 
 TEST(DiskFull, RowsStillUnwritableAtFinishAreReported) {
+  FullDisk disk;
   TempDir dir;
   auto writer =
       RunWriter::create(dir.file("run.db"), false, make_run(), make_devices(1), full_disk());
+  disk.fill();
   for (int seq = 0; seq < 1234; ++seq) writer->push(make_sample(0, seq));
   writer->push(PowerRow{0, 1, 2, 100.0, 101.0, 5.0});
   const auto problems = writer->finish(RunEnd{});
