@@ -69,7 +69,7 @@ IntensitySeries parse_electricity_maps_answer(std::string_view body, std::string
         !item.contains("carbonIntensity") || !item["carbonIntensity"].is_number()) {
       continue;  // an hour without a figure is a gap
     }
-    const auto start = parse_time(item["datetime"].get<std::string>());
+    const auto start = util::parse_utc_time(item["datetime"].get<std::string>());
     const double g = item["carbonIntensity"].get<double>();
     if (!start || g < 0 || g > 5000) continue;
     IntensityPeriod p;

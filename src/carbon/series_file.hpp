@@ -25,9 +25,4 @@ IntensitySeries read_series_file(const std::filesystem::path& path);
 // The same from text (`name` is used in messages and as the source).
 IntensitySeries parse_series(std::string_view text, std::string_view name);
 
-// "2026-11-25T13:30Z", "2026-11-25T13:30:00.5+01:00", "1764077400": ns since the epoch (UTC),
-// nullopt when it is none of these, has no zone, or is not between 1970 and 2096 (Unix seconds
-// 0 to 4e9).
-std::optional<std::int64_t> parse_time(std::string_view text);
-
 }  // namespace gpuscope::carbon

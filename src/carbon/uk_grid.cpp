@@ -130,8 +130,8 @@ IntensitySeries parse_uk_answer(std::string_view body, bool regional, std::strin
     const auto& to = field(item, "to", url, "a period");
     const auto& intensity = field(item, "intensity", url, "a period");
     if (!from.is_string() || !to.is_string()) continue;
-    const auto start = parse_time(from.get<std::string>());
-    const auto end = parse_time(to.get<std::string>());
+    const auto start = util::parse_utc_time(from.get<std::string>());
+    const auto end = util::parse_utc_time(to.get<std::string>());
     if (!start || !end || *end <= *start) continue;
     IntensityPeriod p;
     p.start_wall_ns = *start;

@@ -43,8 +43,8 @@ class FakeElectricityMaps {
         res.set_content(R"({"error": "Zone 'XX' does not exist"})", "application/json");
         return;
       }
-      const auto start = *parse_time(req.get_param_value("start"));
-      const auto end = *parse_time(req.get_param_value("end"));
+      const auto start = *util::parse_utc_time(req.get_param_value("start"));
+      const auto end = *util::parse_utc_time(req.get_param_value("end"));
       nlohmann::json data = nlohmann::json::array();
       int i = 0;
       for (auto t = start; t < end; t += 3600 * kS, ++i) {

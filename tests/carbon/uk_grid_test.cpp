@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "support/process.hpp"
 #include "support/sql.hpp"
+#include "util/utc_time.hpp"
 
 namespace gpuscope::carbon {
 namespace {
@@ -53,8 +54,8 @@ class FakeApi {
     server_.Get(R"(/intensity/([^/]+)/([^/]+))",
                 [this](const httplib::Request& req, httplib::Response& res) {
                   paths_.push_back(req.path);
-                  const auto from = parse_time(req.matches[1].str());
-                  const auto to = parse_time(req.matches[2].str());
+                  const auto from = util::parse_utc_time(req.matches[1].str());
+                  const auto to = util::parse_utc_time(req.matches[2].str());
                   const auto first = *from / kS;
                   res.set_content(national(first, static_cast<int>((*to - *from) / kS / 1800), 2),
                                   "application/json");
@@ -62,7 +63,7 @@ class FakeApi {
     server_.Get(R"(/regional/intensity/([^/]+)/([^/]+)/regionid/(\d+))",
                 [this](const httplib::Request& req, httplib::Response& res) {
                   paths_.push_back(req.path);
-                  const auto first = *parse_time(req.matches[1].str()) / kS;
+                  const auto first = *util::parse_utc_time(req.matches[1].str()) / kS;
                   auto periods = nlohmann::json::parse(national(first, 2, 0))["data"];
                   for (auto& p : periods) p["intensity"].erase("actual");
                   // The regional endpoint answers `data` as an object, not a list.
@@ -80,7 +81,7 @@ class FakeApi {
                     res.set_header("Retry-After", "0");
                     return;
                   }
-                  const auto first = *parse_time(req.matches[1].str()) / kS;
+                  const auto first = *util::parse_utc_time(req.matches[1].str()) / kS;
                   res.set_content(national(first, 1, 1), "application/json");
                 });
     server_.Get(R"(/patient/intensity/([^/]+)/([^/]+))",
@@ -90,7 +91,7 @@ class FakeApi {
                     res.set_header("Retry-After", "3600");  // an hour: not waited for
                     return;
                   }
-                  const auto first = *parse_time(req.matches[1].str()) / kS;
+                  const auto first = *util::parse_utc_time(req.matches[1].str()) / kS;
                   res.set_content(national(first, 1, 1), "application/json");
                 });
     server_.Get(R"(/down/.*)", [](const httplib::Request&, httplib::Response& res) {

@@ -7,12 +7,12 @@
 #include <chrono>
 #include <cmath>
 
-#include "carbon/series_file.hpp"
 #include "core/error.hpp"
 #include "ingest/monitoring/slurm_accounting.hpp"
 #include "launch/capture.hpp"
 #include "tsdb/promql.hpp"
 #include "util/number_text.hpp"
+#include "util/utc_time.hpp"
 
 namespace gpuscope::app {
 
@@ -70,7 +70,7 @@ ingest::JobWindow slurm_job_window(const std::string& sacct, const std::string& 
 std::int64_t time_option_ms(const std::string& option, const std::string& text,
                             std::int64_t now_ms) {
   if (text == "now") return now_ms;
-  const auto ns = carbon::parse_time(text);
+  const auto ns = util::parse_utc_time(text);
   if (!ns) {
     throw Error::usage(fmt::format("{} '{}' is not a time", option, text), {},
                        "give Unix seconds, ISO 8601 with a zone (2026-11-25T13:30Z or "
