@@ -24,15 +24,15 @@
 #include "util/environment.hpp"
 
 namespace gpuscope::load {
-namespace {
 
-namespace fs = std::filesystem;
-
-// --carbon-url, else GPUSCOPE_CARBON_URL, else "" (the source's own).
 std::string carbon_url(const AnalyzeOptions& o) {
   if (o.carbon_url) return *o.carbon_url;
   return util::environment_or_empty("GPUSCOPE_CARBON_URL");
 }
+
+namespace {
+
+namespace fs = std::filesystem;
 
 // The options that need no file: checked before anything is read. Throws Error::usage.
 void check_options(const AnalyzeOptions& o) {
@@ -298,10 +298,6 @@ std::optional<analyze::Analysis> load_analysis_task(const AnalyzeOptions& o,
     dir.fail(fmt::format("on {}: {}", host, e.what()));
     throw;
   }
-}
-
-void print_carbon_regions(const AnalyzeOptions& o) {
-  fmt::print("{}", carbon::uk_region_list(carbon_url(o)));
 }
 
 }  // namespace gpuscope::load

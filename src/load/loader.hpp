@@ -45,9 +45,9 @@ struct AnalyzeOptions {
   double partial_timeout_s = 3600;
 };
 
-// --carbon-region list: the UK regions on stdout (with the API's current forecast when it
-// answers), for choosing one.
-void print_carbon_regions(const AnalyzeOptions& options);
+// The grid intensity API's base URL: --carbon-url, else GPUSCOPE_CARBON_URL, else "" (the
+// source's own).
+std::string carbon_url(const AnalyzeOptions& options);
 
 // What the HTML report needs beyond analyze's figures.
 struct LoadExtras {

@@ -7,6 +7,7 @@
 
 #include "app/inputs/report_kernels.hpp"
 #include "app/inputs/report_sweep.hpp"
+#include "carbon/grid_source.hpp"
 #include "core/error.hpp"
 #include "core/output_check.hpp"
 #include "core/version.hpp"
@@ -118,8 +119,8 @@ int run_analyze(AnalyzeRun o) {
   report::parse_view(a.aggregate);
   report::parse_metrics(a.metrics);
   const bool plotting = prepare_plots(o);
-  if (a.carbon_region == "list") {
-    load::print_carbon_regions(a);
+  if (a.carbon_region == "list") {  // the UK regions, with the API's forecast when it answers
+    fmt::print("{}", carbon::uk_region_list(load::carbon_url(a)));
     return 0;
   }
   const auto resolved = resolve_inputs(o.analyze);
