@@ -133,6 +133,21 @@ def check_docs_index():
         problem(f'docs/README.md: links {page}, which is not in docs/')
 
 
+def check_issue_numbers():
+    """Comments cite docs, never issue numbers: an issue's number says nothing once it is closed."""
+    pattern = re.compile(r'\bissues? #?\d+\b', re.I)
+    for top in ('src', 'sim', 'tests', 'bench', 'fuzz', 'scripts', 'cmake'):
+        for path in sorted((ROOT / top).rglob('*')):
+            if not path.is_file() or path.suffix not in {'.cpp', '.hpp', '.h', '.c', '.py', '.sh', '.txt', '.cmake'}:
+                continue
+            if 'fixtures' in path.parts:
+                continue
+            for number, line in enumerate(path.read_text(errors='replace').splitlines(), 1):
+                if pattern.search(line):
+                    problem(f'{path.relative_to(ROOT)}:{number}: cites an issue number; say what it is '
+                            'or name the docs page')
+
+
 def check_schema_version():
     code = (ROOT / 'src' / 'store' / 'schema.hpp').read_text()
     minor = re.search(r'kSchemaMinorVersion = (\d+);', code)
@@ -151,6 +166,7 @@ def main():
     check_checks(text)
     check_docs_index()
     check_schema_version()
+    check_issue_numbers()
     if len(sys.argv) > 1:
         check_libraries(Path(sys.argv[1]))
     for text in problems:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU health signals on a real GPU, for the health work (issue 29; docs/validation.md): NVML's
+# GPU health signals on a real GPU, for the health work (docs/validation.md): NVML's
 # event API (what a wait costs, which events a power-capped load raises and when), the violation
 # (throttle) time fields against the clock-event reasons gpuscope samples, and the cost of each
 # health query. Read-only for the GPU: nothing is set, no fault is injected.

@@ -63,7 +63,7 @@ bench() {  # bench NAME [ARGS...]: from a build tree (bench/) or a bundle (bin/)
   echo "--- cupti"; find / -name 'libcupti.so*' -not -path '/proc/*' 2>/dev/null | head
 } > "$out/machine.txt" 2>&1
 
-# Health, MIG and every NVML field id, as the driver answers them (pynvml; issues 29 and 30).
+# Health, MIG and every NVML field id, as the driver answers them (pynvml).
 python3 - > "$out/health.json" 2> "$out/health.err" <<'PY'
 import json, pynvml as n
 n.nvmlInit()
@@ -133,7 +133,7 @@ for i in range(n.nvmlDeviceGetCount()):
 print(json.dumps(out, indent=1, default=str))
 PY
 
-# nvidia-smi's own formats, for the log readers (issue 28): the field list this driver knows.
+# nvidia-smi's own formats, for the log readers: the field list this driver knows.
 nvidia-smi --help-query-gpu > "$out/smi-help-query-gpu.txt" 2>&1
 nvidia-smi dmon -h > "$out/smi-dmon-help.txt" 2>&1
 nvidia-smi mig -lgip > "$out/smi-mig-lgip.txt" 2>&1

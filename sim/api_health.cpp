@@ -1,4 +1,4 @@
-// Health entry points (issue 29): ECC, remapped rows, retired pages, PCIe replays, the video
+// Health entry points: ECC, remapped rows, retired pages, PCIe replays, the video
 // engines' utilization and events. A GPU without health faults answers as the healthy H200 of
 // tests/fixtures/h200-580 does; the scenario's "health" steps raise the counters (sim/health.hpp).
 // The counters answer on a MIG device's handle as on its GPU's (docs/scenarios.md).

@@ -1,4 +1,4 @@
-// gpuscope job's reader on hostile sizes (issue 46), in process, no server:
+// gpuscope job's reader on hostile sizes, in process, no server:
 //   1. ingest::read_job of one GPU whose raw read brings SERIES series (50,000: each with a label
 //      of its own, one sample each), through a tsdb::Source given by hand; prints the wall time
 //      of the whole read (before the fix, each series was compared with every earlier one of

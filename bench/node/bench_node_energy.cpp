@@ -1,7 +1,7 @@
 // The cost of one read of the node's energy sources, on made-up sysfs trees in a temporary
 // folder (a real /sys attribute costs about the same open/read/close; RAPL's MSR read inside the
 // kernel adds a few microseconds per domain on real hardware, which these figures do not hold).
-// Issue 33's budget is 0.1 % of a core at a 1 s cadence, i.e. 1 ms of CPU per read.
+// The budget is 0.1 % of a core at a 1 s cadence, i.e. 1 ms of CPU per read.
 //
 //   BM_PowercapReadTwoSockets/D  PowercapReader::read of 2 sockets × D domains (package, dram,
 //                                core, uncore: D = 2 a server, D = 4 with core and uncore)

@@ -1,4 +1,4 @@
-// What the GPUs' health says about the run (issue 29; docs/health.md): Xids read through
+// What the GPUs' health says about the run (docs/health.md): Xids read through
 // NVIDIA's Xid catalogue, ECC errors, row remapping, PCIe replays and NVLink errors, each in
 // plain words with whose fault it most likely is and what to do.
 #pragma once

@@ -1,4 +1,4 @@
-// The node's energy beside the GPUs' (issue 33, docs/node-energy.md): the CPU packages' (on
+// The node's energy beside the GPUs' (docs/node-energy.md): the CPU packages' (on
 // Grace, the Grace sockets') and the memory's energy over the analysis' window, from each
 // domain's running joules, the total with the GPUs', its carbon (a grid series joined reading by
 // reading, as the GPUs' is), the same per phase, and the job's share of the node's CPU and memory

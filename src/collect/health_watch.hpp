@@ -1,4 +1,4 @@
-// The GPUs' health as the sampler watches it (issue 29): the driver's fault events (Xids, ECC,
+// The GPUs' health as the sampler watches it: the driver's fault events (Xids, ECC,
 // row remapping), polled without waiting, and the health counters read at the slow cadence,
 // with an event for each change that matters (docs/health.md).
 #pragma once

@@ -1,4 +1,4 @@
-// The health catalog (issue 29): the GPU's fault and wear counters, read at a slow cadence
+// The health catalog: the GPU's fault and wear counters, read at a slow cadence
 // because they change rarely. Like the metric catalog (core/metrics.hpp) each entry names its
 // column in the run database's health_samples table, its unit and its source; docs/health.md
 // says what each one means and what gpuscope says about it. Xids are not here: they are events

@@ -1,4 +1,4 @@
-// The node's own energy beside the GPUs' (issue 33, docs/node-energy.md): the energy domains a
+// The node's own energy beside the GPUs' (docs/node-energy.md): the energy domains a
 // run found (RAPL zones through Linux powercap, Grace / GH200 power meters through hwmon), their
 // readings, and the CPU time the job's cgroup and the whole node used, as the run database keeps
 // them (store/node_tables.hpp) and the analysis reads them.

@@ -1,4 +1,4 @@
-// What an Xid means (issue 29): the number the NVIDIA driver gives an error it logs ("NVRM: Xid
+// What an Xid means: the number the NVIDIA driver gives an error it logs ("NVRM: Xid
 // (PCI:0000:18:00): 79, ...") and NVML reports as an event, turned into words for people: NVIDIA's
 // mnemonic and short description, the most likely cause, one plain sentence on what happened and
 // one on what to do. The words paraphrase NVIDIA's Xid catalogue

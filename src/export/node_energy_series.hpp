@@ -1,4 +1,4 @@
-// The node's own energy on /metrics beside the GPUs' (issue 33, docs/node-energy.md): each RAPL
+// The node's own energy on /metrics beside the GPUs' (docs/node-energy.md): each RAPL
 // domain's and Grace power meter's energy since serve started, as a counter, and a meter's power.
 // Fed from the sampler's slow thread, rendered on scrapes: thread-safe.
 #pragma once

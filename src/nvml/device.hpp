@@ -138,7 +138,7 @@ class Device {
 
   Expected<bool> gpm_supported() const;
 
-  // Health (issue 29).
+  // Health.
   Expected<EccMode> ecc_mode() const;
   Expected<std::uint64_t> total_ecc_errors(MemoryError type, EccCounter counter) const;
   Expected<RemappedRows> remapped_rows() const;
@@ -148,7 +148,7 @@ class Device {
   // The nvmlEventType* bits this GPU can deliver.
   Expected<std::uint64_t> supported_event_types() const;
 
-  // MIG (issue 30), the calls an unprivileged user may make (device_mig.cpp). On a GPU's handle:
+  // MIG, the calls an unprivileged user may make (device_mig.cpp). On a GPU's handle:
   // its MIG mode (NOT_SUPPORTED: the GPU cannot do MIG), how many MIG devices it can hold (0
   // with MIG off), and the MIG device at index (nullopt where there is none: NOT_FOUND).
   Expected<MigMode> mig_mode() const;

@@ -118,7 +118,7 @@
   X1(GpmMetricsGet, Optional, (nvmlGpmMetricsGet_t* metrics), (metrics), nvmlGpmMetricsGet)         \
   X1(GpmMigSampleGet, Optional, (nvmlDevice_t device, unsigned int gpu_instance_id,                  \
      nvmlGpmSample_t sample), (device, gpu_instance_id, sample), nvmlGpmMigSampleGet)                \
-  /* Health (issue 29): events (Xids, ECC) and the error counters */                                  \
+  /* Health: events (Xids, ECC) and the error counters */                                  \
   X1(EventSetCreate, Optional, (nvmlEventSet_t* set), (set), nvmlEventSetCreate)                      \
   X1(DeviceRegisterEvents, Optional, (nvmlDevice_t device, unsigned long long event_types,            \
      nvmlEventSet_t set), (device, event_types, set), nvmlDeviceRegisterEvents)                       \

@@ -1,4 +1,4 @@
-// NVML events (issue 29): Xids and ECC errors as the driver reports them, one per wait.
+// NVML events: Xids and ECC errors as the driver reports them, one per wait.
 #pragma once
 
 #include <cstdint>

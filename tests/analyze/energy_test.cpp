@@ -122,7 +122,7 @@ TEST(ThrottleTime, GapsAndMissingReadingsUnobserved) {
 namespace gpuscope::analyze {
 namespace {
 
-// The interval join of issue 15: the counter's energy split at interval edges, by hand.
+// The interval join: the counter's energy split at interval edges, by hand.
 TEST(CounterEnergyIn, SplitsAtEdgesInProportionToTime) {
   const std::vector<double> t{0, 10, 20};
   const std::vector<double> mj{0, 1000, 3000};  // 100 mW, then 200 mW

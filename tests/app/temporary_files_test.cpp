@@ -1,4 +1,4 @@
-// Issue 46: the sweep's plot, drawn for `gpuscope report` of a sweep database, never writes
+// The sweep's plot, drawn for `gpuscope report` of a sweep database, never writes
 // through a link planted in $TMPDIR or beside its file (PLplot opens files with fopen, which
 // follows links); it is drawn in a private folder (util::TemporaryFolder, util::StagedFile). The
 // sweep's own outputs beside its database replace a planted link instead of writing through it.

@@ -1,4 +1,4 @@
-// Resource bounds (issue 12): memory follows what a file holds, never a number it claims.
+// Resource bounds: memory follows what a file holds, never a number it claims.
 // Memory is bounded by running the binary under an address-space limit (prlimit), so the verdict
 // does not depend on the machine's speed.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Hostile input through the binary (issue 12): numbers that are not numbers, scenarios built to
+// Hostile input through the binary: numbers that are not numbers, scenarios built to
 // exhaust the stack or memory, state files that never end, bytes that are not UTF-8, and
 // infinities in a run database. Each must end in one clear message or in valid output.
 #include <gtest/gtest.h>
@@ -60,7 +60,7 @@ struct NumericCase {
 };
 
 // Every numeric option of every command refuses NaN, infinities, huge values and junk with one
-// message shape and exit code 2, before anything runs (issue 12: `profile -s nan` sampled flat out
+// message shape and exit code 2, before anything runs (`profile -s nan` sampled flat out
 // and `--pue nan` printed "carbon nan gCO2e").
 TEST_F(Input, EveryNumericOptionRefusesNanInfinityAndJunk) {
   const std::string db = dir_.file("absent.db");

@@ -1,4 +1,4 @@
-// What gpuscope may write (issue 12, items 1-3, 17 and 19), through the binary: -f replaces only
+// What gpuscope may write, through the binary: -f replaces only
 // regular files, never an input; "-" is standard output where the format is a stream; a run
 // named twice is counted once; missing folders are created; bad output paths are one message.
 #include <gtest/gtest.h>

@@ -89,7 +89,7 @@ TEST(PushBufferTest, SaveRemainingWritesSpilledAndInMemoryBatchesInOrder) {
   EXPECT_FALSE(buffer.save_remaining("again")) << "nothing left to save";
 }
 
-// Issue 46: with no --push-spill-dir the spill files go to a private util::TemporaryFolder under
+// With no --push-spill-dir the spill files go to a private util::TemporaryFolder under
 // $TMPDIR (0700, an unpredictable name), removed with them when the buffer goes, kept only when
 // it holds the samples save_remaining() wrote.
 class DefaultSpillFolder : public ::testing::Test {

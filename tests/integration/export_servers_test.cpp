@@ -727,7 +727,7 @@ TEST(ExporterMemoryTest, TlsLibrariesAreLoadedOnlyForPush) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The exporter under hostile clients (issue 12, items 9-11): raw sockets on loopback, bounded.
+// The exporter under hostile clients: raw sockets on loopback, bounded.
 
 int connect_to(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

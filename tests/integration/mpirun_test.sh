@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpuscope under a real Open MPI mpirun (Debian's openmpi-bin), on simulated GPUs, one node:
-#  - four ranks with the default output name write four distinct files (the bug that started
-#    issue 14: the second rank refused "exists; use -f"), in gpuscope-openmpi-<job>/;
+#  - four ranks with the default output name write four distinct files (once the second rank
+#    refused "exists; use -f"), in gpuscope-openmpi-<job>/;
 #  - each file holds its rank, world size, local rank and Open MPI's job id; with four GPUs and
 #    four ranks each rank samples the GPU of its local rank;
 #  - the job's exit status comes back through mpirun;

@@ -182,7 +182,7 @@ TEST_F(KernelsCli, ErrorsNameTheFileAndWhatToDo) {
 }
 
 // A kernel name that is not UTF-8 (names are bytes from the program) made --json fail with an
-// internal error; it is written with U+FFFD and parses strictly (issue 12).
+// internal error; it is written with U+FFFD and parses strictly.
 TEST_F(KernelsCli, JsonOfANameThatIsNotUtf8Parses) {
   write_sqlite(current_, "UPDATE StringIds SET value = CAST(X'72656475FF28' AS TEXT) WHERE id = 5");
   const ProcessResult r = run_gpuscope({"kernels", current_, "--json"});

@@ -252,7 +252,7 @@ TEST(Plots, UnwritablePathIsAClearErrorAndLeavesNothing) {
   EXPECT_EQ(entries, 1u);  // only "plain"
 }
 
-// Issue 46: PLplot opens its file with fopen, which follows links. In a folder others may write
+// PLplot opens its file with fopen, which follows links. In a folder others may write
 // (-o /tmp/run.png), links planted at every name the old scheme used (".<name>.<pid>.gpuscope-tmp")
 // and at guessable ones are never written through: plots are drawn in a private folder.
 TEST(Plots, PlantedLinksAtTemporaryNamesAreNeverFollowed) {

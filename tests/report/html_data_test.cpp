@@ -50,7 +50,7 @@ TEST(JsonForScriptTest, HasNoAngleBracketAndParsesBack) {
 }
 
 // What the report embeds must parse strictly whatever the run held: bytes that are not UTF-8
-// (a label) become U+FFFD, infinities and NaN become null (issue 12).
+// (a label) become U+FFFD, infinities and NaN become null.
 TEST(JsonForScriptTest, ReplacesInvalidUtf8AndNonFiniteNumbers) {
   const nlohmann::json j = {{"label", "lab\xff"},
                             {"w", std::numeric_limits<double>::infinity()},

@@ -219,7 +219,7 @@ TEST(MergeParts, MergesSeveralPartsAndKeepsTheChecks) {
   EXPECT_TRUE(std::filesystem::exists(dir.file("parts/0.db"))) << "a refused part stays";
 }
 
-// Issue 46: SQLite opens (and follows links at) the file it creates and its -journal. In a folder
+// SQLite opens (and follows links at) the file it creates and its -journal. In a folder
 // others may write, links planted at every name the old scheme used (".<name>.<pid>.gpuscope-tmp"
 // and its companions) and at guessable ones are never written through nor removed: the merged
 // database is built in a private folder beside the output.

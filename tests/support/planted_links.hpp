@@ -1,6 +1,6 @@
 // Symbolic links planted where a writer might put a temporary file, each pointing at a victim:
 // what someone who may write the output's folder (a shared /tmp, a world-writable results
-// folder) does against gpuscope run as root (issue 46). The test runs a writer and then checks
+// folder) does against gpuscope run as root. The test runs a writer and then checks
 // that the victim is untouched. Header only, for every suite that tests a writer.
 #pragma once
 
@@ -16,9 +16,9 @@
 
 namespace gpuscope::testing {
 
-// The names gpuscope's writers used before issue 46 for `target` (".<name>.<pid>.gpuscope-tmp"
-// beside it, with SQLite's companions), for this process and the next few pids, and names one
-// might guess for a newer scheme.
+// The names gpuscope's writers used before private staging folders for `target`
+// (".<name>.<pid>.gpuscope-tmp" beside it, with SQLite's companions), for this process and the next
+// few pids, and names one might guess for a newer scheme.
 inline std::vector<std::filesystem::path> predictable_temporary_names(
     const std::filesystem::path& target) {
   const std::filesystem::path folder = target.parent_path();

@@ -668,7 +668,7 @@ TEST_F(Sweep, ClocksNeedPermission) {
 }
 
 // A job argument that is not UTF-8 made the sweep run every trial and then exit 1 without its
-// table, CSV, JSON or HTML (issue 12). Every output is written; the bytes show as U+FFFD.
+// table, CSV, JSON or HTML. Every output is written; the bytes show as U+FFFD.
 TEST_F(Sweep, ArgumentsThatAreNotUtf8LoseNoOutput) {
   // sweep_workload ignores a lone trailing argument.
   const auto r = run_gpuscope(args({"--power-limits", "300"}, {"odd\xff\xfe"}), env_);

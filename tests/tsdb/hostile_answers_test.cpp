@@ -2,7 +2,7 @@
 // nesting deep enough to overflow a recursive copy, status fields of the wrong JSON kind, an odd
 // VictoriaMetrics flag, an export that streams past the cap of one answer, and series without
 // samples past a read's limit. Each must end in gpuscope's message, never a crash, an internal
-// error or a read without end (issue 46).
+// error or a read without end.
 #include <gtest/gtest.h>
 #include <httplib.h>
 

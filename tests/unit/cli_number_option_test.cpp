@@ -1,5 +1,5 @@
 // The one numeric option parser of the command line: strict text, finite values, documented
-// ranges, one message shape (issue 12: `profile -s nan` made the sampler run flat out).
+// ranges, one message shape (`profile -s nan` made the sampler run flat out).
 #include <gtest/gtest.h>
 
 #include <optional>

@@ -61,7 +61,7 @@ TEST_F(ScenarioPath, ShippedScenariosAreListedWithDescriptions) {
                              [](const auto& a, const auto& b) { return a.name < b.name; }));
 }
 
-// Issue 46: the NVIDIA and AMD set-ups both go through use_simulated_scenario, which points the
+// The NVIDIA and AMD set-ups both go through use_simulated_scenario, which points the
 // simulated libraries (and the wrapped job) at the scenario's absolute path.
 TEST_F(ScenarioPath, OneSetUpPointsEverySimulatedLibraryAtTheScenario) {
   const char* before = std::getenv("GPUSCOPE_SIM_SCENARIO");

@@ -1,4 +1,4 @@
-// Health calls (issue 29) through the real loader against the simulated driver.
+// Health calls through the real loader against the simulated driver.
 #include <gtest/gtest.h>
 
 #include <chrono>

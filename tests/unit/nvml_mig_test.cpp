@@ -1,4 +1,4 @@
-// MIG calls (issue 30) through the real loader against the simulated driver: the unprivileged
+// MIG calls through the real loader against the simulated driver: the unprivileged
 // route to a GPU's MIG devices, what each says of itself, its own GPM, memory and processes, and
 // the calls NVML refuses in MIG mode.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // util/output_file and core/output_file: the one atomic writer and the rules for what gpuscope
-// may replace (issue 12, items 1-3 and 19).
+// may replace.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -101,7 +101,7 @@ TEST(CommitWrittenFile, MovesAFileAnotherLibraryWroteOntoItsTarget) {
   EXPECT_TRUE(fs::exists(target));
 }
 
-// Issue 46: every temporary name is unpredictable and made exclusively, in a private folder on
+// Every temporary name is unpredictable and made exclusively, in a private folder on
 // the target's file system.
 TEST(StagedFile, IsAPrivateUnpredictableFolderBesideTheTarget) {
   TempDir dir;

@@ -131,7 +131,7 @@ TEST(TemporaryFolder, LeavesAHandlerSomeoneElseInstalledAlone) {
   sigaction(SIGHUP, &before, nullptr);
 }
 
-// Issue 46: a workflow that puts in its own handler while a folder exists (the sweep's restore,
+// A workflow that puts in its own handler while a folder exists (the sweep's restore,
 // a run's forwarding of Ctrl-C to the job) keeps it when the folder goes; before, the default
 // action was put back over it.
 void do_nothing(int) {}

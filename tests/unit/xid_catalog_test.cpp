@@ -31,7 +31,7 @@ TEST(XidCatalogTest, UnknownNumbersAreStillShown) {
   }
 }
 
-// The Xids issue 29 asks for: those an operator of datacenter GPUs meets (application faults,
+// The Xids the catalog must know: those an operator of datacenter GPUs meets (application faults,
 // memory, links, firmware) and the NVLink 5 ones of B100/GB200.
 TEST(XidCatalogTest, CoversTheXidsOfTheIssue) {
   std::set<unsigned> wanted = {13,  31,  32,  38,  43,  45,  46,  48,  56,  57,  58,  61,

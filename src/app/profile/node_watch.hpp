@@ -1,4 +1,4 @@
-// The node's energy during a profiled run (issue 33, docs/node-energy.md): the RAPL domains and
+// The node's energy during a profiled run (docs/node-energy.md): the RAPL domains and
 // Grace power meters found once when the run starts, read on the sampler's slow thread (never the
 // GPUs' sampling one) into the run database, the job's cgroup CPU time and the node's at the job's
 // start and end. A refused energy_uj is said once on stderr and as a run event, with what to do.
