@@ -49,4 +49,23 @@ std::string duration(std::int64_t ms) {
   return fmt::format("{}s", std::max<std::int64_t>(1, (ms + 999) / 1000));
 }
 
+std::string regex_quote(std::string_view text) {
+  static constexpr std::string_view kMeta = R"(\.+*?()|[]{}^$)";
+  std::string out;
+  for (char c : text) {
+    if (kMeta.find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string selector(const std::vector<Matcher>& matchers) {
+  std::string out = "{";
+  for (const auto& m : matchers) {
+    if (out.size() > 1) out += ',';
+    out += m.label + m.op + quote(m.value);
+  }
+  return out + "}";
+}
+
 }  // namespace gpuscope::tsdb

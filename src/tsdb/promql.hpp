@@ -1,5 +1,5 @@
-// PromQL text built safely: label values quoted as PromQL string literals, selectors of exact
-// label matches, durations in the form every server reads.
+// PromQL text built safely: label values quoted as PromQL string literals, regular expressions
+// escaped, selectors of label matchers, durations in the form every server reads.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,18 @@ std::string quote(std::string_view value);
 // name{k1="v1",k2="v2"} (or {…} with an empty name): exact matches, values quoted.
 std::string selector(std::string_view name,
                      const std::vector<std::pair<std::string, std::string>>& matches);
+
+// `text` with the regular-expression metacharacters escaped, for a =~ matcher (RE2 syntax).
+std::string regex_quote(std::string_view text);
+
+// One label matcher of a selector.
+struct Matcher {
+  std::string label;
+  std::string op;  // "=", "!=", "=~", "!~"
+  std::string value;
+};
+// {label="value",...} with every value quoted.
+std::string selector(const std::vector<Matcher>& matchers);
 
 // A duration in whole seconds, e.g. "2678400s" (every PromQL dialect reads it).
 std::string duration(std::int64_t ms);

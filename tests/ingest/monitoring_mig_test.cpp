@@ -17,6 +17,7 @@
 #include "core/mig.hpp"
 #include "fake_source.hpp"
 #include "ingest/monitoring/exporter_families.hpp"
+#include "ingest/monitoring/exporter_labels.hpp"
 #include "ingest/monitoring/job_series.hpp"
 #include "ingest/monitoring/monitoring.hpp"
 #include "store/run_reader.hpp"

@@ -12,6 +12,8 @@
 #include "export/metric_names.hpp"
 #include "fake_source.hpp"
 #include "ingest/monitoring/exporter_families.hpp"
+#include "ingest/monitoring/exporter_labels.hpp"
+#include "ingest/monitoring/job_series.hpp"
 #include "store/run_reader.hpp"
 #include "support/temp_dir.hpp"
 #include "tsdb/promql.hpp"
@@ -114,6 +116,35 @@ const tsdb::Labels kDcgm = {{"gpu", "0"},
 const tsdb::Labels kJobstats = {
     {"minor_number", "0"},           {"uuid", "GPU-aaa"}, {"name", "NVIDIA A100-SXM4-80GB"},
     {"instance", "n1.cluster:9445"}, {"jobid", "123"},    {"ordinal", "0"}};
+
+// The labels that name a job or a pod are one table: what is asked and what is taken for the
+// workload of the moment (a GPU's series with and without them are one series) cannot differ.
+TEST(ExporterLabels, EveryJobAndPodLabelIsAWorkloadLabel) {
+  for (const JobLabel& j : kSlurmJobLabels) {
+    EXPECT_TRUE(is_workload_label(j.label)) << j.label;
+    EXPECT_TRUE(is_workload_label("exported_" + std::string(j.label))) << j.label;
+  }
+  for (const PodLabels& p : kPodLabels) {
+    EXPECT_TRUE(is_workload_label(p.pod)) << p.pod;
+    EXPECT_TRUE(is_workload_label(p.pod_namespace)) << p.pod_namespace;
+  }
+  for (const char* other : {"userid", "jobId", "container", "container_name", "pod_uid"}) {
+    EXPECT_TRUE(is_workload_label(other)) << other;
+  }
+  for (const char* identity : {"gpu", "UUID", "uuid", "Hostname", "instance", "GPU_I_ID", "job"}) {
+    EXPECT_FALSE(is_workload_label(identity)) << identity;
+  }
+  EXPECT_FALSE(is_workload_label("exported_exported_pod"));
+  // Asked in the table's order, each as it is and then exported_.
+  JobWindow job;
+  job.kind = "slurm";
+  job.id = "12";
+  const auto queries = label_queries(job);
+  ASSERT_EQ(queries.size(), 2 * kSlurmJobLabels.size());
+  EXPECT_EQ(queries[2].job_label, "hpc_job");
+  EXPECT_EQ(queries[3].job_label, "exported_hpc_job");
+  EXPECT_EQ(queries[3].matchers[0].op, "=~");
+}
 
 TEST(MonitoringFamilies, GpuscopeServeNamesAndUnits) {
   FakeSource src;
@@ -544,8 +575,8 @@ TEST(MonitoringSummary, BucketsFromTheServersSummaries) {
 
 TEST(MonitoringSelectors, ValuesAreEscaped) {
   EXPECT_EQ(tsdb::quote("a\"b\\c\nd"), R"("a\"b\\c\nd")");
-  EXPECT_EQ(regex_quote("123+4.5"), R"(123\+4\.5)");
-  EXPECT_EQ(selector({{"__name__", "=", "x"}, {"hpc_job", "=~", regex_quote("1+2")}}),
+  EXPECT_EQ(tsdb::regex_quote("123+4.5"), R"(123\+4\.5)");
+  EXPECT_EQ(tsdb::selector({{"__name__", "=", "x"}, {"hpc_job", "=~", tsdb::regex_quote("1+2")}}),
             R"({__name__="x",hpc_job=~"1\\+2"})");
   FakeSource src;
   JobWindow job = slurm_job();

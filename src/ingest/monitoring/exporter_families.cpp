@@ -1,11 +1,9 @@
 #include "ingest/monitoring/exporter_families.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "dcgm/abi.hpp"
 #include "dcgm/fields.hpp"
-#include "tsdb/promql.hpp"
 
 namespace gpuscope::ingest {
 namespace {
@@ -193,33 +191,6 @@ const std::string* find(const tsdb::Labels& labels, std::string_view key) {
   return it == labels.end() ? nullptr : &it->second;
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-bool is_ip_address(std::string_view host) {
-  if (host.find(':') != std::string_view::npos) return true;  // IPv6
-  return !host.empty() && std::all_of(host.begin(), host.end(), [](char c) {
-    return c == '.' || std::isdigit(static_cast<unsigned char>(c));
-  });
-}
-
-// The host of "host:port", "[v6]:port", "host" or "v6".
-std::string_view host_part(std::string_view value) {
-  if (value.starts_with('[')) {
-    const auto close = value.find(']');
-    return close == std::string_view::npos ? value.substr(1) : value.substr(1, close - 1);
-  }
-  const auto colon = value.find(':');
-  if (colon != std::string_view::npos && value.find(':', colon + 1) == std::string_view::npos) {
-    return value.substr(0, colon);
-  }
-  return value;
-}
-
 }  // namespace
 
 std::string_view family_name(Family family) {
@@ -284,101 +255,6 @@ std::string names_regex(Family family) {
     out += name;  // series names hold no regex metacharacters
   }
   return out;
-}
-
-const std::string* gpu_uuid(const tsdb::Labels& labels) {
-  for (const char* key : {"uuid", "UUID", "gpu_uuid"}) {
-    if (const std::string* v = find(labels, key); v != nullptr && !v->empty()) return v;
-  }
-  return nullptr;
-}
-
-std::optional<unsigned> gpu_index(const tsdb::Labels& labels) {
-  for (const char* key : {"gpu", "minor_number"}) {
-    const std::string* v = find(labels, key);
-    if (v == nullptr || v->empty() || v->size() > 4) continue;
-    if (std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return static_cast<unsigned>(std::stoul(*v));
-    }
-  }
-  return std::nullopt;
-}
-
-const std::string* gpu_model(const tsdb::Labels& labels) {
-  for (const char* key : {"modelName", "model_name", "name"}) {
-    if (const std::string* v = find(labels, key); v != nullptr && !v->empty()) return v;
-  }
-  return nullptr;
-}
-
-std::optional<MigLabels> mig_instance(const tsdb::Labels& labels) {
-  const std::string* id = find(labels, "gpu_instance_id");
-  if (id == nullptr || id->empty()) id = find(labels, "GPU_I_ID");
-  // NVML's GPU instance ids are below 15; the row index of a MIG device holds ids below 100.
-  if (id == nullptr || id->empty() || id->size() > 2 ||
-      !std::all_of(id->begin(), id->end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  MigLabels out;
-  out.gpu_instance_id = static_cast<unsigned>(std::stoul(*id));
-  for (const char* key : {"mig_profile", "GPU_I_PROFILE"}) {
-    if (const std::string* p = find(labels, key); p != nullptr && !p->empty()) {
-      out.profile = *p;
-      break;
-    }
-  }
-  if (const std::string* u = find(labels, "mig_uuid"); u != nullptr && !u->empty()) {
-    out.mig_uuid = *u;
-  }
-  return out;
-}
-
-std::string short_host(std::string_view value) {
-  std::string host = lower(host_part(value));
-  if (!is_ip_address(host)) host = host.substr(0, host.find('.'));
-  return host;
-}
-
-std::string node_of(const tsdb::Labels& labels, const std::vector<std::string>& nodes) {
-  std::string first;
-  for (const auto key : kNodeLabels) {
-    const std::string* v = find(labels, key);
-    if (v == nullptr || v->empty()) continue;
-    const std::string host = short_host(*v);
-    for (const auto& node : nodes) {
-      if (short_host(node) == host) return node;
-    }
-    if (first.empty()) first = host;
-  }
-  return first;
-}
-
-std::string regex_quote(std::string_view text) {
-  static constexpr std::string_view kMeta = R"(\.+*?()|[]{}^$)";
-  std::string out;
-  for (char c : text) {
-    if (kMeta.find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-std::string selector(const std::vector<Matcher>& matchers) {
-  std::string out = "{";
-  for (const auto& m : matchers) {
-    if (out.size() > 1) out += ',';
-    out += m.label + m.op + tsdb::quote(m.value);
-  }
-  return out + "}";
-}
-
-bool is_workload_label(std::string_view label) {
-  if (label.substr(0, 9) == "exported_") label.remove_prefix(9);
-  static constexpr std::array<std::string_view, 12> kWorkload = {
-      "slurm_job_id", "hpc_job",       "jobid",          "userid",
-      "pod",          "namespace",     "container",      "pod_name",
-      "pod_uid",      "pod_namespace", "container_name", "jobId"};
-  return std::find(kWorkload.begin(), kWorkload.end(), label) != kWorkload.end();
 }
 
 }  // namespace gpuscope::ingest

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "tsdb/promql.hpp"
 
 namespace gpuscope::ingest {
 namespace {
@@ -24,7 +25,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 
 // A label holding a list of jobs ("123,124", dcgm-exporter's hpc_job) matches when one is `id`.
 std::string in_list_regex(const std::string& id) {
-  return "(.*[, ])?" + regex_quote(id) + "([, ].*)?";
+  return "(.*[, ])?" + tsdb::regex_quote(id) + "([, ].*)?";
 }
 
 std::pair<std::string, std::string> pod_of(const JobWindow& job) {
@@ -65,13 +66,6 @@ SeriesQuery pod_query(Family family, const std::string& pod_label, const std::st
 const std::string* label(const tsdb::Labels& labels, const std::string& key) {
   const auto it = labels.find(key);
   return it == labels.end() ? nullptr : &it->second;
-}
-
-// The UUID of the GPU a series is of (a MIG instance's: its GPU's), or "<node>/gpu<index>".
-std::string whole_gpu_key(const tsdb::Labels& labels, const std::string& node) {
-  if (const std::string* uuid = gpu_uuid(labels)) return *uuid;
-  const auto index = gpu_index(labels);
-  return fmt::format("{}/gpu{}", node, index ? std::to_string(*index) : "?");
 }
 
 // The GPU a label set is of, merged into `found` (first query wins); duplicates from another
@@ -141,7 +135,7 @@ void add_gpu(const tsdb::Labels& labels, std::size_t query, const JobSeries& js,
 // for `instance` any port.
 std::string nodes_regex(const std::vector<std::string>& nodes, bool instance) {
   std::vector<std::string> names;
-  for (const auto& n : nodes) names.push_back(regex_quote(short_host(n)));
+  for (const auto& n : nodes) names.push_back(tsdb::regex_quote(short_host(n)));
   return fmt::format("(?i)({})(\\..*)?{}", join(names, "|"), instance ? "(:[0-9]+)?" : "");
 }
 
@@ -203,9 +197,9 @@ void find_by_jobid_value(tsdb::Source& source, const JobWindow& job,
   if (job.id.empty() || end == nullptr || *end != '\0' || !std::isfinite(id)) return;
   auto hosts = host_query(source, Family::Jobstats, nodes, job.window);
   if (!hosts) return;
-  const std::string sel = selector([&] {
+  const std::string sel = tsdb::selector([&] {
     auto m = hosts->first.matchers;
-    m.insert(m.begin(), Matcher{"__name__", "=", std::string(kJobstatsJobId)});
+    m.insert(m.begin(), tsdb::Matcher{"__name__", "=", std::string(kJobstatsJobId)});
     return m;
   }());
   const auto times = jobid_times(source.raw(sel, job.window, 1'000'000), id, job.nodes);
@@ -243,18 +237,19 @@ void find_by_hosts(tsdb::Source& source, const JobWindow& job, std::vector<std::
 
 // The label sets of series matching `matchers` and the GPUs' UUIDs, in requests of a few UUIDs.
 std::vector<tsdb::Labels> by_uuid(tsdb::Source& source, const std::string& names,
-                                  std::vector<Matcher> matchers, const std::string& uuid_label,
+                                  std::vector<tsdb::Matcher> matchers,
+                                  const std::string& uuid_label,
                                   const std::vector<std::string>& uuids, const tsdb::Window& w) {
   std::vector<tsdb::Labels> out;
   for (std::size_t i = 0; i < uuids.size(); i += kUuidsPerRequest) {
     std::vector<std::string> part;
     for (std::size_t k = i; k < std::min(uuids.size(), i + kUuidsPerRequest); ++k) {
-      part.push_back(regex_quote(uuids[k]));
+      part.push_back(tsdb::regex_quote(uuids[k]));
     }
     auto m = matchers;
-    m.insert(m.begin(), Matcher{"__name__", "=~", names});
+    m.insert(m.begin(), tsdb::Matcher{"__name__", "=~", names});
     m.push_back({uuid_label, "=~", join(part, "|")});
-    auto got = source.series(selector(m), w);
+    auto got = source.series(tsdb::selector(m), w);
     out.insert(out.end(), got.begin(), got.end());
   }
   return out;
@@ -272,8 +267,8 @@ void say_shared(tsdb::Source& source, const JobWindow& job, JobSeries& js, Notes
       if (g.query == q && g.has_uuid) uuids_by_label[g.uuid_label].insert(g.uuid);
     }
     for (const auto& [uuid_label, uuid_set] : uuids_by_label) {
-      const std::vector<Matcher> others = {{query.job_label, "!=", ""},
-                                           {query.job_label, "!=", query.job_value}};
+      const std::vector<tsdb::Matcher> others = {{query.job_label, "!=", ""},
+                                                 {query.job_label, "!=", query.job_value}};
       const std::vector<std::string> uuids(uuid_set.begin(), uuid_set.end());
       // By GPU, or by MIG instance: another job on another instance of the GPU shares nothing.
       std::map<std::string, std::set<std::string>> other_jobs;
@@ -321,7 +316,7 @@ void find_mig_parents(tsdb::Source& source, const JobWindow& job, JobSeries& js,
     for (std::size_t i = 0; i < uuids.size(); i += kUuidsPerRequest) {
       std::vector<std::string> part;
       for (std::size_t k = i; k < std::min(uuids.size(), i + kUuidsPerRequest); ++k) {
-        part.push_back(regex_quote(uuids[k]));
+        part.push_back(tsdb::regex_quote(uuids[k]));
       }
       SeriesQuery q;
       q.family = by.first;
@@ -382,40 +377,27 @@ std::vector<std::string> Notes::of_node(const std::string& node) const {
   return out;
 }
 
-std::string gpu_key(const tsdb::Labels& labels, const std::vector<std::string>& nodes) {
-  std::string key = whole_gpu_key(labels, node_of(labels, nodes));
-  if (const auto mig = mig_instance(labels)) key += fmt::format(" GI {}", mig->gpu_instance_id);
-  return key;
-}
-
 std::string SeriesQuery::selector(const std::string& names) const {
-  std::vector<Matcher> all = {{"__name__", "=~", names}};
+  std::vector<tsdb::Matcher> all = {{"__name__", "=~", names}};
   all.insert(all.end(), matchers.begin(), matchers.end());
-  return ingest::selector(all);
+  return tsdb::selector(all);
 }
 
 std::vector<SeriesQuery> label_queries(const JobWindow& job) {
   std::vector<SeriesQuery> out;
   if (job.kind == "slurm") {
     const std::string list = in_list_regex(job.id);
-    for (const char* prefix : {"", "exported_"}) {
-      out.push_back(
-          label_query(Family::Gpuscope, prefix + std::string("slurm_job_id"), "=", job.id, job.id));
-    }
-    for (const char* prefix : {"", "exported_"}) {
-      out.push_back(label_query(Family::Dcgm, prefix + std::string("hpc_job"), "=~", list, job.id));
-    }
-    for (const char* prefix : {"", "exported_"}) {
-      out.push_back(
-          label_query(Family::Jobstats, prefix + std::string("jobid"), "=", job.id, job.id));
+    for (const JobLabel& j : kSlurmJobLabels) {
+      for (const char* prefix : {"", "exported_"}) {
+        out.push_back(label_query(j.family, prefix + std::string(j.label), j.list ? "=~" : "=",
+                                  j.list ? list : job.id, job.id));
+      }
     }
   } else if (job.kind == "pod") {
     const auto pod = pod_of(job);
-    out.push_back(pod_query(Family::Gpuscope, "pod", "namespace", pod));
-    out.push_back(pod_query(Family::Gpuscope, "exported_pod", "exported_namespace", pod));
-    out.push_back(pod_query(Family::Dcgm, "pod", "namespace", pod));
-    out.push_back(pod_query(Family::Dcgm, "exported_pod", "exported_namespace", pod));
-    out.push_back(pod_query(Family::Dcgm, "pod_name", "pod_namespace", pod));
+    for (const PodLabels& p : kPodLabels) {
+      out.push_back(pod_query(p.family, std::string(p.pod), std::string(p.pod_namespace), pod));
+    }
   }
   return out;
 }

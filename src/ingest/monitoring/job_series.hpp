@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "ingest/monitoring/exporter_families.hpp"
+#include "ingest/monitoring/exporter_labels.hpp"
 #include "ingest/monitoring/monitoring.hpp"
+#include "tsdb/promql.hpp"
 #include "tsdb/source.hpp"
 
 namespace gpuscope::ingest {
@@ -37,10 +39,10 @@ class Notes {
 // One way of asking for some of the job's series: a family's names and label matchers.
 struct SeriesQuery {
   Family family = Family::Gpuscope;
-  std::vector<Matcher> matchers;  // besides __name__
-  std::string how;                // "gpuscope serve's label slurm_job_id=123", ...
-  std::string job_label;          // the label naming the job ("" when none does)
-  std::string job_value;          // this job's value of it
+  std::vector<tsdb::Matcher> matchers;  // besides __name__
+  std::string how;                      // "gpuscope serve's label slurm_job_id=123", ...
+  std::string job_label;                // the label naming the job ("" when none does)
+  std::string job_value;                // this job's value of it
 
   // {__name__=~"<names>",<matchers>}
   std::string selector(const std::string& names) const;
@@ -51,7 +53,8 @@ using Span = std::pair<std::int64_t, std::int64_t>;
 
 // One GPU of the job, or one MIG GPU instance (series with GPU_I_ID or gpu_instance_id).
 struct JobGpu {
-  std::string key;  // gpu_key(): the UUID, or "<node>/gpu<index>"; " GI <id>" after for an instance
+  std::string key;  // gpu_key() (exporter_labels.hpp): the UUID, or "<node>/gpu<index>"; " GI <id>"
+                    // after for an instance
   std::string gpu;  // the key of the whole GPU: `key` itself, or an instance's GPU's
   bool has_uuid = false;
   std::string uuid;        // the GPU's UUID (an instance's: its GPU's, as exported); "" when none
@@ -75,9 +78,6 @@ struct JobSeries {
   std::vector<JobGpu> gpus;                // one per GPU, in query order
   std::vector<std::string> nodes_missing;  // job nodes with no series of any family
 };
-
-// The key of the GPU or MIG instance a series is of (JobGpu::key), its node told by `nodes`.
-std::string gpu_key(const tsdb::Labels& labels, const std::vector<std::string>& nodes);
 
 // Finds the job's GPUs. Never throws for nothing found (gpus empty); the caller says so.
 JobSeries find_job_series(tsdb::Source& source, const JobWindow& job, Notes& notes);

@@ -111,10 +111,10 @@ double probe_interval(tsdb::Source& source, const JobWindow& job, const JobSerie
     if (!is_description_series(n)) name = n;
   }
   if (name.empty()) return 0;
-  std::vector<Matcher> m = {{"__name__", "=", name}};
+  std::vector<tsdb::Matcher> m = {{"__name__", "=", name}};
   m.insert(m.end(), q.matchers.begin(), q.matchers.end());
   if (gpu.has_uuid) m.push_back({gpu.uuid_label, "=", gpu.uuid});
-  const std::string sel = selector(m);
+  const std::string sel = tsdb::selector(m);
   tsdb::Window first = job.window;
   first.end_ms = std::min(first.end_ms, first.start_ms + kProbeMs);
   double ms = median_spacing_ms(source.raw(sel, first, 200'000));
@@ -154,7 +154,7 @@ class GpuFinder {
 // view of the job's processes, a second or more after the job's own start and end; so where
 // every GPU the label found has a UUID and none was shared, their samples are read by UUID over
 // the scheduler's window of the job instead, which is the job's. Else the query's own.
-std::vector<Matcher> sample_matchers(const JobSeries& js, std::size_t q) {
+std::vector<tsdb::Matcher> sample_matchers(const JobSeries& js, std::size_t q) {
   const SeriesQuery& query = js.queries[q];
   std::string uuids;
   std::string uuid_label;
@@ -164,7 +164,7 @@ std::vector<Matcher> sample_matchers(const JobSeries& js, std::size_t q) {
       return query.matchers;
     }
     uuid_label = g.uuid_label;
-    const std::string quoted = regex_quote(g.uuid);  // MIG instances of one GPU share it
+    const std::string quoted = tsdb::regex_quote(g.uuid);  // MIG instances of one GPU share it
     if (("|" + uuids + "|").find("|" + quoted + "|") == std::string::npos) {
       uuids += (uuids.empty() ? "" : "|") + quoted;
     }
@@ -230,10 +230,10 @@ std::map<std::string, GpuTimeline> fetch_raw(tsdb::Source& source, const JobWind
                      [&](const JobGpu& g) { return g.query == q; })) {
       continue;
     }
-    std::vector<Matcher> m = {{"__name__", "=~", names_regex(js.queries[q].family)}};
+    std::vector<tsdb::Matcher> m = {{"__name__", "=~", names_regex(js.queries[q].family)}};
     const auto matchers = sample_matchers(js, q);
     m.insert(m.end(), matchers.begin(), matchers.end());
-    for (auto& s : source.raw(selector(m), job.window, options.max_raw_points)) {
+    for (auto& s : source.raw(tsdb::selector(m), job.window, options.max_raw_points)) {
       if (const JobGpu* gpu = gpus.of(q, s.labels)) {
         all.push_back(s);
         by_gpu[gpu->key].add(std::move(s));
@@ -263,13 +263,13 @@ struct Bucketed {
 void summarise_name(tsdb::Source& source, const JobWindow& job, const JobSeries& js, std::size_t q,
                     const ExportedName& name, std::int64_t step_ms,
                     std::map<std::string, std::map<Metric, Bucketed>>& out) {
-  std::vector<Matcher> m = {{"__name__", "=", std::string(name.name)}};
+  std::vector<tsdb::Matcher> m = {{"__name__", "=", std::string(name.name)}};
   if (!name.label.empty()) m.push_back({std::string(name.label), "=", std::string(name.value)});
   const auto matchers = sample_matchers(js, q);
   m.insert(m.end(), matchers.begin(), matchers.end());
   const std::string expr =
-      fmt::format("{}({}[{}s])", name.counter ? "last_over_time" : "avg_over_time", selector(m),
-                  step_ms / 1000);
+      fmt::format("{}({}[{}s])", name.counter ? "last_over_time" : "avg_over_time",
+                  tsdb::selector(m), step_ms / 1000);
   tsdb::Window w = job.window;
   w.start_ms = std::min(w.start_ms + step_ms, w.end_ms);
   const GpuFinder gpus(js, job.nodes);
