@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   }
   const fs::path db = dir / "run.db";
   {
-    auto created = store::create_run_file(db, false, run, gpus, std::nullopt);
+    auto created = store::create_run_file(db, false, run, gpus);
     store::close_run_file(*created.db, db);
   }
   const double before_mb = static_cast<double>(fs::file_size(db)) / 1e6;

@@ -50,7 +50,7 @@ fs::path make_run_db(const TempDir& dir, const std::string& name = "run.db") {
   run.start_wall_ns = kStartWall;
   run.start_mono_ns = kStartMono;
   const fs::path path = dir.file(name);
-  auto created = store::create_run_file(path, false, run, gpus(), std::nullopt);
+  auto created = store::create_run_file(path, false, run, gpus());
   store::close_run_file(*created.db, path);
   return path;
 }
