@@ -1,7 +1,8 @@
 #include "amd/library.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
+
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "util/dynamic_library.hpp"
@@ -61,38 +62,20 @@ std::shared_ptr<const Library<Api>> Library<Api>::open_system(std::string& why) 
 
 template <typename Api>
 Library<Api>::Library(void* handle, std::string path, bool simulated)
-    : handle_(handle), path_(std::move(path)), simulated_(simulated) {}
-
-template <typename Api>
-Library<Api>::~Library() {
-  if (handle_ != nullptr) dlclose(handle_);
-}
+    : loaded_(handle, std::move(path)), simulated_(simulated) {}
 
 template <typename Api>
 void Library<Api>::resolve_all() {
-  const auto resolve = [this](auto& slot, const char* id, Requirement requirement,
-                              const char* symbol) {
-    slot.symbol = symbol;
-    void* address = dlsym(handle_, symbol);
-    // POSIX guarantees that an object pointer returned by dlsym converts to a function pointer.
-    if (address != nullptr) slot.fn = reinterpret_cast<decltype(slot.fn)>(address);
-    resolutions_.push_back({id, requirement, symbol, address != nullptr});
-  };
 #define GPUSCOPE_AMD_RESOLVE_X(id, req, params, args, symbol) \
-  resolve(table_.id, #id, Requirement::req, #symbol);
+  loaded_.resolve(table_.id, #id, Requirement::req, {#symbol});
   if constexpr (std::is_same_v<Api, AmdSmiApi>) {
     GPUSCOPE_AMDSMI_ENTRY_POINTS(GPUSCOPE_AMD_RESOLVE_X)
   } else {
     GPUSCOPE_RSMI_ENTRY_POINTS(GPUSCOPE_AMD_RESOLVE_X)
   }
 #undef GPUSCOPE_AMD_RESOLVE_X
-  std::string missing;
-  for (const Resolution& resolution : resolutions_) {
-    if (resolution.requirement != Requirement::Required || resolution.resolved) continue;
-    missing += (missing.empty() ? "" : ", ") + resolution.symbol;
-  }
-  if (!missing.empty()) {
-    throw Error(fmt::format("{} is not a usable {} library", path_, Api::kName),
+  if (const std::string missing = loaded_.missing_required(); !missing.empty()) {
+    throw Error(fmt::format("{} is not a usable {} library", path(), Api::kName),
                 fmt::format("it does not export {}", missing),
                 "point GPUSCOPE_AMD_SMI_LIBRARY at ROCm's libamd_smi.so, or "
                 "GPUSCOPE_ROCM_SMI_LIBRARY at librocm_smi64.so");
@@ -120,10 +103,9 @@ std::string Library<Api>::describe(const Failure& failure) const {
 
 template <typename Api>
 std::string Library<Api>::simulator_last_error() const {
-  using LastError = const char*();
-  void* address = dlsym(handle_, Names<Api>::kLastError);
-  if (address == nullptr) return {};
-  const char* text = reinterpret_cast<LastError*>(address)();
+  const auto last_error = loaded_.function<const char*()>(Names<Api>::kLastError);
+  if (last_error == nullptr) return {};
+  const char* text = last_error();
   return text != nullptr ? text : "";
 }
 

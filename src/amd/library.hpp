@@ -1,6 +1,6 @@
-// A loaded AMD SMI or ROCm SMI library: a dlopen handle plus the function table expanded from
-// entry_points.hpp. As nvml::Library: no file-static state, every Library is an object, so tests
-// load the real loader path against different libraries in one process.
+// A loaded AMD SMI or ROCm SMI library: the function table expanded from entry_points.hpp, filled
+// by util::LoadedLibrary. As nvml::Library: no file-static state, every Library is an object, so
+// tests load the real loader path against different libraries in one process.
 #pragma once
 
 #include <cstdint>
@@ -11,16 +11,13 @@
 
 #include "amd/abi.hpp"
 #include "amd/entry_points.hpp"
+#include "util/loaded_library.hpp"
 
 namespace gpuscope::amd {
 
-enum class Requirement { Required, Optional };
-
-template <typename Signature>
-struct Entry {
-  Signature* fn = nullptr;
-  const char* symbol = nullptr;  // the symbol resolved, or the one wanted when unresolved
-};
+using util::Entry;
+using util::Requirement;
+using util::Resolution;
 
 // The two libraries gpuscope knows, each with its status type, function table and file names.
 struct AmdSmiApi {
@@ -47,23 +44,12 @@ struct RocmSmiApi {
   static constexpr Status kFunctionNotFound = kRsmiFunctionNotFound;
 };
 
-// A failed call: its library's status code and the function that returned it.
-struct Failure {
-  std::uint32_t code = 0;
-  const char* symbol = "";
-  bool operator==(const Failure&) const = default;
-};
-
-using Status = tl::expected<void, Failure>;
+// A failed call: its library's status code (amdsmi_status_t and rsmi_status_t are both 32-bit)
+// and the function that returned it.
+using Failure = util::CallFailure<std::uint32_t>;
+using Status = util::CallStatus<std::uint32_t>;
 template <typename T>
 using Expected = tl::expected<T, Failure>;
-
-struct Resolution {
-  std::string id;
-  Requirement requirement;
-  std::string symbol;
-  bool resolved = false;
-};
 
 template <typename Api>
 class Library {
@@ -77,17 +63,10 @@ class Library {
   // `why` set to dlerror()'s words for the first name when none does.
   static std::shared_ptr<const Library> open_system(std::string& why);
 
-  ~Library();
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
-
   template <typename Signature, typename... Args>
   Status call(Entry<Signature> Table::*member, Args... args) const {
-    const Entry<Signature>& entry = table_.*member;
-    if (entry.fn == nullptr) return tl::unexpected(Failure{Api::kFunctionNotFound, entry.symbol});
-    const auto rc = entry.fn(args...);
-    if (rc != Api::kSuccess) return tl::unexpected(Failure{rc, entry.symbol});
-    return {};
+    return util::call_entry<std::uint32_t>(table_.*member, Api::kSuccess, Api::kFunctionNotFound,
+                                           args...);
   }
 
   // Calls an entry whose last argument receives one T, and returns that T (or why not).
@@ -105,9 +84,9 @@ class Library {
   // "rsmi_dev_power_ave_get: Permission denied (ROCm SMI status 4)".
   std::string describe(const Failure& failure) const;
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return loaded_.path(); }
   bool simulated() const { return simulated_; }
-  const std::vector<Resolution>& resolutions() const { return resolutions_; }
+  const std::vector<Resolution>& resolutions() const { return loaded_.resolutions(); }
   // The simulated library's explanation of its last failure (empty for AMD's libraries).
   std::string simulator_last_error() const;
 
@@ -115,11 +94,9 @@ class Library {
   Library(void* handle, std::string path, bool simulated);
   void resolve_all();
 
-  void* handle_ = nullptr;
-  std::string path_;
+  util::LoadedLibrary loaded_;
   bool simulated_ = false;
   Table table_;
-  std::vector<Resolution> resolutions_;
 };
 
 using AmdSmiLibrary = Library<AmdSmiApi>;

@@ -1,9 +1,6 @@
 #include "dcgm/library.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
-
-#include <type_traits>
 
 #include "util/dynamic_library.hpp"
 
@@ -32,37 +29,19 @@ std::shared_ptr<const Library> Library::open(const LoadOptions& options) {
               "metrics alone");
 }
 
-Library::Library(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
-
-Library::~Library() {
-  if (handle_ != nullptr) dlclose(handle_);
-}
+Library::Library(void* handle, std::string path) : loaded_(handle, std::move(path)) {}
 
 void Library::resolve_all() {
-  std::string missing;
-  const auto resolve = [&](auto& slot, const char* symbol, Requirement requirement) {
-    using Signature = std::remove_pointer_t<decltype(slot.fn)>;
-    slot.symbol = symbol;
-    if (void* address = dlsym(handle_, symbol); address != nullptr) {
-      // POSIX guarantees that an object pointer returned by dlsym converts to a function pointer.
-      slot.fn = reinterpret_cast<Signature*>(address);
-    } else if (requirement == Requirement::Required) {
-      missing += missing.empty() ? symbol : fmt::format(", {}", symbol);
-    } else {
-      missing_optional_.emplace_back(symbol);
-    }
-  };
 #define GPUSCOPE_DCGM_RESOLVE(id, req, params, args, symbol) \
-  resolve(table_.id, #symbol, Requirement::req);
+  loaded_.resolve(table_.id, #id, Requirement::req, {#symbol});
   GPUSCOPE_DCGM_ENTRY_POINTS(GPUSCOPE_DCGM_RESOLVE)
 #undef GPUSCOPE_DCGM_RESOLVE
-  resolve(table_.ErrorString, "errorString", Requirement::Optional);
-  if (void* address = dlsym(handle_, "gpuscopeSimDcgmLastError"); address != nullptr) {
-    table_.SimLastError = {reinterpret_cast<const char* (*)()>(address),
-                           "gpuscopeSimDcgmLastError"};
+  loaded_.resolve(table_.ErrorString, "ErrorString", Requirement::Optional, {"errorString"});
+  if (const auto last_error = loaded_.function<const char*()>("gpuscopeSimDcgmLastError")) {
+    table_.SimLastError = {last_error, "gpuscopeSimDcgmLastError"};
   }
-  if (!missing.empty()) {
-    throw Error(fmt::format("{} is not a usable DCGM library", path_),
+  if (const std::string missing = loaded_.missing_required(); !missing.empty()) {
+    throw Error(fmt::format("{} is not a usable DCGM library", path()),
                 fmt::format("it does not export {}", missing),
                 "point gpuscope at the libdcgm.so.4 (or .so.3) of NVIDIA's DCGM");
   }

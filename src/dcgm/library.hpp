@@ -1,5 +1,5 @@
-// The loaded DCGM library: a dlopen handle plus the function table
-// expanded from entry_points.hpp, as nvml/library.hpp is for NVML. DCGM is optional: a machine
+// The loaded DCGM library: the function table expanded from entry_points.hpp, filled by
+// util::LoadedLibrary as nvml/library.hpp's is for NVML. DCGM is optional: a machine
 // without it is the normal case, and the caller decides what its absence means.
 #pragma once
 
@@ -10,19 +10,16 @@
 #include "core/error.hpp"
 #include "dcgm/abi.hpp"
 #include "dcgm/entry_points.hpp"
+#include "util/loaded_library.hpp"
 
 namespace gpuscope::dcgm {
 
-enum class Requirement { Required, Optional };
+using util::Entry;
+using util::Requirement;
+using util::Resolution;
 
 // The status code's name, "DCGM_ST_MODULE_NOT_LOADED", or "DCGM status N" for one unknown.
 std::string status_name(dcgmReturn_t code);
-
-template <typename Signature>
-struct Entry {
-  Signature* fn = nullptr;
-  const char* symbol = nullptr;
-};
 
 struct FunctionTable {
 #define GPUSCOPE_DCGM_TABLE(id, req, params, args, symbol) Entry<dcgmReturn_t params> id;
@@ -44,27 +41,21 @@ class Library {
   // when it cannot be opened or lacks a required entry point.
   static std::shared_ptr<const Library> open(const LoadOptions& options);
 
-  ~Library();
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
-
   const FunctionTable& table() const { return table_; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return loaded_.path(); }
   // errorString(code), or "DCGM error N" for a code the library does not know.
   std::string error_string(dcgmReturn_t code) const;
   // The simulated library's reason for its last failure; "" for NVIDIA's DCGM.
   std::string simulator_reason() const;
-  // The entry points the library lacks (optional ones only: a required one refuses it).
-  const std::vector<std::string>& missing_optional() const { return missing_optional_; }
+  // How each entry point was resolved (a library lacking a required one is refused).
+  const std::vector<Resolution>& resolutions() const { return loaded_.resolutions(); }
 
  private:
   Library(void* handle, std::string path);
   void resolve_all();
 
-  void* handle_ = nullptr;
-  std::string path_;
+  util::LoadedLibrary loaded_;
   FunctionTable table_;
-  std::vector<std::string> missing_optional_;
 };
 
 }  // namespace gpuscope::dcgm

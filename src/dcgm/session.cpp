@@ -101,7 +101,7 @@ Session::~Session() {
 
 std::string Session::describe(const Failure& failure) const {
   std::string text =
-      fmt::format("{}: {} ({}, {})", failure.call, library_->error_string(failure.code),
+      fmt::format("{}: {} ({}, {})", failure.symbol, library_->error_string(failure.code),
                   status_name(failure.code), failure.code);
   if (const std::string reason = library_->simulator_reason(); !reason.empty()) {
     text += fmt::format(" [simulated: {}]", reason);

@@ -21,12 +21,9 @@ struct ConnectOptions {
   std::chrono::milliseconds timeout{1000};  // for reaching a host engine
 };
 
-// A DCGM call that failed: its status and the function.
-struct Failure {
-  dcgmReturn_t code = 0;
-  const char* call = "";
-};
-using Status = tl::expected<void, Failure>;
+// A DCGM call that failed: its status and the function (or the field it read).
+using Failure = util::CallFailure<dcgmReturn_t>;
+using Status = util::CallStatus<dcgmReturn_t>;
 template <typename T>
 using Expected = tl::expected<T, Failure>;
 

@@ -1,6 +1,5 @@
 #include "nvml/library.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "nvml/error_text.hpp"
@@ -40,56 +39,25 @@ bool is_no_driver(const Error& error) {
 }
 
 Library::Library(void* handle, std::string path, bool simulated)
-    : handle_(handle), path_(std::move(path)), simulated_(simulated) {}
-
-Library::~Library() {
-  if (handle_ != nullptr) dlclose(handle_);
-}
-
-template <typename Signature>
-void Library::resolve(Entry<Signature>& slot, const char* id, Requirement requirement,
-                      std::initializer_list<const char*> symbols) {
-  Resolution resolution{id, requirement, {}, {}};
-  slot.symbol = *symbols.begin();
-  for (const char* symbol : symbols) {
-    resolution.candidates.emplace_back(symbol);
-    if (slot.fn != nullptr) continue;
-    if (void* address = dlsym(handle_, symbol); address != nullptr) {
-      // POSIX guarantees that an object pointer returned by dlsym converts to a function pointer.
-      slot.fn = reinterpret_cast<Signature*>(address);
-      slot.symbol = symbol;
-      resolution.resolved = symbol;
-    }
-  }
-  resolutions_.push_back(std::move(resolution));
-}
+    : loaded_(handle, std::move(path)), simulated_(simulated) {}
 
 void Library::resolve_all() {
   // clang-format off
 #define GPUSCOPE_RESOLVE_X1(id, req, params, args, s1) \
-  resolve(table_.id, #id, Requirement::req, {#s1});
+  loaded_.resolve(table_.id, #id, Requirement::req, {#s1});
 #define GPUSCOPE_RESOLVE_X2(id, req, params, args, s1, s2) \
-  resolve(table_.id, #id, Requirement::req, {#s1, #s2});
+  loaded_.resolve(table_.id, #id, Requirement::req, {#s1, #s2});
 #define GPUSCOPE_RESOLVE_X3(id, req, params, args, s1, s2, s3) \
-  resolve(table_.id, #id, Requirement::req, {#s1, #s2, #s3});
+  loaded_.resolve(table_.id, #id, Requirement::req, {#s1, #s2, #s3});
   GPUSCOPE_NVML_ENTRY_POINTS(GPUSCOPE_RESOLVE_X1, GPUSCOPE_RESOLVE_X2, GPUSCOPE_RESOLVE_X3)
 #undef GPUSCOPE_RESOLVE_X1
 #undef GPUSCOPE_RESOLVE_X2
 #undef GPUSCOPE_RESOLVE_X3
   // clang-format on
-  resolve(table_.ErrorString, "ErrorString", Requirement::Required, {"nvmlErrorString"});
-
-  std::string missing;
-  for (const Resolution& resolution : resolutions_) {
-    if (resolution.requirement != Requirement::Required || !resolution.resolved.empty()) continue;
-    if (!missing.empty()) missing += ", ";
-    for (std::size_t i = 0; i < resolution.candidates.size(); ++i) {
-      missing += (i == 0 ? "" : " or ") + resolution.candidates[i];
-    }
-  }
-  if (!missing.empty()) {
+  loaded_.resolve(table_.ErrorString, "ErrorString", Requirement::Required, {"nvmlErrorString"});
+  if (const std::string missing = loaded_.missing_required(); !missing.empty()) {
     throw Error(
-        fmt::format("{} is not a usable NVML library", path_),
+        fmt::format("{} is not a usable NVML library", path()),
         fmt::format("it does not export {}", missing),
         "point --nvml-library at the libnvidia-ml.so.1 of an NVIDIA driver (R450 or newer)");
   }
@@ -121,10 +89,9 @@ Error Library::to_error(const Failure& failure, std::string context) const {
 }
 
 std::string Library::simulator_last_error() const {
-  using LastError = const char*();
-  void* address = dlsym(handle_, "gpuscopeSimLastError");
-  if (address == nullptr) return {};
-  const char* text = reinterpret_cast<LastError*>(address)();
+  const auto last_error = loaded_.function<const char*()>("gpuscopeSimLastError");
+  if (last_error == nullptr) return {};
+  const char* text = last_error();
   return text != nullptr ? text : "";
 }
 

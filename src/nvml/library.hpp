@@ -1,4 +1,5 @@
-// The loaded NVML library: a dlopen handle plus the function table expanded from entry_points.hpp.
+// The loaded NVML library: the function table expanded from entry_points.hpp, filled by
+// util::LoadedLibrary, and NVML's words and hints for a failed call.
 //
 // There is no file-static state: every Library is an object, so tests can load the real loader
 // path twice, against different libraries, in one process.
@@ -6,26 +7,19 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
 #include <tl/expected.hpp>
 #include <vector>
 
 #include "core/error.hpp"
 #include "nvml/abi.hpp"
 #include "nvml/entry_points.hpp"
+#include "util/loaded_library.hpp"
 
 namespace gpuscope::nvml {
 
-enum class Requirement { Required, Optional };
-
-// One slot of the function table: the resolved pointer (null if the library lacks every symbol
-// listed for the entry) and the symbol it came from (or the preferred symbol when unresolved), so
-// failures name the call the driver actually ran.
-template <typename Signature>
-struct Entry {
-  Signature* fn = nullptr;
-  const char* symbol = nullptr;
-};
+using util::Entry;
+using util::Requirement;
+using util::Resolution;
 
 struct FunctionTable {
 #define GPUSCOPE_TABLE_X1(id, req, params, args, s1) Entry<nvmlReturn_t params> id;
@@ -38,24 +32,11 @@ struct FunctionTable {
   Entry<const char*(nvmlReturn_t)> ErrorString;
 };
 
-// A failed NVML call: cheap to make (no allocation), so the sampling loop can afford it.
-struct Failure {
-  nvmlReturn_t code = kErrorUnknown;
-  const char* symbol = "";  // the NVML function that failed, e.g. "nvmlDeviceGetPowerUsage"
-};
-
-using Status = tl::expected<void, Failure>;
+// A failed NVML call: its return code and the NVML function that returned it.
+using Failure = util::CallFailure<nvmlReturn_t>;
+using Status = util::CallStatus<nvmlReturn_t>;
 template <typename T>
 using Expected = tl::expected<T, Failure>;
-
-// How an entry point was resolved, for diagnostics and tests.
-struct Resolution {
-  std::string id;  // entry id, e.g. "DeviceGetCount"
-  Requirement requirement;
-  std::vector<std::string> candidates;  // symbols tried, newest first
-  std::string resolved;                 // the symbol found, empty if none
-  bool is_fallback() const { return !resolved.empty() && resolved != candidates.front(); }
-};
 
 struct LoadOptions {
   // Explicit library path (--nvml-library or GPUSCOPE_NVML_LIBRARY); empty: search the system
@@ -76,19 +57,11 @@ class Library {
   // when it cannot be opened or lacks a required entry point.
   static std::shared_ptr<const Library> open(const LoadOptions& options);
 
-  ~Library();
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
-
   // Calls the entry point in `member` with `args`; a missing optional entry point yields
   // kErrorFunctionNotFound without calling anything.
   template <typename Signature, typename... Args>
   Status call(Entry<Signature> FunctionTable::*member, Args... args) const {
-    const Entry<Signature>& entry = table_.*member;
-    if (entry.fn == nullptr) return tl::unexpected(Failure{kErrorFunctionNotFound, entry.symbol});
-    const nvmlReturn_t rc = entry.fn(args...);
-    if (rc != kSuccess) return tl::unexpected(Failure{rc, entry.symbol});
-    return {};
+    return util::call_entry(table_.*member, kSuccess, kErrorFunctionNotFound, args...);
   }
 
   bool has(auto FunctionTable::*member) const { return (table_.*member).fn != nullptr; }
@@ -100,24 +73,19 @@ class Library {
   // An Error for a failure the user must see: what failed, the driver's words, and a hint.
   Error to_error(const Failure& failure, std::string context = {}) const;
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return loaded_.path(); }
   bool simulated() const { return simulated_; }
-  const std::vector<Resolution>& resolutions() const { return resolutions_; }
+  const std::vector<Resolution>& resolutions() const { return loaded_.resolutions(); }
   // The simulated library's explanation of its last failure (empty for a real driver).
   std::string simulator_last_error() const;
 
  private:
   Library(void* handle, std::string path, bool simulated);
   void resolve_all();
-  template <typename Signature>
-  void resolve(Entry<Signature>& slot, const char* id, Requirement requirement,
-               std::initializer_list<const char*> symbols);
 
-  void* handle_ = nullptr;
-  std::string path_;
+  util::LoadedLibrary loaded_;
   bool simulated_ = false;
   FunctionTable table_;
-  std::vector<Resolution> resolutions_;
 };
 
 }  // namespace gpuscope::nvml

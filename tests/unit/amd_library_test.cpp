@@ -37,10 +37,10 @@ Error open_error(const OpenOptions& options) {
 
 TEST(AmdLibrary, ResolvesEveryEntryOfTheSimulatedLibraries) {
   auto amd_smi = AmdSmiLibrary::open(GPUSCOPE_TEST_SIM_AMD_SMI_LIBRARY, true);
-  for (const Resolution& r : amd_smi->resolutions()) EXPECT_TRUE(r.resolved) << r.symbol;
+  for (const Resolution& r : amd_smi->resolutions()) EXPECT_TRUE(r.found()) << r.id;
   EXPECT_TRUE(amd_smi->has(&AmdSmiApi::Table::GetEnergyCount));
   auto rocm_smi = RocmSmiLibrary::open(GPUSCOPE_TEST_SIM_ROCM_SMI_LIBRARY, true);
-  for (const Resolution& r : rocm_smi->resolutions()) EXPECT_TRUE(r.resolved) << r.symbol;
+  for (const Resolution& r : rocm_smi->resolutions()) EXPECT_TRUE(r.found()) << r.id;
 }
 
 TEST(AmdLibrary, AMissingFileIsNamed) {
