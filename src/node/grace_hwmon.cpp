@@ -29,10 +29,10 @@ std::optional<GraceLabel> parse_label(const std::string& label) {
   const auto socket = util::parse_unsigned(std::string_view(label).substr(at + kMiddle.size()));
   if (!socket || *socket > 255) return std::nullopt;
   static const std::map<std::string, GraceSensorKind, std::less<>> kKinds = {
-      {"Module", GraceSensorKind::module},
-      {"Grace", GraceSensorKind::grace},
-      {"CPU", GraceSensorKind::cpu},
-      {"SysIO", GraceSensorKind::sysio}};
+      {"Module", GraceSensorKind::Module},
+      {"Grace", GraceSensorKind::Grace},
+      {"CPU", GraceSensorKind::Cpu},
+      {"SysIO", GraceSensorKind::Sysio}};
   const auto kind = kKinds.find(std::string_view(label).substr(0, at));
   if (kind == kKinds.end()) return std::nullopt;
   return GraceLabel{kind->second, static_cast<unsigned>(*socket)};
@@ -85,7 +85,7 @@ std::optional<GracePowerSensor> read_meter(const fs::path& folder, unsigned long
   if (const auto interval = read((folder / (stem + "_average_interval")).string())) {
     sensor.average_interval_ms = attribute_number(*interval);
   }
-  sensor.includes_gpu = sensor.kind == GraceSensorKind::module;
+  sensor.includes_gpu = sensor.kind == GraceSensorKind::Module;
   return sensor;
 }
 
@@ -109,11 +109,11 @@ void settle_containment(std::vector<GracePowerSensor>& sensors) {
   std::set<std::pair<GraceSensorKind, unsigned>> present;
   for (const auto& sensor : sensors) present.emplace(sensor.kind, sensor.socket);
   for (auto& sensor : sensors) {
-    const bool rail = sensor.kind == GraceSensorKind::cpu || sensor.kind == GraceSensorKind::sysio;
-    if (rail) sensor.part_of = GraceSensorKind::grace;
-    if (sensor.kind == GraceSensorKind::grace &&
-        present.count({GraceSensorKind::module, sensor.socket}) != 0) {
-      sensor.part_of = GraceSensorKind::module;
+    const bool rail = sensor.kind == GraceSensorKind::Cpu || sensor.kind == GraceSensorKind::Sysio;
+    if (rail) sensor.part_of = GraceSensorKind::Grace;
+    if (sensor.kind == GraceSensorKind::Grace &&
+        present.count({GraceSensorKind::Module, sensor.socket}) != 0) {
+      sensor.part_of = GraceSensorKind::Module;
     }
   }
 }
@@ -122,13 +122,13 @@ void settle_containment(std::vector<GracePowerSensor>& sensors) {
 
 const char* grace_sensor_name(GraceSensorKind kind) {
   switch (kind) {
-    case GraceSensorKind::module:
+    case GraceSensorKind::Module:
       return "module";
-    case GraceSensorKind::grace:
+    case GraceSensorKind::Grace:
       return "grace";
-    case GraceSensorKind::cpu:
+    case GraceSensorKind::Cpu:
       return "cpu";
-    case GraceSensorKind::sysio:
+    case GraceSensorKind::Sysio:
       break;
   }
   return "sysio";
@@ -189,8 +189,8 @@ void GracePowerReader::read(std::vector<PowerSample>& out) {
         text ? "not a number: \"" + trimmed(*text).substr(0, 40) + "\"" : text.error().reason;
     problems_.push_back(
         {i,
-         vanished ? ProblemKind::vanished
-                  : (text ? ProblemKind::malformed : ProblemKind::unreadable),
+         vanished ? ProblemKind::Vanished
+                  : (text ? ProblemKind::Malformed : ProblemKind::Unreadable),
          "cannot read the Grace power meter \"" + sensors_[i].label + "\" (" +
              sensors_[i].power_file.string() + ": " + why + ")" +
              (vanished ? "; it is not read again" : "; its samples are missing until it reads")});

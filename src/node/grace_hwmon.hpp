@@ -18,11 +18,11 @@
 namespace gpuscope::node {
 
 enum class GraceSensorKind {
-  module,  // "Module Power Socket N": the whole GH200 module: CPU, its LPDDR, the Hopper GPU and
+  Module,  // "Module Power Socket N": the whole GH200 module: CPU, its LPDDR, the Hopper GPU and
            // its HBM, regulator losses. Includes the GPU: never add it to GPU energy.
-  grace,   // "Grace Power Socket N": the Grace socket: CPU rail, SoC rail, LPDDR, regulator loss
-  cpu,     // "CPU Power Socket N": the CPU cores' rail; part of grace
-  sysio,   // "SysIO Power Socket N": the SoC / I/O rail; part of grace
+  Grace,   // "Grace Power Socket N": the Grace socket: CPU rail, SoC rail, LPDDR, regulator loss
+  Cpu,     // "CPU Power Socket N": the CPU cores' rail; part of grace
+  Sysio,   // "SysIO Power Socket N": the SoC / I/O rail; part of grace
 };
 
 // "module", "grace", "cpu", "sysio".
@@ -31,7 +31,7 @@ const char* grace_sensor_name(GraceSensorKind kind);
 struct GracePowerSensor {
   std::string hwmon;  // the hwmon folder: "hwmon3"
   std::string label;  // power<i>_oem_info (or power<i>_label): "Module Power Socket 0"
-  GraceSensorKind kind = GraceSensorKind::grace;
+  GraceSensorKind kind = GraceSensorKind::Grace;
   unsigned socket = 0;
   std::filesystem::path power_file;  // power<i>_average, else power<i>_input, in µW
   bool averaged = false;             // power_file is power<i>_average

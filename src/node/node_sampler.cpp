@@ -43,17 +43,17 @@ NodeEnergyDomain stored_domain(const GracePowerSensor& sensor,
   // only where the socket's own meter is absent. The module includes the GPU: never added.
   bool socket_meter = false;
   for (const auto& other : all) {
-    socket_meter |= other.kind == GraceSensorKind::grace && other.socket == sensor.socket;
+    socket_meter |= other.kind == GraceSensorKind::Grace && other.socket == sensor.socket;
   }
   switch (sensor.kind) {
-    case GraceSensorKind::grace:
+    case GraceSensorKind::Grace:
       out.additive = true;
       break;
-    case GraceSensorKind::cpu:
-    case GraceSensorKind::sysio:
+    case GraceSensorKind::Cpu:
+    case GraceSensorKind::Sysio:
       out.additive = !socket_meter;
       break;
-    case GraceSensorKind::module:
+    case GraceSensorKind::Module:
       out.additive = false;
       break;
   }

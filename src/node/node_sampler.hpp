@@ -19,7 +19,7 @@ namespace gpuscope::node {
 // A problem with one domain, in words, said once (as the readers say them).
 struct NodeProblem {
   unsigned domain = 0;  // NodeEnergyDomain::domain
-  ProblemKind kind = ProblemKind::unreadable;
+  ProblemKind kind = ProblemKind::Unreadable;
   std::string message;
 };
 

@@ -55,12 +55,12 @@ std::optional<unsigned> package_socket(const std::string& name) {
 }
 
 DomainKind kind_of(const std::string& name) {
-  if (package_socket(name)) return DomainKind::package;
-  if (name == "core") return DomainKind::core;
-  if (name == "uncore") return DomainKind::uncore;
-  if (name == "dram") return DomainKind::dram;
-  if (name == "psys") return DomainKind::psys;
-  return DomainKind::other;
+  if (package_socket(name)) return DomainKind::Package;
+  if (name == "core") return DomainKind::Core;
+  if (name == "uncore") return DomainKind::Uncore;
+  if (name == "dram") return DomainKind::Dram;
+  if (name == "psys") return DomainKind::Psys;
+  return DomainKind::Other;
 }
 
 struct Candidate {
@@ -145,7 +145,7 @@ std::vector<PowercapDomain> settle(std::vector<Candidate> zones, std::vector<std
                       ") mirrors the MSR interface's; left out so it is not counted twice");
       continue;
     }
-    domain.additive = domain.kind == DomainKind::package || domain.kind == DomainKind::dram;
+    domain.additive = domain.kind == DomainKind::Package || domain.kind == DomainKind::Dram;
     kept.push_back(std::move(domain));
   }
   return kept;
@@ -155,17 +155,17 @@ std::vector<PowercapDomain> settle(std::vector<Candidate> zones, std::vector<std
 
 const char* domain_kind_name(DomainKind kind) {
   switch (kind) {
-    case DomainKind::package:
+    case DomainKind::Package:
       return "package";
-    case DomainKind::core:
+    case DomainKind::Core:
       return "core";
-    case DomainKind::uncore:
+    case DomainKind::Uncore:
       return "uncore";
-    case DomainKind::dram:
+    case DomainKind::Dram:
       return "dram";
-    case DomainKind::psys:
+    case DomainKind::Psys:
       return "psys";
-    case DomainKind::other:
+    case DomainKind::Other:
       break;
   }
   return "other";

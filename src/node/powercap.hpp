@@ -17,12 +17,12 @@ namespace gpuscope::node {
 
 // What a domain measures, from its `name` file (the kernel's RAPL domain names).
 enum class DomainKind {
-  package,  // "package-N" (or "package-N-die-M"): the whole socket; includes core and uncore
-  core,     // "core": the cores (PP0); part of its package
-  uncore,   // "uncore": the integrated graphics and other uncore (PP1); part of its package
-  dram,     // "dram": the memory attached to the socket; NOT part of its package
-  psys,     // "psys": the platform (SoC and more); includes the packages, so never added to them
-  other,    // a name this version does not know; read, never added to a total
+  Package,  // "package-N" (or "package-N-die-M"): the whole socket; includes core and uncore
+  Core,     // "core": the cores (PP0); part of its package
+  Uncore,   // "uncore": the integrated graphics and other uncore (PP1); part of its package
+  Dram,     // "dram": the memory attached to the socket; NOT part of its package
+  Psys,     // "psys": the platform (SoC and more); includes the packages, so never added to them
+  Other,    // a name this version does not know; read, never added to a total
 };
 
 // "package", "core", "uncore", "dram", "psys", "other".
@@ -32,7 +32,7 @@ struct PowercapDomain {
   std::string zone;       // the zone's folder under class/powercap: "intel-rapl:0:1"
   std::string interface;  // the control type before the colon: "intel-rapl", "intel-rapl-mmio"
   std::string name;       // its `name` file: "package-0", "dram", "core"
-  DomainKind kind = DomainKind::other;
+  DomainKind kind = DomainKind::Other;
   std::optional<unsigned> socket;     // N of the zone's package-N, or of its parent's
   std::optional<std::string> parent;  // the zone above it ("intel-rapl:0"); none at top level
   // Where the counter wraps to 0, in µJ; nullopt when the file is missing or not a number (a

@@ -29,7 +29,7 @@ PowercapReader::PowercapReader(std::vector<PowercapDomain> domains, ReadFile rea
 
 bool PowercapReader::active(std::size_t domain) const {
   const State state = tracks_.at(domain).state;
-  return state != State::denied && state != State::gone;
+  return state != State::Denied && state != State::Gone;
 }
 
 std::vector<DomainProblem> PowercapReader::take_problems() {
@@ -76,7 +76,7 @@ bool PowercapReader::read_one(std::size_t index, DomainEnergy& reading) {
 void PowercapReader::advance(std::size_t index, std::uint64_t counter) {
   Track& track = tracks_[index];
   const auto& range = domains_[index].max_energy_range_uj;
-  if (track.state == State::live) {
+  if (track.state == State::Live) {
     if (counter >= track.last_uj) {
       track.total_uj += counter - track.last_uj;
     } else if (range && *range >= track.last_uj) {
@@ -84,14 +84,14 @@ void PowercapReader::advance(std::size_t index, std::uint64_t counter) {
       ++track.wraps;
     } else if (!track.said_no_range) {
       track.said_no_range = true;
-      problems_.push_back({index, ProblemKind::fell_without_range,
+      problems_.push_back({index, ProblemKind::FellWithoutRange,
                            "the energy counter of " + label(domains_[index]) + " fell from " +
                                std::to_string(track.last_uj) + " to " + std::to_string(counter) +
                                " µJ and its max_energy_range_uj is unknown, so that interval's "
                                "energy is left out"});
     }
   }
-  track.state = State::live;
+  track.state = State::Live;
   track.last_uj = counter;
   track.failing = false;
 }
@@ -105,7 +105,7 @@ bool PowercapReader::above_range(std::size_t index, std::uint64_t counter) {
   Track& track = tracks_[index];
   if (track.failing) return true;
   track.failing = true;
-  problems_.push_back({index, ProblemKind::above_range,
+  problems_.push_back({index, ProblemKind::AboveRange,
                        "the energy counter of " + label(domains_[index]) + " read " +
                            std::to_string(counter) + " µJ, above its max_energy_range_uj of " +
                            std::to_string(*range) +
@@ -118,22 +118,22 @@ void PowercapReader::fail(std::size_t index, int error, const std::string& reaso
   Track& track = tracks_[index];
   const PowercapDomain& domain = domains_[index];
   if (error == EACCES || error == EPERM) {
-    track.state = State::denied;
+    track.state = State::Denied;
     if (said_denied_) return;
     said_denied_ = true;
-    problems_.push_back({index, ProblemKind::permission_denied, permission_message(domain)});
+    problems_.push_back({index, ProblemKind::PermissionDenied, permission_message(domain)});
     return;
   }
   if (error == ENOENT || error == ENODEV || error == ENXIO) {
-    track.state = State::gone;
-    problems_.push_back({index, ProblemKind::vanished,
+    track.state = State::Gone;
+    problems_.push_back({index, ProblemKind::Vanished,
                          "the RAPL domain " + label(domain) + " is gone (" + reason +
                              "); its energy stops at its last reading"});
     return;
   }
   if (track.failing) return;
   track.failing = true;
-  const ProblemKind kind = error == 0 ? ProblemKind::malformed : ProblemKind::unreadable;
+  const ProblemKind kind = error == 0 ? ProblemKind::Malformed : ProblemKind::Unreadable;
   problems_.push_back({index, kind,
                        "cannot read the RAPL domain " + label(domain) + " (" + reason +
                            "); its readings are missing until it reads again"});

@@ -28,17 +28,17 @@ struct DomainEnergy {
 };
 
 enum class ProblemKind {
-  permission_denied,   // EACCES/EPERM on energy_uj: non-root on Linux >= 5.10 (CVE-2020-8694)
-  vanished,            // the zone is gone (ENOENT, ENODEV): not read again
-  unreadable,          // another read error (EIO, ...): said once, read again next time
-  malformed,           // energy_uj is not a number: said once, read again next time
-  fell_without_range,  // the counter fell but max_energy_range_uj is unknown: interval lost
-  above_range,  // energy_uj above max_energy_range_uj: impossible, no reading, said per streak
+  PermissionDenied,  // EACCES/EPERM on energy_uj: non-root on Linux >= 5.10 (CVE-2020-8694)
+  Vanished,          // the zone is gone (ENOENT, ENODEV): not read again
+  Unreadable,        // another read error (EIO, ...): said once, read again next time
+  Malformed,         // energy_uj is not a number: said once, read again next time
+  FellWithoutRange,  // the counter fell but max_energy_range_uj is unknown: interval lost
+  AboveRange,        // energy_uj above max_energy_range_uj: impossible, no reading, said per streak
 };
 
 struct DomainProblem {
   std::size_t domain = 0;  // index into PowercapReader::domains()
-  ProblemKind kind = ProblemKind::unreadable;
+  ProblemKind kind = ProblemKind::Unreadable;
   std::string message;  // one sentence: what, why and, where the user can act, what to do
 };
 
@@ -62,9 +62,9 @@ class PowercapReader {
   bool active(std::size_t domain) const;
 
  private:
-  enum class State { fresh, live, denied, gone };
+  enum class State { Fresh, Live, Denied, Gone };
   struct Track {
-    State state = State::fresh;
+    State state = State::Fresh;
     std::uint64_t last_uj = 0;
     std::uint64_t total_uj = 0;
     unsigned wraps = 0;

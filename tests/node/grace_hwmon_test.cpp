@@ -41,7 +41,7 @@ TEST(GraceHwmon, Gh200ModuleIncludesTheGpuAndContainsTheRest) {
   const auto found = discover_grace_hwmon(sysfs.root());
   ASSERT_EQ(found.sensors.size(), 4U);
 
-  const auto& module = by_kind(found, GraceSensorKind::module);
+  const auto& module = by_kind(found, GraceSensorKind::Module);
   EXPECT_EQ(module.label, "Module Power Socket 0");
   EXPECT_EQ(module.hwmon, "hwmon1");
   EXPECT_EQ(module.socket, 0U);
@@ -51,12 +51,12 @@ TEST(GraceHwmon, Gh200ModuleIncludesTheGpuAndContainsTheRest) {
   EXPECT_EQ(module.average_interval_ms, 50U);
   EXPECT_EQ(module.power_file, sysfs.root() / "class/hwmon/hwmon1/device/power1_average");
 
-  const auto& grace = by_kind(found, GraceSensorKind::grace);
+  const auto& grace = by_kind(found, GraceSensorKind::Grace);
   EXPECT_FALSE(grace.includes_gpu);
-  EXPECT_EQ(grace.part_of, GraceSensorKind::module);
-  EXPECT_EQ(by_kind(found, GraceSensorKind::cpu).part_of, GraceSensorKind::grace);
-  EXPECT_EQ(by_kind(found, GraceSensorKind::sysio).part_of, GraceSensorKind::grace);
-  EXPECT_FALSE(by_kind(found, GraceSensorKind::cpu).includes_gpu);
+  EXPECT_EQ(grace.part_of, GraceSensorKind::Module);
+  EXPECT_EQ(by_kind(found, GraceSensorKind::Cpu).part_of, GraceSensorKind::Grace);
+  EXPECT_EQ(by_kind(found, GraceSensorKind::Sysio).part_of, GraceSensorKind::Grace);
+  EXPECT_FALSE(by_kind(found, GraceSensorKind::Cpu).includes_gpu);
 
   GracePowerReader reader(found.sensors);
   std::vector<PowerSample> samples;
@@ -82,7 +82,7 @@ TEST(GraceHwmon, TwoSocketGraceWithoutModule) {
   EXPECT_EQ(found.sensors[2].socket, 1U);
   EXPECT_FALSE(found.sensors[0].part_of);
   EXPECT_FALSE(found.sensors[2].part_of);
-  EXPECT_EQ(found.sensors[1].part_of, GraceSensorKind::grace);
+  EXPECT_EQ(found.sensors[1].part_of, GraceSensorKind::Grace);
   EXPECT_TRUE(std::none_of(found.sensors.begin(), found.sensors.end(),
                            [](const GracePowerSensor& s) { return s.includes_gpu; }));
 }
@@ -101,7 +101,7 @@ TEST(GraceHwmon, OtherPowerMetersAreLeftOutWithANote) {
 
   const auto found = discover_grace_hwmon(sysfs.root());
   ASSERT_EQ(found.sensors.size(), 1U);
-  EXPECT_EQ(found.sensors[0].kind, GraceSensorKind::cpu);
+  EXPECT_EQ(found.sensors[0].kind, GraceSensorKind::Cpu);
   EXPECT_FALSE(found.sensors[0].averaged);
   EXPECT_EQ(found.sensors[0].power_file, sysfs.root() / "class/hwmon/hwmon2/power2_input");
   ASSERT_EQ(found.notes.size(), 2U);
@@ -131,14 +131,14 @@ TEST(GraceHwmon, SensorThatVanishesIsSaidOnceAndFailingOneOnce) {
   const auto problems = reader.take_problems();
   ASSERT_EQ(problems.size(), 2U);
   EXPECT_EQ(problems[0].domain, 2U);
-  EXPECT_EQ(problems[0].kind, ProblemKind::vanished);
-  EXPECT_EQ(problems[1].kind, ProblemKind::unreadable);
+  EXPECT_EQ(problems[0].kind, ProblemKind::Vanished);
+  EXPECT_EQ(problems[1].kind, ProblemKind::Unreadable);
   EXPECT_NE(problems[1].message.find("SysIO Power Socket 0"), std::string::npos);
 }
 
 TEST(GraceHwmon, SensorNames) {
-  EXPECT_STREQ(grace_sensor_name(GraceSensorKind::module), "module");
-  EXPECT_STREQ(grace_sensor_name(GraceSensorKind::sysio), "sysio");
+  EXPECT_STREQ(grace_sensor_name(GraceSensorKind::Module), "module");
+  EXPECT_STREQ(grace_sensor_name(GraceSensorKind::Sysio), "sysio");
 }
 
 }  // namespace

@@ -105,10 +105,10 @@ TEST(NodeSampler, ProblemsNameTheirDomainOnceAndReadingsGoOn) {
   const auto problems = sampler.take_problems();
   ASSERT_EQ(problems.size(), 2U);
   EXPECT_EQ(problems[0].domain, 1U);
-  EXPECT_EQ(problems[0].kind, ProblemKind::permission_denied);
+  EXPECT_EQ(problems[0].kind, ProblemKind::PermissionDenied);
   EXPECT_NE(problems[0].message.find("run gpuscope as root"), std::string::npos);
   EXPECT_EQ(problems[1].domain, 2U);
-  EXPECT_EQ(problems[1].kind, ProblemKind::unreadable);
+  EXPECT_EQ(problems[1].kind, ProblemKind::Unreadable);
 }
 
 TEST(CpuTime, ParsesProcStatAndCpuStat) {

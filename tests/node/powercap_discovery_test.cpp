@@ -46,7 +46,7 @@ TEST(PowercapDiscovery, TwoSocketServerWithDram) {
   EXPECT_EQ(found.domains[3].zone, "intel-rapl:1:0");
 
   const auto& package1 = by_zone(found, "intel-rapl:1");
-  EXPECT_EQ(package1.kind, DomainKind::package);
+  EXPECT_EQ(package1.kind, DomainKind::Package);
   EXPECT_EQ(package1.name, "package-1");
   EXPECT_EQ(package1.interface, "intel-rapl");
   EXPECT_EQ(package1.socket, 1U);
@@ -56,7 +56,7 @@ TEST(PowercapDiscovery, TwoSocketServerWithDram) {
   EXPECT_TRUE(package1.additive);
 
   const auto& dram1 = by_zone(found, "intel-rapl:1:0");
-  EXPECT_EQ(dram1.kind, DomainKind::dram);
+  EXPECT_EQ(dram1.kind, DomainKind::Dram);
   EXPECT_EQ(dram1.socket, 1U);  // its package's
   EXPECT_EQ(dram1.parent, "intel-rapl:1");
   EXPECT_EQ(dram1.max_energy_range_uj, 65712999613ULL);
@@ -75,14 +75,14 @@ TEST(PowercapDiscovery, ClientWithoutDramKeepsPartsOutOfTheTotal) {
   const auto found = discover_powercap(sysfs.root());
   ASSERT_EQ(found.domains.size(), 4U);
   EXPECT_TRUE(std::none_of(found.domains.begin(), found.domains.end(),
-                           [](const PowercapDomain& d) { return d.kind == DomainKind::dram; }));
-  EXPECT_EQ(by_zone(found, "intel-rapl:0:0").kind, DomainKind::core);
+                           [](const PowercapDomain& d) { return d.kind == DomainKind::Dram; }));
+  EXPECT_EQ(by_zone(found, "intel-rapl:0:0").kind, DomainKind::Core);
   EXPECT_FALSE(by_zone(found, "intel-rapl:0:0").additive);
   EXPECT_EQ(by_zone(found, "intel-rapl:0:0").socket, 0U);
-  EXPECT_EQ(by_zone(found, "intel-rapl:0:1").kind, DomainKind::uncore);
+  EXPECT_EQ(by_zone(found, "intel-rapl:0:1").kind, DomainKind::Uncore);
   EXPECT_FALSE(by_zone(found, "intel-rapl:0:1").additive);
   const auto& psys = by_zone(found, "intel-rapl:1");
-  EXPECT_EQ(psys.kind, DomainKind::psys);
+  EXPECT_EQ(psys.kind, DomainKind::Psys);
   EXPECT_FALSE(psys.socket);
   EXPECT_FALSE(psys.additive);  // it contains the package
   EXPECT_TRUE(by_zone(found, "intel-rapl:0").additive);
@@ -100,7 +100,7 @@ TEST(PowercapDiscovery, NumbersSortAsNumbersAndDiesKeepTheirSocket) {
   EXPECT_EQ(found.domains[2].zone, "intel-rapl:2");
   EXPECT_EQ(found.domains[10].zone, "intel-rapl:10");
   EXPECT_EQ(found.domains[11].socket, 5U);
-  EXPECT_EQ(found.domains[11].kind, DomainKind::package);
+  EXPECT_EQ(found.domains[11].kind, DomainKind::Package);
 }
 
 // MMIO zones read the package counter the MSR zones already read: left out, with a note.
@@ -164,10 +164,10 @@ TEST(PowercapDiscovery, SysfsRootThatIsNoFolderIsAnError) {
 }
 
 TEST(PowercapDiscovery, KindNames) {
-  EXPECT_STREQ(domain_kind_name(DomainKind::package), "package");
-  EXPECT_STREQ(domain_kind_name(DomainKind::dram), "dram");
-  EXPECT_STREQ(domain_kind_name(DomainKind::psys), "psys");
-  EXPECT_STREQ(domain_kind_name(DomainKind::other), "other");
+  EXPECT_STREQ(domain_kind_name(DomainKind::Package), "package");
+  EXPECT_STREQ(domain_kind_name(DomainKind::Dram), "dram");
+  EXPECT_STREQ(domain_kind_name(DomainKind::Psys), "psys");
+  EXPECT_STREQ(domain_kind_name(DomainKind::Other), "other");
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ TEST(PowercapReader, CounterFallingWithoutKnownRangeIsSaidOnceAndLosesOnlyThatIn
   EXPECT_EQ(reader.read()[0].total_uj, 30U);
   const auto problems = reader.take_problems();
   ASSERT_EQ(problems.size(), 1U);
-  EXPECT_EQ(problems[0].kind, ProblemKind::fell_without_range);
+  EXPECT_EQ(problems[0].kind, ProblemKind::FellWithoutRange);
 }
 
 // A counter above its max_energy_range_uj (here near 2^64, as a hostile or broken sysfs gave) is
@@ -116,7 +116,7 @@ TEST(PowercapReader, CounterAboveItsRangeIsRefusedNotAdded) {
   EXPECT_EQ(reading_of(reader.read(), 0), nullptr);
   auto problems = reader.take_problems();
   ASSERT_EQ(problems.size(), 1U);
-  EXPECT_EQ(problems[0].kind, ProblemKind::above_range);
+  EXPECT_EQ(problems[0].kind, ProblemKind::AboveRange);
   EXPECT_NE(problems[0].message.find("max_energy_range_uj of 1000000"), std::string::npos)
       << problems[0].message;
   EXPECT_NE(problems[0].message.find("18000000000000000000"), std::string::npos);
@@ -156,7 +156,7 @@ TEST(PowercapReader, DomainThatDisappearsIsSaidOnceAndNeverReadAsZero) {
   auto problems = reader.take_problems();
   ASSERT_EQ(problems.size(), 1U);
   EXPECT_EQ(problems[0].domain, 3U);
-  EXPECT_EQ(problems[0].kind, ProblemKind::vanished);
+  EXPECT_EQ(problems[0].kind, ProblemKind::Vanished);
   EXPECT_NE(problems[0].message.find("intel-rapl:1:0"), std::string::npos) << problems[0].message;
   EXPECT_FALSE(reader.active(3));
 
@@ -178,7 +178,7 @@ TEST(PowercapReader, PermissionDeniedIsOneMessageWithWhatToDo) {
   EXPECT_TRUE(reader.read().empty());
   const auto problems = reader.take_problems();
   ASSERT_EQ(problems.size(), 1U);
-  EXPECT_EQ(problems[0].kind, ProblemKind::permission_denied);
+  EXPECT_EQ(problems[0].kind, ProblemKind::PermissionDenied);
   const std::string& message = problems[0].message;
   EXPECT_NE(message.find("root"), std::string::npos) << message;
   EXPECT_NE(message.find("udev"), std::string::npos) << message;
@@ -203,7 +203,7 @@ TEST(PowercapReader, TransientFailureIsSaidOnceAndTheGapIsCountedAfter) {
   EXPECT_EQ(reading_of(reader.read(), 2), nullptr);
   auto problems = reader.take_problems();
   ASSERT_EQ(problems.size(), 1U);
-  EXPECT_EQ(problems[0].kind, ProblemKind::unreadable);
+  EXPECT_EQ(problems[0].kind, ProblemKind::Unreadable);
   EXPECT_NE(problems[0].message.find(std::strerror(EIO)), std::string::npos);
 
   faults.heal(domains[2].energy_file.string());
@@ -224,7 +224,7 @@ TEST(PowercapReader, GarbageInTheCounterIsMalformed) {
   EXPECT_TRUE(reader.read().empty());
   const auto problems = reader.take_problems();
   ASSERT_EQ(problems.size(), 1U);
-  EXPECT_EQ(problems[0].kind, ProblemKind::malformed);
+  EXPECT_EQ(problems[0].kind, ProblemKind::Malformed);
   EXPECT_NE(problems[0].message.find("-12"), std::string::npos) << problems[0].message;
 }
 

@@ -57,7 +57,7 @@ void NodeWatch::read() {
 // for the whole run) also on stderr, with what to do.
 void NodeWatch::say_problems() {
   for (const auto& problem : sampler_->take_problems()) {
-    if (problem.kind == node::ProblemKind::permission_denied) {
+    if (problem.kind == node::ProblemKind::PermissionDenied) {
       fmt::print(stderr, "gpuscope: {}\n", problem.message);
     }
     events_->on_event(
