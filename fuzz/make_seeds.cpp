@@ -21,14 +21,14 @@ bool write_sidecar(const std::string& dir, long pid, int kernels, bool ended) {
   SidecarBatch b;
   ProcessRecord p{};
   p.pid = static_cast<decltype(p.pid)>(pid);
-  p.timestamp_source = static_cast<std::uint32_t>(TimestampSource::monotonic);
-  b.add(RecordType::process, p);
+  p.timestamp_source = static_cast<std::uint32_t>(TimestampSource::Monotonic);
+  b.add(RecordType::Process, p);
   DeviceRecord d{};
   d.flags = kDeviceHasUuid;
   for (std::uint8_t i = 0; i < 16; ++i) d.uuid[i] = static_cast<std::uint8_t>(i * 17);
-  b.add(RecordType::device, d);
-  b.add(RecordType::name, NameRecord{1, 0}, "_Z6kernelv");
-  b.add(RecordType::name, NameRecord{2, 0}, "_ZN5torch4gemmIfEEvPKfS2_");
+  b.add(RecordType::Device, d);
+  b.add(RecordType::Name, NameRecord{1, 0}, "_Z6kernelv");
+  b.add(RecordType::Name, NameRecord{2, 0}, "_ZN5torch4gemmIfEEvPKfS2_");
   b.note("seed note");
   for (int i = 0; i < kernels; ++i) {
     KernelRecord k{};
@@ -38,20 +38,20 @@ bool write_sidecar(const std::string& dir, long pid, int kernels, bool ended) {
     k.stream_id = 7;
     k.grid[0] = 4;
     k.block[0] = 32;
-    b.add(RecordType::kernel, k);
+    b.add(RecordType::Kernel, k);
   }
   MemcpyRecord m{};
   m.start = 2'000'000;
   m.end = m.start + 2000;
   m.bytes = 4096;
   m.copy_kind = 2;
-  b.add(RecordType::memcpy, m);
+  b.add(RecordType::Memcpy, m);
   MemsetRecord s{};
   s.start = 3'000'000;
   s.end = s.start + 100;
   s.bytes = 64;
-  b.add(RecordType::memset, s);
-  if (ended) b.add(RecordType::end, EndRecord{4'000'000});
+  b.add(RecordType::Memset, s);
+  if (ended) b.add(RecordType::End, EndRecord{4'000'000});
   return file.append(b);
 }
 

@@ -71,9 +71,9 @@ int main(int argc, char** argv) {
   SidecarBatch batch;
   ProcessRecord process{};
   process.pid = 1;
-  process.timestamp_source = static_cast<std::uint32_t>(TimestampSource::monotonic);
-  batch.add(RecordType::process, process);
-  batch.add(RecordType::device, [&] {
+  process.timestamp_source = static_cast<std::uint32_t>(TimestampSource::Monotonic);
+  batch.add(RecordType::Process, process);
+  batch.add(RecordType::Device, [&] {
     DeviceRecord d{};
     d.flags = kDeviceHasUuid;
     return d;
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     append_s += seconds_since(t);
   }
   batch.clear();
-  batch.add(RecordType::end, EndRecord{mono_now_ns()});
+  batch.add(RecordType::End, EndRecord{mono_now_ns()});
   file.append(batch);
   file.close();
   const double sidecar_mb = static_cast<double>(fs::file_size(file.path())) / 1e6;

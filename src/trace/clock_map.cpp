@@ -40,7 +40,7 @@ std::int64_t ClockMap::interpolate(std::uint64_t cupti_ns, Value value) const {
 
 std::int64_t ClockMap::to_mono(std::uint64_t cupti_ns) const {
   const auto t = static_cast<std::int64_t>(cupti_ns);
-  if (source_ == TimestampSource::monotonic) return t;
+  if (source_ == TimestampSource::Monotonic) return t;
   // CUPTI's default clock on Linux is CLOCK_REALTIME: without any point, the run's offset.
   if (points_.empty()) return t - fallback_ns_;
   return t + interpolate(cupti_ns, [](const CalibrationRecord& p) {
@@ -56,7 +56,7 @@ std::int64_t ClockMap::to_wall(std::uint64_t cupti_ns) const {
 }
 
 const char* ClockMap::clock_name() const {
-  return source_ == TimestampSource::monotonic ? "monotonic" : "calibrated";
+  return source_ == TimestampSource::Monotonic ? "monotonic" : "calibrated";
 }
 
 }  // namespace gpuscope::trace

@@ -28,7 +28,7 @@ class ClockMap {
   const char* clock_name() const;
   // Whether a CUPTI-clock conversion had no calibration point and fell back on the run's
   // wall − mono offset (CUPTI's clock taken as CLOCK_REALTIME).
-  bool uncalibrated() const { return source_ != TimestampSource::monotonic && points_.empty(); }
+  bool uncalibrated() const { return source_ != TimestampSource::Monotonic && points_.empty(); }
 
  private:
   // Linear interpolation of `value(point)` at `cupti_ns` over the points (nearest outside).

@@ -36,19 +36,19 @@ struct FileHeader {
 static_assert(sizeof(FileHeader) == 16);
 
 enum class RecordType : std::uint32_t {
-  process = 1,       // ProcessRecord, then the command line (arguments NUL-separated)
-  calibration = 2,   // CalibrationRecord
-  device = 3,        // DeviceRecord, then the device's name
-  name = 4,          // NameRecord, then the kernel name as CUDA reports it
-  kernel = 5,        // KernelRecord
-  memcpy = 6,        // MemcpyRecord
-  memset = 7,        // MemsetRecord
-  dropped = 8,       // DroppedRecord
-  note = 9,          // text: something that went wrong in the library, in words
-  end = 10,          // EndRecord: the process flushed everything and ended normally
-  marker = 11,       // MarkerRecord: an NVTX range's start or end, or an instant (--trace-nvtx)
-  marker_name = 12,  // NameRecord, then an NVTX message or domain name (their own id space)
-  marker_data = 13,  // MarkerDataRecord: a marker's category and colour
+  Process = 1,      // ProcessRecord, then the command line (arguments NUL-separated)
+  Calibration = 2,  // CalibrationRecord
+  Device = 3,       // DeviceRecord, then the device's name
+  Name = 4,         // NameRecord, then the kernel name as CUDA reports it
+  Kernel = 5,       // KernelRecord
+  Memcpy = 6,       // MemcpyRecord
+  Memset = 7,       // MemsetRecord
+  Dropped = 8,      // DroppedRecord
+  Note = 9,         // text: something that went wrong in the library, in words
+  End = 10,         // EndRecord: the process flushed everything and ended normally
+  Marker = 11,      // MarkerRecord: an NVTX range's start or end, or an instant (--trace-nvtx)
+  MarkerName = 12,  // NameRecord, then an NVTX message or domain name (their own id space)
+  MarkerData = 13,  // MarkerDataRecord: a marker's category and colour
 };
 
 struct RecordHeader {
@@ -59,8 +59,8 @@ static_assert(sizeof(RecordHeader) == 8);
 
 // How the activity timestamps were taken.
 enum class TimestampSource : std::uint32_t {
-  cupti_default = 0,  // CUPTI's own clock (CLOCK_REALTIME on Linux): convert by calibration
-  monotonic = 1,      // CUPTI called our CLOCK_MONOTONIC callback: already on gpuscope's clock
+  CuptiDefault = 0,  // CUPTI's own clock (CLOCK_REALTIME on Linux): convert by calibration
+  Monotonic = 1,     // CUPTI called our CLOCK_MONOTONIC callback: already on gpuscope's clock
 };
 
 struct ProcessRecord {
@@ -72,7 +72,7 @@ struct ProcessRecord {
 };
 static_assert(sizeof(ProcessRecord) == 88);
 
-enum class CalibrationPoint : std::uint32_t { start = 0, buffer = 1, end = 2 };
+enum class CalibrationPoint : std::uint32_t { Start = 0, Buffer = 1, End = 2 };
 
 // One reading of CUPTI's clock between two readings of each of gpuscope's clocks: the midpoints
 // are taken as simultaneous with it.
@@ -85,6 +85,9 @@ struct CalibrationRecord {
 };
 static_assert(sizeof(CalibrationRecord) == 32);
 
+// The bits of DeviceRecord::flags. Bit masks are or-ed and tested as integers, so they are
+// constants in an unscoped enum, named kUpperCamelCase (CONTRIBUTING.md, "Naming"); so are
+// MarkerFlags'.
 enum DeviceFlags : std::uint32_t {
   kDeviceHasUuid = 1,
   kDeviceHasPci = 2,

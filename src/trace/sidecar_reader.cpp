@@ -105,17 +105,17 @@ SidecarMeta read_sidecar_meta(const fs::path& file) {
   std::vector<std::uint8_t> payload;
   while (walker.next(type, payload)) {
     switch (type) {
-      case RecordType::process:
+      case RecordType::Process:
         if (auto r = fixed_part<ProcessRecord>(payload)) {
           r->host[sizeof(r->host) - 1] = '\0';
           meta.process = *r;
           meta.command = joined_arguments(tail_of<ProcessRecord>(payload));
         }
         break;
-      case RecordType::calibration:
+      case RecordType::Calibration:
         if (auto r = fixed_part<CalibrationRecord>(payload)) meta.calibrations.push_back(*r);
         break;
-      case RecordType::device:
+      case RecordType::Device:
         if (auto r = fixed_part<DeviceRecord>(payload)) {
           SidecarDevice& d = meta.devices[r->cuda_device];
           d.cuda_device = r->cuda_device;
@@ -131,38 +131,38 @@ SidecarMeta read_sidecar_meta(const fs::path& file) {
           if (!name.empty()) d.name = name;
         }
         break;
-      case RecordType::name:
+      case RecordType::Name:
         if (auto r = fixed_part<NameRecord>(payload)) {
           meta.names[r->name_id] = tail_of<NameRecord>(payload);
         }
         break;
-      case RecordType::marker_name:
+      case RecordType::MarkerName:
         if (auto r = fixed_part<NameRecord>(payload)) {
           meta.marker_names[r->name_id] = tail_of<NameRecord>(payload);
         }
         break;
-      case RecordType::marker_data:
+      case RecordType::MarkerData:
         if (auto r = fixed_part<MarkerDataRecord>(payload)) meta.marker_data[r->id] = *r;
         break;
-      case RecordType::marker:
+      case RecordType::Marker:
         ++meta.markers;
         break;
-      case RecordType::kernel:
+      case RecordType::Kernel:
         ++meta.kernels;
         break;
-      case RecordType::memcpy:
+      case RecordType::Memcpy:
         ++meta.memcpys;
         break;
-      case RecordType::memset:
+      case RecordType::Memset:
         ++meta.memsets;
         break;
-      case RecordType::dropped:
+      case RecordType::Dropped:
         if (auto r = fixed_part<DroppedRecord>(payload)) meta.dropped += r->count;
         break;
-      case RecordType::note:
+      case RecordType::Note:
         meta.notes.emplace_back(payload.begin(), payload.end());
         break;
-      case RecordType::end:
+      case RecordType::End:
         meta.ended = true;
         if (auto r = fixed_part<EndRecord>(payload)) meta.end_mono_ns = r->mono_ns;
         break;
@@ -185,16 +185,16 @@ void for_each_activity(const fs::path& file, ActivityVisitor& visitor) {
   std::vector<std::uint8_t> payload;
   while (walker.next(type, payload)) {
     switch (type) {
-      case RecordType::kernel:
+      case RecordType::Kernel:
         if (auto r = fixed_part<KernelRecord>(payload)) visitor.kernel(*r);
         break;
-      case RecordType::memcpy:
+      case RecordType::Memcpy:
         if (auto r = fixed_part<MemcpyRecord>(payload)) visitor.memcpy(*r);
         break;
-      case RecordType::memset:
+      case RecordType::Memset:
         if (auto r = fixed_part<MemsetRecord>(payload)) visitor.memset(*r);
         break;
-      case RecordType::marker:
+      case RecordType::Marker:
         if (auto r = fixed_part<MarkerRecord>(payload)) visitor.marker(*r);
         break;
       default:

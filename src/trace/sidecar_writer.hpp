@@ -23,7 +23,7 @@ class SidecarBatch {
   void add(RecordType type, const Record& record, std::string_view tail = {}) {
     add(type, &record, sizeof(Record), tail);
   }
-  void note(std::string_view text) { add(RecordType::note, nullptr, 0, text); }
+  void note(std::string_view text) { add(RecordType::Note, nullptr, 0, text); }
 
   const std::vector<std::uint8_t>& bytes() const { return bytes_; }
   bool empty() const { return bytes_.empty(); }

@@ -15,7 +15,7 @@ CalibrationRecord point(std::uint64_t cupti, std::int64_t mono, std::int64_t wal
 }
 
 TEST(ClockMap, MonotonicTimestampsAreTakenAsTheyAre) {
-  const ClockMap clock({point(1000, 1000, 501000)}, TimestampSource::monotonic, 123);
+  const ClockMap clock({point(1000, 1000, 501000)}, TimestampSource::Monotonic, 123);
   EXPECT_EQ(clock.to_mono(777), 777);
   EXPECT_EQ(clock.to_wall(777), 777 + 500000);  // the calibration's wall − mono
   EXPECT_STREQ(clock.clock_name(), "monotonic");
@@ -28,7 +28,7 @@ TEST(ClockMap, CalibratedInterpolatesBetweenPoints) {
   const std::uint64_t c0 = 1'700'000'000'000'000'000ULL;  // a realistic realtime value
   const ClockMap clock(
       {point(c0 + 1'000'000, 100 + 990'000, 7'000'990'100), point(c0, 100, 7'000'000'100)},
-      TimestampSource::cupti_default, 0);
+      TimestampSource::CuptiDefault, 0);
   EXPECT_STREQ(clock.clock_name(), "calibrated");
   EXPECT_EQ(clock.to_mono(c0), 100);
   EXPECT_EQ(clock.to_mono(c0 + 1'000'000), 990'100);
@@ -40,7 +40,7 @@ TEST(ClockMap, CalibratedInterpolatesBetweenPoints) {
 }
 
 TEST(ClockMap, OnePointIsAnOffset) {
-  const ClockMap clock({point(5000, 2000, 9000)}, TimestampSource::cupti_default, 0);
+  const ClockMap clock({point(5000, 2000, 9000)}, TimestampSource::CuptiDefault, 0);
   EXPECT_EQ(clock.to_mono(6000), 3000);
   EXPECT_EQ(clock.to_mono(4000), 1000);
   EXPECT_EQ(clock.to_wall(6000), 10000);
@@ -48,7 +48,7 @@ TEST(ClockMap, OnePointIsAnOffset) {
 
 TEST(ClockMap, NoPointFallsBackOnTheRunOffset) {
   // CUPTI's default clock is CLOCK_REALTIME: mono = cupti − (wall − mono of the run).
-  const ClockMap clock({}, TimestampSource::cupti_default, 1000);
+  const ClockMap clock({}, TimestampSource::CuptiDefault, 1000);
   EXPECT_TRUE(clock.uncalibrated());
   EXPECT_EQ(clock.to_mono(5000), 4000);
   EXPECT_EQ(clock.to_wall(5000), 5000);

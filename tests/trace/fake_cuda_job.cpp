@@ -67,11 +67,11 @@ int play_traced_process(const std::uint8_t (&uuid)[16], int kernels, std::uint64
   process.pid = getpid();
   process.parent_pid = getppid();
   process.cupti_version = CUPTI_API_VERSION;
-  process.timestamp_source = static_cast<std::uint32_t>(TimestampSource::monotonic);
+  process.timestamp_source = static_cast<std::uint32_t>(TimestampSource::Monotonic);
   std::strcpy(process.host, "fakehost");
-  batch.add(RecordType::process, process, std::string_view("fake_cuda_job\0worker\0", 21));
+  batch.add(RecordType::Process, process, std::string_view("fake_cuda_job\0worker\0", 21));
   const std::int64_t now = gpuscope::mono_now_ns();
-  batch.add(RecordType::calibration,
+  batch.add(RecordType::Calibration,
             CalibrationRecord{static_cast<std::uint64_t>(now), now, gpuscope::wall_now_ns(), 0, 0});
 
   testing::CuptiBuffer buffer(static_cast<std::size_t>(kernels) * sizeof(cupti::KernelActivity) +
@@ -121,7 +121,7 @@ int play_traced_process(const std::uint8_t (&uuid)[16], int kernels, std::uint64
   const std::int64_t last_end =
       now + static_cast<std::int64_t>(spacing_ns) * std::max(kernels, steps + 1);
   while (gpuscope::mono_now_ns() < last_end) usleep(200);
-  batch.add(RecordType::end, EndRecord{gpuscope::mono_now_ns()});
+  batch.add(RecordType::End, EndRecord{gpuscope::mono_now_ns()});
   return file.append(batch) ? 0 : 3;
 }
 

@@ -94,34 +94,34 @@ void write_worker1(const fs::path& dir) {
   SidecarFile f;
   ASSERT_TRUE(f.open(dir, "node1", 101));
   SidecarBatch b;
-  b.add(RecordType::process, process(101, TimestampSource::monotonic), "torchrun-worker");
-  b.add(RecordType::calibration, CalibrationRecord{0, kStartMono, kStartWall, 0, 50});
-  b.add(RecordType::device, uuid_device(0, 2), "NVIDIA H100");
+  b.add(RecordType::Process, process(101, TimestampSource::Monotonic), "torchrun-worker");
+  b.add(RecordType::Calibration, CalibrationRecord{0, kStartMono, kStartWall, 0, 50});
+  b.add(RecordType::Device, uuid_device(0, 2), "NVIDIA H100");
   DeviceRecord pci{};
   pci.cuda_device = 1;
   pci.flags = kDeviceHasPci;
   pci.pci_bus = 0x13;
-  b.add(RecordType::device, pci);
-  b.add(RecordType::name, NameRecord{1, 0}, "_Z4gemmIfEviPKT_");
-  b.add(RecordType::name, NameRecord{2, 0}, "_Z11relu_kernelPf");
+  b.add(RecordType::Device, pci);
+  b.add(RecordType::Name, NameRecord{1, 0}, "_Z4gemmIfEviPKT_");
+  b.add(RecordType::Name, NameRecord{2, 0}, "_Z11relu_kernelPf");
   const auto t = static_cast<std::uint64_t>(kStartMono);
-  b.add(RecordType::kernel, kernel(t + 1000, 100, 0, 1));
-  b.add(RecordType::kernel, kernel(t + 2000, 300, 0, 2));
-  b.add(RecordType::kernel, kernel(t + 3000, 200, 1, 1, 9));
+  b.add(RecordType::Kernel, kernel(t + 1000, 100, 0, 1));
+  b.add(RecordType::Kernel, kernel(t + 2000, 300, 0, 2));
+  b.add(RecordType::Kernel, kernel(t + 3000, 200, 1, 1, 9));
   MemcpyRecord copy{};
   copy.start = t + 500;
   copy.end = t + 900;
   copy.bytes = 4096;
   copy.copy_kind = 1;
   copy.stream_id = 7;
-  b.add(RecordType::memcpy, copy);
+  b.add(RecordType::Memcpy, copy);
   MemsetRecord set{};
   set.start = t + 950;
   set.end = t + 960;
   set.bytes = 64;
   set.value = 255;
-  b.add(RecordType::memset, set);
-  b.add(RecordType::end, EndRecord{kStartMono + 10'000});
+  b.add(RecordType::Memset, set);
+  b.add(RecordType::End, EndRecord{kStartMono + 10'000});
   ASSERT_TRUE(f.append(b));
 }
 
@@ -131,17 +131,17 @@ void write_worker2(const fs::path& dir) {
   SidecarFile f;
   ASSERT_TRUE(f.open(dir, "node1", 102));
   SidecarBatch b;
-  b.add(RecordType::process, process(102, TimestampSource::cupti_default), "worker2");
+  b.add(RecordType::Process, process(102, TimestampSource::CuptiDefault), "worker2");
   // CUPTI's clock = wall clock here: cupti kStartWall ↔ mono kStartMono.
-  b.add(RecordType::calibration,
+  b.add(RecordType::Calibration,
         CalibrationRecord{static_cast<std::uint64_t>(kStartWall), kStartMono, kStartWall, 0, 50});
-  b.add(RecordType::device, uuid_device(0, 1), "NVIDIA H100");
-  b.add(RecordType::device, uuid_device(1, 9), "a GPU not sampled");
-  b.add(RecordType::name, NameRecord{1, 0}, "_Z11relu_kernelPf");  // id 1 here is relu
+  b.add(RecordType::Device, uuid_device(0, 1), "NVIDIA H100");
+  b.add(RecordType::Device, uuid_device(1, 9), "a GPU not sampled");
+  b.add(RecordType::Name, NameRecord{1, 0}, "_Z11relu_kernelPf");  // id 1 here is relu
   const auto w = static_cast<std::uint64_t>(kStartWall);
-  b.add(RecordType::kernel, kernel(w + 4000, 500, 0, 1));
-  b.add(RecordType::kernel, kernel(w + 5000, 50, 1, 1));
-  b.add(RecordType::dropped, DroppedRecord{2});
+  b.add(RecordType::Kernel, kernel(w + 4000, 500, 0, 1));
+  b.add(RecordType::Kernel, kernel(w + 5000, 50, 1, 1));
+  b.add(RecordType::Dropped, DroppedRecord{2});
   ASSERT_TRUE(f.append(b));
 }
 

@@ -33,8 +33,8 @@ inline void write_sidecar(const std::string& trace_dir, const std::string& uuid,
   SidecarBatch b;
   ProcessRecord p{};
   p.pid = pid;
-  p.timestamp_source = static_cast<std::uint32_t>(TimestampSource::monotonic);
-  b.add(RecordType::process, p);
+  p.timestamp_source = static_cast<std::uint32_t>(TimestampSource::Monotonic);
+  b.add(RecordType::Process, p);
   DeviceRecord d{};
   d.flags = kDeviceHasUuid;
   std::string hex;
@@ -44,8 +44,8 @@ inline void write_sidecar(const std::string& trace_dir, const std::string& uuid,
   for (std::size_t i = 0; i < 16; ++i) {
     d.uuid[i] = static_cast<std::uint8_t>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
   }
-  b.add(RecordType::device, d);
-  b.add(RecordType::name, NameRecord{1, 0}, "_Z6kernelv");
+  b.add(RecordType::Device, d);
+  b.add(RecordType::Name, NameRecord{1, 0}, "_Z6kernelv");
   const auto now = static_cast<std::uint64_t>(mono_now_ns());
   for (int i = 0; i < count; ++i) {
     KernelRecord k{};
@@ -55,7 +55,7 @@ inline void write_sidecar(const std::string& trace_dir, const std::string& uuid,
     k.stream_id = i % 3 == 2 ? 9 : 7;
     k.grid[0] = 4;
     k.block[0] = 32;
-    b.add(RecordType::kernel, k);
+    b.add(RecordType::Kernel, k);
   }
   MemcpyRecord m{};
   m.start = now + 500'000;
@@ -63,14 +63,14 @@ inline void write_sidecar(const std::string& trace_dir, const std::string& uuid,
   m.bytes = 4096;
   m.copy_kind = 2;
   m.stream_id = 7;
-  b.add(RecordType::memcpy, m);
+  b.add(RecordType::Memcpy, m);
   MemsetRecord s{};
   s.start = now + 600'000;
   s.end = s.start + 100;
   s.bytes = 64;
   s.stream_id = 7;
-  b.add(RecordType::memset, s);
-  b.add(RecordType::end, EndRecord{mono_now_ns()});
+  b.add(RecordType::Memset, s);
+  b.add(RecordType::End, EndRecord{mono_now_ns()});
   ASSERT_TRUE(file.append(b));
 }
 

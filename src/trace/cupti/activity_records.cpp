@@ -65,7 +65,7 @@ std::uint32_t ActivityProcessor::name_id(const char* name, SidecarBatch& out) {
       names_.try_emplace(std::string(text), static_cast<std::uint32_t>(names_.size() + 1));
   if (added) {
     const NameRecord record{it->second, 0};
-    out.add(RecordType::name, record, text);
+    out.add(RecordType::Name, record, text);
   }
   return it->second;
 }
@@ -92,7 +92,7 @@ void ActivityProcessor::kernel(const KernelActivity& k, SidecarBatch& out) {
   r.registers_per_thread = k.registersPerThread;
   r.static_shared_bytes = k.staticSharedMemory;
   r.dynamic_shared_bytes = k.dynamicSharedMemory;
-  out.add(RecordType::kernel, r);
+  out.add(RecordType::Kernel, r);
   ++counts_.kernels;
 }
 
@@ -114,7 +114,7 @@ void ActivityProcessor::memcpy(const Copy& m, SidecarBatch& out) {
   r.src_kind = m.srcKind;
   r.dst_kind = m.dstKind;
   r.flags = m.flags;
-  out.add(RecordType::memcpy, r);
+  out.add(RecordType::Memcpy, r);
   ++counts_.memcpys;
 }
 
@@ -134,7 +134,7 @@ void ActivityProcessor::memset(const MemsetActivity& m, SidecarBatch& out) {
   r.value = m.value;
   r.memory_kind = m.memoryKind;
   r.flags = m.flags;
-  out.add(RecordType::memset, r);
+  out.add(RecordType::Memset, r);
   ++counts_.memsets;
 }
 
@@ -148,7 +148,7 @@ void ActivityProcessor::device(const DeviceActivity& d, SidecarBatch& out) {
   r.flags = kDeviceHasUuid | (d.isMigEnabled != 0 ? kDeviceMig : 0U);
   static_assert(sizeof(d.uuid) == sizeof(r.uuid));
   std::memcpy(r.uuid, &d.uuid, sizeof(r.uuid));
-  out.add(RecordType::device, r, d.name != nullptr ? std::string_view(d.name) : std::string_view());
+  out.add(RecordType::Device, r, d.name != nullptr ? std::string_view(d.name) : std::string_view());
   ++counts_.devices;
 }
 
@@ -159,7 +159,7 @@ std::uint32_t ActivityProcessor::marker_name_id(const char* name, SidecarBatch& 
       std::string(text), static_cast<std::uint32_t>(marker_names_.size() + 1));
   if (added) {
     const NameRecord record{it->second, 0};
-    out.add(RecordType::marker_name, record, text);
+    out.add(RecordType::MarkerName, record, text);
   }
   return it->second;
 }
@@ -186,7 +186,7 @@ void ActivityProcessor::marker(const MarkerActivity& m, SidecarBatch& out) {
     r.name_id = marker_name_id(m.name, out);
     r.domain_id = marker_name_id(m.domain, out);
   }
-  out.add(RecordType::marker, r);
+  out.add(RecordType::Marker, r);
   ++counts_.markers;
 }
 
@@ -196,7 +196,7 @@ void ActivityProcessor::marker_data(const MarkerDataActivity& m, SidecarBatch& o
   r.category = m.category;
   r.color = m.color;
   r.color_set = (static_cast<std::uint32_t>(m.flags) & CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB) != 0;
-  out.add(RecordType::marker_data, r);
+  out.add(RecordType::MarkerData, r);
 }
 
 }  // namespace gpuscope::trace::cupti

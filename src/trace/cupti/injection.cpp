@@ -105,9 +105,9 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::
       if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS &&
           dropped > 0) {
         const DroppedRecord record{dropped};
-        batch.add(RecordType::dropped, record);
+        batch.add(RecordType::Dropped, record);
       }
-      batch.add(RecordType::calibration, calibrate(CalibrationPoint::buffer));
+      batch.add(RecordType::Calibration, calibrate(CalibrationPoint::Buffer));
       s.file.append(batch);
     }
   }
@@ -148,7 +148,7 @@ void CUPTIAPI on_resource(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti
   r.pci_bus = bus;
   r.pci_device = dev;
   SidecarBatch batch;
-  batch.add(RecordType::device, r);
+  batch.add(RecordType::Device, r);
   std::lock_guard lock(s.mutex);
   if (s.active && !s.finished) s.file.append(batch);
 }
@@ -165,9 +165,9 @@ void finish() {
   std::lock_guard lock(s.mutex);
   SidecarBatch batch;
   if (flushed != CUPTI_SUCCESS) batch.note("cuptiActivityFlushAll failed: " + result_text(flushed));
-  batch.add(RecordType::calibration, calibrate(CalibrationPoint::end));
+  batch.add(RecordType::Calibration, calibrate(CalibrationPoint::End));
   const EndRecord end{gpuscope::mono_now_ns()};
-  batch.add(RecordType::end, end);
+  batch.add(RecordType::End, end);
   s.file.append(batch);
   s.file.close();
   s.finished = true;
@@ -219,10 +219,10 @@ CUptiResult write_process_start(State& s, const char (&host)[64], pid_t pid) {
   // When CUPTI refuses, its own clock is converted through the calibration records instead.
   const CUptiResult clock = cuptiActivityRegisterTimestampCallback(monotonic_timestamp);
   process.timestamp_source = static_cast<std::uint32_t>(
-      clock == CUPTI_SUCCESS ? TimestampSource::monotonic : TimestampSource::cupti_default);
+      clock == CUPTI_SUCCESS ? TimestampSource::Monotonic : TimestampSource::CuptiDefault);
   std::memcpy(process.host, host, sizeof(process.host));
-  batch.add(RecordType::process, process, command_line());
-  batch.add(RecordType::calibration, calibrate(CalibrationPoint::start));
+  batch.add(RecordType::Process, process, command_line());
+  batch.add(RecordType::Calibration, calibrate(CalibrationPoint::Start));
   s.file.append(batch);
   return clock;
 }
@@ -236,7 +236,7 @@ int give_up(State& s, SidecarBatch& batch, const std::string& why) {
              " needs the driver of CUDA 13 or newer, and no other CUPTI client such as nsys, "
              "ncu or torch.profiler in the process)");
   const EndRecord end{gpuscope::mono_now_ns()};
-  batch.add(RecordType::end, end);
+  batch.add(RecordType::End, end);
   s.file.append(batch);
   s.file.close();
   s.finished = true;
