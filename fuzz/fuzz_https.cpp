@@ -16,9 +16,9 @@
 #include <memory>
 #include <string>
 
-#include "export/exposition.hpp"
-#include "export/latest_values.hpp"
-#include "export/metrics_server.hpp"
+#include "exporter/exposition.hpp"
+#include "exporter/latest_values.hpp"
+#include "exporter/metrics_server.hpp"
 #include "fuzz_sockets.hpp"
 
 namespace {

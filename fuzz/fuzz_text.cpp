@@ -8,10 +8,10 @@
 #include <string_view>
 
 #include "core/error.hpp"
-#include "export/basic_auth.hpp"
-#include "export/listen_address.hpp"
-#include "export/push_url.hpp"
-#include "export/web_config.hpp"
+#include "exporter/basic_auth.hpp"
+#include "exporter/listen_address.hpp"
+#include "exporter/push_url.hpp"
+#include "exporter/web_config.hpp"
 #include "sweep/plan.hpp"
 #include "sweep/window.hpp"
 

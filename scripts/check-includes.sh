@@ -27,7 +27,7 @@ declare -A allowed=(
   [src/store]="store core util"
   [src/analyze]="analyze core util"
   [src/report]="report analyze core util"
-  [src/export]="export collect core util"
+  [src/exporter]="exporter collect core util"
   [src/sweep]="sweep core util"
   [src/kernels]="kernels store core util"
   [src/trace]="trace kernels store core util"
@@ -35,8 +35,8 @@ declare -A allowed=(
   [src/ingest]="ingest store kernels dcgm tsdb core util"
   [src/load]="load ingest analyze carbon store core util"
   [src/docgen]="docgen"
-  [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report export sweep kernels trace node core util"
-  [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report export sweep kernels trace node core util"
+  [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report exporter sweep kernels trace node core util"
+  [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest load analyze report exporter sweep kernels trace node core util"
   [sim]="sim nvml dcgm amd util"
 )
 
@@ -45,7 +45,6 @@ declare -A allowed=(
 declare -A namespace_folder=(
   [gpuscope]=src/core
   [gpuscope::http]=src/core
-  [gpuscope::exporter]=src/export
   [gpuscope::sim]=sim
 )
 # Declarations in another layer's namespace that are known and meant: "file-glob namespace".

@@ -7,9 +7,9 @@
 
 #include "cli/number_option.hpp"
 #include "core/error.hpp"
-#include "export/curl_transport.hpp"
-#include "export/push_auth.hpp"
-#include "export/push_url.hpp"
+#include "exporter/curl_transport.hpp"
+#include "exporter/push_auth.hpp"
+#include "exporter/push_url.hpp"
 
 namespace gpuscope::cli {
 

@@ -9,7 +9,7 @@
 #include <map>
 
 #include "core/error.hpp"
-#include "export/metric_names.hpp"
+#include "exporter/metric_names.hpp"
 #include "fake_source.hpp"
 #include "ingest/monitoring/exporter_families.hpp"
 #include "ingest/monitoring/exporter_labels.hpp"
@@ -197,7 +197,7 @@ TEST(MonitoringFamilies, TheJobsWindowNotTheLabelsBoundsTheSamples) {
 }
 
 TEST(MonitoringFamilies, GpuscopeNamesAreThoseServeExports) {
-  // Every catalog metric serve exports (export/metric_names) reads back to the same metric with
+  // Every catalog metric serve exports (exporter/metric_names) reads back to the same metric with
   // the inverse factor.
   for (const auto& m : stored_metrics()) {
     const auto exported = exporter::exported_metric(m.id, exporter::Naming::Gpuscope);

@@ -11,7 +11,7 @@
 #include "collect/backend.hpp"
 #include "collect/gpu_reader.hpp"
 #include "collect/node_gpus.hpp"
-#include "export/gpu_identity.hpp"
+#include "exporter/gpu_identity.hpp"
 
 namespace gpuscope::app {
 

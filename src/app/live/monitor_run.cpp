@@ -14,8 +14,8 @@
 #include "app/profile/run_context.hpp"
 #include "collect/sampler.hpp"
 #include "core/json_text.hpp"
-#include "export/latest_values.hpp"
-#include "export/monitor_view.hpp"
+#include "exporter/latest_values.hpp"
+#include "exporter/monitor_view.hpp"
 
 namespace gpuscope::app {
 namespace {

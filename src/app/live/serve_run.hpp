@@ -24,7 +24,7 @@ struct ServeRun {
   std::size_t max_processes_per_gpu = 8;
   std::string web_config;  // exporter-toolkit's web configuration file; empty: plain HTTP, open
   // --process-series off|safe|full: what the per-process series show (and what is pushed);
-  // empty: full on a loopback listener, safe otherwise (export/process_exposition.hpp).
+  // empty: full on a loopback listener, safe otherwise (exporter/process_exposition.hpp).
   std::string process_series;
   // The node's RAPL / Grace energy series (docs/node-energy.md), read from this sysfs (hidden
   // --sysfs-root, for tests); node_energy false: none (--no-node-energy).

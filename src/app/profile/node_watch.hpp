@@ -15,7 +15,7 @@
 #include "collect/sampler.hpp"
 #include "collect/sink.hpp"
 #include "core/node_energy.hpp"
-#include "export/node_energy_series.hpp"
+#include "exporter/node_energy_series.hpp"
 #include "node/node_sampler.hpp"
 #include "store/run_writer.hpp"
 

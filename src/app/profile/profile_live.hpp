@@ -9,11 +9,11 @@
 #include "app/profile/profile_options.hpp"
 #include "collect/sink.hpp"
 #include "core/run.hpp"
-#include "export/exposition.hpp"
-#include "export/latest_values.hpp"
-#include "export/monitor_view.hpp"
-#include "export/pusher.hpp"
-#include "export/tee_sink.hpp"
+#include "exporter/exposition.hpp"
+#include "exporter/latest_values.hpp"
+#include "exporter/monitor_view.hpp"
+#include "exporter/pusher.hpp"
+#include "exporter/tee_sink.hpp"
 
 namespace gpuscope::app {
 

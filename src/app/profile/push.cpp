@@ -6,9 +6,9 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
-#include "export/curl_transport.hpp"
-#include "export/push_auth.hpp"
-#include "export/push_url.hpp"
+#include "exporter/curl_transport.hpp"
+#include "exporter/push_auth.hpp"
+#include "exporter/push_url.hpp"
 #include "util/environment.hpp"
 
 namespace gpuscope::app {

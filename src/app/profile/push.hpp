@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "export/exposition.hpp"
-#include "export/push_auth.hpp"
-#include "export/pusher.hpp"
+#include "exporter/exposition.hpp"
+#include "exporter/push_auth.hpp"
+#include "exporter/pusher.hpp"
 
 namespace gpuscope::app {
 

@@ -21,7 +21,7 @@ constexpr double dcgm_scale(unsigned short field) {
 // clang-format off
 constexpr ExportedName kNames[] = {
   // gpuscope serve (--naming gpuscope, and profile/serve --push): the catalog in base units
-  // (export/metric_names.cpp; a unit test checks these against it).
+  // (exporter/metric_names.cpp; a unit test checks these against it).
   {G, "gpuscope_power_watts", M::PowerW, 1},
   {G, "gpuscope_power_instant_watts", M::PowerInstantW, 1},
   {G, "gpuscope_power_average_watts", M::PowerAverageW, 1},
