@@ -15,6 +15,7 @@
 #include "core/event_kinds.hpp"
 #include "recording_sink.hpp"
 #include "sim_env.hpp"
+#include "support/programs.hpp"
 
 namespace gpuscope::collect {
 namespace {
@@ -44,7 +45,10 @@ struct MigRun {
 };
 
 // Samples what `gpus` selects on `scenario` for `duration`, as profile does: the GPUs, then
-// their MIG devices, with a fast power cadence and the health cadence on.
+// their MIG devices, with a fast power cadence and the health cadence on. The simulated driver's
+// time is the wall clock's, so `duration` lets the scenario's time pass; then sampling goes on
+// until the sampler has completed as many ticks as `duration` holds, however loaded the
+// machine is (a tick late is skipped, not counted), so the rows asserted are there.
 void sample_mig(const std::string& scenario, const std::string& gpus,
                 std::chrono::milliseconds duration, MigRun& run) {
   SimEnvironment env(SimEnvironment::fixture(scenario));
@@ -64,6 +68,10 @@ void sample_mig(const std::string& scenario, const std::string& gpus,
   Sampler sampler(std::move(opened.readers), options, run.sink);
   sampler.start();
   std::this_thread::sleep_for(duration);
+  const std::int64_t ticks = duration / options.interval;
+  EXPECT_TRUE(
+      testing::eventually([&] { return sampler.stats().ticks >= ticks; }, std::chrono::seconds(60)))
+      << "the sampler completed " << sampler.stats().ticks << " ticks of " << ticks;
   sampler.stop();
 }
 
