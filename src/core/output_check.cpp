@@ -47,16 +47,16 @@ fs::path check_output_file(const fs::path& path, const OutputCheck& check) {
   // A folder on the way that is a file is reported by the folder's creation below.
   if (error == std::errc::not_a_directory) {
     error.clear();
-    kind = util::PathKind::absent;
+    kind = util::PathKind::Absent;
   }
   if (error) {
     throw Error::usage("cannot use " + name + " as " + option, error.message(),
                        hint_for(error, option));
   }
-  if (kind == util::PathKind::directory) {
+  if (kind == util::PathKind::Directory) {
     throw Error::usage(name + " is a directory", "", "name a file with " + option);
   }
-  if (kind != util::PathKind::absent && kind != util::PathKind::regular) {
+  if (kind != util::PathKind::Absent && kind != util::PathKind::Regular) {
     throw Error::usage(
         name + " is a " + util::kind_name(kind) + ", not a regular file",
         "gpuscope only ever replaces regular files",
@@ -69,7 +69,7 @@ fs::path check_output_file(const fs::path& path, const OutputCheck& check) {
                          "choose another name with " + option);
     }
   }
-  if (kind == util::PathKind::regular && !check.force) {
+  if (kind == util::PathKind::Regular && !check.force) {
     throw Error::usage(name + " exists", "",
                        option == "-o" ? std::string("use -f/--force-overwrite to replace it")
                                       : "use -f/--force-overwrite to replace it, or choose another "

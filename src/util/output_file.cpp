@@ -43,40 +43,40 @@ PathKind path_kind(const fs::path& path, std::error_code& error) {
   if (::stat(path.c_str(), &info) != 0) {
     if (errno != ENOENT) {
       error = last_error();
-      return PathKind::other;
+      return PathKind::Other;
     }
     struct stat link {};
-    if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) return PathKind::broken_link;
-    return PathKind::absent;
+    if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) return PathKind::BrokenLink;
+    return PathKind::Absent;
   }
-  if (S_ISREG(info.st_mode)) return PathKind::regular;
-  if (S_ISDIR(info.st_mode)) return PathKind::directory;
-  if (S_ISCHR(info.st_mode)) return PathKind::character_device;
-  if (S_ISBLK(info.st_mode)) return PathKind::block_device;
-  if (S_ISFIFO(info.st_mode)) return PathKind::fifo;
-  if (S_ISSOCK(info.st_mode)) return PathKind::socket;
-  return PathKind::other;
+  if (S_ISREG(info.st_mode)) return PathKind::Regular;
+  if (S_ISDIR(info.st_mode)) return PathKind::Directory;
+  if (S_ISCHR(info.st_mode)) return PathKind::CharacterDevice;
+  if (S_ISBLK(info.st_mode)) return PathKind::BlockDevice;
+  if (S_ISFIFO(info.st_mode)) return PathKind::Fifo;
+  if (S_ISSOCK(info.st_mode)) return PathKind::Socket;
+  return PathKind::Other;
 }
 
 const char* kind_name(PathKind kind) {
   switch (kind) {
-    case PathKind::absent:
+    case PathKind::Absent:
       return "nothing";
-    case PathKind::regular:
+    case PathKind::Regular:
       return "regular file";
-    case PathKind::directory:
+    case PathKind::Directory:
       return "directory";
-    case PathKind::character_device:
+    case PathKind::CharacterDevice:
       return "character device";
-    case PathKind::block_device:
+    case PathKind::BlockDevice:
       return "block device";
-    case PathKind::fifo:
+    case PathKind::Fifo:
       return "FIFO";
-    case PathKind::socket:
+    case PathKind::Socket:
       return "socket";
-    case PathKind::broken_link:
+    case PathKind::BrokenLink:
       return "symbolic link to nothing";
-    case PathKind::other:
+    case PathKind::Other:
       break;
   }
   return "special file";

@@ -19,15 +19,15 @@ namespace gpuscope::util {
 // What a path names. Symbolic links are followed: the file a link points to is what gets
 // replaced (the link stays), and a link that points nowhere is `broken_link`.
 enum class PathKind {
-  absent,
-  regular,
-  directory,
-  character_device,
-  block_device,
-  fifo,
-  socket,
-  broken_link,
-  other,
+  Absent,
+  Regular,
+  Directory,
+  CharacterDevice,
+  BlockDevice,
+  Fifo,
+  Socket,
+  BrokenLink,
+  Other,
 };
 
 // The kind of `path`; `absent` when nothing is there. `error` is set when it cannot be told

@@ -154,17 +154,17 @@ TEST(AtomicFile, PlantedLinksAtPredictableNamesAreNeverFollowedNorRemoved) {
 TEST(PathKind, TellsRegularFilesFromEverythingElse) {
   TempDir dir;
   std::error_code error;
-  EXPECT_EQ(util::path_kind(dir.file("none"), error), util::PathKind::absent);
+  EXPECT_EQ(util::path_kind(dir.file("none"), error), util::PathKind::Absent);
   write(dir.file("file"), "x");
-  EXPECT_EQ(util::path_kind(dir.file("file"), error), util::PathKind::regular);
-  EXPECT_EQ(util::path_kind(dir.path(), error), util::PathKind::directory);
-  EXPECT_EQ(util::path_kind("/dev/null", error), util::PathKind::character_device);
+  EXPECT_EQ(util::path_kind(dir.file("file"), error), util::PathKind::Regular);
+  EXPECT_EQ(util::path_kind(dir.path(), error), util::PathKind::Directory);
+  EXPECT_EQ(util::path_kind("/dev/null", error), util::PathKind::CharacterDevice);
   ASSERT_EQ(mkfifo(dir.file("fifo").c_str(), 0600), 0);
-  EXPECT_EQ(util::path_kind(dir.file("fifo"), error), util::PathKind::fifo);
+  EXPECT_EQ(util::path_kind(dir.file("fifo"), error), util::PathKind::Fifo);
   fs::create_symlink(dir.file("file"), dir.file("link"));
-  EXPECT_EQ(util::path_kind(dir.file("link"), error), util::PathKind::regular);  // followed
+  EXPECT_EQ(util::path_kind(dir.file("link"), error), util::PathKind::Regular);  // followed
   fs::create_symlink(dir.file("gone"), dir.file("dangling"));
-  EXPECT_EQ(util::path_kind(dir.file("dangling"), error), util::PathKind::broken_link);
+  EXPECT_EQ(util::path_kind(dir.file("dangling"), error), util::PathKind::BrokenLink);
   EXPECT_FALSE(error);
 }
 
