@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const gpuscope::fuzz::InputFile file(data, size, ".sqlite");
   try {
     const auto exported =
-        gpuscope::ingest::read_nsys_export(file.path(), gpuscope::kernels::NameColumn::demangled);
+        gpuscope::ingest::read_nsys_export(file.path(), gpuscope::kernels::NameColumn::Demangled);
     (void)gpuscope::kernels::kernel_summary(exported.kernels);
     (void)gpuscope::kernels::memory_summary(exported.memory);
   } catch (const gpuscope::Error&) {

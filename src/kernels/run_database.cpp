@@ -59,10 +59,10 @@ std::vector<KernelReport> read_run_database(const fs::path& file, NameColumn nam
     report.has_kernel_table = true;
     std::map<std::int64_t, std::string> name_of;
     for (const TraceKernelName& n : trace.names(run.run_id)) {
-      name_of[n.name_id] = names == NameColumn::short_name ? n.short_name : n.demangled;
+      name_of[n.name_id] = names == NameColumn::ShortName ? n.short_name : n.demangled;
     }
     std::map<std::int64_t, std::vector<std::int64_t>> by_id;
-    trace.for_each_kernel(run.run_id, store::TraceOrder::by_start, [&](const TraceKernel& k) {
+    trace.for_each_kernel(run.run_id, store::TraceOrder::ByStart, [&](const TraceKernel& k) {
       by_id[k.name_id].push_back(std::max<std::int64_t>(0, k.times.duration_ns()));
     });
     for (auto& [id, durations] : by_id) {
@@ -75,7 +75,7 @@ std::vector<KernelReport> read_run_database(const fs::path& file, NameColumn nam
     if (report.kernels.empty()) {
       report.notes.push_back(fmt::format("{}: no kernels recorded", label));
     }
-    trace.for_each_memory_op(run.run_id, store::TraceOrder::by_start, [&](const TraceMemoryOp& m) {
+    trace.for_each_memory_op(run.run_id, store::TraceOrder::ByStart, [&](const TraceMemoryOp& m) {
       const std::string operation = m.memset ? "[CUDA memset]" : memcpy_operation(m.copy_kind);
       report.memory[operation].push_back(
           {std::max<std::int64_t>(0, m.times.duration_ns()), std::max<std::int64_t>(0, m.bytes)});

@@ -58,7 +58,7 @@ struct MemoryRow {
 std::vector<MemoryRow> memory_summary(const MemoryOps& ops);
 
 // Which name a kernel goes by: its demangled name or nsys's short name.
-enum class NameColumn { demangled, short_name };
+enum class NameColumn { Demangled, ShortName };
 
 // The GPU activity of one source: an Nsight Systems export (ingest/nsys_export) or one run of a
 // run database's kernel trace (kernels/run_database).

@@ -48,15 +48,15 @@ void ForeignRows::reset() {
 ValueType ForeignRows::type(int column) const {
   switch (statement_->type(column)) {
     case SQLITE_INTEGER:
-      return ValueType::integer;
+      return ValueType::Integer;
     case SQLITE_FLOAT:
-      return ValueType::real;
+      return ValueType::Real;
     case SQLITE_TEXT:
-      return ValueType::text;
+      return ValueType::Text;
     case SQLITE_BLOB:
-      return ValueType::blob;
+      return ValueType::Bytes;
     default:
-      return ValueType::null;
+      return ValueType::Null;
   }
 }
 

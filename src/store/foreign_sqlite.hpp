@@ -24,8 +24,9 @@ class ForeignSqliteError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// What a column of the current row holds, as SQLite stores it.
-enum class ValueType { integer, real, text, blob, null };
+// What a column of the current row holds, as SQLite stores it (INTEGER, REAL, TEXT, BLOB, NULL;
+// a BLOB is Bytes, as store::Blob names the type of a chunk).
+enum class ValueType { Integer, Real, Text, Bytes, Null };
 
 // The rows of one query, one at a time.
 class ForeignRows {
@@ -40,7 +41,7 @@ class ForeignRows {
   void bind(int index, std::int64_t value);
   void reset();
   ValueType type(int column) const;
-  bool is_null(int column) const { return type(column) == ValueType::null; }
+  bool is_null(int column) const { return type(column) == ValueType::Null; }
   std::int64_t int64(int column) const;
   double real(int column) const;
   std::string text(int column) const;

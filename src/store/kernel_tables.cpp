@@ -146,8 +146,8 @@ int read_place(const Statement& s, TracePlace& p, TraceTimes& t) {
 }
 
 std::string order_sql(TraceOrder order) {
-  return order == TraceOrder::by_start ? "start_mono_ns, device_index, stream_id"
-                                       : "device_index, process, stream_id, start_mono_ns";
+  return order == TraceOrder::ByStart ? "start_mono_ns, device_index, stream_id"
+                                      : "device_index, process, stream_id, start_mono_ns";
 }
 
 }  // namespace

@@ -80,8 +80,8 @@ class KernelTraceWriter {
 
 // How kernels and memory operations are visited.
 enum class TraceOrder {
-  by_start,          // start_mono_ns
-  by_device_stream,  // device_index (NULL first), process, stream_id, then start_mono_ns
+  ByStart,         // start_mono_ns
+  ByDeviceStream,  // device_index (NULL first), process, stream_id, then start_mono_ns
 };
 
 // Reads the kernel trace of a run database (read-only; an older file simply has none).

@@ -222,26 +222,24 @@ class RunExporter {
     for (const TraceKernelName& n : trace.names(run.run_id)) {
       names[n.name_id] = {json_string(n.short_name), n.demangled};
     }
-    trace.for_each_kernel(
-        run.run_id, store::TraceOrder::by_device_stream, [&](const TraceKernel& k) {
-          const auto name = names.find(k.name_id);
-          nlohmann::json args = {
-              {"name", name != names.end() ? name->second.second : std::string("?")},
-              {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
-              {"block", {k.block[0], k.block[1], k.block[2]}},
-              {"registers_per_thread", k.registers_per_thread},
-              {"static_shared_bytes", k.static_shared_bytes},
-              {"dynamic_shared_bytes", k.dynamic_shared_bytes},
-              {"stream", k.place.stream_id},
-              {"context", k.place.context_id},
-              {"correlation_id", k.place.correlation_id},
-              {"cuda_device", k.place.cuda_device}};
-          w_.slice(name != names.end() ? name->second.first : json_string("?"), "kernel", pid,
-                   thread(pid, k.place, false), k.times.start_wall_ns - t0_, k.times.duration_ns(),
-                   json_text(args));
-        });
+    trace.for_each_kernel(run.run_id, store::TraceOrder::ByDeviceStream, [&](const TraceKernel& k) {
+      const auto name = names.find(k.name_id);
+      nlohmann::json args = {{"name", name != names.end() ? name->second.second : std::string("?")},
+                             {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
+                             {"block", {k.block[0], k.block[1], k.block[2]}},
+                             {"registers_per_thread", k.registers_per_thread},
+                             {"static_shared_bytes", k.static_shared_bytes},
+                             {"dynamic_shared_bytes", k.dynamic_shared_bytes},
+                             {"stream", k.place.stream_id},
+                             {"context", k.place.context_id},
+                             {"correlation_id", k.place.correlation_id},
+                             {"cuda_device", k.place.cuda_device}};
+      w_.slice(name != names.end() ? name->second.first : json_string("?"), "kernel", pid,
+               thread(pid, k.place, false), k.times.start_wall_ns - t0_, k.times.duration_ns(),
+               json_text(args));
+    });
     trace.for_each_memory_op(
-        run.run_id, store::TraceOrder::by_device_stream, [&](const TraceMemoryOp& m) {
+        run.run_id, store::TraceOrder::ByDeviceStream, [&](const TraceMemoryOp& m) {
           const std::string op =
               m.memset ? "[CUDA memset]" : kernels::memcpy_operation(m.copy_kind);
           nlohmann::json args = {{"bytes", m.bytes},

@@ -25,7 +25,7 @@ const std::string kGemm = "void gemm<float>(int, float const*)";
 TEST(NsysReader, CurrentSchemaDemangledNames) {
   TempDir dir;
   testing::write_nsys_export(dir.file("r.sqlite"), NsysSchema::current);
-  const KernelReport e = read_nsys_export(dir.file("r.sqlite"), NameColumn::demangled);
+  const KernelReport e = read_nsys_export(dir.file("r.sqlite"), NameColumn::Demangled);
   EXPECT_TRUE(e.has_kernel_table);
   EXPECT_TRUE(e.notes.empty());
   ASSERT_EQ(e.kernels.size(), 3u);
@@ -41,7 +41,7 @@ TEST(NsysReader, CurrentSchemaDemangledNames) {
 TEST(NsysReader, CurrentSchemaShortNames) {
   TempDir dir;
   testing::write_nsys_export(dir.file("r.sqlite"), NsysSchema::current);
-  const KernelReport e = read_nsys_export(dir.file("r.sqlite"), NameColumn::short_name);
+  const KernelReport e = read_nsys_export(dir.file("r.sqlite"), NameColumn::ShortName);
   ASSERT_EQ(e.kernels.size(), 3u);
   EXPECT_EQ(e.kernels.at("gemm").size(), 3u);
   EXPECT_EQ(e.kernels.at("relu_kernel").size(), 2u);
@@ -51,7 +51,7 @@ TEST(NsysReader, CurrentSchemaShortNames) {
 TEST(NsysReader, LegacySchemaFallsBackToDemangledNamesAndBuiltInLabels) {
   TempDir dir;
   testing::write_nsys_export(dir.file("old.sqlite"), NsysSchema::legacy);
-  const KernelReport e = read_nsys_export(dir.file("old.sqlite"), NameColumn::short_name);
+  const KernelReport e = read_nsys_export(dir.file("old.sqlite"), NameColumn::ShortName);
   ASSERT_EQ(e.kernels.size(), 3u);
   EXPECT_EQ(e.kernels.at(kGemm).size(), 3u);
   ASSERT_EQ(e.notes.size(), 1u);
@@ -68,7 +68,7 @@ TEST(NsysReader, InlineTextNamesAreAccepted) {
       "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER,"
       " demangledName TEXT);"
       "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 10, 'k'), (5, 25, 'k');");
-  const KernelReport e = read_nsys_export(dir.file("t.sqlite"), NameColumn::demangled);
+  const KernelReport e = read_nsys_export(dir.file("t.sqlite"), NameColumn::Demangled);
   EXPECT_EQ(e.kernels.at("k"), (std::vector<std::int64_t>{10, 20}));
 }
 
@@ -78,7 +78,7 @@ TEST(NsysReader, EmptyKernelTableIsANote) {
                         "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
                         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER,"
                         " demangledName INTEGER, shortName INTEGER);");
-  const KernelReport e = read_nsys_export(dir.file("e.sqlite"), NameColumn::demangled);
+  const KernelReport e = read_nsys_export(dir.file("e.sqlite"), NameColumn::Demangled);
   EXPECT_TRUE(e.has_kernel_table);
   EXPECT_TRUE(e.kernels.empty());
   ASSERT_EQ(e.notes.size(), 1u);
@@ -90,7 +90,7 @@ TEST(NsysReader, MissingKernelTableIsANote) {
   testing::write_sqlite(dir.file("m.sqlite"),
                         "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
                         "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);");
-  const KernelReport e = read_nsys_export(dir.file("m.sqlite"), NameColumn::demangled);
+  const KernelReport e = read_nsys_export(dir.file("m.sqlite"), NameColumn::Demangled);
   EXPECT_FALSE(e.has_kernel_table);
   EXPECT_TRUE(e.kernels.empty());
   EXPECT_TRUE(e.memory.empty());
@@ -101,7 +101,7 @@ TEST(NsysReader, SqliteWithoutNsysTablesIsAUsageError) {
   TempDir dir;
   testing::write_sqlite(dir.file("other.db"), "CREATE TABLE runs (id INTEGER);");
   try {
-    read_nsys_export(dir.file("other.db"), NameColumn::demangled);
+    read_nsys_export(dir.file("other.db"), NameColumn::Demangled);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), 2);
@@ -115,7 +115,7 @@ TEST(NsysReader, CorruptFileIsAUsageError) {
   TempDir dir;
   std::ofstream(dir.file("bad.sqlite")) << "this is not a database, just some text\n";
   try {
-    read_nsys_export(dir.file("bad.sqlite"), NameColumn::demangled);
+    read_nsys_export(dir.file("bad.sqlite"), NameColumn::Demangled);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), 2);
@@ -125,7 +125,7 @@ TEST(NsysReader, CorruptFileIsAUsageError) {
 
 TEST(NsysReader, MissingFileIsAUsageError) {
   TempDir dir;
-  EXPECT_THROW(read_nsys_export(dir.file("nope.sqlite"), NameColumn::demangled), Error);
+  EXPECT_THROW(read_nsys_export(dir.file("nope.sqlite"), NameColumn::Demangled), Error);
 }
 
 TEST(NsysReader, MemcpyOperationNames) {

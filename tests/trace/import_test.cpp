@@ -213,7 +213,7 @@ TEST_F(TraceImport, ProcessesDevicesKernelsAndProblems) {
   EXPECT_EQ(names[1].demangled, "relu_kernel(float*)");
 
   std::vector<TraceKernel> kernels;
-  reader.for_each_kernel(1, store::TraceOrder::by_start,
+  reader.for_each_kernel(1, store::TraceOrder::ByStart,
                          [&](const TraceKernel& k) { kernels.push_back(k); });
   ASSERT_EQ(kernels.size(), 5u);
   EXPECT_EQ(kernels[0].times.start_mono_ns, kStartMono + 1000);
@@ -235,7 +235,7 @@ TEST_F(TraceImport, ProcessesDevicesKernelsAndProblems) {
   EXPECT_FALSE(kernels[4].place.device_index.has_value());
 
   std::vector<TraceMemoryOp> ops;
-  reader.for_each_memory_op(1, store::TraceOrder::by_start,
+  reader.for_each_memory_op(1, store::TraceOrder::ByStart,
                             [&](const TraceMemoryOp& m) { ops.push_back(m); });
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_FALSE(ops[0].memset);
@@ -255,7 +255,7 @@ TEST_F(TraceImport, ProcessesDevicesKernelsAndProblems) {
 TEST_F(TraceImport, KernelsSummaryOfTheRunDatabase) {
   import();
   ASSERT_TRUE(kernels::is_run_database(db_));
-  const auto reports = kernels::read_run_database(db_, kernels::NameColumn::demangled);
+  const auto reports = kernels::read_run_database(db_, kernels::NameColumn::Demangled);
   ASSERT_EQ(reports.size(), 1u);
   const auto rows = kernels::kernel_summary(reports[0].kernels);
   ASSERT_EQ(rows.size(), 2u);
@@ -272,7 +272,7 @@ TEST_F(TraceImport, KernelsSummaryOfTheRunDatabase) {
   EXPECT_EQ(memory[0].operation, "[CUDA memcpy Host-to-Device]");
   EXPECT_EQ(memory[0].total_bytes, 4096);
   EXPECT_EQ(memory[1].operation, "[CUDA memset]");
-  const auto short_names = kernels::read_run_database(db_, kernels::NameColumn::short_name);
+  const auto short_names = kernels::read_run_database(db_, kernels::NameColumn::ShortName);
   EXPECT_EQ(short_names[0].kernels.count("gemm"), 1u);
   // Problems of the trace become notes.
   bool noted = false;
@@ -299,7 +299,7 @@ TEST_F(TraceImport, MergeKeepsTheTrace) {
   EXPECT_EQ(reader.names(2).size(), 2u);
   EXPECT_EQ(reader.devices(2).size(), 4u);
   // One report per run; the first has no trace.
-  const auto reports = kernels::read_run_database(merged, kernels::NameColumn::demangled);
+  const auto reports = kernels::read_run_database(merged, kernels::NameColumn::Demangled);
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_TRUE(reports[0].kernels.empty());
   EXPECT_EQ(reports[1].kernels.size(), 2u);

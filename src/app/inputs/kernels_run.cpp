@@ -78,7 +78,7 @@ kernels::Summary summarize(const std::vector<const kernels::KernelReport*>& repo
 int run_kernels(const KernelsRun& o) {
   if (o.json && o.csv) throw Error::usage("--json and --csv cannot be combined");
   const kernels::NameColumn column =
-      o.names == "short" ? kernels::NameColumn::short_name : kernels::NameColumn::demangled;
+      o.names == "short" ? kernels::NameColumn::ShortName : kernels::NameColumn::Demangled;
   std::vector<kernels::KernelReport> reports;
   for (const std::string& input : o.inputs) {
     for (auto& report : read_input(input, column, o.import)) reports.push_back(std::move(report));

@@ -43,18 +43,17 @@ std::optional<report::KernelLanes> load_kernel_lanes(const analyze::Analysis& a)
       for (const TraceKernelName& n : reader.names(run_id)) {
         name_of[n.name_id] = lanes.name(n.demangled);
       }
-      reader.for_each_kernel(
-          run_id, store::TraceOrder::by_device_stream, [&](const TraceKernel& k) {
-            const auto gpu =
-                k.place.device_index ? gpu_of.find({r, *k.place.device_index}) : gpu_of.end();
-            if (gpu == gpu_of.end()) {
-              lanes.add_unsampled(1);
-              return;
-            }
-            const auto name = name_of.find(k.name_id);
-            lanes.add(gpu->second, k.times.start_wall_ns - a.t0_wall_ns, k.times.duration_ns(),
-                      name != name_of.end() ? name->second : lanes.name("<unnamed kernel>"));
-          });
+      reader.for_each_kernel(run_id, store::TraceOrder::ByDeviceStream, [&](const TraceKernel& k) {
+        const auto gpu =
+            k.place.device_index ? gpu_of.find({r, *k.place.device_index}) : gpu_of.end();
+        if (gpu == gpu_of.end()) {
+          lanes.add_unsampled(1);
+          return;
+        }
+        const auto name = name_of.find(k.name_id);
+        lanes.add(gpu->second, k.times.start_wall_ns - a.t0_wall_ns, k.times.duration_ns(),
+                  name != name_of.end() ? name->second : lanes.name("<unnamed kernel>"));
+      });
     }
   }
   return lanes;

@@ -56,7 +56,7 @@ std::vector<std::string> split_list(const std::string& text) {
 
 std::string key_text(const ForeignRows& row, int column) {
   if (row.is_null(column)) return "";
-  if (row.type(column) == ValueType::integer) return std::to_string(row.int64(column));
+  if (row.type(column) == ValueType::Integer) return std::to_string(row.int64(column));
   return row.text(column);
 }
 
@@ -212,9 +212,9 @@ void read_samples(const ForeignDatabase& db, const MetricColumns& columns,
       if (series.size() <= at) series.resize(at + 1, kNaN);
       const int column = static_cast<int>(c) + 5;
       const ValueType type = rows.type(column);
-      if (type == ValueType::integer || type == ValueType::real) {
+      if (type == ValueType::Integer || type == ValueType::Real) {
         series[at] = rows.real(column);
-      } else if (type != ValueType::null) {
+      } else if (type != ValueType::Null) {
         ++nonnumeric;
       }
     }

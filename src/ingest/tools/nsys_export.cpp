@@ -70,7 +70,7 @@ void read_kernels(const ForeignDatabase& db, const std::set<std::string>& tables
   }
   // Preferred name columns, newest schema first; shortName falls back to the demangled name.
   std::vector<std::string> candidates = {"demangledName", "name", "mangledName"};
-  if (choice == NameColumn::short_name) candidates.insert(candidates.begin(), "shortName");
+  if (choice == NameColumn::ShortName) candidates.insert(candidates.begin(), "shortName");
   std::string column;
   for (const std::string& c : candidates) {
     if (columns.contains(c)) {
@@ -84,11 +84,11 @@ void read_kernels(const ForeignDatabase& db, const std::set<std::string>& tables
                     out.file.string(), kKernelTable),
         "not a schema gpuscope knows", kExportHint);
   }
-  if (choice == NameColumn::short_name && column != "shortName") {
+  if (choice == NameColumn::ShortName && column != "shortName") {
     out.notes.push_back(
         fmt::format("{}: no shortName column; kernels are named by {}", out.file.string(), column));
   }
-  if (choice == NameColumn::demangled && column != "demangledName") {
+  if (choice == NameColumn::Demangled && column != "demangledName") {
     out.notes.push_back(fmt::format("{}: no demangledName column; kernels are named by {}",
                                     out.file.string(), column));
   }
