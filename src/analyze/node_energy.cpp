@@ -15,14 +15,14 @@ namespace {
 
 // What a domain counts as, and why not when it is not added (docs/node-energy.md).
 std::pair<NodeRole, std::string> role_of(const NodeEnergyDomain& d) {
-  if (d.includes_gpu) return {NodeRole::not_added, "includes the GPU"};
+  if (d.includes_gpu) return {NodeRole::NotAdded, "includes the GPU"};
   if (!d.additive) {
-    if (d.kind == "core" || d.kind == "uncore") return {NodeRole::not_added, "inside its package"};
-    if (d.kind == "psys") return {NodeRole::not_added, "contains the packages"};
-    if (d.kind == "cpu" || d.kind == "sysio") return {NodeRole::not_added, "inside its socket's"};
-    return {NodeRole::not_added, "not known to add"};
+    if (d.kind == "core" || d.kind == "uncore") return {NodeRole::NotAdded, "inside its package"};
+    if (d.kind == "psys") return {NodeRole::NotAdded, "contains the packages"};
+    if (d.kind == "cpu" || d.kind == "sysio") return {NodeRole::NotAdded, "inside its socket's"};
+    return {NodeRole::NotAdded, "not known to add"};
   }
-  return {d.kind == "dram" ? NodeRole::dram : NodeRole::cpu, ""};
+  return {d.kind == "dram" ? NodeRole::Dram : NodeRole::Cpu, ""};
 }
 
 // The running total at time t, interpolated between the readings around it (clamped).
@@ -132,9 +132,9 @@ void phase_figures(const NodeEnergyInput& in, const std::vector<const NodeDomain
     }
     for (const auto* s : domains) {
       const NodeRole role = role_of(s->domain).first;
-      if (role == NodeRole::not_added || s->run != span.run) continue;
+      if (role == NodeRole::NotAdded || s->run != span.run) continue;
       const auto j = joules_between(s->t_s, s->joules, span.start_s, span.end_s);
-      add(role == NodeRole::cpu ? it->second.cpu_j : it->second.dram_j, j);
+      add(role == NodeRole::Cpu ? it->second.cpu_j : it->second.dram_j, j);
     }
   }
   for (const auto& key : order) {
@@ -153,11 +153,11 @@ void phase_figures(const NodeEnergyInput& in, const std::vector<const NodeDomain
 
 const char* node_role_name(NodeRole role) {
   switch (role) {
-    case NodeRole::cpu:
+    case NodeRole::Cpu:
       return "cpu";
-    case NodeRole::dram:
+    case NodeRole::Dram:
       return "dram";
-    case NodeRole::not_added:
+    case NodeRole::NotAdded:
       break;
   }
   return "not added";
@@ -184,11 +184,11 @@ std::optional<NodeEnergy> node_energy(const NodeEnergyInput& in) {
     const double covered =
         s->t_s.empty() ? 0.0 : std::min(b, s->t_s.back()) - std::max(a, s->t_s.front());
     if (f.joules && covered > 0) f.mean_power_w = *f.joules / covered;
-    if (f.role != NodeRole::not_added && f.joules) {
-      add(f.role == NodeRole::cpu ? out.cpu_j : out.dram_j, f.joules);
+    if (f.role != NodeRole::NotAdded && f.joules) {
+      add(f.role == NodeRole::Cpu ? out.cpu_j : out.dram_j, f.joules);
       const auto parts = intervals_in(*s, a, b);
       node_energy.insert(node_energy.end(), parts.begin(), parts.end());
-    } else if (f.role != NodeRole::not_added) {
+    } else if (f.role != NodeRole::NotAdded) {
       out.notes.push_back(fmt::format("{} ({}) has fewer than two readings in the window",
                                       s->domain.name, s->domain.zone));
     }
@@ -208,7 +208,7 @@ std::optional<NodeEnergy> node_energy(const NodeEnergyInput& in) {
   for (const auto* s : domains) {
     const auto role = role_of(s->domain).first;
     const auto it = share.find(s->host);
-    if (role == NodeRole::not_added || it == share.end()) continue;
+    if (role == NodeRole::NotAdded || it == share.end()) continue;
     const double j = joules_between(s->t_s, s->joules, a, b).value_or(0);
     job_j += it->second * j;
     of_j += j;

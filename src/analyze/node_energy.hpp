@@ -58,12 +58,12 @@ struct NodeEnergyInput {
 };
 
 // What a domain counts as in the node's figures.
-enum class NodeRole { cpu, dram, not_added };
+enum class NodeRole { Cpu, Dram, NotAdded };
 
 struct NodeDomainFigure {
   std::string host;
   NodeEnergyDomain domain;
-  NodeRole role = NodeRole::not_added;
+  NodeRole role = NodeRole::NotAdded;
   std::string why_not_added;     // "inside its package", "includes the GPU", ...
   std::optional<double> joules;  // over the window; none without two readings in it
   std::optional<double> mean_power_w;

@@ -66,8 +66,8 @@ std::string node_energy_text(const analyze::Analysis& a, bool color) {
   for (const auto& d : n.domains) {
     rows.push_back({domain_label(d, hosts), d.domain.kind,
                     d.domain.socket ? std::to_string(*d.domain.socket) : "-",
-                    d.role == analyze::NodeRole::not_added ? "no: " + d.why_not_added
-                                                           : analyze::node_role_name(d.role),
+                    d.role == analyze::NodeRole::NotAdded ? "no: " + d.why_not_added
+                                                          : analyze::node_role_name(d.role),
                     joules(d.joules),
                     d.mean_power_w ? fmt::format("{:.1f} W", *d.mean_power_w) : "-"});
   }

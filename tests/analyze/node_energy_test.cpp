@@ -57,7 +57,7 @@ TEST(NodeEnergy, AddsPackagesAndDramOnlyAndTheTotal) {
   EXPECT_DOUBLE_EQ(*n->dram_j, 20 * 10.0);
   EXPECT_DOUBLE_EQ(*n->total_j, 5000 + 1800 + 200);
   ASSERT_EQ(n->domains.size(), 5U);
-  EXPECT_EQ(n->domains[1].role, NodeRole::not_added);
+  EXPECT_EQ(n->domains[1].role, NodeRole::NotAdded);
   EXPECT_EQ(n->domains[1].why_not_added, "inside its package");
   EXPECT_EQ(n->domains[4].why_not_added, "includes the GPU");
   EXPECT_DOUBLE_EQ(*n->domains[4].joules, 7000) << "shown, never added";
