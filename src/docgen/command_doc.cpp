@@ -56,14 +56,14 @@ std::vector<std::string> listed_words(const std::string& type_name) {
 ValueKind kind_of(const std::string& value_name, const std::string& option_name) {
   std::string name = value_name;
   while (name.ends_with(".")) name.pop_back();
-  if (name.empty()) return ValueKind::word;
-  if (name == "CMD ARGS" || option_name == "command") return ValueKind::command;
-  if (name == "DIR") return ValueKind::directory;
+  if (name.empty()) return ValueKind::Word;
+  if (name == "CMD ARGS" || option_name == "command") return ValueKind::Command;
+  if (name == "DIR") return ValueKind::Directory;
   if (name == "FILE" || name == "PATH" || name == "INPUT" || name == "PREFIX" ||
       name.find(".db") != std::string::npos || name.find(".sqlite") != std::string::npos) {
-    return ValueKind::file;
+    return ValueKind::File;
   }
-  return ValueKind::word;
+  return ValueKind::Word;
 }
 
 OptionDoc describe_option(CLI::Option& option, const ValueLists& extra) {

@@ -11,11 +11,11 @@ namespace gpuscope::docgen {
 
 // What a value of an option is, for completion.
 enum class ValueKind {
-  none,       // a flag: no value
-  word,       // free text, or one of `values`
-  file,       // a file name
-  directory,  // a folder name
-  command,    // a command to run (after --)
+  None,       // a flag: no value
+  Word,       // free text, or one of `values`
+  File,       // a file name
+  Directory,  // a folder name
+  Command,    // a command to run (after --)
 };
 
 struct OptionDoc {
@@ -26,7 +26,7 @@ struct OptionDoc {
   bool positional = false;      // then `names` is empty and `value_name` says what it is
   std::string positional_name;  // "inputs", "kind": the positional's own name
   bool many = false;            // takes several values (a list, or given several times)
-  ValueKind kind = ValueKind::none;
+  ValueKind kind = ValueKind::None;
   std::vector<std::string> values;  // the words it accepts, where the set is known
 };
 

@@ -36,11 +36,11 @@ std::string value_action(const OptionDoc& option) {
     return fmt::format("_{{prog}}_words {}{}", quoted_words(option.values), list ? " list" : "");
   }
   switch (option.kind) {
-    case ValueKind::file:
+    case ValueKind::File:
       return "_{prog}_files";
-    case ValueKind::directory:
+    case ValueKind::Directory:
       return "_{prog}_dirs";
-    case ValueKind::command:
+    case ValueKind::Command:
       return "_{prog}_commands";
     default:
       return "COMPREPLY=()";
@@ -51,7 +51,7 @@ std::string value_action(const OptionDoc& option) {
 std::string value_options(const CommandDoc& command) {
   std::string out = " ";
   for (const OptionDoc& option : command.options) {
-    if (option.positional || option.kind == ValueKind::none) continue;
+    if (option.positional || option.kind == ValueKind::None) continue;
     for (const std::string& name : option.names) out += name + " ";
   }
   return out;
@@ -77,7 +77,7 @@ std::string command_function(const std::string& prog, const CommandDoc& command)
       names += (names.empty() ? "" : " ") + name;
       alternatives += (alternatives.empty() ? "" : "|") + name;
     }
-    if (option.kind != ValueKind::none)
+    if (option.kind != ValueKind::None)
       values += fmt::format("    {}) {}; return ;;\n", alternatives, action);
   }
   return fmt::format(

@@ -47,11 +47,11 @@ std::string value_action(const OptionDoc& option) {
     return "(" + words + ")";
   }
   switch (option.kind) {
-    case ValueKind::file:
+    case ValueKind::File:
       return "_files";
-    case ValueKind::directory:
+    case ValueKind::Directory:
       return "_files -/";
-    case ValueKind::command:
+    case ValueKind::Command:
       return "_normal";
     default:
       return " ";
@@ -67,7 +67,7 @@ std::string value_message(const OptionDoc& option) {
 // `exclusive`: the option ends completion (--help, --version).
 std::string option_spec(const OptionDoc& option, bool exclusive = false) {
   const std::string help = short_help(option.help);
-  const std::string value = option.kind == ValueKind::none
+  const std::string value = option.kind == ValueKind::None
                                 ? ""
                                 : ":" + value_message(option) + ":" + value_action(option);
   std::string names, exclusions;
@@ -85,8 +85,8 @@ std::string option_spec(const OptionDoc& option, bool exclusive = false) {
 }
 
 std::string positional_spec(const OptionDoc& option, int index) {
-  const std::string action = option.kind == ValueKind::command ? "_normal" : value_action(option);
-  if (option.kind == ValueKind::command) return "'*::" + value_message(option) + ":" + action + "'";
+  const std::string action = option.kind == ValueKind::Command ? "_normal" : value_action(option);
+  if (option.kind == ValueKind::Command) return "'*::" + value_message(option) + ":" + action + "'";
   if (option.many) return "'*:" + value_message(option) + ":" + action + "'";
   return fmt::format("'{}:{}:{}'", index, value_message(option), action);
 }

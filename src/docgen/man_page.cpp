@@ -134,7 +134,7 @@ std::string synopsis(const CommandDoc& top, const CommandDoc& command) {
   std::string out = ".SH SYNOPSIS\n\\fB" + top.name + " " + command.name + "\\fR [\\fIOPTIONS\\fR]";
   for (const OptionDoc& option : command.options) {
     if (!option.positional) continue;
-    if (option.kind == ValueKind::command) out += " [\\fB\\-\\-\\fR]";
+    if (option.kind == ValueKind::Command) out += " [\\fB\\-\\-\\fR]";
     out += " \\fI" + troff_text(option.value_name) + "\\fR";
     if (option.many && !option.value_name.ends_with("...")) out += "...";
   }
