@@ -40,8 +40,8 @@ void raw_sample(const amd::Device& d) {
   benchmark::DoNotOptimize(d.energy());
   benchmark::DoNotOptimize(d.activity());
   benchmark::DoNotOptimize(d.memory_used_bytes());
-  benchmark::DoNotOptimize(d.temperature_c(amd::Sensor::kHotspot));
-  benchmark::DoNotOptimize(d.temperature_c(amd::Sensor::kMemory));
+  benchmark::DoNotOptimize(d.temperature_c(amd::Sensor::Hotspot));
+  benchmark::DoNotOptimize(d.temperature_c(amd::Sensor::Memory));
   benchmark::DoNotOptimize(d.gfx_clock_mhz());
   benchmark::DoNotOptimize(d.power_cap());
 }

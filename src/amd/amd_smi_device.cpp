@@ -102,9 +102,9 @@ class AmdSmiDevice final : public Device {
   }
 
   Expected<double> temperature_c(Sensor sensor) const override {
-    const amdsmi_temperature_type_t type = sensor == Sensor::kEdge      ? kAmdTempEdge
-                                           : sensor == Sensor::kHotspot ? kAmdTempHotspot
-                                                                        : kAmdTempVram;
+    const amdsmi_temperature_type_t type = sensor == Sensor::Edge      ? kAmdTempEdge
+                                           : sensor == Sensor::Hotspot ? kAmdTempHotspot
+                                                                       : kAmdTempVram;
     std::int64_t millidegrees = 0;
     if (auto s =
             library_->call(&Table::GetTempMetric, handle_, type, kAmdTempCurrent, &millidegrees);
@@ -156,7 +156,7 @@ class AmdSmiDevice final : public Device {
     return library_->describe(failure);
   }
 
-  Which which() const override { return Which::kAmdSmi; }
+  Which which() const override { return Which::AmdSmi; }
 
  private:
   std::shared_ptr<const AmdSmiLibrary> library_;

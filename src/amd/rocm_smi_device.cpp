@@ -101,9 +101,9 @@ class RocmSmiDevice final : public Device {
   }
 
   Expected<double> temperature_c(Sensor sensor) const override {
-    const std::uint32_t type = sensor == Sensor::kEdge      ? kRsmiTempEdge
-                               : sensor == Sensor::kHotspot ? kRsmiTempJunction
-                                                            : kRsmiTempMemory;
+    const std::uint32_t type = sensor == Sensor::Edge      ? kRsmiTempEdge
+                               : sensor == Sensor::Hotspot ? kRsmiTempJunction
+                                                           : kRsmiTempMemory;
     std::int64_t millidegrees = 0;
     if (auto s =
             library_->call(&Table::DevTempMetricGet, index_, type, kRsmiTempCurrent, &millidegrees);
@@ -166,7 +166,7 @@ class RocmSmiDevice final : public Device {
     return library_->describe(failure);
   }
 
-  Which which() const override { return Which::kRocmSmi; }
+  Which which() const override { return Which::RocmSmi; }
 
  private:
   // rsmi_compute_process_info_get: the count, then the list; a process that starts in between

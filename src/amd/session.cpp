@@ -15,7 +15,7 @@ namespace gpuscope::amd {
 struct Session::Attempt {
   std::string library;  // "ROCm SMI (librocm_smi64.so.1)"
   std::string detail;   // the library's words
-  InitProblem problem = InitProblem::kNone;
+  InitProblem problem = InitProblem::None;
   std::string amd_smi_reason;  // why AMD SMI gave no GPU, when ROCm SMI is tried next
 };
 
@@ -59,13 +59,13 @@ auto quietly(bool capture, std::string& words, Fn&& init) {
 }
 
 InitProblem amd_smi_problem(std::uint32_t code) {
-  if (code == kAmdNoPerm) return InitProblem::kPermission;
-  if (code == kAmdDriverNotLoaded) return InitProblem::kDriverNotLoaded;
-  return InitProblem::kFailed;
+  if (code == kAmdNoPerm) return InitProblem::Permission;
+  if (code == kAmdDriverNotLoaded) return InitProblem::DriverNotLoaded;
+  return InitProblem::Failed;
 }
 
 InitProblem rocm_smi_problem(std::uint32_t code) {
-  return code == kRsmiPermission ? InitProblem::kPermission : InitProblem::kFailed;
+  return code == kRsmiPermission ? InitProblem::Permission : InitProblem::Failed;
 }
 
 }  // namespace
@@ -88,7 +88,7 @@ std::unique_ptr<Session> Session::try_amd_smi(std::shared_ptr<const AmdSmiLibrar
     return nullptr;
   }
   auto session = std::unique_ptr<Session>(new Session());
-  session->which_ = Which::kAmdSmi;
+  session->which_ = Which::AmdSmi;
   session->path_ = library->path();
   session->amd_smi_ = library;  // from here on, the destructor shuts the library down
   amdsmi_version_t version{};
@@ -123,7 +123,7 @@ std::unique_ptr<Session> Session::try_amd_smi(std::shared_ptr<const AmdSmiLibrar
   }
   if (session->devices_.empty()) {
     attempt.detail = "it lists no AMD GPU";
-    attempt.problem = InitProblem::kNone;
+    attempt.problem = InitProblem::None;
     return nullptr;
   }
   return session;
@@ -147,7 +147,7 @@ std::unique_ptr<Session> Session::try_rocm_smi(std::shared_ptr<const RocmSmiLibr
     return nullptr;
   }
   auto session = std::unique_ptr<Session>(new Session());
-  session->which_ = Which::kRocmSmi;
+  session->which_ = Which::RocmSmi;
   session->path_ = library->path();
   session->rocm_smi_ = library;
   rsmi_version_t version{};
@@ -161,7 +161,7 @@ std::unique_ptr<Session> Session::try_rocm_smi(std::shared_ptr<const RocmSmiLibr
   }
   if (session->devices_.empty()) {
     attempt.detail = "it lists no AMD GPU";
-    attempt.problem = InitProblem::kNone;
+    attempt.problem = InitProblem::None;
     return nullptr;
   }
   return session;
@@ -220,15 +220,15 @@ Session::~Session() {
 
 FailureKind classify(Which which, const Failure& failure) {
   const std::uint32_t code = failure.code;
-  if (which == Which::kAmdSmi) {
-    if (code == kAmdNotSupported || code == kAmdFunctionNotFound) return FailureKind::kUnsupported;
-    return code == kAmdNoPerm ? FailureKind::kPermission : FailureKind::kTransient;
+  if (which == Which::AmdSmi) {
+    if (code == kAmdNotSupported || code == kAmdFunctionNotFound) return FailureKind::Unsupported;
+    return code == kAmdNoPerm ? FailureKind::Permission : FailureKind::Transient;
   }
   if (code == kRsmiNotSupported || code == kRsmiNotYetImplemented ||
       code == kRsmiFunctionNotFound) {
-    return FailureKind::kUnsupported;
+    return FailureKind::Unsupported;
   }
-  return code == kRsmiPermission ? FailureKind::kPermission : FailureKind::kTransient;
+  return code == kRsmiPermission ? FailureKind::Permission : FailureKind::Transient;
 }
 
 }  // namespace gpuscope::amd

@@ -15,7 +15,7 @@
 
 namespace gpuscope::amd {
 
-enum class Which { kAmdSmi, kRocmSmi };
+enum class Which { AmdSmi, RocmSmi };
 
 // The power cap and its range, microwatts.
 struct PowerCap {
@@ -57,11 +57,11 @@ struct MetricsTable {
   std::optional<std::uint64_t> indep_throttle_status;  // the ASIC-independent throttler bits
 };
 
-enum class Sensor { kEdge, kHotspot, kMemory };
+enum class Sensor { Edge, Hotspot, Memory };
 
 // What a failed call means to a reader: the GPU cannot answer it (not supported, not
 // implemented, no such entry), it may not be asked (permission), or it failed this time.
-enum class FailureKind { kUnsupported, kPermission, kTransient };
+enum class FailureKind { Unsupported, Permission, Transient };
 FailureKind classify(Which which, const Failure& failure);
 
 class Device {
@@ -114,7 +114,7 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   Which which() const { return which_; }
-  const char* library_name() const { return which_ == Which::kAmdSmi ? "AMD SMI" : "ROCm SMI"; }
+  const char* library_name() const { return which_ == Which::AmdSmi ? "AMD SMI" : "ROCm SMI"; }
   const std::string& library_path() const { return path_; }
   const std::optional<std::string>& library_version() const { return version_; }
   // Why AMD SMI was not used when ROCm SMI answers (empty otherwise).
@@ -129,7 +129,7 @@ class Session {
   static std::unique_ptr<Session> try_rocm_smi(std::shared_ptr<const RocmSmiLibrary> library,
                                                Attempt& attempt);
 
-  Which which_ = Which::kAmdSmi;
+  Which which_ = Which::AmdSmi;
   std::string path_;
   std::optional<std::string> version_;
   std::string fallback_reason_;

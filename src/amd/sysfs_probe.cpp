@@ -71,7 +71,7 @@ SysfsFindings probe_sysfs(const std::filesystem::path& root) {
 
 Error no_amd_gpu_error(const std::string& library, const std::string& detail, InitProblem problem,
                        const SysfsFindings& findings) {
-  if (problem == InitProblem::kPermission || !findings.unreadable.empty()) {
+  if (problem == InitProblem::Permission || !findings.unreadable.empty()) {
     std::string why = detail;
     if (!findings.unreadable.empty()) {
       why += fmt::format("{}cannot read {}", why.empty() ? "" : "; ", list(findings.unreadable));
@@ -81,7 +81,7 @@ Error no_amd_gpu_error(const std::string& library, const std::string& detail, In
                  "run gpuscope as a user who may read them (on most systems a member of the "
                  "video and render groups), or give the container the host's /sys and /dev/dri");
   }
-  if (problem == InitProblem::kDriverNotLoaded || !findings.unbound.empty()) {
+  if (problem == InitProblem::DriverNotLoaded || !findings.unbound.empty()) {
     std::string why = detail;
     if (!findings.unbound.empty()) {
       why += fmt::format("{}no amdgpu driver is bound to {} (sysfs)", why.empty() ? "" : "; ",

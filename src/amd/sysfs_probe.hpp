@@ -26,10 +26,10 @@ SysfsFindings probe_sysfs(const std::filesystem::path& root);
 
 // What became of the libraries' initialisation, for the diagnosis.
 enum class InitProblem {
-  kNone,             // initialised, but no AMD GPU among its devices
-  kPermission,       // the library said permission denied
-  kDriverNotLoaded,  // the library said the kernel driver is not loaded
-  kFailed,           // another failure
+  None,             // initialised, but no AMD GPU among its devices
+  Permission,       // the library said permission denied
+  DriverNotLoaded,  // the library said the kernel driver is not loaded
+  Failed,           // another failure
 };
 
 // The error to show when no AMD GPU could be used: "no AMD GPU found", "the amdgpu kernel driver

@@ -29,7 +29,7 @@ void probe(const amd::Device& device, DeviceDescription& d) {
   d.capabilities.push_back(
       capability(device, "memory_used", "memory used", device.memory_used_bytes()));
   d.capabilities.push_back(capability(device, "temperature", "hotspot temperature",
-                                      device.temperature_c(amd::Sensor::kHotspot)));
+                                      device.temperature_c(amd::Sensor::Hotspot)));
   d.capabilities.push_back(
       capability(device, "graphics_clock", "graphics clock", device.gfx_clock_mhz()));
   d.saturation_detail =

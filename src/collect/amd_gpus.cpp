@@ -28,7 +28,7 @@ class AmdControl final : public GpuControl {
     if (!cap) return tl::unexpected(failure(cap.error()));
     if (!cap->default_uw || !cap->min_uw || !cap->max_uw) {
       return tl::unexpected(ControlFailure{
-          ControlProblem::kUnsupported, "the library reports no range for the power cap", {}});
+          ControlProblem::Unsupported, "the library reports no range for the power cap", {}});
     }
     return PowerLimits{
         static_cast<double>(cap->current_uw) / 1e6, static_cast<double>(*cap->default_uw) / 1e6,
@@ -61,14 +61,14 @@ class AmdControl final : public GpuControl {
  private:
   ControlFailure failure(const amd::Failure& f) const {
     const amd::FailureKind kind = device_.classify(f);
-    const ControlProblem problem =
-        kind == amd::FailureKind::kPermission    ? ControlProblem::kPermission
-        : kind == amd::FailureKind::kUnsupported ? ControlProblem::kUnsupported
-                                                 : ControlProblem::kOther;
+    const ControlProblem problem = kind == amd::FailureKind::Permission ? ControlProblem::Permission
+                                   : kind == amd::FailureKind::Unsupported
+                                       ? ControlProblem::Unsupported
+                                       : ControlProblem::Other;
     return {problem, device_.describe(f), {}};
   }
   static ControlFailure no_lock() {
-    return {ControlProblem::kUnsupported,
+    return {ControlProblem::Unsupported,
             "gpuscope locks SM clocks on NVIDIA GPUs only; AMD GPUs are swept by power cap",
             "sweep AMD GPUs with --power-limits"};
   }

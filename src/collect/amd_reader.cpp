@@ -14,7 +14,7 @@ bool probe(const amd::Device& device, unsigned index, const amd::Expected<T>& re
            const char* what, std::vector<std::string>& notes) {
   if (result) return true;
   const amd::FailureKind kind = device.classify(result.error());
-  if (kind == amd::FailureKind::kTransient) return true;
+  if (kind == amd::FailureKind::Transient) return true;
   notes.push_back(fmt::format("GPU {}: {} not available ({}); it will be empty", index, what,
                               device.describe(result.error())));
   return false;
@@ -33,9 +33,9 @@ AmdReader::AmdReader(const amd::Device& device, unsigned index, std::optional<do
   activity_ = check(device_.activity(), "graphics activity");
   memory_ = check(device_.memory_used_bytes(), "memory used");
   if (auto total = device_.memory_total_bytes()) memory_total_bytes_ = *total;
-  hotspot_ = check(device_.temperature_c(amd::Sensor::kHotspot), "the hotspot temperature");
+  hotspot_ = check(device_.temperature_c(amd::Sensor::Hotspot), "the hotspot temperature");
   memory_temperature_ =
-      check(device_.temperature_c(amd::Sensor::kMemory), "the memory (HBM) temperature");
+      check(device_.temperature_c(amd::Sensor::Memory), "the memory (HBM) temperature");
   clock_ = check(device_.gfx_clock_mhz(), "the graphics clock");
   cap_ = check(device_.power_cap(), "the power cap");
   table_ = check(device_.metrics_table(), "the GPU metrics table (XGMI bytes, throttle status)");
@@ -64,11 +64,11 @@ void AmdReader::read_memory(SampleRow& row, ReadOutcome& outcome) const {
 
 void AmdReader::read_temperatures(SampleRow& row, ReadOutcome& outcome) const {
   if (hotspot_) {
-    const auto c = device_.temperature_c(amd::Sensor::kHotspot);
+    const auto c = device_.temperature_c(amd::Sensor::Hotspot);
     if (answered(c, outcome)) row.set(Metric::TemperatureC, *c);
   }
   if (memory_temperature_) {
-    const auto c = device_.temperature_c(amd::Sensor::kMemory);
+    const auto c = device_.temperature_c(amd::Sensor::Memory);
     if (answered(c, outcome)) row.set(Metric::MemoryTemperatureC, *c);
   }
 }

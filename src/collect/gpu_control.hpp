@@ -13,10 +13,10 @@
 namespace gpuscope::collect {
 
 // Why a control call failed: the caller may not (run as root), the GPU cannot, or something else.
-enum class ControlProblem { kPermission, kUnsupported, kOther };
+enum class ControlProblem { Permission, Unsupported, Other };
 
 struct ControlFailure {
-  ControlProblem problem = ControlProblem::kOther;
+  ControlProblem problem = ControlProblem::Other;
   std::string words;  // the library's own words
   std::string fix;    // what to do instead, when the GPU cannot do it at all ("" for none)
 };

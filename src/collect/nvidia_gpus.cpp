@@ -53,10 +53,10 @@ class NvidiaControl final : public GpuControl {
  private:
   ControlFailure failure(const nvml::Failure& f) const {
     const ControlProblem problem =
-        f.code == nvml::kErrorNoPermission ? ControlProblem::kPermission
+        f.code == nvml::kErrorNoPermission ? ControlProblem::Permission
         : f.code == nvml::kErrorNotSupported || f.code == nvml::kErrorFunctionNotFound
-            ? ControlProblem::kUnsupported
-            : ControlProblem::kOther;
+            ? ControlProblem::Unsupported
+            : ControlProblem::Other;
     return {problem, device_.library().describe(f), {}};
   }
   ControlResult<void> done(const nvml::Status& status) const {

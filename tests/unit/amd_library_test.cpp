@@ -68,7 +68,7 @@ TEST(AmdLibrary, ALibraryWithoutTheRequiredEntriesIsRefused) {
 TEST(AmdSession, Mi300xThroughAmdSmi) {
   SimEnvironment env(SimEnvironment::shipped("mi300x"));
   const auto session = Session::open(simulated());
-  EXPECT_EQ(session->which(), Which::kAmdSmi);
+  EXPECT_EQ(session->which(), Which::AmdSmi);
   EXPECT_EQ(session->library_version(), "24.6.3.0");
   ASSERT_EQ(session->devices().size(), 8U);
   const Device& device = *session->devices()[0];
@@ -92,7 +92,7 @@ TEST(AmdSession, Mi250xGcdsThroughRocmSmiAgreeWithAmdSmi) {
   OpenOptions rocm_only = simulated();
   rocm_only.amd_smi_path.clear();
   const auto rocm_smi = Session::open(rocm_only);
-  EXPECT_EQ(rocm_smi->which(), Which::kRocmSmi);
+  EXPECT_EQ(rocm_smi->which(), Which::RocmSmi);
   EXPECT_EQ(rocm_smi->library_version(), "5.2.3");
   ASSERT_EQ(amd_smi->devices().size(), 8U);
   ASSERT_EQ(rocm_smi->devices().size(), 8U);
@@ -110,7 +110,7 @@ TEST(AmdSession, Mi250xGcdsThroughRocmSmiAgreeWithAmdSmi) {
 TEST(AmdSession, FallsBackToRocmSmiWhenAmdSmiFails) {
   SimEnvironment env(SimEnvironment::fixture("amd-rocm-only"));
   const auto session = Session::open(simulated());
-  EXPECT_EQ(session->which(), Which::kRocmSmi);
+  EXPECT_EQ(session->which(), Which::RocmSmi);
   EXPECT_NE(session->fallback_reason().find("amdsmi_init"), std::string::npos)
       << session->fallback_reason();
   EXPECT_NE(session->fallback_reason().find("the scenario has no AMD SMI"), std::string::npos);
@@ -187,7 +187,7 @@ TEST_F(FakeSysfs, AnAmdGpuWithoutItsDriverIsTheDriversFault) {
   EXPECT_EQ(findings.gpus, std::vector<std::string>{"0000:c1:00.0"});
   EXPECT_EQ(findings.unbound, std::vector<std::string>{"0000:c1:00.0"});
   const Error error =
-      no_amd_gpu_error("ROCm SMI (x)", "rsmi_init: failed", InitProblem::kFailed, findings);
+      no_amd_gpu_error("ROCm SMI (x)", "rsmi_init: failed", InitProblem::Failed, findings);
   EXPECT_EQ(error.summary(), "the AMD GPU kernel driver (amdgpu) is not loaded");
   EXPECT_NE(error.reason().find("no amdgpu driver is bound to 0000:c1:00.0"), std::string::npos);
 }
@@ -199,14 +199,14 @@ TEST_F(FakeSysfs, ABoundAmdGpuThatFailsIsTheLibrarysFailure) {
   EXPECT_EQ(findings.gpus.size(), 1U);
   EXPECT_TRUE(findings.unbound.empty());
   const Error error =
-      no_amd_gpu_error("AMD SMI (x)", "amdsmi_init: busy", InitProblem::kFailed, findings);
+      no_amd_gpu_error("AMD SMI (x)", "amdsmi_init: busy", InitProblem::Failed, findings);
   EXPECT_EQ(error.summary(), "AMD SMI (x) could not initialise");
   EXPECT_NE(error.hint().find("0000:c1:00.0"), std::string::npos);
 }
 
 TEST_F(FakeSysfs, NoAmdDeviceMeansNoAmdGpu) {
   device("0000:18:00.0", "0x10de", "0x030200", "nvidia");
-  const Error error = no_amd_gpu_error("ROCm SMI (x)", "rsmi_init: failed", InitProblem::kFailed,
+  const Error error = no_amd_gpu_error("ROCm SMI (x)", "rsmi_init: failed", InitProblem::Failed,
                                        probe_sysfs(root_.path()));
   EXPECT_TRUE(is_no_amd_gpu(error));
 }

@@ -83,13 +83,13 @@ void check_setting_permission(const collect::GpuControls& gpus, const SettingLim
     if (status) continue;
     const std::string& words = status.error().words;
     const std::string what = knob == Knob::PowerLimit ? "power limits" : "locked SM clocks";
-    if (status.error().problem == collect::ControlProblem::kPermission) {
+    if (status.error().problem == collect::ControlProblem::Permission) {
       throw Error(
           fmt::format("no permission to set {} on GPU {}", what, entry.index), words,
           "a sweep needs root: run it with sudo (or as root in the job's prolog), or ask an "
           "administrator; nothing was changed and no trial ran");
     }
-    if (status.error().problem == collect::ControlProblem::kUnsupported) {
+    if (status.error().problem == collect::ControlProblem::Unsupported) {
       throw Error(fmt::format("GPU {} cannot have its {} set", entry.index, what), words,
                   knob == Knob::SmClock ? "locked clocks need an NVIDIA GPU (Volta or newer) and a "
                                           "recent driver"
@@ -127,7 +127,7 @@ std::vector<std::string> restore_gpus(const collect::GpuControls& gpus,
     }
     if (entry.clocks_locked) {
       if (auto s = gpu->unlock_clocks();
-          !s && s.error().problem != collect::ControlProblem::kUnsupported) {
+          !s && s.error().problem != collect::ControlProblem::Unsupported) {
         problems.push_back(fmt::format("GPU {}: resetting locked clocks failed: {}", entry.index,
                                        s.error().words));
       }
