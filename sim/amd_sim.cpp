@@ -25,28 +25,28 @@ AmdResult AmdSim::init(const tl::expected<DriverOptions, std::string>& options) 
   std::lock_guard lock(mutex_);
   if (init_count_ > 0) {
     ++init_count_;
-    return AmdResult::kOk;
+    return AmdResult::Ok;
   }
-  if (!options) return fail(AmdResult::kInitError, options.error());
+  if (!options) return fail(AmdResult::InitError, options.error());
   if (!options->scenario_path || ::access(options->scenario_path->c_str(), R_OK) != 0) {
-    return fail(AmdResult::kInitError,
+    return fail(AmdResult::InitError,
                 "GPUSCOPE_SIM_SCENARIO does not name a readable scenario file");
   }
   auto scenario = load_scenario(*options->scenario_path);
-  if (!scenario) return fail(AmdResult::kInitError, scenario.error());
+  if (!scenario) return fail(AmdResult::InitError, scenario.error());
   const char* library = rocm_smi_ ? "ROCm SMI" : "AMD SMI";
   if (!(rocm_smi_ ? scenario->amd.rocm_smi : scenario->amd.amd_smi)) {
-    return fail(AmdResult::kLoad, std::string("the scenario has no ") + library + " (\"amd\")");
+    return fail(AmdResult::Load, std::string("the scenario has no ") + library + " (\"amd\")");
   }
   switch (scenario->amd.init_error) {
-    case AmdInitError::kNone:
+    case AmdInitError::None:
       break;
-    case AmdInitError::kPermission:
-      return fail(AmdResult::kNoPerm, "the scenario's amd.init_error: permission denied");
-    case AmdInitError::kDriverNotLoaded:
-      return fail(AmdResult::kDriverNotLoaded, "the scenario's amd.init_error: no amdgpu driver");
-    case AmdInitError::kInitError:
-      return fail(AmdResult::kInitError, "the scenario's amd.init_error: init_error");
+    case AmdInitError::Permission:
+      return fail(AmdResult::NoPerm, "the scenario's amd.init_error: permission denied");
+    case AmdInitError::DriverNotLoaded:
+      return fail(AmdResult::DriverNotLoaded, "the scenario's amd.init_error: no amdgpu driver");
+    case AmdInitError::InitError:
+      return fail(AmdResult::InitError, "the scenario's amd.init_error: init_error");
   }
   epoch_ns_ = options->epoch_ns.value_or(clock_.realtime_ns());
   time_scale_ = options->time_scale.value_or(scenario->time_scale);
@@ -62,16 +62,16 @@ AmdResult AmdSim::init(const tl::expected<DriverOptions, std::string>& options) 
   init_energy_mj_.clear();
   for (const auto& model : models_) init_energy_mj_.push_back(model->energy_mj());
   scenario_ = std::move(*scenario);
-  if (auto rc = apply_state_file(*options); rc != AmdResult::kOk) return rc;
+  if (auto rc = apply_state_file(*options); rc != AmdResult::Ok) return rc;
   init_count_ = 1;
-  return AmdResult::kOk;
+  return AmdResult::Ok;
 }
 
 AmdResult AmdSim::apply_state_file(const DriverOptions& options) {
   StateFile state(options.state_path.value_or(
       scenario_->state_file.value_or(default_state_path(scenario_->name))));
   const tl::expected<StateMap, std::string> entries = state.read();
-  if (!entries) return fail(AmdResult::kInitError, entries.error());
+  if (!entries) return fail(AmdResult::InitError, entries.error());
   for (std::size_t i = 0; i < models_.size(); ++i) {
     const GpuConfig& gpu = scenario_->amd_gpus[i].gpu;
     const auto found = entries->find(gpu.uuid);
@@ -82,24 +82,24 @@ AmdResult AmdSim::apply_state_file(const DriverOptions& options) {
     models_[i]->set_power_limit(mw, scenario_ns(found->second.set_at_unix_ns));
   }
   state_ = std::move(state);
-  return AmdResult::kOk;
+  return AmdResult::Ok;
 }
 
 AmdResult AmdSim::shutdown() {
   std::lock_guard lock(mutex_);
-  if (init_count_ == 0) return fail(AmdResult::kNotInit, "shut down without init");
+  if (init_count_ == 0) return fail(AmdResult::NotInit, "shut down without init");
   if (--init_count_ == 0) {
     models_.clear();
     scenario_.reset();
   }
-  return AmdResult::kOk;
+  return AmdResult::Ok;
 }
 
 AmdResult AmdSim::count(std::uint32_t& count) {
   std::lock_guard lock(mutex_);
-  if (init_count_ == 0) return fail(AmdResult::kNotInit, "not initialised");
+  if (init_count_ == 0) return fail(AmdResult::NotInit, "not initialised");
   count = static_cast<std::uint32_t>(models_.size());
-  return AmdResult::kOk;
+  return AmdResult::Ok;
 }
 
 std::vector<unsigned> AmdSim::cards() {
@@ -141,14 +141,15 @@ AmdResult AmdSim::read(std::uint32_t index, AmdReading& reading) {
   std::lock_guard lock(mutex_);
   GpuModel* model = advanced(index);
   if (model == nullptr) {
-    return fail(init_count_ == 0 ? AmdResult::kNotInit : AmdResult::kInvalid, "no such device");
+    return fail(init_count_ == 0 ? AmdResult::NotInit : AmdResult::Invalid, "no such device");
   }
-  if (resetting(index, *model)) return fail(AmdResult::kNotFound, "the GPU is being reset");
+  if (resetting(index, *model)) return fail(AmdResult::NotFound, "the GPU is being reset");
   const AmdGpuConfig& config = scenario_->amd_gpus[index];
   const Bucket& bucket = model->bucket();
-  reading.gfx_activity = static_cast<unsigned>(std::lround(bucket.levels[index_of(Metric::kUtil)]));
+  reading.gfx_activity =
+      static_cast<unsigned>(std::lround(bucket.levels[index_of(Activity::Util)]));
   reading.umc_activity =
-      static_cast<unsigned>(std::lround(bucket.levels[index_of(Metric::kMemUtil)]));
+      static_cast<unsigned>(std::lround(bucket.levels[index_of(Activity::MemUtil)]));
   reading.average_power_uw = std::uint64_t{model->power_average_mw()} * 1000U;
   reading.average_power_w = static_cast<unsigned>(std::lround(model->power_average_mw() / 1000.0));
   // The accumulator: joules since the driver loaded (the model's uptime offset included) in
@@ -172,32 +173,32 @@ AmdResult AmdSim::read(std::uint32_t index, AmdReading& reading) {
   const Levels integral = model->activity_integral();
   const unsigned links = std::max(1U, config.amd.xgmi_links);
   reading.xgmi_read_kb =
-      static_cast<std::uint64_t>(integral[index_of(Metric::kNvlinkRx)] * 1024.0 / links);
+      static_cast<std::uint64_t>(integral[index_of(Activity::NvlinkRx)] * 1024.0 / links);
   reading.xgmi_write_kb =
-      static_cast<std::uint64_t>(integral[index_of(Metric::kNvlinkTx)] * 1024.0 / links);
+      static_cast<std::uint64_t>(integral[index_of(Activity::NvlinkTx)] * 1024.0 / links);
   // The utilisation's integral (percent × s) as the engine's busy time.
-  reading.gfx_busy_ns = static_cast<std::uint64_t>(integral[index_of(Metric::kUtil)] * 1e7);
+  reading.gfx_busy_ns = static_cast<std::uint64_t>(integral[index_of(Activity::Util)] * 1e7);
   reading.power_capped = bucket.cap_bound;
-  return AmdResult::kOk;
+  return AmdResult::Ok;
 }
 
 AmdResult AmdSim::power_cap_uw(std::uint32_t index, std::uint64_t& microwatts) {
   std::lock_guard lock(mutex_);
   GpuModel* model = advanced(index);
-  if (model == nullptr) return fail(AmdResult::kInvalid, "no such device");
+  if (model == nullptr) return fail(AmdResult::Invalid, "no such device");
   microwatts = std::uint64_t{model->power_limit_mw()} * 1000U;
-  return AmdResult::kOk;
+  return AmdResult::Ok;
 }
 
 AmdResult AmdSim::set_power_cap_uw(std::uint32_t index, std::uint64_t microwatts) {
   std::lock_guard lock(mutex_);
   GpuModel* model = advanced(index);
-  if (model == nullptr) return fail(AmdResult::kInvalid, "no such device");
-  if (!privileged_) return fail(AmdResult::kNoPerm, "setting a power cap needs root");
+  if (model == nullptr) return fail(AmdResult::Invalid, "no such device");
+  if (!privileged_) return fail(AmdResult::NoPerm, "setting a power cap needs root");
   const PowerSpec& power = scenario_->amd_gpus[index].gpu.spec.power;
   const auto watts = static_cast<double>(microwatts) / 1e6;
   if (watts < power.min_w || watts > power.max_w) {
-    return fail(AmdResult::kOutOfBounds, "the cap lies outside the device's range");
+    return fail(AmdResult::OutOfBounds, "the cap lies outside the device's range");
   }
   const auto milliwatts = static_cast<unsigned>(microwatts / 1000U);
   model->set_power_limit(milliwatts, model->time_ns());
@@ -207,10 +208,10 @@ AmdResult AmdSim::set_power_cap_uw(std::uint32_t index, std::uint64_t microwatts
     entry.power_limit_mw = milliwatts;
     entry.set_at_unix_ns = clock_.realtime_ns();
     if (auto written = state_->update({{scenario_->amd_gpus[index].gpu.uuid, entry}}); !written) {
-      return fail(AmdResult::kUnknown, written.error());
+      return fail(AmdResult::Unknown, written.error());
     }
   }
-  return AmdResult::kOk;
+  return AmdResult::Ok;
 }
 
 }  // namespace gpuscope::sim

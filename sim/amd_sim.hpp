@@ -30,16 +30,16 @@ inline constexpr double kAmdResetS = 0.5;
 
 // What AmdSim says about a call, mapped to each library's status by its exports.
 enum class AmdResult {
-  kOk,
-  kInvalid,
-  kNotInit,
-  kNoPerm,
-  kDriverNotLoaded,
-  kInitError,
-  kLoad,
-  kOutOfBounds,
-  kNotFound,
-  kUnknown
+  Ok,
+  Invalid,
+  NotInit,
+  NoPerm,
+  DriverNotLoaded,
+  InitError,
+  Load,
+  OutOfBounds,
+  NotFound,
+  Unknown
 };
 
 // One device's readings at one time, in the units of the metrics table.

@@ -36,25 +36,25 @@ AmdSim& sim() {
 
 amdsmi_status_t status(AmdResult result) {
   switch (result) {
-    case AmdResult::kOk:
+    case AmdResult::Ok:
       return amd::kAmdSuccess;
-    case AmdResult::kInvalid:
+    case AmdResult::Invalid:
       return amd::kAmdInval;
-    case AmdResult::kNotInit:
+    case AmdResult::NotInit:
       return amd::kAmdNotInit;
-    case AmdResult::kNoPerm:
+    case AmdResult::NoPerm:
       return amd::kAmdNoPerm;
-    case AmdResult::kDriverNotLoaded:
+    case AmdResult::DriverNotLoaded:
       return amd::kAmdDriverNotLoaded;
-    case AmdResult::kInitError:
+    case AmdResult::InitError:
       return amd::kAmdInitError;
-    case AmdResult::kLoad:
+    case AmdResult::Load:
       return amd::kAmdFailLoadModule;
-    case AmdResult::kOutOfBounds:
+    case AmdResult::OutOfBounds:
       return amd::kAmdInputOutOfBounds;
-    case AmdResult::kNotFound:
+    case AmdResult::NotFound:
       return amd::kAmdNotFound;
-    case AmdResult::kUnknown:
+    case AmdResult::Unknown:
       return amd::kAmdUnknownError;
   }
   return amd::kAmdUnknownError;
@@ -91,7 +91,7 @@ amdsmi_status_t ShutDown() {
 amdsmi_status_t GetSocketHandles(std::uint32_t* count, amdsmi_socket_handle* sockets) {
   if (count == nullptr) return amd::kAmdInval;
   std::uint32_t devices = 0;
-  if (auto result = sim().count(devices); result != AmdResult::kOk) return status(result);
+  if (auto result = sim().count(devices); result != AmdResult::Ok) return status(result);
   const std::vector<unsigned> cards = sim().cards();
   const auto n = static_cast<std::uint32_t>(cards.empty() ? 0 : cards.back() + 1);
   if (sockets == nullptr) {
@@ -111,7 +111,7 @@ amdsmi_status_t GetProcessorHandles(amdsmi_socket_handle socket, std::uint32_t* 
     return amd::kAmdInval;
   }
   std::uint32_t devices = 0;
-  if (auto result = sim().count(devices); result != AmdResult::kOk) return status(result);
+  if (auto result = sim().count(devices); result != AmdResult::Ok) return status(result);
   const std::vector<unsigned> cards = sim().cards();
   std::vector<unsigned> on_card;
   for (unsigned i = 0; i < cards.size(); ++i) {
@@ -374,7 +374,7 @@ amdsmi_status_t GetPowerCapInfo(amdsmi_processor_handle processor, std::uint32_t
   if (config == nullptr || info == nullptr) return amd::kAmdInval;
   if (sensor != 0) return amd::kAmdInval;
   std::uint64_t cap = 0;
-  if (auto result = sim().power_cap_uw(index, cap); result != AmdResult::kOk) return status(result);
+  if (auto result = sim().power_cap_uw(index, cap); result != AmdResult::Ok) return status(result);
   const PowerSpec& power = config->gpu.spec.power;
   *info = {};
   info->power_cap = cap;

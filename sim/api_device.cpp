@@ -295,9 +295,9 @@ nvmlReturn_t DeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* u
     // nvml.h: not supported on MIG-enabled GPUs (the "mig" key; "mig_devices" stays answered).
     if (d.model.config().mig) return nvml::kErrorNotSupported;
     const Levels& levels = d.model.bucket().levels;
-    utilization->gpu = static_cast<unsigned int>(std::lround(levels[index_of(Metric::kUtil)]));
+    utilization->gpu = static_cast<unsigned int>(std::lround(levels[index_of(Activity::Util)]));
     utilization->memory =
-        static_cast<unsigned int>(std::lround(levels[index_of(Metric::kMemUtil)]));
+        static_cast<unsigned int>(std::lround(levels[index_of(Activity::MemUtil)]));
     return nvml::kSuccess;
   });
 }
@@ -357,9 +357,9 @@ nvmlReturn_t DeviceGetProcessUtilization(nvmlDevice_t device,
           samples[i].pid = processes[i].pid;
           samples[i].timeStamp = now_us;
           samples[i].smUtil =
-              static_cast<unsigned int>(std::lround(levels[index_of(Metric::kUtil)] * share));
+              static_cast<unsigned int>(std::lround(levels[index_of(Activity::Util)] * share));
           samples[i].memUtil =
-              static_cast<unsigned int>(std::lround(levels[index_of(Metric::kMemUtil)] * share));
+              static_cast<unsigned int>(std::lround(levels[index_of(Activity::MemUtil)] * share));
         }
         return nvml::kSuccess;
       });

@@ -66,7 +66,7 @@ GpuSpec a100_sxm4() {
   // POWER_INSTANT (186) exists to expose that reading beside the 1 s average that newer GPUs
   // report; the sim models GA100 as not providing it. A modelling choice, to be checked on a
   // real A100.
-  spec.power_usage_mode = PowerUsageMode::kLatestBucket;
+  spec.power_usage_mode = PowerUsageMode::LatestBucket;
   spec.unsupported_fields = {nvml::kFieldPowerInstant};
   return spec;
 }
@@ -111,7 +111,7 @@ GpuSpec v100_sxm2() {
   spec.nvlink = true;
   spec.nvlink_links = 6;  // NVLink 2
   // Modelled like GA100: the latest reading, and no separate POWER_INSTANT field.
-  spec.power_usage_mode = PowerUsageMode::kLatestBucket;
+  spec.power_usage_mode = PowerUsageMode::LatestBucket;
   spec.unsupported_fields = {nvml::kFieldPowerInstant};
   return spec;
 }

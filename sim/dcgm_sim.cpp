@@ -379,10 +379,10 @@ dcgmReturn_t DcgmSim::check_prof_watch(const Connection& connection,
                                        const std::vector<Entity>& entities,
                                        const std::set<unsigned short>& prof) {
   const DcgmSpec& spec = *scenario().dcgm;
-  if (spec.profiling == DcgmProfiling::kModuleMissing) {
+  if (spec.profiling == DcgmProfiling::ModuleMissing) {
     return fail(dcgm::kModuleNotLoaded, "the profiling module is not loaded (scenario fault)");
   }
-  if (spec.profiling == DcgmProfiling::kUnsupported) {
+  if (spec.profiling == DcgmProfiling::Unsupported) {
     return fail(dcgm::kProfilingNotSupported, "these GPUs have no profiling counters");
   }
   if (connection.embedded && spec.hostengine) {

@@ -17,22 +17,22 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // A profiling field's level in the model; ratios are the level / 100, rates MiB/s -> bytes/s.
 struct ProfField {
   unsigned short id;
-  Metric level;
+  Activity level;
   bool rate;
 };
 constexpr ProfField kProfFields[] = {
-    {dcgm::kProfGrEngineActive, Metric::kUtil, false},
-    {dcgm::kProfSmActive, Metric::kSmActive, false},
-    {dcgm::kProfSmOccupancy, Metric::kSmOccupancy, false},
-    {dcgm::kProfTensorActive, Metric::kTensor, false},
-    {dcgm::kProfDramActive, Metric::kDram, false},
-    {dcgm::kProfFp64Active, Metric::kFp64, false},
-    {dcgm::kProfFp32Active, Metric::kFp32, false},
-    {dcgm::kProfFp16Active, Metric::kFp16, false},
-    {dcgm::kProfPcieTxBytes, Metric::kPcieTx, true},
-    {dcgm::kProfPcieRxBytes, Metric::kPcieRx, true},
-    {dcgm::kProfNvlinkTxBytes, Metric::kNvlinkTx, true},
-    {dcgm::kProfNvlinkRxBytes, Metric::kNvlinkRx, true},
+    {dcgm::kProfGrEngineActive, Activity::Util, false},
+    {dcgm::kProfSmActive, Activity::SmActive, false},
+    {dcgm::kProfSmOccupancy, Activity::SmOccupancy, false},
+    {dcgm::kProfTensorActive, Activity::Tensor, false},
+    {dcgm::kProfDramActive, Activity::Dram, false},
+    {dcgm::kProfFp64Active, Activity::Fp64, false},
+    {dcgm::kProfFp32Active, Activity::Fp32, false},
+    {dcgm::kProfFp16Active, Activity::Fp16, false},
+    {dcgm::kProfPcieTxBytes, Activity::PcieTx, true},
+    {dcgm::kProfPcieRxBytes, Activity::PcieRx, true},
+    {dcgm::kProfNvlinkTxBytes, Activity::NvlinkTx, true},
+    {dcgm::kProfNvlinkRxBytes, Activity::NvlinkRx, true},
 };
 
 const ProfField* prof_field(unsigned short id) {
@@ -214,7 +214,7 @@ void DcgmSim::fill_device(unsigned gpu, unsigned short field, dcgmFieldValue_v2&
       set_string(value, config.pci_bus_id);
       break;
     case dcgm::kDevGpuUtil:
-      value.value.i64 = std::lround(now.levels[index_of(Metric::kUtil)]);
+      value.value.i64 = std::lround(now.levels[index_of(Activity::Util)]);
       break;
     case dcgm::kDevFbTotal:
       value.value.i64 = spec.memory_mib;
@@ -281,10 +281,10 @@ dcgmReturn_t DcgmSim::metric_groups(dcgmHandle_t handle, dcgmProfGetMetricGroups
     return fail(dcgm::kConnectionNotValid,
                 "the host engine stopped answering (scenario fault: dcgm.metric_groups_answers)");
   }
-  if (spec.profiling == DcgmProfiling::kModuleMissing) {
+  if (spec.profiling == DcgmProfiling::ModuleMissing) {
     return fail(dcgm::kModuleNotLoaded, "the profiling module is not loaded (scenario fault)");
   }
-  if (spec.profiling == DcgmProfiling::kUnsupported) {
+  if (spec.profiling == DcgmProfiling::Unsupported) {
     return fail(dcgm::kProfilingNotSupported, "these GPUs have no profiling counters");
   }
   const auto list = dcgm_metric_groups(scenario().gpus[groups->gpuId].spec);

@@ -15,11 +15,11 @@ namespace gpuscope::sim {
 #define GPUSCOPE_SIM_ENTRY_ENUM(id, ...) id,
 enum class Entry : std::size_t {
   GPUSCOPE_NVML_ENTRY_POINTS(GPUSCOPE_SIM_ENTRY_ENUM, GPUSCOPE_SIM_ENTRY_ENUM,
-                             GPUSCOPE_SIM_ENTRY_ENUM) kCount
+                             GPUSCOPE_SIM_ENTRY_ENUM) Count
 };
 #undef GPUSCOPE_SIM_ENTRY_ENUM
 
-inline constexpr std::size_t kEntryCount = static_cast<std::size_t>(Entry::kCount);
+inline constexpr std::size_t kEntryCount = static_cast<std::size_t>(Entry::Count);
 
 // The entry's id as written in the list, e.g. "DeviceGetPowerUsage".
 std::string_view entry_id(Entry entry);

@@ -78,10 +78,10 @@ void fill_field_value(const SimDevice& device, const CallContext& context,
       set_uint(value, model.power_limit_mw());
       break;
     case nvml::kFieldPcieCountTxBytes:
-      set_ull(value, model.pcie_bytes(Metric::kPcieTx));
+      set_ull(value, model.pcie_bytes(Activity::PcieTx));
       break;
     case nvml::kFieldPcieCountRxBytes:
-      set_ull(value, model.pcie_bytes(Metric::kPcieRx));
+      set_ull(value, model.pcie_bytes(Activity::PcieRx));
       break;
     default:
       fill_health_field(device, context, value);

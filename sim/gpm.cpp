@@ -7,27 +7,27 @@ namespace {
 
 struct GpmMetricInfo {
   unsigned int id;
-  Metric level;
+  Activity level;
   const char* short_name;
   const char* long_name;
   const char* unit;
 };
 
 constexpr std::array<GpmMetricInfo, 12> kMetrics = {{
-    {nvml::kGpmGraphicsUtil, Metric::kUtil, "GR_UTIL", "Graphics engine utilization", "%"},
-    {nvml::kGpmSmUtil, Metric::kSmActive, "SM_UTIL", "SM utilization", "%"},
-    {nvml::kGpmSmOccupancy, Metric::kSmOccupancy, "SM_OCCUPANCY", "SM occupancy", "%"},
-    {nvml::kGpmAnyTensorUtil, Metric::kTensor, "ANY_TENSOR_UTIL", "Any tensor pipe utilization",
+    {nvml::kGpmGraphicsUtil, Activity::Util, "GR_UTIL", "Graphics engine utilization", "%"},
+    {nvml::kGpmSmUtil, Activity::SmActive, "SM_UTIL", "SM utilization", "%"},
+    {nvml::kGpmSmOccupancy, Activity::SmOccupancy, "SM_OCCUPANCY", "SM occupancy", "%"},
+    {nvml::kGpmAnyTensorUtil, Activity::Tensor, "ANY_TENSOR_UTIL", "Any tensor pipe utilization",
      "%"},
-    {nvml::kGpmDramBwUtil, Metric::kDram, "DRAM_BW_UTIL", "DRAM bandwidth utilization", "%"},
-    {nvml::kGpmFp64Util, Metric::kFp64, "FP64_UTIL", "FP64 pipe utilization", "%"},
-    {nvml::kGpmFp32Util, Metric::kFp32, "FP32_UTIL", "FP32 pipe utilization", "%"},
-    {nvml::kGpmFp16Util, Metric::kFp16, "FP16_UTIL", "FP16 pipe utilization", "%"},
-    {nvml::kGpmPcieTxPerSec, Metric::kPcieTx, "PCIE_TX", "PCIe transmit bandwidth", "MiB/s"},
-    {nvml::kGpmPcieRxPerSec, Metric::kPcieRx, "PCIE_RX", "PCIe receive bandwidth", "MiB/s"},
-    {nvml::kGpmNvlinkTotalRxPerSec, Metric::kNvlinkRx, "NVLINK_RX",
+    {nvml::kGpmDramBwUtil, Activity::Dram, "DRAM_BW_UTIL", "DRAM bandwidth utilization", "%"},
+    {nvml::kGpmFp64Util, Activity::Fp64, "FP64_UTIL", "FP64 pipe utilization", "%"},
+    {nvml::kGpmFp32Util, Activity::Fp32, "FP32_UTIL", "FP32 pipe utilization", "%"},
+    {nvml::kGpmFp16Util, Activity::Fp16, "FP16_UTIL", "FP16 pipe utilization", "%"},
+    {nvml::kGpmPcieTxPerSec, Activity::PcieTx, "PCIE_TX", "PCIe transmit bandwidth", "MiB/s"},
+    {nvml::kGpmPcieRxPerSec, Activity::PcieRx, "PCIE_RX", "PCIe receive bandwidth", "MiB/s"},
+    {nvml::kGpmNvlinkTotalRxPerSec, Activity::NvlinkRx, "NVLINK_RX",
      "NVLink receive bandwidth, all links", "MiB/s"},
-    {nvml::kGpmNvlinkTotalTxPerSec, Metric::kNvlinkTx, "NVLINK_TX",
+    {nvml::kGpmNvlinkTotalTxPerSec, Activity::NvlinkTx, "NVLINK_TX",
      "NVLink transmit bandwidth, all links", "MiB/s"},
 }};
 

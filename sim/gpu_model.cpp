@@ -11,24 +11,24 @@
 namespace gpuscope::sim {
 namespace {
 
-// Noise streams besides the activity metrics (which use their Metric index).
-constexpr std::size_t kNoisePower = kMetricCount;
-constexpr std::size_t kNoiseIdlePower = kMetricCount + 1;
-constexpr std::size_t kNoiseCap = kMetricCount + 2;
-constexpr std::size_t kNoiseSetup = kMetricCount + 3;
+// Noise streams besides the activity metrics (which use their Activity index).
+constexpr std::size_t kNoisePower = kActivityCount;
+constexpr std::size_t kNoiseIdlePower = kActivityCount + 1;
+constexpr std::size_t kNoiseCap = kActivityCount + 2;
+constexpr std::size_t kNoiseSetup = kActivityCount + 3;
 
 Levels scaled_levels(const Phase& phase, double activity_scale) {
   Levels levels = phase.levels;
-  for (std::size_t m = 0; m < kMetricCount; ++m) {
+  for (std::size_t m = 0; m < kActivityCount; ++m) {
     levels[m] *= activity_scale;
-    if (is_percentage(static_cast<Metric>(m))) levels[m] = std::min(levels[m], 100.0);
+    if (is_percentage(static_cast<Activity>(m))) levels[m] = std::min(levels[m], 100.0);
   }
   return levels;
 }
 
 Levels lerp(const Levels& from, const Levels& to, double fraction) {
   Levels out{};
-  for (std::size_t m = 0; m < kMetricCount; ++m) out[m] = from[m] + (to[m] - from[m]) * fraction;
+  for (std::size_t m = 0; m < kActivityCount; ++m) out[m] = from[m] + (to[m] - from[m]) * fraction;
   return out;
 }
 
@@ -159,7 +159,7 @@ void GpuModel::enter_bucket(std::int64_t index) {
     const double speed = std::min(speed_limit, cap_speed(cap_w, demand, power.idle_w));
     const double rate = work_rate(config_.phases[phase_].compute_bound, speed);
     const double dt = std::min(remaining, (timeline_.end_of(phase_) - work_) / rate);
-    for (std::size_t m = 0; m < kMetricCount; ++m) level_time[m] += levels[m] * dt;
+    for (std::size_t m = 0; m < kActivityCount; ++m) level_time[m] += levels[m] * dt;
     demand_time += demand * dt;
     memory_time += memory * dt;
     work_ += rate * dt;
@@ -167,14 +167,14 @@ void GpuModel::enter_bucket(std::int64_t index) {
   }
 
   const double relative_noise = config_.phases[bucket_.phase].noise;
-  for (std::size_t m = 0; m < kMetricCount; ++m) {
+  for (std::size_t m = 0; m < kActivityCount; ++m) {
     double level = level_time[m] / kBucketSeconds * (1.0 + relative_noise * noise(m));
     level = std::max(level, 0.0);
-    if (is_percentage(static_cast<Metric>(m))) level = std::min(level, 100.0);
+    if (is_percentage(static_cast<Activity>(m))) level = std::min(level, 100.0);
     bucket_.levels[m] = level;
   }
   bucket_.memory_used_mib = memory_time / kBucketSeconds * 1024.0;
-  bucket_.idle = std::lround(bucket_.levels[index_of(Metric::kUtil)]) == 0;
+  bucket_.idle = std::lround(bucket_.levels[index_of(Activity::Util)]) == 0;
 
   // Idle draw wobbles by about 1 %; the dynamic part by the phase's noise.
   const double idle_w = power.idle_w * (1.0 + 0.01 * noise(kNoiseIdlePower));
@@ -196,7 +196,7 @@ void GpuModel::enter_bucket(std::int64_t index) {
 }
 
 void GpuModel::finish_bucket() {
-  for (std::size_t m = 0; m < kMetricCount; ++m) {
+  for (std::size_t m = 0; m < kActivityCount; ++m) {
     integral_at_bucket_[m] += bucket_.levels[m] * kBucketSeconds;
   }
   for (std::size_t v = 0; v < kViolationCount; ++v) {
@@ -217,8 +217,8 @@ unsigned GpuModel::power_average_mw() const {
 }
 
 unsigned GpuModel::power_usage_mw() const {
-  return config_.spec.power_usage_mode == PowerUsageMode::kLatestBucket ? bucket_.power_mw
-                                                                        : power_average_mw();
+  return config_.spec.power_usage_mode == PowerUsageMode::LatestBucket ? bucket_.power_mw
+                                                                       : power_average_mw();
 }
 
 std::uint64_t GpuModel::energy_uj() const {
@@ -235,12 +235,12 @@ unsigned long long GpuModel::energy_mj() const {
 Levels GpuModel::activity_integral() const {
   const double into_bucket = static_cast<double>(time_ns_ - bucket_.index * kBucketNs) / 1e9;
   Levels integral = integral_at_bucket_;
-  for (std::size_t m = 0; m < kMetricCount; ++m) integral[m] += bucket_.levels[m] * into_bucket;
+  for (std::size_t m = 0; m < kActivityCount; ++m) integral[m] += bucket_.levels[m] * into_bucket;
   return integral;
 }
 
-unsigned long long GpuModel::pcie_bytes(Metric direction) const {
-  const std::size_t slot = direction == Metric::kPcieTx ? 0 : 1;
+unsigned long long GpuModel::pcie_bytes(Activity direction) const {
+  const std::size_t slot = direction == Activity::PcieTx ? 0 : 1;
   const double mib = activity_integral()[index_of(direction)];
   return pcie_offset_bytes_[slot] + static_cast<unsigned long long>(mib * 1048576.0);
 }
@@ -248,15 +248,15 @@ unsigned long long GpuModel::pcie_bytes(Metric direction) const {
 bool GpuModel::in_violation(Violation reason) const {
   const ThermalSpec& thermal = config_.spec.thermal;
   switch (reason) {
-    case Violation::kPowerCap:
+    case Violation::PowerCap:
       return bucket_.cap_bound;
-    case Violation::kSwThermal:
+    case Violation::SwThermal:
       return bucket_.temperature_c >= thermal.slowdown_c;
-    case Violation::kHwThermal:
+    case Violation::HwThermal:
       return bucket_.temperature_c >= thermal.hw_slowdown_c;
-    case Violation::kLowUtilization:
+    case Violation::LowUtilization:
       return bucket_.idle;
-    case Violation::kCount:
+    case Violation::Count:
       break;
   }
   return false;

@@ -36,8 +36,8 @@ struct Bucket {
 };
 
 // What held the clock down during a bucket, for the violation-time fields (74, 78, 269, 270).
-enum class Violation : std::size_t { kPowerCap, kSwThermal, kHwThermal, kLowUtilization, kCount };
-inline constexpr std::size_t kViolationCount = static_cast<std::size_t>(Violation::kCount);
+enum class Violation : std::size_t { PowerCap, SwThermal, HwThermal, LowUtilization, Count };
+inline constexpr std::size_t kViolationCount = static_cast<std::size_t>(Violation::Count);
 
 // SM clocks locked by nvmlDeviceSetGpuLockedClocks; max_mhz 0: not locked.
 struct LockedClocks {
@@ -89,7 +89,7 @@ class GpuModel {
   // Integral of each reported level over time up to time_ns() (level * seconds).
   Levels activity_integral() const;
   // Cumulative PCIe bytes (fields 197/198), with a seed-dependent starting offset.
-  unsigned long long pcie_bytes(Metric direction) const;
+  unsigned long long pcie_bytes(Activity direction) const;
 
   // Time the clock has been held down for this reason since scenario time zero, in ns of wall
   // time like the energy counter (scenario time / time scale), up to time_ns().

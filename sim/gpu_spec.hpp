@@ -32,7 +32,7 @@ struct ThermalSpec {
 
 // How nvmlDeviceGetPowerUsage reports power. Yang et al. (SC'24): on Ampere and newer, except
 // GA100, it is a 1 s average; on GA100 (A100) it is the latest 100 ms reading.
-enum class PowerUsageMode { kOneSecondAverage, kLatestBucket };
+enum class PowerUsageMode { OneSecondAverage, LatestBucket };
 
 struct GpuSpec {
   std::string model;  // built-in model key, e.g. "H100-SXM5-80GB"
@@ -54,7 +54,7 @@ struct GpuSpec {
       true;  // ECC memory enabled (datacenter GPUs); without it the ECC calls say NOT_SUPPORTED
   bool module_power = false;  // Grace Hopper: power fields accept scopeId MODULE
   double module_extra_w = 0;  // Grace CPU and LPDDR draw added for the MODULE scope
-  PowerUsageMode power_usage_mode = PowerUsageMode::kOneSecondAverage;
+  PowerUsageMode power_usage_mode = PowerUsageMode::OneSecondAverage;
   std::vector<unsigned> unsupported_fields;  // field ids the model's driver does not report
 };
 

@@ -9,30 +9,29 @@
 namespace gpuscope::sim {
 namespace {
 
-// NVML_FI_DEV_* ids (nvml.h) that only the simulator answers so far.
-enum HealthField : unsigned {
-  kEccCurrent = 1,
-  kEccPending = 2,
-  kEccSbeVolatileTotal = 3,
-  kEccDbeVolatileTotal = 4,
-  kEccSbeAggregateTotal = 5,
-  kEccDbeAggregateTotal = 6,
-  kRetiredSbe = 29,
-  kRetiredDbe = 30,
-  kRetiredPending = 31,
-  kNvlinkCrcFlitErrorsTotal = 38,
-  kNvlinkCrcDataErrorsTotal = 45,
-  kNvlinkReplayErrorsTotal = 52,
-  kNvlinkRecoveryErrorsTotal = 59,
-  kPcieReplayCounter = 94,
-  kPcieReplayRolloverCounter = 95,
-  kNvlinkThroughputDataTx = 138,
-  kNvlinkThroughputDataRx = 139,
-  kRemappedCorrectable = 142,
-  kRemappedUncorrectable = 143,
-  kRemappedPending = 144,
-  kRemappedFailure = 145,
-};
+// NVML_FI_DEV_* ids (nvml.h) that only the simulator answers so far: integer constants, as
+// nvml/abi.hpp's kField* ids, compared with nvmlFieldValue_t::fieldId.
+constexpr unsigned kEccCurrent = 1;
+constexpr unsigned kEccPending = 2;
+constexpr unsigned kEccSbeVolatileTotal = 3;
+constexpr unsigned kEccDbeVolatileTotal = 4;
+constexpr unsigned kEccSbeAggregateTotal = 5;
+constexpr unsigned kEccDbeAggregateTotal = 6;
+constexpr unsigned kRetiredSbe = 29;
+constexpr unsigned kRetiredDbe = 30;
+constexpr unsigned kRetiredPending = 31;
+constexpr unsigned kNvlinkCrcFlitErrorsTotal = 38;
+constexpr unsigned kNvlinkCrcDataErrorsTotal = 45;
+constexpr unsigned kNvlinkReplayErrorsTotal = 52;
+constexpr unsigned kNvlinkRecoveryErrorsTotal = 59;
+constexpr unsigned kPcieReplayCounter = 94;
+constexpr unsigned kPcieReplayRolloverCounter = 95;
+constexpr unsigned kNvlinkThroughputDataTx = 138;
+constexpr unsigned kNvlinkThroughputDataRx = 139;
+constexpr unsigned kRemappedCorrectable = 142;
+constexpr unsigned kRemappedUncorrectable = 143;
+constexpr unsigned kRemappedPending = 144;
+constexpr unsigned kRemappedFailure = 145;
 
 // scopeId of the NVLink throughput fields for the sum over all links.
 constexpr unsigned kAllLinks = std::numeric_limits<unsigned>::max();
@@ -102,8 +101,8 @@ bool fill_nvlink(const GpuModel& model, const HealthCounters& health, nvmlFieldV
       break;
     case kNvlinkThroughputDataTx:
     case kNvlinkThroughputDataRx: {
-      const Metric metric =
-          value.fieldId == kNvlinkThroughputDataTx ? Metric::kNvlinkTx : Metric::kNvlinkRx;
+      const Activity metric =
+          value.fieldId == kNvlinkThroughputDataTx ? Activity::NvlinkTx : Activity::NvlinkRx;
       const double kib = model.activity_integral()[index_of(metric)] * 1024.0;
       if (value.scopeId != kAllLinks) {
         if (!spec.nvlink || value.scopeId >= spec.nvlink_links) {
@@ -129,17 +128,17 @@ bool fill_violation(const GpuModel& model, nvmlFieldValue_t& value) {
   const auto time = [&](Violation reason) { return model.violation_ns(reason); };
   switch (value.fieldId) {
     case nvml::kFieldPerfPolicyPower:
-      answer_ull(value, time(Violation::kPowerCap));
+      answer_ull(value, time(Violation::PowerCap));
       return true;
     case nvml::kFieldPerfPolicyThermal:
     case nvml::kFieldClocksEventSwThermSlowdown:
-      answer_ull(value, time(Violation::kSwThermal));
+      answer_ull(value, time(Violation::SwThermal));
       return true;
     case nvml::kFieldClocksEventHwThermSlowdown:
-      answer_ull(value, time(Violation::kHwThermal));
+      answer_ull(value, time(Violation::HwThermal));
       return true;
     case nvml::kFieldPerfPolicyLowUtilization:
-      answer_ull(value, time(Violation::kLowUtilization));
+      answer_ull(value, time(Violation::LowUtilization));
       return true;
     case nvml::kFieldPerfPolicySyncBoost:
     case nvml::kFieldPerfPolicyBoardLimit:

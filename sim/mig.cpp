@@ -70,7 +70,7 @@ void MigInstance::enter_bucket(std::int64_t index) {
   const double ramp = timeline_.ramp_fraction(p, work);
   const Phase& phase = spec_.phases[p];
   const Phase& previous = spec_.phases[p == 0 ? 0 : p - 1];
-  for (std::size_t m = 0; m < kMetricCount; ++m) {
+  for (std::size_t m = 0; m < kActivityCount; ++m) {
     levels_[m] = previous.levels[m] + (phase.levels[m] - previous.levels[m]) * ramp;
   }
   memory_mib_ =
@@ -83,7 +83,7 @@ void MigInstance::advance_to(std::int64_t t_ns) {
   if (t_ns <= time_ns_) return;
   const std::int64_t target = (t_ns - created_ns_) / kBucketNs;
   while (bucket_ < target) {
-    for (std::size_t m = 0; m < kMetricCount; ++m) integral_at_bucket_[m] += levels_[m] * 0.1;
+    for (std::size_t m = 0; m < kActivityCount; ++m) integral_at_bucket_[m] += levels_[m] * 0.1;
     enter_bucket(bucket_ + 1);
   }
   time_ns_ = t_ns;
@@ -93,7 +93,7 @@ Levels MigInstance::activity_integral() const {
   const std::int64_t into = time_ns_ - created_ns_ - bucket_ * kBucketNs;
   const double seconds = static_cast<double>(into) / 1e9;
   Levels out = integral_at_bucket_;
-  for (std::size_t m = 0; m < kMetricCount; ++m) out[m] += levels_[m] * seconds;
+  for (std::size_t m = 0; m < kActivityCount; ++m) out[m] += levels_[m] * seconds;
   return out;
 }
 

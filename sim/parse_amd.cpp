@@ -87,9 +87,9 @@ void parse_card(const nlohmann::json& value, const std::string& pointer, unsigne
 }
 
 AmdInitError init_error_of(const std::string& word, const std::string& pointer) {
-  if (word == "permission") return AmdInitError::kPermission;
-  if (word == "driver_not_loaded") return AmdInitError::kDriverNotLoaded;
-  if (word == "init_error") return AmdInitError::kInitError;
+  if (word == "permission") return AmdInitError::Permission;
+  if (word == "driver_not_loaded") return AmdInitError::DriverNotLoaded;
+  if (word == "init_error") return AmdInitError::InitError;
   fail_at(pointer, "\"" + word + "\" is not one of permission, driver_not_loaded, init_error");
 }
 

@@ -47,11 +47,11 @@ DcgmSpec parse_dcgm(const nlohmann::json& value, const std::string& pointer) {
   spec.embedded = reader.boolean("embedded", true);
   const std::string profiling = reader.string("profiling", "ok");
   if (profiling == "ok") {
-    spec.profiling = DcgmProfiling::kOk;
+    spec.profiling = DcgmProfiling::Ok;
   } else if (profiling == "module_missing") {
-    spec.profiling = DcgmProfiling::kModuleMissing;
+    spec.profiling = DcgmProfiling::ModuleMissing;
   } else if (profiling == "unsupported") {
-    spec.profiling = DcgmProfiling::kUnsupported;
+    spec.profiling = DcgmProfiling::Unsupported;
   } else {
     fail_at(reader.child("profiling"), "expected \"ok\", \"module_missing\" or \"unsupported\"");
   }

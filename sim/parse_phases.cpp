@@ -18,9 +18,9 @@ Phase parse_phase(const nlohmann::json& value, const std::string& pointer) {
     fail_at(reader.child("ramp_s"), format_number(phase.ramp_s) + " must be <= duration_s (" +
                                         format_number(phase.duration_s) + ")");
   }
-  for (std::size_t i = 0; i < kMetricCount; ++i) {
-    const Range range = is_percentage(static_cast<Metric>(i)) ? kPercent : kNonNegative;
-    phase.levels[i] = reader.number(kMetricKeys[i], 0, range);
+  for (std::size_t i = 0; i < kActivityCount; ++i) {
+    const Range range = is_percentage(static_cast<Activity>(i)) ? kPercent : kNonNegative;
+    phase.levels[i] = reader.number(kActivityKeys[i], 0, range);
   }
   phase.memory_used_gib = reader.number("memory_used_gib", 0, kNonNegative);
   phase.power_w = reader.optional_number("power_w", kPositive);

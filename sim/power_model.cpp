@@ -6,10 +6,10 @@
 namespace gpuscope::sim {
 
 double activity_index(const Levels& levels) {
-  const auto at = [&](Metric metric) { return levels[index_of(metric)] / 100.0; };
-  const double fp = std::max({at(Metric::kFp64), at(Metric::kFp32), at(Metric::kFp16)});
-  const double index = 0.50 * at(Metric::kSmActive) + 0.35 * at(Metric::kTensor) +
-                       0.20 * at(Metric::kDram) + 0.10 * fp;
+  const auto at = [&](Activity metric) { return levels[index_of(metric)] / 100.0; };
+  const double fp = std::max({at(Activity::Fp64), at(Activity::Fp32), at(Activity::Fp16)});
+  const double index = 0.50 * at(Activity::SmActive) + 0.35 * at(Activity::Tensor) +
+                       0.20 * at(Activity::Dram) + 0.10 * fp;
   return std::clamp(index, 0.0, 1.0);
 }
 

@@ -26,26 +26,26 @@ AmdSim& sim() {
 
 rsmi_status_t status(AmdResult result) {
   switch (result) {
-    case AmdResult::kOk:
+    case AmdResult::Ok:
       return amd::kRsmiSuccess;
-    case AmdResult::kInvalid:
+    case AmdResult::Invalid:
       return amd::kRsmiInvalidArgs;
-    case AmdResult::kNotInit:
+    case AmdResult::NotInit:
       return amd::kRsmiInitError;
-    case AmdResult::kNoPerm:
+    case AmdResult::NoPerm:
       return amd::kRsmiPermission;
     // ROCm SMI has no "driver not loaded": it fails its init, as Debian's does without amdgpu.
-    case AmdResult::kDriverNotLoaded:
+    case AmdResult::DriverNotLoaded:
       return amd::kRsmiInitError;
-    case AmdResult::kInitError:
+    case AmdResult::InitError:
       return amd::kRsmiInitError;
-    case AmdResult::kLoad:
+    case AmdResult::Load:
       return amd::kRsmiInitError;
-    case AmdResult::kOutOfBounds:
+    case AmdResult::OutOfBounds:
       return amd::kRsmiInputOutOfBounds;
-    case AmdResult::kNotFound:
+    case AmdResult::NotFound:
       return amd::kRsmiNotFound;
-    case AmdResult::kUnknown:
+    case AmdResult::Unknown:
       return amd::kRsmiUnknownError;
   }
   return amd::kRsmiUnknownError;

@@ -134,9 +134,9 @@ struct CountersTaken {
 
 // What becomes of DCGM's profiling module (fields 1001-1012).
 enum class DcgmProfiling {
-  kOk,
-  kModuleMissing,  // the module does not load: MODULE_NOT_LOADED
-  kUnsupported,    // the GPUs have no DCP counters: PROFILING_NOT_SUPPORTED
+  Ok,
+  ModuleMissing,  // the module does not load: MODULE_NOT_LOADED
+  Unsupported,    // the GPUs have no DCP counters: PROFILING_NOT_SUPPORTED
 };
 
 // The DCGM installed beside the driver: the scenario's "dcgm" object (docs/scenarios.md). A
@@ -144,7 +144,7 @@ enum class DcgmProfiling {
 struct DcgmSpec {
   std::optional<std::string> hostengine;  // the address an nv-hostengine listens on; none: none
   bool embedded = true;                   // dcgmStartEmbedded_v2 succeeds
-  DcgmProfiling profiling = DcgmProfiling::kOk;
+  DcgmProfiling profiling = DcgmProfiling::Ok;
   bool multipass = false;            // refuse watches that need several passes (no multiplexing)
   bool refuse_field_groups = false;  // dcgmFieldGroupCreate answers MAX_LIMIT
   std::vector<CountersTaken> counters_taken;
@@ -171,11 +171,11 @@ struct AmdGpuConfig {
 };
 
 // How the simulated AMD libraries behave: the scenario's "amd" object.
-enum class AmdInitError { kNone, kPermission, kDriverNotLoaded, kInitError };
+enum class AmdInitError { None, Permission, DriverNotLoaded, InitError };
 struct AmdLibrariesSpec {
   bool amd_smi = true;  // false: the simulated AMD SMI fails amdsmi_init, as a missing one
   bool rocm_smi = true;
-  AmdInitError init_error = AmdInitError::kNone;  // both libraries' init fails so
+  AmdInitError init_error = AmdInitError::None;  // both libraries' init fails so
 };
 
 struct Scenario {

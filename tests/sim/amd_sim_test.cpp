@@ -32,9 +32,9 @@ DriverOptions options_for(const std::string& path, bool privileged = true) {
 TEST(AmdSim, Mi250xListsEachCardsTwoGcdsAsDevices) {
   ManualClock clock;
   AmdSim sim(clock, /*rocm_smi=*/false);
-  ASSERT_EQ(sim.init(options_for(shipped_scenario("mi250x"))), AmdResult::kOk);
+  ASSERT_EQ(sim.init(options_for(shipped_scenario("mi250x"))), AmdResult::Ok);
   std::uint32_t count = 0;
-  ASSERT_EQ(sim.count(count), AmdResult::kOk);
+  ASSERT_EQ(sim.count(count), AmdResult::Ok);
   ASSERT_EQ(count, 8U);
   for (std::uint32_t i = 0; i < count; ++i) {
     const AmdGpuConfig* device = sim.config(i);
@@ -53,12 +53,12 @@ TEST(AmdSim, Mi250xListsEachCardsTwoGcdsAsDevices) {
 TEST(AmdSim, ReadingsFollowThePhases) {
   ManualClock clock;
   AmdSim sim(clock, false);
-  ASSERT_EQ(sim.init(options_for(shipped_scenario("mi300x"))), AmdResult::kOk);
+  ASSERT_EQ(sim.init(options_for(shipped_scenario("mi300x"))), AmdResult::Ok);
   AmdReading idle;
-  ASSERT_EQ(sim.read(0, idle), AmdResult::kOk);
+  ASSERT_EQ(sim.read(0, idle), AmdResult::Ok);
   clock.set_scenario_s(30);  // steady compute
   AmdReading busy;
-  ASSERT_EQ(sim.read(0, busy), AmdResult::kOk);
+  ASSERT_EQ(sim.read(0, busy), AmdResult::Ok);
   EXPECT_EQ(idle.gfx_activity, 0U);
   EXPECT_GT(busy.gfx_activity, 90U);
   EXPECT_GT(busy.umc_activity, 40U);
@@ -73,13 +73,13 @@ TEST(AmdSim, ReadingsFollowThePhases) {
 TEST(AmdSim, EnergyCountsAreInTheLibrariesResolution) {
   ManualClock clock;
   AmdSim sim(clock, true);
-  ASSERT_EQ(sim.init(options_for(fixture_scenario("amd-counter64"))), AmdResult::kOk);
+  ASSERT_EQ(sim.init(options_for(fixture_scenario("amd-counter64"))), AmdResult::Ok);
   clock.set_scenario_s(100);
   AmdReading a;
-  ASSERT_EQ(sim.read(0, a), AmdResult::kOk);
+  ASSERT_EQ(sim.read(0, a), AmdResult::Ok);
   clock.set_scenario_s(110);
   AmdReading b;
-  ASSERT_EQ(sim.read(0, b), AmdResult::kOk);
+  ASSERT_EQ(sim.read(0, b), AmdResult::Ok);
   const double joules =
       static_cast<double>(b.energy_count - a.energy_count) * amd::kEnergyResolutionUj / 1e6;
   const double seconds = static_cast<double>(b.timestamp_ns - a.timestamp_ns) / 1e9;
@@ -94,18 +94,18 @@ TEST(AmdSim, A32BitAccumulatorWrapsAround) {
   ManualClock clock;
   AmdSim wide(clock, true);
   AmdSim narrow(clock, true);
-  ASSERT_EQ(wide.init(options_for(fixture_scenario("amd-counter64"))), AmdResult::kOk);
-  ASSERT_EQ(narrow.init(options_for(fixture_scenario("amd-counter32"))), AmdResult::kOk);
+  ASSERT_EQ(wide.init(options_for(fixture_scenario("amd-counter64"))), AmdResult::Ok);
+  ASSERT_EQ(narrow.init(options_for(fixture_scenario("amd-counter32"))), AmdResult::Ok);
   constexpr std::uint64_t kWrap = std::uint64_t{1} << 32U;
   AmdReading wide_before, narrow_before;
-  ASSERT_EQ(wide.read(0, wide_before), AmdResult::kOk);
-  ASSERT_EQ(narrow.read(0, narrow_before), AmdResult::kOk);
+  ASSERT_EQ(wide.read(0, wide_before), AmdResult::Ok);
+  ASSERT_EQ(narrow.read(0, narrow_before), AmdResult::Ok);
   int wraps = 0;
   for (int step = 1; step <= 60; ++step) {
     clock.set_scenario_s(10.0 * step);
     AmdReading wide_now, narrow_now;
-    ASSERT_EQ(wide.read(0, wide_now), AmdResult::kOk);
-    ASSERT_EQ(narrow.read(0, narrow_now), AmdResult::kOk);
+    ASSERT_EQ(wide.read(0, wide_now), AmdResult::Ok);
+    ASSERT_EQ(narrow.read(0, narrow_now), AmdResult::Ok);
     ASSERT_LT(narrow_now.energy_count, kWrap);
     EXPECT_EQ(narrow_now.energy_count, wide_now.energy_count % kWrap);
     if (narrow_now.energy_count < narrow_before.energy_count) ++wraps;
@@ -120,41 +120,41 @@ TEST(AmdSim, A32BitAccumulatorWrapsAround) {
 TEST(AmdSim, PowerCapsAreCheckedAndNeedPrivileges) {
   ManualClock clock;
   AmdSim sim(clock, false);
-  ASSERT_EQ(sim.init(options_for(shipped_scenario("mi300x"))), AmdResult::kOk);
+  ASSERT_EQ(sim.init(options_for(shipped_scenario("mi300x"))), AmdResult::Ok);
   std::uint64_t cap = 0;
-  ASSERT_EQ(sim.power_cap_uw(0, cap), AmdResult::kOk);
+  ASSERT_EQ(sim.power_cap_uw(0, cap), AmdResult::Ok);
   EXPECT_EQ(cap, 750'000'000U);
-  EXPECT_EQ(sim.set_power_cap_uw(0, 100'000'000), AmdResult::kOutOfBounds);
-  EXPECT_EQ(sim.set_power_cap_uw(0, 500'000'000), AmdResult::kOk);
-  ASSERT_EQ(sim.power_cap_uw(0, cap), AmdResult::kOk);
+  EXPECT_EQ(sim.set_power_cap_uw(0, 100'000'000), AmdResult::OutOfBounds);
+  EXPECT_EQ(sim.set_power_cap_uw(0, 500'000'000), AmdResult::Ok);
+  ASSERT_EQ(sim.power_cap_uw(0, cap), AmdResult::Ok);
   EXPECT_EQ(cap, 500'000'000U);
 
   AmdSim user(clock, false);
   ASSERT_EQ(user.init(options_for(shipped_scenario("mi300x"), /*privileged=*/false)),
-            AmdResult::kOk);
-  EXPECT_EQ(user.set_power_cap_uw(0, 500'000'000), AmdResult::kNoPerm);
+            AmdResult::Ok);
+  EXPECT_EQ(user.set_power_cap_uw(0, 500'000'000), AmdResult::NoPerm);
 }
 
 TEST(AmdSim, TheAmdObjectRemovesALibraryOrFailsInit) {
   ManualClock clock;
   AmdSim amd_smi(clock, false);
-  EXPECT_EQ(amd_smi.init(options_for(fixture_scenario("amd-rocm-only"))), AmdResult::kLoad);
+  EXPECT_EQ(amd_smi.init(options_for(fixture_scenario("amd-rocm-only"))), AmdResult::Load);
   EXPECT_THAT(amd_smi.last_error(), HasSubstr("no AMD SMI"));
   AmdSim rocm_smi(clock, true);
-  EXPECT_EQ(rocm_smi.init(options_for(fixture_scenario("amd-rocm-only"))), AmdResult::kOk);
+  EXPECT_EQ(rocm_smi.init(options_for(fixture_scenario("amd-rocm-only"))), AmdResult::Ok);
   AmdSim denied(clock, true);
-  EXPECT_EQ(denied.init(options_for(fixture_scenario("amd-permission"))), AmdResult::kNoPerm);
+  EXPECT_EQ(denied.init(options_for(fixture_scenario("amd-permission"))), AmdResult::NoPerm);
   AmdSim no_driver(clock, false);
   EXPECT_EQ(no_driver.init(options_for(fixture_scenario("amd-driver-not-loaded"))),
-            AmdResult::kDriverNotLoaded);
+            AmdResult::DriverNotLoaded);
 }
 
 TEST(AmdSim, AnNvidiaScenarioHasNoAmdDevice) {
   ManualClock clock;
   AmdSim sim(clock, false);
-  ASSERT_EQ(sim.init(options_for(shipped_scenario("h100"))), AmdResult::kOk);
+  ASSERT_EQ(sim.init(options_for(shipped_scenario("h100"))), AmdResult::Ok);
   std::uint32_t count = 1;
-  ASSERT_EQ(sim.count(count), AmdResult::kOk);
+  ASSERT_EQ(sim.count(count), AmdResult::Ok);
   EXPECT_EQ(count, 0U);
 }
 

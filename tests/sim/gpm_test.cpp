@@ -20,7 +20,7 @@ class Gpm : public ::testing::Test {
   }
 
   // The time-weighted mean of metric over [from_s, to_s), from an independent model of GPU gpu.
-  double hand_mean(std::size_t gpu, Metric metric, double from_s, double to_s) const {
+  double hand_mean(std::size_t gpu, Activity metric, double from_s, double to_s) const {
     const Scenario scenario = testing::must_load(testing::shipped_scenario("h100x4-straggler"));
     GpuModel model(scenario.gpus[gpu], scenario.seed, gpu);
     const auto from_ns = static_cast<std::int64_t>(from_s * 1e9 + 0.5);
@@ -60,9 +60,9 @@ class Gpm : public ::testing::Test {
 TEST_F(Gpm, AverageOverWholeBucketsIsTheMeanOfBucketLevels) {
   const nvmlGpmMetricsGet_t result = metrics_between(0, 10.0, 12.0);
   EXPECT_EQ(result.metrics[0].nvmlReturn, nvml::kSuccess);
-  EXPECT_NEAR(result.metrics[0].value, hand_mean(0, Metric::kSmActive, 10.0, 12.0), 1e-9);
-  EXPECT_NEAR(result.metrics[1].value, hand_mean(0, Metric::kTensor, 10.0, 12.0), 1e-9);
-  EXPECT_NEAR(result.metrics[2].value, hand_mean(0, Metric::kNvlinkTx, 10.0, 12.0), 1e-6);
+  EXPECT_NEAR(result.metrics[0].value, hand_mean(0, Activity::SmActive, 10.0, 12.0), 1e-9);
+  EXPECT_NEAR(result.metrics[1].value, hand_mean(0, Activity::Tensor, 10.0, 12.0), 1e-9);
+  EXPECT_NEAR(result.metrics[2].value, hand_mean(0, Activity::NvlinkTx, 10.0, 12.0), 1e-6);
   EXPECT_STREQ(result.metrics[2].metricInfo.unit, "MiB/s");
   EXPECT_STREQ(result.metrics[0].metricInfo.unit, "%");
   EXPECT_EQ(result.metrics[4].nvmlReturn, nvml::kErrorNotSupported);  // not modelled
@@ -70,14 +70,14 @@ TEST_F(Gpm, AverageOverWholeBucketsIsTheMeanOfBucketLevels) {
 
 TEST_F(Gpm, AverageIsExactForIntervalsThatSplitBuckets) {
   const nvmlGpmMetricsGet_t result = metrics_between(3, 20.037, 21.561);
-  EXPECT_NEAR(result.metrics[0].value, hand_mean(3, Metric::kSmActive, 20.037, 21.561), 1e-9);
-  EXPECT_NEAR(result.metrics[3].value, hand_mean(3, Metric::kPcieRx, 20.037, 21.561), 1e-6);
+  EXPECT_NEAR(result.metrics[0].value, hand_mean(3, Activity::SmActive, 20.037, 21.561), 1e-9);
+  EXPECT_NEAR(result.metrics[3].value, hand_mean(3, Activity::PcieRx, 20.037, 21.561), 1e-6);
 }
 
 TEST_F(Gpm, ShortIntervalsAreStillComputed) {
   const nvmlGpmMetricsGet_t result = metrics_between(1, 30.0, 30.02);
   EXPECT_EQ(result.metrics[0].nvmlReturn, nvml::kSuccess);
-  EXPECT_NEAR(result.metrics[0].value, hand_mean(1, Metric::kSmActive, 30.0, 30.02), 1e-9);
+  EXPECT_NEAR(result.metrics[0].value, hand_mean(1, Activity::SmActive, 30.0, 30.02), 1e-9);
 }
 
 TEST_F(Gpm, RejectsMismatchedOrMisorderedSamples) {

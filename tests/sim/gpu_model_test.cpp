@@ -69,10 +69,10 @@ TEST_F(H100Model, WalksThroughThePhasesAndStaysInTheLast) {
 
 TEST_F(H100Model, WarmupRampsLevelsAndMemory) {
   model_.advance_to(2 * kSecond + 5 * kBucketNs);
-  const double early = model_.bucket().levels[index_of(Metric::kSmActive)];
+  const double early = model_.bucket().levels[index_of(Activity::SmActive)];
   const double early_memory = model_.bucket().memory_used_mib;
   model_.advance_to(4 * kSecond + 5 * kBucketNs);
-  const double late = model_.bucket().levels[index_of(Metric::kSmActive)];
+  const double late = model_.bucket().levels[index_of(Activity::SmActive)];
   EXPECT_LT(early, 30.0);
   EXPECT_GT(late, 60.0);
   EXPECT_LT(early_memory, model_.bucket().memory_used_mib);
@@ -128,14 +128,14 @@ TEST(StragglerModel, ActivityScaleLowersLevelsAndPower) {
   for (std::int64_t bucket = 60; bucket < 600; ++bucket) {
     fast.advance_to(bucket * kBucketNs);
     slow.advance_to(bucket * kBucketNs);
-    fast_sm += fast.bucket().levels[index_of(Metric::kSmActive)];
-    slow_sm += slow.bucket().levels[index_of(Metric::kSmActive)];
-    fast_nvlink = std::max(fast_nvlink, fast.bucket().levels[index_of(Metric::kNvlinkTx)]);
-    slow_nvlink = std::max(slow_nvlink, slow.bucket().levels[index_of(Metric::kNvlinkTx)]);
+    fast_sm += fast.bucket().levels[index_of(Activity::SmActive)];
+    slow_sm += slow.bucket().levels[index_of(Activity::SmActive)];
+    fast_nvlink = std::max(fast_nvlink, fast.bucket().levels[index_of(Activity::NvlinkTx)]);
+    slow_nvlink = std::max(slow_nvlink, slow.bucket().levels[index_of(Activity::NvlinkTx)]);
   }
   // The straggler is ~43 % less active than it would be; the others have all-reduce bursts
   // (peak NVLink traffic) between compute phases.
-  EXPECT_NEAR(slow.bucket().levels[index_of(Metric::kSmActive)], 92 * 0.57, 92 * 0.57 * 0.12);
+  EXPECT_NEAR(slow.bucket().levels[index_of(Activity::SmActive)], 92 * 0.57, 92 * 0.57 * 0.12);
   EXPECT_GT(fast_nvlink, slow_nvlink);
   EXPECT_GT(fast_sm, slow_sm);
 }

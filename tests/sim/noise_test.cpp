@@ -61,7 +61,7 @@ TEST(Noise, DifferentSeedsOrGpusGiveDifferentBuckets) {
   EXPECT_NE(base.bucket().power_mw, other_seed.bucket().power_mw);
   EXPECT_NE(base.bucket().power_mw, other_gpu.bucket().power_mw);
   // Noise wobbles the levels around the phase's, it does not move them.
-  const double sm_active = base.bucket().levels[index_of(Metric::kSmActive)];
+  const double sm_active = base.bucket().levels[index_of(Activity::SmActive)];
   EXPECT_NEAR(sm_active, 92.0, 92.0 * 0.03 * 3.5);
   EXPECT_NE(sm_active, 92.0);
 }

@@ -98,9 +98,9 @@ TEST(PowerModel, DemandFollowsActivityOrThePhasePower) {
   Levels idle{};
   EXPECT_DOUBLE_EQ(demanded_power_w(power, idle, std::nullopt, 1.0), 70);
   Levels busy{};
-  busy[index_of(Metric::kSmActive)] = 100;
-  busy[index_of(Metric::kTensor)] = 100;
-  busy[index_of(Metric::kDram)] = 100;
+  busy[index_of(Activity::SmActive)] = 100;
+  busy[index_of(Activity::Tensor)] = 100;
+  busy[index_of(Activity::Dram)] = 100;
   EXPECT_DOUBLE_EQ(demanded_power_w(power, busy, std::nullopt, 1.0), 700);
   EXPECT_DOUBLE_EQ(demanded_power_w(power, idle, 500.0, 0.5), 70 + (500 - 70) * 0.5);
 }
