@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   gpuscope::testing::write_nsys_export(nsys + "/current.sqlite",
-                                       gpuscope::testing::NsysSchema::current);
+                                       gpuscope::testing::NsysSchema::Current);
   gpuscope::testing::write_nsys_export(nsys + "/legacy.sqlite",
-                                       gpuscope::testing::NsysSchema::legacy);
+                                       gpuscope::testing::NsysSchema::Legacy);
   return 0;
 }

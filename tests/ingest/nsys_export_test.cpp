@@ -24,7 +24,7 @@ const std::string kGemm = "void gemm<float>(int, float const*)";
 
 TEST(NsysReader, CurrentSchemaDemangledNames) {
   TempDir dir;
-  testing::write_nsys_export(dir.file("r.sqlite"), NsysSchema::current);
+  testing::write_nsys_export(dir.file("r.sqlite"), NsysSchema::Current);
   const KernelReport e = read_nsys_export(dir.file("r.sqlite"), NameColumn::Demangled);
   EXPECT_TRUE(e.has_kernel_table);
   EXPECT_TRUE(e.notes.empty());
@@ -40,7 +40,7 @@ TEST(NsysReader, CurrentSchemaDemangledNames) {
 
 TEST(NsysReader, CurrentSchemaShortNames) {
   TempDir dir;
-  testing::write_nsys_export(dir.file("r.sqlite"), NsysSchema::current);
+  testing::write_nsys_export(dir.file("r.sqlite"), NsysSchema::Current);
   const KernelReport e = read_nsys_export(dir.file("r.sqlite"), NameColumn::ShortName);
   ASSERT_EQ(e.kernels.size(), 3u);
   EXPECT_EQ(e.kernels.at("gemm").size(), 3u);
@@ -50,7 +50,7 @@ TEST(NsysReader, CurrentSchemaShortNames) {
 
 TEST(NsysReader, LegacySchemaFallsBackToDemangledNamesAndBuiltInLabels) {
   TempDir dir;
-  testing::write_nsys_export(dir.file("old.sqlite"), NsysSchema::legacy);
+  testing::write_nsys_export(dir.file("old.sqlite"), NsysSchema::Legacy);
   const KernelReport e = read_nsys_export(dir.file("old.sqlite"), NameColumn::ShortName);
   ASSERT_EQ(e.kernels.size(), 3u);
   EXPECT_EQ(e.kernels.at(kGemm).size(), 3u);

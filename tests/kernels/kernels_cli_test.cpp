@@ -16,8 +16,8 @@ using nlohmann::json;
 class KernelsCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_nsys_export(current_, NsysSchema::current);
-    write_nsys_export(legacy_, NsysSchema::legacy, 400);  // gemm gets a fourth launch: 400 ns
+    write_nsys_export(current_, NsysSchema::Current);
+    write_nsys_export(legacy_, NsysSchema::Legacy, 400);  // gemm gets a fourth launch: 400 ns
   }
   TempDir dir_;
   std::string current_ = dir_.file("rank0.sqlite");

@@ -9,8 +9,8 @@
 namespace gpuscope::testing {
 
 enum class NsysSchema {
-  current,  // StringIds, demangledName + shortName, ENUM_CUDA_MEMCPY_OPER, MEMCPY, MEMSET
-  legacy,   // no shortName column, no ENUM tables, no MEMSET table
+  Current,  // StringIds, demangledName + shortName, ENUM_CUDA_MEMCPY_OPER, MEMCPY, MEMSET
+  Legacy,   // no shortName column, no ENUM tables, no MEMSET table
 };
 
 // Kernels: gemm 100, 200, 600 ns; relu 300, 500 ns; reduce 50 ns (current and legacy).
@@ -18,7 +18,7 @@ enum class NsysSchema {
 // 1000000 B. Legacy: HtoD only. `extra_gemm_ns` > 0 adds one more gemm launch.
 inline void write_nsys_export(const std::string& path, NsysSchema schema, int extra_gemm_ns = 0) {
   store::Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  const bool current = schema == NsysSchema::current;
+  const bool current = schema == NsysSchema::Current;
   db.exec(
       "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
       "INSERT INTO StringIds VALUES (1, 'void gemm<float>(int, float const*)'), (2, 'gemm'),"
