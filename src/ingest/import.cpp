@@ -115,7 +115,15 @@ RunInputs::RunInputs(const std::vector<std::string>& inputs, const ReadOptions& 
     const ImportSummary summary = target.finish();
     notes_.insert(notes_.end(), summary.notes.begin(), summary.notes.end());
     paths_.push_back(file.string());
+    shown_[file.string()] =
+        paths.size() == 1 ? paths.front().string()
+                          : fmt::format("{} and {} more", paths.front().string(), paths.size() - 1);
   }
+}
+
+std::string RunInputs::shown_as(const std::string& path) const {
+  const auto it = shown_.find(path);
+  return it == shown_.end() ? path : it->second;
 }
 
 RunInputs::~RunInputs() = default;

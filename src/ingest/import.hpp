@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,10 +41,15 @@ class RunInputs {
   const std::vector<std::string>& paths() const { return paths_; }
   // What the imports left out, and why.
   const std::vector<std::string>& notes() const { return notes_; }
+  // How a path of paths() is shown to the user: an imported input's own name ("gpu.csv", "a.log
+  // and 3 more"), not the temporary database it became (gone when the command ends); any other
+  // path as it is.
+  std::string shown_as(const std::string& path) const;
 
  private:
   std::vector<std::string> paths_;
   std::vector<std::string> notes_;
+  std::map<std::string, std::string> shown_;  // imported database → its inputs' name
   std::unique_ptr<util::TemporaryFolder> temporary_;
 };
 

@@ -158,6 +158,23 @@ TEST_F(Logs, EveryCommandTakesALog) {
   EXPECT_NE(two.out.find("smi-csv-4gpu-noindex.csv GPU 3"), std::string::npos) << two.out;
 }
 
+// The analysis names the logs it read, not the temporary database they became (gone once the
+// command ends): in its inputs and in each run's source.
+TEST_F(Logs, TheAnalysisNamesTheLogsNotTheirTemporaryDatabase) {
+  const std::string log = kLogs + "/smi-csv-appended.csv";
+  const json one = analyze_json({log, "--timezone", "UTC"});
+  ASSERT_TRUE(one.is_object());
+  EXPECT_EQ(one["inputs"], json::array({log}));
+  ASSERT_FALSE(one["runs"].empty());
+  for (const auto& run : one["runs"]) EXPECT_EQ(run["source"], log);
+  const std::string other = kLogs + "/smi-csv-4gpu-noindex.csv";
+  const json two = analyze_json({log, other, "--timezone", "UTC"});
+  ASSERT_TRUE(two.is_object());
+  const std::string both = log + " and 1 more";  // one format: one database of both logs
+  EXPECT_EQ(two["inputs"], json::array({both})) << two["inputs"];
+  for (const auto& run : two["runs"]) EXPECT_EQ(run["source"], both);
+}
+
 TEST_F(Logs, WhatCannotBeReadIsAClearErrorAndNoOutput) {
   const std::string junk = dir_.file("notes.txt");
   std::ofstream(junk) << "dear diary\n";

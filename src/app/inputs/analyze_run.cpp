@@ -106,6 +106,13 @@ int run_plots(const ReportRun& o, const std::string& format) {
   return 0;
 }
 
+// An imported input's own name where the analysis names the temporary database it became (gone
+// when the command ends). After whatever reads those databases again (kernels, sweep sections).
+void name_imported_inputs(analyze::Analysis& analysis, const ingest::RunInputs& resolved) {
+  for (auto& input : analysis.inputs) input = resolved.shown_as(input);
+  for (auto& run : analysis.runs) run.source = resolved.shown_as(run.source);
+}
+
 report::PrintOptions print_options(const load::AnalyzeOptions& o) {
   return {o.aggregate, o.metrics, o.json, o.csv, o.no_color};
 }
@@ -124,8 +131,9 @@ int run_analyze(AnalyzeRun o) {
     return 0;
   }
   const auto resolved = resolve_inputs(o.analyze);
-  const auto loaded = load_for_task(a);
+  auto loaded = load_for_task(a);
   if (!loaded) return 0;  // a task of a distributed analysis other than the first
+  name_imported_inputs(*loaded, resolved);
   const analyze::Analysis& analysis = *loaded;
   report::print_analysis(analysis, print_options(a));
   if (plotting) write_requested_plots(analysis, o.plots);
@@ -152,15 +160,16 @@ int run_report(const ReportRun& o) {
   extras.marks = true;
   load::AnalyzeOptions analyze = o.analyze;
   const auto resolved = resolve_inputs(analyze);
-  const auto loaded = load_for_task(analyze, extras);
+  auto loaded = load_for_task(analyze, extras);
   if (!loaded) return 0;  // a task of a distributed analysis other than the first
-  const analyze::Analysis& analysis = *loaded;
+  analyze::Analysis& analysis = *loaded;
 
   report::HtmlReportOptions options;
   options.title = o.title;
   options.generator = fmt::format("gpuscope {}", kVersion);
   options.kernels = load_kernel_lanes(analysis);          // profile --trace-kernels
   options.sections_html = sweep_sections_html(analysis);  // a sweep database's sweep
+  name_imported_inputs(analysis, resolved);
   if (*kGitRevision != '\0') options.generator += fmt::format(" ({})", kGitRevision);
   const std::string html = report::html_report(analysis, options);
   write_output_file(output, html);
