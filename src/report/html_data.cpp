@@ -1,6 +1,7 @@
 #include "report/html_data.hpp"
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <map>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "report/analysis_view.hpp"
 #include "report/gpu_grid.hpp"
@@ -164,6 +166,28 @@ std::string base64(std::span<const std::uint8_t> bytes) {
     out += kAlphabet[(n >> 12U) & 63U];
     out += two ? kAlphabet[(n >> 6U) & 63U] : '=';
     out += '=';
+  }
+  return out;
+}
+
+std::string gzip(std::string_view text) {
+  z_stream stream{};
+  // windowBits 15 + 16: a gzip wrapper, which the browser's DecompressionStream("gzip") reads.
+  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
+    throw Error("cannot compress the report's data", "zlib's deflateInit2 failed");
+  }
+  std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
+  // zlib's interface is not const-correct; it does not write through next_in.
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  stream.avail_in = static_cast<uInt>(text.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  const int result = deflate(&stream, Z_FINISH);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  if (result != Z_STREAM_END) {
+    throw Error("cannot compress the report's data", fmt::format("zlib's deflate said {}", result));
   }
   return out;
 }

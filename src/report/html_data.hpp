@@ -30,6 +30,9 @@ void round_numbers(nlohmann::json& value, int digits);
 // Standard base64 (RFC 4648, with padding).
 std::string base64(std::span<const std::uint8_t> bytes);
 
+// `text` gzip-compressed (a gzip wrapper, which the browser's DecompressionStream("gzip") reads).
+std::string gzip(std::string_view text);
+
 // JSON text made safe inside a <script> element: every '<' becomes \u003c (only strings can
 // hold one), so no "</script>" or "<!--" in the data can end or confuse the element.
 std::string json_for_script(const nlohmann::json& value);

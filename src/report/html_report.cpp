@@ -1,13 +1,11 @@
 #include "report/html_report.hpp"
 
 #include <fmt/format.h>
-#include <zlib.h>
 
 #include <cctype>
 #include <cstdint>
 #include <string_view>
 
-#include "core/error.hpp"
 #include "report/html_data.hpp"
 #include "report/web_assets.hpp"
 
@@ -19,17 +17,6 @@ void append_chunks(std::string& out, const std::string_view (&chunks)[N]) {
   for (std::string_view chunk : chunks) out += chunk;
 }
 
-// A script's text made safe inside <script>: "</script" (any case) would end the element early;
-// "<\/script" means the same inside the strings and regexes where it can legally occur.
-std::string script_safe(std::string text) {
-  for (std::size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 1)) {
-    std::string word = text.substr(at + 2, 6);
-    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (word == "script") text.insert(at + 1, "\\");
-  }
-  return text;
-}
-
 template <std::size_t N>
 std::string joined(const std::string_view (&chunks)[N]) {
   std::string out;
@@ -38,6 +25,15 @@ std::string joined(const std::string_view (&chunks)[N]) {
 }
 
 }  // namespace
+
+std::string script_safe(std::string text) {
+  for (std::size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 1)) {
+    std::string word = text.substr(at + 2, 6);
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (word == "script") text.insert(at + 1, "\\");
+  }
+  return text;
+}
 
 std::vector<Metric> html_report_grid_metrics() {
   return {Metric::PowerW,          Metric::SmActivePct,   Metric::GpuUtilPct,
@@ -70,32 +66,6 @@ std::string html_escape(std::string_view text) {
   }
   return out;
 }
-
-namespace {
-
-std::string gzip(std::string_view text) {
-  z_stream stream{};
-  // windowBits 15 + 16: a gzip wrapper, which the browser's DecompressionStream("gzip") reads.
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
-    throw Error("cannot compress the report's data", "zlib's deflateInit2 failed");
-  }
-  std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
-  // zlib's interface is not const-correct; it does not write through next_in.
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  stream.avail_in = static_cast<uInt>(text.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  const int result = deflate(&stream, Z_FINISH);
-  out.resize(stream.total_out);
-  deflateEnd(&stream);
-  if (result != Z_STREAM_END) {
-    throw Error("cannot compress the report's data", fmt::format("zlib's deflate said {}", result));
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string html_report(const analyze::Analysis& analysis, const HtmlReportOptions& options) {
   nlohmann::json data = html_report_data(analysis, options.limits);

@@ -30,6 +30,10 @@ std::string html_report(const analyze::Analysis& analysis, const HtmlReportOptio
 // The metrics whose per-GPU series the report embeds (for its per-GPU lines and heatmap).
 std::vector<Metric> html_report_grid_metrics();
 
+// A script's text made safe inside <script>: "</script" (any case) would end the element early;
+// "<\/script" means the same inside the strings and regexes where it can legally occur.
+std::string script_safe(std::string text);
+
 // Text safe inside HTML element content and attribute values.
 std::string html_escape(std::string_view text);
 

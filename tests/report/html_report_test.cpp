@@ -3,7 +3,6 @@
 #include "report/html_report.hpp"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -11,6 +10,7 @@
 #include <regex>
 #include <string>
 
+#include "embedded_data.hpp"
 #include "synthetic_analysis.hpp"
 
 namespace gpuscope::report {
@@ -22,58 +22,9 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-// The embedded data element's text as written: base64 of gzip.
-std::string data_element(const std::string& html) {
-  const std::string open =
-      "<script type=\"application/gzip\" id=\"gpuscope-data\" data-encoding=\"gzip+base64\">";
-  const auto begin = html.find(open);
-  EXPECT_NE(begin, std::string::npos);
-  const auto end = html.find("</script>", begin);
-  return html.substr(begin + open.size(), end - begin - open.size());
-}
-
-std::string from_base64(const std::string& text) {
-  static const std::string alphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::uint32_t buffer = 0;
-  int bits = 0;
-  for (char c : text) {
-    if (c == '=') break;
-    const auto value = alphabet.find(c);
-    EXPECT_NE(value, std::string::npos) << "not base64: " << c;
-    buffer = (buffer << 6) | static_cast<std::uint32_t>(value);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buffer >> bits) & 0xFFU);
-    }
-  }
-  return out;
-}
-
-std::string gunzip(const std::string& bytes) {
-  z_stream stream{};
-  EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);  // gzip wrapper only
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  stream.avail_in = static_cast<uInt>(bytes.size());
-  std::string out;
-  char chunk[1 << 16];
-  int result = Z_OK;
-  while (result == Z_OK) {
-    stream.next_out = reinterpret_cast<Bytef*>(chunk);
-    stream.avail_out = sizeof chunk;
-    result = inflate(&stream, Z_NO_FLUSH);
-    out.append(chunk, sizeof chunk - stream.avail_out);
-  }
-  inflateEnd(&stream);
-  EXPECT_EQ(result, Z_STREAM_END) << "the data is not one complete gzip stream";
-  return out;
-}
-
 // The JSON text of the embedded data.
 std::string data_text(const std::string& html) {
-  return gunzip(from_base64(data_element(html)));
+  return testing::gunzip(testing::from_base64(testing::embedded_element(html, "gpuscope-data")));
 }
 
 class HtmlReportTest : public ::testing::Test {
@@ -129,7 +80,7 @@ TEST_F(HtmlReportTest, EmbedsTheAnalysisAsJson) {
   EXPECT_EQ(data["marks"][1]["text"], "epoch 1 </script><script>alert(1)</script>");
   EXPECT_EQ(data["metrics"]["power_w"]["unit"], "W");
   // Compressed: the element (base64 of gzip) is smaller than the JSON it carries.
-  EXPECT_LT(data_element(html).size(), data_text(html).size());
+  EXPECT_LT(testing::embedded_element(html, "gpuscope-data").size(), data_text(html).size());
 }
 
 TEST_F(HtmlReportTest, EmbedsPerGpuGridsWithUnsupportedMetricsMarked) {
