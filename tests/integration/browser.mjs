@@ -11,8 +11,9 @@ import { pathToFileURL } from "node:url";
 const require = createRequire(join(process.cwd(), "package.json"));
 const { chromium } = require("playwright-core");
 
-// Calls `body(page, errors)` once `report` is drawn; `errors` keeps filling while it runs.
-export async function withReport(report, body) {
+// Calls `body(page, errors)` once `report` is drawn (within `timeoutMs`); `errors` keeps filling
+// while it runs.
+export async function withReport(report, body, timeoutMs = 30000) {
   const profile = mkdtempSync(join(tmpdir(), "gpuscope-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.GPUSCOPE_CHROMIUM || "/usr/bin/chromium",
@@ -30,7 +31,7 @@ export async function withReport(report, body) {
       if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) errors.push("request: " + r.url());
     });
     await page.goto(pathToFileURL(resolve(report)).href);
-    await page.waitForFunction(() => window.gpuscopeReady === true, null, { timeout: 30000 });
+    await page.waitForFunction(() => window.gpuscopeReady === true, null, { timeout: timeoutMs });
     return await body(page, errors);
   } finally {
     await context.close();
