@@ -89,7 +89,12 @@ void expand_item(std::string_view list, std::string_view item, std::vector<std::
   if (out.size() > kMaxHosts) throw bad_hostlist(list, "more than 100 000 hosts");
 }
 
-// gres/gpu=4 (or gres/gpu:a100=4) from AllocTRES; nullopt when the job had no GPU allocated.
+std::string first_word(std::string_view state) {
+  return std::string(state.substr(0, state.find(' ')));
+}
+
+}  // namespace
+
 std::optional<int> allocated_gpus(std::string_view tres) {
   std::optional<int> total;
   for (const std::string_view item : split(tres, ',')) {
@@ -106,12 +111,6 @@ std::optional<int> allocated_gpus(std::string_view tres) {
   }
   return total;
 }
-
-std::string first_word(std::string_view state) {
-  return std::string(state.substr(0, state.find(' ')));
-}
-
-}  // namespace
 
 std::vector<std::string> sacct_job_arguments(const std::string& job_id) {
   return {"--jobs",

@@ -38,6 +38,10 @@ std::vector<std::string> read_sacct_overlaps(std::string_view output, const std:
 // list, and above 100 000 names.
 std::vector<std::string> expand_hostlist(std::string_view list);
 
+// The GPUs an allocation's trackable resources (AllocTRES: "cpu=8,gres/gpu=4,node=1") hold: the
+// untyped gres/gpu count, else the typed counts (gres/gpu:a100=2) added; nullopt when none.
+std::optional<int> allocated_gpus(std::string_view tres);
+
 // sacct's time (2026-11-25T22:40:11, the local time zone as sacct prints it) as Unix ms; nullopt
 // for "Unknown", "None" and empty.
 std::optional<std::int64_t> sacct_time_ms(std::string_view text);
