@@ -79,6 +79,8 @@ int run(int argc, char** argv) {
   commands.push_back(add_analyze_command(app));
   commands.push_back(add_report_command(app));
   commands.push_back(add_job_command(app));
+  commands.push_back(add_jobs_command(app));
+  commands.push_back(add_usage_command(app));
   commands.push_back(add_merge_command(app));
   commands.push_back(add_import_command(app));
   commands.push_back(add_devices_command(app));

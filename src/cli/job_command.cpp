@@ -52,6 +52,10 @@ Command add_job_command(CLI::App& parent) {
   app->add_flag("--keep-summary", o->keep_summary,
                 "Write the job's summary to the summary folder as JOBID.db and nothing else "
                 "(for SLURM's EpilogSlurmctld)");
+  app->add_flag("--row", o->row,
+                "Print the job's row as `gpuscope jobs` gives it (the whole job, summarised by the "
+                "server) instead of the analysis");
+  app->add_flag("--csv", o->csv, "With --row: print it as CSV");
   add_number_option(*app, "--lookback-days", o->lookback_days, {0.01, 3650, "days"},
                     "How far back --pod is looked for (default 31)")
       ->type_name("DAYS");

@@ -8,11 +8,15 @@
 #include <memory>
 #include <system_error>
 
+#include "app/fleet/fleet_read.hpp"
+#include "app/fleet/fleet_run.hpp"
 #include "app/inputs/analyze_run.hpp"
 #include "app/job/job_server.hpp"
 #include "app/job/job_window.hpp"
 #include "core/error.hpp"
 #include "core/output_check.hpp"
+#include "fleet/usage.hpp"
+#include "report/site_tables.hpp"
 #include "util/environment.hpp"
 #include "util/output_file.hpp"
 #include "util/temporary_folder.hpp"
@@ -50,8 +54,7 @@ ingest::JobWindow find_job(const JobRun& o, tsdb::Source& source, std::int64_t n
   if (o.pod) {
     job = pod_window(source, *o.pod, now, std::llround(o.lookback_days * 86'400'000));
   } else {
-    const std::string sacct = util::environment_or_empty("GPUSCOPE_SACCT");
-    job = slurm_job_window(sacct.empty() ? o.sacct : sacct, o.job_id, now);
+    job = slurm_job_window(sacct_program(o.sacct), o.job_id, now);
   }
   // --from/--to narrow a job's window (a part of a long job).
   if (o.from)
@@ -184,10 +187,37 @@ fs::path keep_job_summary(JobRun o, tsdb::Source& source, const ingest::JobWindo
   return kept;
 }
 
+namespace {
+
+// --row: the job's row of `gpuscope jobs`, from the same queries and figures.
+int print_row(const JobRun& o, tsdb::Source& source) {
+  if (o.job_id.empty()) throw Error::usage("--row is for a SLURM job id");
+  FleetOptions fleet;
+  fleet.sacct = o.sacct;
+  fleet.summary_dir = o.summary_dir;
+  fleet.carbon_intensity = o.analyze.carbon_intensity;
+  fleet.region = o.analyze.region;
+  fleet.pue = o.analyze.pue;
+  const SiteJob row = site_row_of_job(fleet, source, o.job_id);
+  if (o.analyze.json) {
+    fmt::print("{}\n", report::dump_json(report::site_job_json(row)));
+  } else if (o.csv) {
+    fmt::print("{}", report::jobs_csv(std::vector<SiteJob>{row}));
+  } else {
+    const std::vector<SiteJob> rows{row};
+    report::SiteTableContext context{row.start_ms, row.end_ms, source_name(source), 1, {}};
+    fmt::print("{}", report::jobs_text(rows, fleet::usage_total(rows), context));
+  }
+  return 0;
+}
+
+}  // namespace
+
 int run_job(JobRun o) {
   check_choice(o);
   const std::int64_t now = now_ms();
   const std::unique_ptr<tsdb::Source> source = open_job_server(o.server, o.config);
+  if (o.row) return print_row(o, *source);
   const ingest::JobWindow job = find_job(o, *source, now);
   if (o.keep_summary) {
     const fs::path kept = keep_job_summary(o, *source, job);

@@ -31,6 +31,10 @@ struct JobRun {
   // GPUSCOPE_SUMMARY_DIR): <dir>/<job id>.db, read when the server no longer has the job.
   std::optional<std::string> summary_dir;
   bool keep_summary = false;  // --keep-summary: write the job's summary there, print nothing else
+  // --row: the job's row as `gpuscope jobs` gives it (the server's summaries of the whole job)
+  // instead of the analysis; --json and --csv apply.
+  bool row = false;
+  bool csv = false;
   load::AnalyzeOptions analyze;  // inputs are filled by the workflow
 };
 

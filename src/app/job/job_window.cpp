@@ -11,8 +11,10 @@
 #include "ingest/monitoring/slurm_accounting.hpp"
 #include "launch/capture.hpp"
 #include "tsdb/promql.hpp"
+#include "util/environment.hpp"
 #include "util/number_text.hpp"
 #include "util/utc_time.hpp"
+#include "util/visible_text.hpp"
 
 namespace gpuscope::app {
 
@@ -20,24 +22,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kSacctLimit = 60s;
 const char* const kSacctHint =
     "gpuscope job reads SLURM's accounting with sacct: run it where sacct works (a login "
     "node), set GPUSCOPE_SACCT to its path, or give --hosts, --from and --to instead";
-
-std::string run_sacct(const std::string& sacct, const std::vector<std::string>& arguments) {
-  const launch::Captured c = launch::capture(sacct, arguments, kSacctLimit, kSacctHint);
-  if (c.timed_out) {
-    throw Error("sacct did not answer within 60 s", "slurmdbd may be down or overloaded",
-                kSacctHint);
-  }
-  if (c.exit_code != 0) {
-    std::string said = c.err.empty() ? c.out : c.err;
-    if (said.size() > 400) said.resize(400);
-    throw Error(fmt::format("sacct failed (exit {})", c.exit_code), said, kSacctHint);
-  }
-  return c.out;
-}
 
 // The only value of `series` (instant answers), or nullopt.
 std::optional<double> only_value(const std::vector<tsdb::Series>& series) {
@@ -49,6 +36,27 @@ std::optional<double> only_value(const std::vector<tsdb::Series>& series) {
 }
 
 }  // namespace
+
+std::string run_sacct(const std::string& sacct, const std::vector<std::string>& arguments,
+                      std::chrono::seconds limit, const char* hint) {
+  if (hint == nullptr) hint = kSacctHint;
+  const launch::Captured c = launch::capture(sacct, arguments, limit, hint);
+  if (c.timed_out) {
+    throw Error(fmt::format("sacct did not answer within {} s", limit.count()),
+                "slurmdbd may be down or overloaded", hint);
+  }
+  if (c.exit_code != 0) {
+    std::string said = c.err.empty() ? c.out : c.err;
+    if (said.size() > 400) said.resize(400);
+    throw Error(fmt::format("sacct failed (exit {})", c.exit_code), util::visible(said), hint);
+  }
+  return c.out;
+}
+
+std::string sacct_program(const std::string& fallback) {
+  const std::string sacct = util::environment_or_empty("GPUSCOPE_SACCT");
+  return sacct.empty() ? fallback : sacct;
+}
 
 ingest::JobWindow slurm_job_window(const std::string& sacct, const std::string& job_id,
                                    std::int64_t now_ms) {

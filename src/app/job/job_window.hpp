@@ -3,6 +3,7 @@
 // series in the same monitoring database, or hosts and times given by the user.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,14 @@
 #include "tsdb/source.hpp"
 
 namespace gpuscope::app {
+
+// Runs `sacct` (a program in PATH, or a path) with `arguments`; its output. Throws Error when it
+// fails or does not answer within `limit`, with `hint` (nullptr: how `job` reads SLURM).
+std::string run_sacct(const std::string& sacct, const std::vector<std::string>& arguments,
+                      std::chrono::seconds limit = std::chrono::seconds(60),
+                      const char* hint = nullptr);
+// GPUSCOPE_SACCT when set (a wrapper, or sacct with -M CLUSTER), else `fallback`.
+std::string sacct_program(const std::string& fallback);
 
 // The SLURM job `job_id` as `sacct` (the program, found in PATH) knows it.
 ingest::JobWindow slurm_job_window(const std::string& sacct, const std::string& job_id,
