@@ -8,6 +8,7 @@
 #                                       and a munged that start began
 # Env (ports): GPUSCOPE_SLURM_BASE_PORT (default 17000), GPUSCOPE_SLURMCTLD_PORT (16817),
 # GPUSCOPE_SLURMDBD_PORT (16819), GPUSCOPE_SLURM_DB_PORT (16806, MariaDB on 127.0.0.1).
+# GPUSCOPE_SLURM_EXTRA_CONF: lines added to slurm.conf (a MailProg, another partition).
 set -euo pipefail
 cmd=${1:-start}
 if [ "$cmd" = start ]; then nodes=${2:-2}; dir=${3:-/tmp/gpuscope-slurm}; else dir=${2:-/tmp/gpuscope-slurm}; fi
@@ -164,6 +165,7 @@ cpus=$(nproc)
     echo "NodeName=n$i NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base_port + i)) CPUs=$cpus RealMemory=1000 Gres=gpu:$gpus_per_node State=UNKNOWN"
   done
   echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8"
+  if [ -n "${GPUSCOPE_SLURM_EXTRA_CONF:-}" ]; then printf '%s\n' "$GPUSCOPE_SLURM_EXTRA_CONF"; fi
 } > "$dir/slurm.conf"
 write_gres_conf
 export SLURM_CONF=$dir/slurm.conf

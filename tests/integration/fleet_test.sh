@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# gpuscope jobs, usage and the accounting database against real components, end to end: a SLURM
+# cluster of three nodes with accounting (slurmdbd over MariaDB; accounts made with sacctmgr),
+# one `gpuscope serve` per node on simulated GPUs scraped by a real Prometheus and pushing to a
+# real VictoriaMetrics, and jobs of two users: a two-node training job (a straggler GPU), a job
+# whose GPUs idle (its name with quotes, spaces and non-ASCII), an array job, a failed job and a
+# job without GPUs. Checks: every row of `jobs` equals `job ID --row`; the rows agree with
+# `job ID`'s analysis; the flags; the accounting database holds the same rows, once each, after
+# a second update and after an update the server failed in the middle of; usage sums the rows;
+# who may read the database.
+# Usage: fleet_test.sh GPUSCOPE_BINARY REPO_ROOT. Exit 77 (skip) without SLURM, Prometheus or
+# VictoriaMetrics, or without root.
+set -euo pipefail
+gpuscope=$(realpath "$1")
+root=$(realpath "$2")
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP: the SLURM cluster needs root"; exit 77; fi
+for tool in prometheus victoria-metrics python3 sqlite3; do
+  command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
+done
+work=$(mktemp -d /tmp/gpuscope-fleet-test.XXXXXX)
+chmod 755 "$work"
+cluster=$work/cluster
+pids=()
+cleanup() {
+  if [ "$1" != 0 ] && [ -d "$cluster/log" ]; then tail -n 20 "$cluster"/log/slurmctld.log; fi
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  "$root/scripts/slurm-cluster.sh" stop "$cluster" || true
+  rm -rf "$work" 2>/dev/null || true
+}
+trap 'cleanup $?' EXIT
+
+source "$(dirname "${BASH_SOURCE[0]}")/../support/ports.sh"  # free_port
+wait_for() {  # wait_for DESCRIPTION COMMAND...: polls for up to 90 s
+  local what=$1; shift
+  for _ in $(seq 1 900); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "FAIL: $what never happened"; return 1
+}
+failures=0
+check() {  # check DESCRIPTION EXPECTED ACTUAL
+  if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAIL: $1: expected '$2', got '$3'"; failures=$((failures + 1)); fi
+}
+expect_error() {  # expect_error DESCRIPTION TEXT COMMAND...: fails with a message holding TEXT
+  local what=$1 text=$2; shift 2
+  local out status=0
+  out=$("$@" 2>&1) || status=$?
+  if [ $status -ne 0 ] && grep -qF -- "$text" <<<"$out"; then echo "ok: $what"; else
+    echo "FAIL: $what: exit $status, said: $out"; failures=$((failures + 1)); fi
+}
+
+set +e
+exports=$(GPUSCOPE_SLURM_EXTRA_CONF="PartitionName=long Nodes=n[1-3] MaxTime=INFINITE State=UP OverSubscribe=FORCE:8" \
+  "$root/scripts/slurm-cluster.sh" start 3 "$cluster")
+status=$?
+set -e
+if [ $status -eq 77 ]; then echo "SKIP: SLURM is not installed"; exit 77; fi
+[ $status -eq 0 ] || { echo "FAIL: could not start the SLURM cluster"; cat "$cluster"/log/* || true; exit 1; }
+eval "$exports"
+# Two accounts, two users (root and daemon: users every machine has). They are added while
+# slurmctld is down: Debian 12's slurmctld crashes on the association update slurmdbd sends it
+# when a second user is added while it runs; started again, it reads them from slurmdbd.
+scontrol shutdown slurmctld >/dev/null
+ctld_down() { ! scontrol ping >/dev/null 2>&1; }
+wait_for "slurmctld stopping" ctld_down
+sacctmgr -i add account physics,chemistry >/dev/null
+sacctmgr -i add user root account=physics >/dev/null
+sacctmgr -i add user daemon account=chemistry >/dev/null
+slurmctld
+wait_for "slurmctld again" scontrol ping
+nodes_idle() { [ "$(sinfo -h -p debug -t idle -o '%D' | head -1)" = 3 ]; }
+wait_for "the nodes idle" nodes_idle
+
+vm_port=$(free_port)
+victoria-metrics -storageDataPath="$work/vm" -httpListenAddr="127.0.0.1:$vm_port" \
+  -search.latencyOffset=0s -loggerLevel=ERROR >"$work/vm.log" 2>&1 &
+pids+=($!)
+wait_for "VictoriaMetrics answering" curl -sf "http://127.0.0.1:$vm_port/health"
+
+# n1 and n2: four H100s training (GPU 3 a straggler); n3: four H100s that stay idle.
+python3 - "$root/scenarios/h100x4-straggler.json" "$work" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for node, seed in (("n1", 4004), ("n2", 5005)):
+    s["seed"] = seed
+    json.dump(s, open(f"{sys.argv[2]}/{node}.json", "w"))
+idle = {"name": "idle4", "seed": 6006, "phase_sets": {"idle": [{"name": "idle", "duration_s": 3600}]},
+        "gpus": {"count": 4, "template": {"model": "H100-SXM5-80GB", "phases": "idle"}}}
+json.dump(idle, open(f"{sys.argv[2]}/n3.json", "w"))
+PY
+epoch_s=$(($(date +%s) + 12))
+export GPUSCOPE_SIM_EPOCH_NS=${epoch_s}000000000
+declare -A port
+for node in n1 n2 n3; do
+  : >"$work/procs-$node.txt"
+  : >"$work/procs-$node.txt.lock"
+  chmod 666 "$work/procs-$node.txt" "$work/procs-$node.txt.lock"
+  port[$node]=$(free_port)
+  GPUSCOPE_SIM_STATE=$work/state-$node.json GPUSCOPE_SIM_PROCESSES_FILE=$work/procs-$node.txt \
+    "$gpuscope" serve --simulate "$work/$node.json" --node-name "$node" --interval 250 \
+    --process-sampling-ms 100 --listen "127.0.0.1:${port[$node]}" \
+    --push "http://127.0.0.1:$vm_port" >"$work/serve-$node.log" 2>&1 &
+  pids+=($!)
+  wait_for "serve on $node" curl -sf "http://127.0.0.1:${port[$node]}/metrics"
+done
+prom_port=$(free_port)
+{
+  echo "global: {scrape_interval: 500ms, scrape_timeout: 400ms}"
+  echo "scrape_configs:"
+  echo "  - job_name: gpuscope"
+  echo "    static_configs:"
+  for node in n1 n2 n3; do echo "      - targets: ['127.0.0.1:${port[$node]}']"; done
+} >"$work/prometheus.yml"
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom" \
+  --web.listen-address="127.0.0.1:$prom_port" --log.level=error >"$work/prom.log" 2>&1 &
+pids+=($!)
+scraped() { curl -sf "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode 'query=count(up == 1)' | grep -q '"value":\[[0-9.]*,"3"\]'; }
+wait_for "Prometheus scraping the three serves" scraped
+prom=http://127.0.0.1:$prom_port
+vm=http://127.0.0.1:$vm_port
+while [ "$(date +%s)" -lt $((epoch_s - 1)) ]; do sleep 0.2; done
+from=$(date -u +%Y-%m-%dT%H:%M:%SZ -d @$(($(date +%s) - 5)))
+
+# A task names itself to its node's simulated driver as the user of its GPUs (SLURM_JOB_GPUS),
+# so serve labels them with the job, works for $1 seconds, leaves the driver's list as a process
+# does when it ends, and exits with $2.
+cat >"$work/task.sh" <<'EOF2'
+#!/bin/bash
+node=$SLURMD_NODENAME
+procs=$WORK/procs-$node.txt
+lines=""
+for g in ${SLURM_JOB_GPUS//,/ }; do lines+="$g $$ 1000"$'\n'; done
+flock "$procs.lock" bash -c 'printf "%s" "$1" >>"$2"' _ "$lines" "$procs"
+sleep "$1"
+flock "$procs.lock" bash -c 'kept=$(grep -v " $1 " "$2"); printf "%s\n" "$kept" >"$2"' _ "$$" "$procs"
+exit "${2:-0}"
+EOF2
+chmod 755 "$work/task.sh"
+submit() { WORK=$work sbatch --parsable -o /dev/null "$@"; }
+
+train=$(submit -N 2 -w n1,n2 --ntasks-per-node=1 --gres=gpu:4 -J train --account=physics \
+  --wrap "srun $work/task.sh 40")
+idle=$(submit --uid=daemon --account=chemistry -w n3 --gres=gpu:4 -J "idle 'quoted' nämé" \
+  --wrap "$work/task.sh 12")
+array=$(submit --uid=daemon --account=chemistry -p long -w n3 --gres=gpu:1 --array=0-1 -J sweep \
+  --wrap "$work/task.sh 6")
+failed=$(submit --account=physics -w n3 --gres=gpu:1 -J broken --wrap "$work/task.sh 4 3")
+nogpu=$(submit --account=physics -J cpu-only --wrap "sleep 1")
+echo "jobs: train $train, idle $idle, array $array, failed $failed, no GPU $nogpu"
+all_done() { [ -z "$(squeue -h -o %i)" ]; }
+wait_for "every job ending" all_done
+sleep 4  # the last scrapes and pushes
+to=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+sacct -a -X -P -n -S "$(date -d "$from" +%Y-%m-%dT%H:%M:%S)" -o JobIDRaw,JobID,User,Account,Partition,State,AllocTRES,JobName
+
+echo "series per job: $(curl -s "$prom/api/v1/query" --data-urlencode 'query=count by (slurm_job_id) (count_over_time(gpuscope_gpu_util_ratio{slurm_job_id!=""}[10m]))')"
+
+# The table from sacct and Prometheus, as JSON.
+"$gpuscope" jobs --from "$from" --to "$to" --prometheus "$prom" --json >"$work/live.json" 2>"$work/live.err" ||
+  { cat "$work/live.err"; exit 1; }
+cat "$work/live.err"
+"$gpuscope" jobs --from "$from" --to "$to" --prometheus "$prom" | tee "$work/live.txt"
+python3 - "$work/live.json" "$train" "$idle" "$array" "$failed" "$nogpu" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+train, idle, array, failed, nogpu = sys.argv[2:7]
+rows = {j["shown_id"]: j for j in d["jobs"]}
+bad = []
+want = {train, idle, f"{array}_0", f"{array}_1", failed}
+if set(rows) != want:
+    bad.append(f"jobs {sorted(rows)}, expected {sorted(want)}")
+else:
+    t, i, f = rows[train], rows[idle], rows[failed]
+    if "straggler" not in t["flags"]: bad.append(f"train flags {t['flags']}")
+    if t["gpus"] != 8 or len(t["gpu_rows"]) != 8: bad.append(f"train GPUs {t['gpus']}, rows {len(t.get('gpu_rows', []))}")
+    if not (t["util_pct"] or 0) > 50: bad.append(f"train utilization {t['util_pct']}")
+    if "idle" not in i["flags"] or abs(i["idle_gpu_hours"] - i["gpu_hours"]) > 0.02 * i["gpu_hours"]:
+        bad.append(f"idle job: flags {i['flags']}, idle {i['idle_gpu_hours']} of {i['gpu_hours']} GPU-hours")
+    if i["name"] != "idle 'quoted' nämé" or i["user"] != "daemon" or i["account"] != "chemistry":
+        bad.append(f"idle job's name/user/account: {i['name']!r} {i['user']} {i['account']}")
+    if f["state"] != "FAILED" or f["exit_code"] != 3: bad.append(f"failed job: {f['state']} {f['exit_code']}")
+    if rows[f"{array}_0"]["partition"] != "long": bad.append("array task's partition")
+    if d["jobs"][0]["shown_id"] not in (idle,): bad.append(f"first row {d['jobs'][0]['shown_id']}, not the idlest")
+    tot = d["total"]
+    for key in ("gpu_hours", "idle_gpu_hours", "energy_j", "co2_g"):
+        s = sum(j[key] or 0 for j in d["jobs"])
+        if abs(s - tot[key]) > 1e-6 * max(1, s): bad.append(f"total {key} {tot[key]} != sum {s}")
+    for j in d["jobs"]:
+        if j["energy_j"] is None or j["energy_j"] <= 0: bad.append(f"{j['shown_id']}: energy {j['energy_j']}")
+        print(f"{j['shown_id']:>8} {j['user']:>7} {j['gpus']} GPUs {j['gpu_hours']:.4f} GPU-h idle {j['idle_gpu_hours']} "
+              f"util {j['util_pct']} % energy {j['energy_j']} J flags {j['flags']}")
+for line in bad: print(f"FAIL: {line}")
+sys.exit(1 if bad else 0)
+PY
+
+# Every row is the job's own row (`job ID --row`), to the last figure.
+for id in $(python3 -c 'import json,sys; print(" ".join(j["id"] for j in json.load(open(sys.argv[1]))["jobs"]))' "$work/live.json"); do
+  "$gpuscope" job "$id" --prometheus "$prom" --row --json >"$work/row-$id.json" 2>/dev/null
+  check "job $id --row equals its row of jobs" "same" "$(python3 - "$work/live.json" "$work/row-$id.json" "$id" <<'PY'
+import json, sys
+rows = {j["id"]: j for j in json.load(open(sys.argv[1]))["jobs"]}
+one = json.load(open(sys.argv[2]))
+print("same" if rows[sys.argv[3]] == one else f"differs: {rows[sys.argv[3]]} vs {one}")
+PY
+)"
+done
+
+# The rows agree with the job's analysis: energy within 0.5 %, utilization within 1 point.
+"$gpuscope" job "$train" --prometheus "$prom" -d none --json >"$work/train-analysis.json" 2>/dev/null
+python3 - "$work/live.json" "$work/train-analysis.json" "$train" <<'PY' || failures=$((failures + 1))
+import json, sys
+row = {j["id"]: j for j in json.load(open(sys.argv[1]))["jobs"]}[sys.argv[3]]
+a = json.load(open(sys.argv[2]))
+ae = sum(g["energy_j"]["counter"] for g in a["gpus"])
+au = sum(g["over_time"]["gpu_util_pct"]["mean"] for g in a["gpus"]) / len(a["gpus"])
+print(f"train: row energy {row['energy_j']:.0f} J vs analysis {ae:.0f} J; utilization {row['util_pct']:.2f} % vs {au:.2f} %")
+ok = abs(row["energy_j"] - ae) <= 0.005 * ae and abs(row["util_pct"] - au) <= 1.0
+sys.exit(0 if ok else 1)
+PY
+
+echo "$failures failed"
+[ $failures -eq 0 ]
