@@ -217,5 +217,137 @@ ok = abs(row["energy_j"] - ae) <= 0.005 * ae and abs(row["util_pct"] - au) <= 1.
 sys.exit(0 if ok else 1)
 PY
 
+# The accounting database. The first update needs to know where to begin.
+mkdir -p "$work/acct" && chmod 755 "$work/acct"
+db=$work/acct/jobs.db
+expect_error "the first update asks where to begin" "covers no period yet" \
+  "$gpuscope" jobs --update --db "$db" --prometheus "$prom"
+# An update the server fails in the middle of: a proxy passes the first batch of two jobs, then
+# answers 503 to everything.
+proxy_port=$(free_port)
+python3 - "$proxy_port" "$prom_port" >"$work/proxy.log" 2>&1 <<'PY' &
+import http.server, sys, urllib.parse, urllib.request
+port, upstream = int(sys.argv[1]), int(sys.argv[2])
+seen = {"discoveries": 0}
+class Proxy(http.server.BaseHTTPRequestHandler):
+    def relay(self, body):
+        query = urllib.parse.parse_qs(body.decode()).get("query", [""])[0] if body else ""
+        if query.startswith("label_replace(count by (uuid"):
+            seen["discoveries"] += 1
+        if seen["discoveries"] >= 2:
+            self.send_response(503); self.send_header("Content-Length", "0"); self.end_headers(); return
+        req = urllib.request.Request(f"http://127.0.0.1:{upstream}{self.path}", data=body,
+                                     headers={"Content-Type": self.headers.get("Content-Type", "")})
+        try:
+            with urllib.request.urlopen(req) as r:
+                data, status = r.read(), r.status
+        except urllib.error.HTTPError as e:
+            data, status = e.read(), e.code
+        self.send_response(status); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    def do_GET(self): self.relay(None)
+    def do_POST(self): self.relay(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", port), Proxy).serve_forever()
+PY
+pids+=($!)
+wait_for "the failing proxy" curl -sf "http://127.0.0.1:$proxy_port/api/v1/status/buildinfo"
+expect_error "an update the server fails in the middle of stops and says what it kept" \
+  "2 jobs were added before it stopped" \
+  "$gpuscope" jobs --update --db "$db" --from "$from" --to "$to" --settle 0 --batch 2 \
+  --prometheus "http://127.0.0.1:$proxy_port"
+check "the first batch is in" "2" "$(sqlite3 "$db" 'SELECT count(*) FROM jobs')"
+check "the failed update is recorded" "failed" "$(sqlite3 "$db" 'SELECT status FROM updates ORDER BY id DESC LIMIT 1')"
+# The next update resumes where the database's covered time ends, against the server itself.
+"$gpuscope" jobs --update --db "$db" --to "$to" --settle 0 --prometheus "$prom" 2>"$work/update.err"
+cat "$work/update.err"
+check "then every job is in, once" "5 5" "$(sqlite3 -separator ' ' "$db" 'SELECT count(*), count(DISTINCT job_id) FROM jobs')"
+check "and counted once in the day sums" "5" "$(sqlite3 "$db" 'SELECT sum(jobs) FROM usage_days')"
+"$gpuscope" jobs --update --db "$db" --to "$to" --settle 0 --prometheus "$prom" 2>"$work/update2.err"
+check "a second update adds nothing" "yes" "$(grep -q "added 0 jobs" "$work/update2.err" && echo yes)"
+check "nor doubles anything" "5 5" "$(sqlite3 -separator ' ' "$db" 'SELECT count(*), (SELECT sum(jobs) FROM usage_days) FROM jobs')"
+
+# The database's rows are the server's rows.
+"$gpuscope" jobs --db "$db" --from "$from" --to "$to" --json >"$work/db.json"
+python3 - "$work/live.json" "$work/db.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+live, db = (json.load(open(f)) for f in sys.argv[1:3])
+def rows(d): return {j["id"]: j for j in d["jobs"]}
+l, k = rows(live), rows(db)
+bad = [f"{i}: live {l.get(i)} db {k.get(i)}" for i in sorted(set(l) | set(k)) if l.get(i) != k.get(i)]
+if abs(live["total"]["gpu_hours"] - db["total"]["gpu_hours"]) > 1e-9: bad.append("totals differ")
+print(f"database rows: {len(k)}, equal to the live rows: {not bad}")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+# usage sums the rows, from the database and live alike.
+for by in user account partition gpu-model day week; do
+  "$gpuscope" usage --db "$db" --from "$from" --to "$to" --by "$by" --json >"$work/usage-$by.json"
+done
+"$gpuscope" usage --from "$from" --to "$to" --by user --prometheus "$prom" --json >"$work/usage-live.json" 2>/dev/null
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys, os
+w = sys.argv[1]
+rows = json.load(open(f"{w}/db.json"))["jobs"]
+bad = []
+key = {"user": "user", "account": "account", "partition": "partition", "gpu-model": "gpu_model"}
+for by in ("user", "account", "partition", "gpu-model", "day", "week"):
+    u = json.load(open(f"{w}/usage-{by}.json"))
+    for field in ("gpu_hours", "idle_gpu_hours", "energy_j", "co2_g"):
+        total = sum(r[field] or 0 for r in rows)
+        if abs(sum(g[field] for g in u["groups"]) - total) > 1e-6 * max(1, total) or abs(u["total"][field] - total) > 1e-6 * max(1, total):
+            bad.append(f"--by {by}: {field} does not sum to the rows' {total}")
+    if sum(g["jobs"] for g in u["groups"]) != len(rows): bad.append(f"--by {by}: job counts")
+    if by in key:
+        for g in u["groups"]:
+            mine = [r for r in rows if (r[key[by]] or "(none)") == g["group"]]
+            if abs(g["gpu_hours"] - sum(r["gpu_hours"] for r in mine)) > 1e-9 or g["jobs"] != len(mine):
+                bad.append(f"--by {by} {g['group']}: {g['gpu_hours']} GPU-h, {g['jobs']} jobs")
+live = {g["group"]: g for g in json.load(open(f"{w}/usage-live.json"))["groups"]}
+db = {g["group"]: g for g in json.load(open(f"{w}/usage-user.json"))["groups"]}
+if live.keys() != db.keys() or any(abs(live[k]["gpu_hours"] - db[k]["gpu_hours"]) > 1e-9 or abs(live[k]["energy_j"] - db[k]["energy_j"]) > 1e-6 for k in db):
+    bad.append(f"live usage {live} differs from the database's {db}")
+print(f"usage: {len(db)} users, sums equal to the rows: {not bad}")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+"$gpuscope" usage --db "$db" --from "$from" --to "$to" --by account
+"$gpuscope" jobs --db "$db" --from "$from" --to "$to" -o "$work/site.html" 2>"$work/site.err"
+check "the site report from the database" "yes" "$(grep -q "wrote $work/site.html (.* MB, 5 jobs)" "$work/site.err" && [ -s "$work/site.html" ] && echo yes)"
+
+# Readers are never blocked: a reader in the middle of a read transaction, an update meanwhile.
+python3 - "$db" "$work/reader.ready" <<'PY' &
+import sqlite3, sys, time, pathlib
+c = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True); c.execute("BEGIN"); c.execute("SELECT count(*) FROM jobs").fetchall()
+pathlib.Path(sys.argv[2]).touch(); time.sleep(8); c.rollback()
+PY
+reader=$!
+wait_for "the long reader" test -e "$work/reader.ready"
+start_ns=$(date +%s%N)
+"$gpuscope" jobs --update --db "$db" --to "$to" --settle 0 --prometheus "$prom" 2>/dev/null
+check "an update does not wait for a long reader" "yes" "$( [ $(( ($(date +%s%N) - start_ns) / 1000000000 )) -lt 7 ] && echo yes)"
+"$gpuscope" jobs --db "$db" --from "$from" --to "$to" --csv >/dev/null
+check "nor does a reader wait for it" "0" "$?"
+wait $reader || true
+
+# Who may read it: the file's group. The -wal and -shm files stay, so reading needs no write.
+chmod 640 "$db" "$db-wal" "$db-shm"
+chgrp root "$db" "$db-wal" "$db-shm"
+expect_error "a user outside the file's group is told so" "you may not read the accounting database" \
+  runuser -u daemon -- "$gpuscope" jobs --db "$db" --from "$from" --to "$to"
+chgrp daemon "$db" "$db-wal" "$db-shm"
+runuser -u daemon -- "$gpuscope" jobs --db "$db" --from "$from" --to "$to" --csv >"$work/reader.csv" 2>"$work/reader.err" || cat "$work/reader.err"
+check "a user of the file's group reads it" "6" "$(wc -l <"$work/reader.csv")"
+# A damaged database says so.
+head -c 8192 "$db" >"$work/damaged.db"
+head -c 3000 /dev/urandom >>"$work/damaged.db"
+expect_error "a damaged database" "cannot read the accounting database" \
+  "$gpuscope" jobs --db "$work/damaged.db" --from "$from" --to "$to"
+expect_error "a file that is not a database" "file is not a database" \
+  "$gpuscope" jobs --db "$work/prometheus.yml" --from "$from" --to "$to"
+sqlite3 "$work/other.db" "CREATE TABLE t(x)"
+expect_error "a database of another kind" "is not a gpuscope accounting database" \
+  "$gpuscope" jobs --db "$work/other.db" --from "$from" --to "$to"
+
 echo "$failures failed"
 [ $failures -eq 0 ]
