@@ -349,5 +349,46 @@ sqlite3 "$work/other.db" "CREATE TABLE t(x)"
 expect_error "a database of another kind" "is not a gpuscope accounting database" \
   "$gpuscope" jobs --db "$work/other.db" --from "$from" --to "$to"
 
+# VictoriaMetrics (serve's pushes, every 250 ms) gives the same jobs and flags, and the same
+# energy within 2 %, or within what a scrape at each edge of the window may leave out of a short
+# job (0.5 s of a 700 W GPU per GPU): the counter's rise between the window's first and last
+# samples.
+"$gpuscope" jobs --from "$from" --to "$to" --prometheus "$vm" --json >"$work/vm.json" 2>/dev/null
+python3 - "$work/live.json" "$work/vm.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+p, v = ({j["id"]: j for j in json.load(open(f))["jobs"]} for f in sys.argv[1:3])
+bad = [] if p.keys() == v.keys() else [f"jobs {sorted(p)} vs {sorted(v)}"]
+for i in p.keys() & v.keys():
+    a, b = p[i]["energy_j"], v[i]["energy_j"]
+    if a is None or b is None or abs(a - b) > max(0.02 * a, 350 * p[i]["gpus"]):
+        bad.append(f"job {i}: energy {a} vs {b}")
+    if p[i]["flags"] != v[i]["flags"]: bad.append(f"job {i}: flags {p[i]['flags']} vs {v[i]['flags']}")
+print(f"VictoriaMetrics: {len(v)} jobs, energy and flags as Prometheus': {not bad}")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+# A job the server forgot: its summary kept at its end is read instead; without one, its
+# GPU-hours still count and its figures are absent, said.
+"$gpuscope" job "$train" --prometheus "$vm" --summary-dir "$work/kept" --keep-summary 2>/dev/null
+curl -sf "$vm/api/v1/admin/tsdb/delete_series" --data-urlencode "match[]={slurm_job_id=\"$train\"}" >/dev/null
+"$gpuscope" jobs --from "$from" --to "$to" --prometheus "$vm" --summary-dir "$work/kept" --json >"$work/kept.json" 2>/dev/null
+"$gpuscope" jobs --from "$from" --to "$to" --prometheus "$vm" --json >"$work/gone.json" 2>/dev/null
+python3 - "$work/vm.json" "$work/kept.json" "$work/gone.json" "$train" <<'PY' || failures=$((failures + 1))
+import json, sys
+v, k, g = ({j["id"]: j for j in json.load(open(f))["jobs"]} for f in sys.argv[1:4])
+job = sys.argv[4]
+bad = []
+if k[job]["source"] != "kept summary" or abs(k[job]["energy_j"] - v[job]["energy_j"]) > 0.05 * v[job]["energy_j"]:
+    bad.append(f"kept summary: source {k[job]['source']}, energy {k[job]['energy_j']} vs {v[job]['energy_j']}")
+if g[job]["source"] != "none" or g[job]["energy_j"] is not None or g[job]["gpu_hours"] != v[job]["gpu_hours"] or not g[job]["notes"]:
+    bad.append(f"gone: {g[job]}")
+print(f"kept summary: {k[job]['source']}, {k[job]['energy_j']:.0f} J; gone: {g[job]['source']}, {g[job]['gpu_hours']:.4f} GPU-h, {g[job]['notes']}")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+# sacct failing says so.
+expect_error "sacct failing" "sacct failed (exit 1)" env GPUSCOPE_SACCT=false \
+  "$gpuscope" jobs --from "$from" --to "$to" --prometheus "$prom"
+
 echo "$failures failed"
 [ $failures -eq 0 ]
