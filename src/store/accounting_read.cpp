@@ -298,59 +298,70 @@ std::int64_t AccountingDb::count_jobs(const JobQuery& query) {
   return s.step() ? s.int64(0) : 0;
 }
 
+namespace {
+
+// The sums per group of `query`: whole local days from usage_days, the rest (a window that
+// starts or ends inside a day, a state or job asked for: not kept there) from the jobs.
+std::map<std::string, Sums> group_sums(Database& db, const JobQuery& query, UsageBy by) {
+  std::map<std::string, Sums> groups;
+  const std::int64_t lo = query.from_ms ? midnight(*query.from_ms, true) : 0;
+  const std::int64_t hi = query.to_ms ? midnight(*query.to_ms, false) : INT64_MAX;
+  if (!query.states.empty() || !query.job_ids.empty() || lo >= hi) {
+    add_job_sums(db, query, by, groups);
+    return groups;
+  }
+  add_day_sums(db, query, by, lo, hi, groups);
+  if (query.from_ms && *query.from_ms < lo) {  // the part day before the whole days
+    JobQuery before = query;
+    before.to_ms = lo;
+    add_job_sums(db, before, by, groups);
+  }
+  if (query.to_ms && hi < *query.to_ms) {  // and after them
+    JobQuery after = query;
+    after.from_ms = hi;
+    add_job_sums(db, after, by, groups);
+  }
+  return groups;
+}
+
+}  // namespace
+
 std::vector<UsageRow> AccountingDb::usage(const JobQuery& query, UsageBy by) {
   return translate_sqlite_errors(
       fmt::format("cannot read the usage of {}", impl_->path.string()), "the file may be damaged",
       [&] {
-        std::map<std::string, Sums> groups;
-        // Whole days from usage_days, unless a state or job is asked for (not kept there).
-        const std::int64_t lo = query.from_ms ? midnight(*query.from_ms, true) : 0;
-        const std::int64_t hi = query.to_ms ? midnight(*query.to_ms, false) : INT64_MAX;
-        if (!query.states.empty() || !query.job_ids.empty() || lo >= hi) {
-          add_job_sums(impl_->db, query, by, groups);
-        } else {
-          add_day_sums(impl_->db, query, by, lo, hi, groups);
-          if (query.from_ms && *query.from_ms < lo) {  // the part day before the whole days
-            JobQuery before = query;
-            before.to_ms = lo;
-            add_job_sums(impl_->db, before, by, groups);
-          }
-          if (query.to_ms && hi < *query.to_ms) {  // and after them
-            JobQuery after = query;
-            after.from_ms = hi;
-            add_job_sums(impl_->db, after, by, groups);
-          }
-        }
         std::vector<UsageRow> out;
-        for (const auto& [group, sums] : groups) out.push_back(row_of(group, sums));
+        for (const auto& [group, sums] : group_sums(impl_->db, query, by)) {
+          out.push_back(row_of(group, sums));
+        }
         return out;
       });
 }
 
+// The groups' raw sums added up: a mean's weight is the GPU-hours of the jobs that have the
+// figure, not of the whole group.
 UsageRow AccountingDb::total(const JobQuery& query) {
-  Sums all;
-  for (const auto& r : usage(query, UsageBy::Partition)) {
-    all.jobs += r.jobs;
-    all.gpu_hours += r.gpu_hours;
-    all.idle += r.idle_gpu_hours;
-    all.energy += r.energy_j;
-    all.co2 += r.co2_g;
-    all.without += r.jobs_without_figures;
-    all.flagged += r.flagged_jobs;
-    if (r.util_pct) {
-      all.util_w += r.gpu_hours;
-      all.util_s += *r.util_pct * r.gpu_hours;
-    }
-    if (r.sm_active_pct) {
-      all.sm_w += r.gpu_hours;
-      all.sm_s += *r.sm_active_pct * r.gpu_hours;
-    }
-    if (r.score) {
-      all.score_w += r.gpu_hours;
-      all.score_s += *r.score * r.gpu_hours;
-    }
-  }
-  return row_of("all", all);
+  return translate_sqlite_errors(
+      fmt::format("cannot read the usage of {}", impl_->path.string()), "the file may be damaged",
+      [&] {
+        Sums all;
+        for (const auto& [group, s] : group_sums(impl_->db, query, UsageBy::Partition)) {
+          all.jobs += s.jobs;
+          all.without += s.without;
+          all.flagged += s.flagged;
+          all.gpu_hours += s.gpu_hours;
+          all.idle += s.idle;
+          all.energy += s.energy;
+          all.co2 += s.co2;
+          all.util_w += s.util_w;
+          all.util_s += s.util_s;
+          all.sm_w += s.sm_w;
+          all.sm_s += s.sm_s;
+          all.score_w += s.score_w;
+          all.score_s += s.score_s;
+        }
+        return row_of("all", all);
+      });
 }
 
 std::vector<UpdateRecord> AccountingDb::updates(std::size_t limit) {
