@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.hpp"
@@ -28,12 +29,21 @@ void print_error(const std::string& message) {
 
 // gssr spells two analyze flags with one dash and three letters (-pts, -plb), which CLI11 would
 // read as three one-letter flags; rewrite them to their long names (up to a "--").
-std::vector<std::string> gssr_spellings(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
+std::vector<std::string> gssr_spellings(std::vector<std::string> args) {
   if (args.size() < 2 || args[1] != "analyze") return args;
   for (std::size_t i = 2; i < args.size() && args[i] != "--"; ++i) {
     if (args[i] == "-pts") args[i] = "--plot-time-series";
     if (args[i] == "-plb") args[i] = "--plot-load-balancing";
+  }
+  return args;
+}
+
+// slurm.conf's MailProg takes no arguments: a link named gpuscope-mail is `gpuscope mail`.
+std::vector<std::string> command_of_name(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  const std::string_view name = args.empty() ? "" : std::string_view(args[0]);
+  if (name.substr(name.find_last_of('/') + 1) == "gpuscope-mail") {
+    args.insert(args.begin() + 1, "mail");
   }
   return args;
 }
@@ -81,6 +91,7 @@ int run(int argc, char** argv) {
   commands.push_back(add_job_command(app));
   commands.push_back(add_jobs_command(app));
   commands.push_back(add_usage_command(app));
+  commands.push_back(add_mail_command(app));
   commands.push_back(add_merge_command(app));
   commands.push_back(add_import_command(app));
   commands.push_back(add_devices_command(app));
@@ -93,9 +104,10 @@ int run(int argc, char** argv) {
   commands.push_back(add_mark_command(app));
   commands.push_back(add_help_command(app, fmt::format("gpuscope {}", kVersion)));
 
+  std::vector<std::string> args = gssr_spellings(command_of_name(argc, argv));
   // CLI11 would call an unknown command a stray argument; name it for what it is.
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string first = argv[1];
+  if (args.size() > 1 && !args[1].starts_with("-")) {
+    const std::string first = args[1];
     bool known = false;
     std::string names;
     for (const Command& command : commands) {
@@ -110,7 +122,6 @@ int run(int argc, char** argv) {
     }
   }
 
-  std::vector<std::string> args = gssr_spellings(argc, argv);
   std::vector<char*> pointers;
   for (std::string& arg : args) pointers.push_back(arg.data());
   try {

@@ -53,6 +53,9 @@ std::vector<docgen::Example> command_examples() {
        "gpuscope usage --by account --db /var/lib/gpuscope/jobs.db --from 2026-10-01T00:00Z"},
       {"usage", "One user's jobs day by day, as CSV.",
        "gpuscope usage --by day --user alice --from 2026-11-01T00:00Z --csv"},
+      {"mail", "SLURM's MailProg: a link named gpuscope-mail is gpuscope mail (no shell).",
+       "ln -s /usr/bin/gpuscope /usr/local/sbin/gpuscope-mail\n"
+       "echo MailProg=/usr/local/sbin/gpuscope-mail >>/etc/slurm/slurm.conf"},
       {"merge", "Combine per-rank run databases.", "gpuscope merge job.db runs/"},
       {"import", "Keep an nvidia-smi log or a gssr folder as a run database.",
        "gpuscope import gpu.csv -o gpu.db\ngpuscope import profile_out_JobID_4242 -o train.db"},
