@@ -1,7 +1,7 @@
 #include "store/accounting_db.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
