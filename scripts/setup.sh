@@ -31,6 +31,8 @@ packages=(
   openmpi-bin
   # the processes test reads serve's /metrics with the curl command
   curl
+  # the mail test sends SLURM's mails through msmtp to an SMTP server (aiosmtpd)
+  msmtp python3-aiosmtpd
   # the container tests run real podman containers (runc, catatonit for --init) of a busybox
   # image imported from a tarball; as root they need nothing more (no uidmap, slirp4netns or
   # fuse-overlayfs: no subuids, --network none, the kernel's overlayfs)
