@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "app/fleet/fleet_read.hpp"
@@ -79,44 +81,40 @@ FleetOptions fleet_options(const MailConfig& c) {
 }
 
 // The job as SLURM's accounting has it, asked until it has ended there (slurmctld may mail
-// before slurmdbd has the end) or `deadline` passes. Empty for a job without GPUs.
-std::vector<SiteJob> ended_job(const FleetOptions& f, const std::string& job_id,
-                               Clock::time_point deadline) {
+// before slurmdbd has the end) or `deadline` passes; nullopt for a job without GPUs.
+std::optional<SiteJob> ended_job(const FleetOptions& f, const std::string& job_id,
+                                 Clock::time_point deadline) {
   for (;;) {
     const auto limit = std::chrono::seconds(std::max(1, remaining_ms(deadline) / 1000));
     const std::string output =
         run_sacct(sacct_program(f.sacct), fleet::sacct_one_job_arguments(job_id), limit);
     fleet::SacctRead read = fleet::read_sacct_jobs(output, fleet_now_ms());
-    std::vector<SiteJob> jobs;
-    for (auto& job : read.jobs) {
-      if (job.id == job_id) jobs.push_back(std::move(job));
-    }
-    if (jobs.empty() && read.without_gpus > 0) return {};
-    const bool done = !jobs.empty() && !jobs.front().running;
-    if (done || (remaining_ms(deadline) < 1000 && !jobs.empty())) return jobs;
-    if (remaining_ms(deadline) < 1000) {
-      throw Error(fmt::format("SLURM's accounting has no record of job {} yet", job_id));
-    }
+    const auto job = std::find_if(read.jobs.begin(), read.jobs.end(),
+                                  [&](const SiteJob& j) { return j.id == job_id; });
+    if (job == read.jobs.end() && read.without_gpus > 0) return std::nullopt;
+    const bool late = remaining_ms(deadline) < 1000;
+    if (job != read.jobs.end() && (!job->running || late)) return *job;
+    if (late) throw Error(fmt::format("SLURM's accounting has no record of job {} yet", job_id));
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
 }
 
-// gpuscope's part, in a child process the caller may kill.
+// gpuscope's part, in a child process the caller may kill: the job's row as `gpuscope job ID
+// --row` gives it, once sacct has its end and the server its last scrapes.
 MailSummary summarise(const MailConfig& c, const std::string& job_id) {
   const FleetOptions f = fleet_options(c);
   // Most of the time for sacct; the server's queries are quick once the job is known.
   const auto sacct_deadline = Clock::now() + c.timeout * 6 / 10;
-  std::vector<SiteJob> jobs = ended_job(f, job_id, sacct_deadline);
-  if (jobs.empty()) return {};
-  // The server's last scrapes of the job, up to `settle` after its end.
-  const std::int64_t wait_ms = jobs.front().end_ms + c.settle.count() - fleet_now_ms();
+  const std::optional<SiteJob> job = ended_job(f, job_id, sacct_deadline);
+  if (!job) return {};
+  const std::int64_t wait_ms = job->end_ms + c.settle.count() - fleet_now_ms();
   if (wait_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(
         std::min<std::int64_t>(wait_ms, remaining_ms(sacct_deadline + c.timeout * 3 / 10))));
   }
   const auto source = open_job_server(std::nullopt, f.config);
-  summarise_jobs(f, *source, jobs);
-  return {MailSummary::Kind::Summary, report::job_mail_summary(jobs.front())};
+  return {MailSummary::Kind::Summary,
+          report::job_mail_summary(site_row_of_job(f, *source, job_id))};
 }
 
 [[noreturn]] void summary_child(int fd, const MailConfig& c, const std::string& job_id) {
