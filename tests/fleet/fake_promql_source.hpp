@@ -1,10 +1,13 @@
 // A tsdb::Source that answers the instant queries read_gpu_aggregates sends from series given
-// by hand, evaluating each piece as a server would: pieces `label_replace(<piece>,
-// "gpuscope_job", "<id>", "", "")` joined with `or`, each piece one reduction of one selector
-// over its own `[<n>ms] @ <s>` window, grouped `by (...)` its labels (or jobstats' job-id series
-// compared with a job's id at an instant). It reads the expression's
-// shape (promql_text.hpp), so a label value that escaped its string fails the test. Prometheus'
-// idle share (a subquery on a grid) is evaluated on the stored samples, as VictoriaMetrics' is.
+// by hand, evaluating each as a server would. Two shapes: a batch's query for the jobs a label
+// names, one reduction of one selector (`L=~"id|id|..."`, a list label's
+// `(.*,)?(id|...)(,.*)?`) over the batch's `[<n>ms] @ <s>` span, grouped `by (...)` the GPU's
+// labels and the job label; and per-job pieces `label_replace(<piece>, "gpuscope_job", "<id>",
+// "", "")` joined with `or`, each over its own window (or jobstats' job-id series compared with
+// a job's id at an instant). It reads the expression's shape (promql_text.hpp), so a label value
+// that escaped its string fails the test. Prometheus' idle share (a subquery on a grid) is
+// evaluated on the stored samples, as VictoriaMetrics' is. `max_ids` refuses, as a server's
+// limit would (tsdb::LimitError), a query naming more jobs than that.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +21,7 @@
 #include "core/error.hpp"
 #include "ingest/fake_source.hpp"
 #include "promql_text.hpp"
+#include "tsdb/client.hpp"
 #include "tsdb/source.hpp"
 
 namespace gpuscope::fleet::testing {
@@ -28,6 +32,8 @@ class FakePromqlSource : public tsdb::Source {
   std::vector<tsdb::Series> data;
   std::vector<std::string> asked;      // every expression, in order
   std::optional<std::size_t> fail_at;  // the instant query (0-based) the server fails
+  std::optional<std::size_t> max_ids;  // more jobs in one query are refused for a limit
+  std::size_t refused = 0;             // queries refused for max_ids
 
   void add(tsdb::Labels labels, std::vector<tsdb::Point> points) {
     data.push_back({std::move(labels), std::move(points)});
@@ -57,7 +63,20 @@ class FakePromqlSource : public tsdb::Source {
     }
     asked.push_back(expr);
     const PromqlText text = lex_promql(expr);
+    if (max_ids && ids_named(text) > *max_ids) {
+      ++refused;
+      throw tsdb::LimitError("the monitoring server answered 422: too long query");
+    }
     std::vector<tsdb::Series> out;
+    if (text.shape.rfind(kLabelReplace, 0) != 0) {  // a batch's query: one reduction
+      try {
+        out = evaluate(text.shape, text.strings);
+      } catch (const std::out_of_range& e) {
+        throw std::invalid_argument(std::string(e.what()) + " reading " + expr);
+      }
+      for (auto& s : out) s.points = {{time_ms, s.points.front().value}};
+      return out;
+    }
     std::string rebuilt;
     for (std::size_t at = 0; at < text.shape.size();) {
       if (!rebuilt.empty()) rebuilt += " or ";
@@ -72,7 +91,38 @@ class FakePromqlSource : public tsdb::Source {
     return out;
   }
 
+  // The alternatives of a batch's `=~` matcher on a job label, a list label's inside its
+  // `(.*,)?(...)(,.*)?`: the ids asked (an escaped '|' is part of an id).
+  static std::vector<std::string> regex_ids(const std::string& regex) {
+    std::string alternation = regex;
+    const std::string head = "(.*,)?(", tail = ")(,.*)?";
+    if (alternation.starts_with(head) && alternation.ends_with(tail)) {
+      alternation = alternation.substr(head.size(), alternation.size() - head.size() - tail.size());
+    }
+    std::vector<std::string> out(1);
+    for (std::size_t i = 0; i < alternation.size(); ++i) {
+      if (alternation[i] == '\\' && i + 1 < alternation.size()) {
+        out.back() += alternation[++i];
+      } else if (alternation[i] == '|') {
+        out.emplace_back();
+      } else {
+        out.back() += alternation[i];
+      }
+    }
+    return out;
+  }
+
  private:
+  // How many jobs a query names: its pieces, or its job label's alternatives.
+  static std::size_t ids_named(const PromqlText& text) {
+    if (text.shape.rfind(kLabelReplace, 0) == 0)
+      return occurrences(text.shape, kLabelReplace.data());
+    const auto at = text.shape.find("=~\"#");
+    if (at == std::string::npos) return 0;
+    const std::size_t n = std::stoul(text.shape.substr(at + 4));
+    return regex_ids(text.strings.at(n)).size();
+  }
+
   static constexpr std::string_view kLabelReplace = "label_replace(";
 
   struct Acc {
