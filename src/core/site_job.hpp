@@ -79,6 +79,9 @@ struct SiteJob {
   std::int64_t end_ms = 0;  // now, for a running job
   bool running = false;
   std::vector<std::string> nodes;
+  // Its nodes ran no other GPU job during it (sacct): when no series names the job, every GPU
+  // of them is its own. Not kept in the database.
+  bool nodes_alone = false;
   int gpus = 0;           // allocated (AllocTRES gres/gpu)
   std::string gpu_model;  // the GPUs' model where the series or AllocTRES say; "" otherwise
   double gpu_hours = 0;   // elapsed × allocated GPUs

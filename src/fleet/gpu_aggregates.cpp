@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "fleet/job_queries.hpp"
 #include "ingest/monitoring/exporter_families.hpp"
 #include "ingest/monitoring/exporter_labels.hpp"
+#include "tsdb/client.hpp"
 #include "tsdb/promql.hpp"
 
 namespace gpuscope::fleet {
@@ -102,23 +104,23 @@ struct Batch {
   std::map<std::pair<std::string, std::string>, Found> found;  // (job, GPU key)
 };
 
-// How one label convention is asked: the jobs, and per job the matcher of its GPUs' series.
+// How one way of finding jobs' GPUs is asked (a family's job label, jobstats' job-id series, the
+// nodes of exclusive jobs): the jobs, how each one's GPUs are found, and per job the matcher of
+// its GPUs' series once found.
 struct Asking {
   ingest::Family family;
-  std::string label;
+  std::string label;  // the job label; "" when the GPUs are not found by one
   bool list = false;
   std::vector<const AggregateJob*> jobs;
   std::map<const AggregateJob*, std::string> matcher;
+  // The matcher of a job's series when they cannot be read by UUID; "" when there is none.
+  std::function<std::string(const AggregateJob&)> fallback;
+  // The query piece that finds a job's GPUs (counted by kIdentity's labels), for a utilization
+  // series name; `once`: the piece does not depend on the name.
+  std::function<std::string(const AggregateJob&, std::string_view)> find;
+  bool once = false;
+  std::string how;  // for AggregateRead::matched_by
 };
-
-// The matcher of the series labelled with `job` (a list label holds "123,124").
-std::string label_matcher(const Asking& asking, const std::string& job) {
-  if (asking.list) {
-    return fmt::format("{}=~{}", asking.label,
-                       tsdb::quote("(.*,)?" + tsdb::regex_quote(job) + "(,.*)?"));
-  }
-  return fmt::format("{}={}", asking.label, tsdb::quote(job));
-}
 
 std::string selector(std::string_view name, std::string_view extra, const std::string& matcher) {
   return extra.empty() ? fmt::format("{}{{{}}}", name, matcher)
@@ -133,8 +135,10 @@ const AggregateJob* job_of(const tsdb::Labels& labels, const Batch& batch) {
 }
 
 // One query: `piece(job)` for every job of `jobs`, marked and joined; its answers by job.
+// A query the server refuses for one of its limits (samples per query) is asked again in two
+// halves of the jobs, down to one job.
 template <typename Piece, typename Take>
-void query(tsdb::Source& source, const Batch& batch, const std::vector<const AggregateJob*>& jobs,
+void query(tsdb::Source& source, const Batch& batch, std::span<const AggregateJob* const> jobs,
            Piece piece, Take take, std::size_t& queries) {
   std::vector<std::string> pieces, ids;
   std::int64_t at = 0;
@@ -144,7 +148,17 @@ void query(tsdb::Source& source, const Batch& batch, const std::vector<const Agg
     at = std::max(at, job->end_ms + 999);
   }
   ++queries;
-  for (const auto& series : source.instant(joined_pieces(pieces, ids), at)) {
+  std::vector<tsdb::Series> answer;
+  try {
+    answer = source.instant(joined_pieces(pieces, ids), at);
+  } catch (const tsdb::LimitError&) {
+    if (jobs.size() == 1) throw;
+    const std::size_t half = jobs.size() / 2;
+    query(source, batch, jobs.first(half), piece, take, queries);
+    query(source, batch, jobs.subspan(half), piece, take, queries);
+    return;
+  }
+  for (const auto& series : answer) {
     if (series.points.empty() || !std::isfinite(series.points.back().value)) continue;
     if (const AggregateJob* job = job_of(series.labels, batch)) take(*job, series);
   }
@@ -170,8 +184,11 @@ Found& entry(Batch& batch, const AggregateJob& job, const tsdb::Labels& labels,
 void ask(tsdb::Source& source, Batch& batch, const Asking& asking, std::string_view name,
          std::string_view extra, Reduce reduce, double scale, Slot slot,
          const AggregateOptions& options, std::size_t& queries) {
-  ReduceAsk r{reduce, reduce == Reduce::Idle ? options.idle_util_pct / scale : 0,
-              source.server().kind, options.idle_step_ms};
+  ReduceAsk r{reduce,
+              reduce == Reduce::Idle ? options.idle_util_pct / scale : 0,
+              source.server().kind,
+              options.idle_step_ms,
+              {}};
   const bool scaled = reduce == Reduce::Mean || reduce == Reduce::Max || reduce == Reduce::Rise;
   query(
       source, batch, asking.jobs,
@@ -225,46 +242,12 @@ std::map<const AggregateJob*, Labelled> discover(tsdb::Source& source, const Bat
     if (name.family != asking.family || name.metric != Metric::GpuUtilPct) continue;
     query(
         source, batch, asking.jobs,
-        [&](const AggregateJob& job) {
-          const JobWindowText w = window_text(job);
-          return fmt::format("count by ({}) (count_over_time({}[{}] {}))", kIdentity,
-                             selector(name.name, {}, label_matcher(asking, job.id)), w.range, w.at);
-        },
+        [&](const AggregateJob& job) { return asking.find(job, name.name); },
         [&](const AggregateJob& job, const tsdb::Series& s) { add_found(found[&job], s.labels); },
         queries);
+    if (asking.once) break;
   }
   return found;
-}
-
-// The jobs whose GPUs carried another job's label too during their window (the exporter labels
-// a GPU with the workload of the moment): only their labelled samples are theirs.
-std::set<const AggregateJob*> shared(tsdb::Source& source, const Batch& batch, const Asking& asking,
-                                     const std::map<const AggregateJob*, Labelled>& found,
-                                     std::size_t& queries) {
-  std::vector<const AggregateJob*> jobs;
-  for (const auto& [job, l] : found) {
-    if (l.by_uuid && !l.uuids.empty()) jobs.push_back(job);
-  }
-  std::set<const AggregateJob*> out;
-  if (jobs.empty()) return out;
-  for (const auto& name : ingest::exported_names()) {
-    if (name.family != asking.family || name.metric != Metric::GpuUtilPct) continue;
-    query(
-        source, batch, jobs,
-        [&](const AggregateJob& job) {
-          const Labelled& l = found.at(&job);
-          std::string uuids;
-          for (const auto& u : l.uuids) uuids += (uuids.empty() ? "" : "|") + tsdb::regex_quote(u);
-          const std::string mine = asking.list ? "(.*,)?" + tsdb::regex_quote(job.id) + "(,.*)?"
-                                               : tsdb::regex_quote(job.id);
-          const JobWindowText w = window_text(job);
-          return fmt::format("count(count_over_time({}{{{}=~{},{}!=\"\",{}!~{}}}[{}] {}))",
-                             name.name, l.uuid_label, tsdb::quote(uuids), asking.label,
-                             asking.label, tsdb::quote(mine), w.range, w.at);
-        },
-        [&](const AggregateJob& job, const tsdb::Series&) { out.insert(&job); }, queries);
-  }
-  return out;
 }
 
 void ask_all(tsdb::Source& source, Batch& batch, const Asking& asking,
@@ -290,35 +273,226 @@ void ask_all(tsdb::Source& source, Batch& batch, const Asking& asking,
   }
 }
 
-// Finds the jobs of `asking` that its label names, chooses how each one's samples are read
-// (by its GPUs' UUIDs over its window, as `gpuscope job` reads them, unless a GPU lacks a UUID,
-// is a MIG instance or was shared: then its labelled samples), and asks every figure.
+// Finds the jobs of `asking`, chooses how each one's samples are read (by its GPUs' UUIDs over
+// its window, as `gpuscope job` reads them, unless a GPU lacks one, is a MIG instance or was
+// shared: then the fallback, its labelled samples), and asks every figure.
 void read_convention(tsdb::Source& source, Batch& batch, Asking asking,
                      const AggregateOptions& options, AggregateRead& read) {
   const auto found = discover(source, batch, asking, read.queries);
   if (found.empty()) return;
-  const auto shared_jobs = shared(source, batch, asking, found, read.queries);
   asking.jobs.clear();
   for (const auto& [job, l] : found) {
-    asking.jobs.push_back(job);
-    std::string& m = asking.matcher[job];
-    if (l.by_uuid && !l.uuids.empty() && shared_jobs.count(job) == 0) {
+    std::string m;
+    if (l.by_uuid && !l.uuids.empty()) {
       std::string uuids;
       for (const auto& u : l.uuids) uuids += (uuids.empty() ? "" : "|") + tsdb::regex_quote(u);
       m = fmt::format("{}=~{}", l.uuid_label, tsdb::quote(uuids));
     } else {
-      m = label_matcher(asking, job->id);
-      if (shared_jobs.count(job) != 0) {
-        read.notes[job->id].push_back(fmt::format(
-            "a GPU of it carried another job's {} label during its window too: only the samples "
-            "labelled with it count",
-            asking.label));
-      }
+      m = asking.fallback ? asking.fallback(*job) : "";
     }
-    read.matched_by[job->id] =
-        fmt::format("{}'s label {}", ingest::family_name(asking.family), asking.label);
+    if (m.empty()) {
+      read.notes[job->id].push_back(fmt::format(
+          "{} names GPUs without a UUID, which cannot be told apart from other jobs'", asking.how));
+      continue;
+    }
+    asking.jobs.push_back(job);
+    asking.matcher[job] = m;
+    read.matched_by[job->id] = asking.how;
   }
-  ask_all(source, batch, asking, options, read.queries);
+  if (!asking.jobs.empty()) ask_all(source, batch, asking, options, read.queries);
+}
+
+// The count of a job's GPUs among the utilization series `name` matching `matcher` in its window.
+std::string count_gpus(std::string_view name, const std::string& matcher, const AggregateJob& job) {
+  const JobWindowText w = window_text(job);
+  return fmt::format("count by ({}) (count_over_time({}[{}] {}))", kIdentity,
+                     selector(name, {}, matcher), w.range, w.at);
+}
+
+// jobstats' exporter names the job in a series of its own, nvidia_gpu_jobId, whose value is the
+// job id: the GPUs whose value is the job's in the middle of its window.
+Asking by_jobstats_id(std::vector<const AggregateJob*> jobs) {
+  Asking a{ingest::Family::Jobstats, {}, false, std::move(jobs), {}, {}, {}, true, {}};
+  a.find = [](const AggregateJob& job, std::string_view) {
+    const std::int64_t mid = job.start_ms + (job.end_ms + 999 - job.start_ms) / 2;
+    return fmt::format("count by ({}) ({} @ {}.{:03} == {})", kIdentity, ingest::kJobstatsJobId,
+                       mid / 1000, mid % 1000, job.id);
+  };
+  a.how = fmt::format("jobstats' {} series", ingest::kJobstatsJobId);
+  return a;
+}
+
+// The GPUs of a job's nodes when they ran nothing else in its window (sacct says so): a series
+// whose node label names one of them, for exporters that name no job.
+Asking by_nodes(ingest::Family family, std::string_view node_label,
+                std::vector<const AggregateJob*> jobs) {
+  Asking a{family, {}, false, std::move(jobs), {}, {}, {}, false, {}};
+  auto matcher = [label = std::string(node_label)](const AggregateJob& job) {
+    std::string hosts;
+    for (const auto& n : job.nodes) hosts += (hosts.empty() ? "" : "|") + tsdb::regex_quote(n);
+    return fmt::format("{}=~{}", label, tsdb::quote("(" + hosts + ")([.:].*)?"));
+  };
+  a.fallback = matcher;
+  a.find = [matcher](const AggregateJob& job, std::string_view name) {
+    return count_gpus(name, matcher(job), job);
+  };
+  a.how = fmt::format("{}'s series of the job's nodes ({}), which ran nothing else",
+                      ingest::family_name(family), node_label);
+  return a;
+}
+
+// --- Jobs an exporter labels: one search per series name for a whole batch ---------------
+
+// A family's job label asked for the jobs of a batch at once: `L=~"id|id|..."` over a window
+// holding every one of them, answers grouped by the label and the GPU. A job's samples are the
+// samples labelled with it (the exporter's view of its processes), wherever they fall.
+struct LabelAsk {
+  ingest::JobLabel convention;
+  std::string label;
+};
+
+std::string ids_regex(const std::vector<const AggregateJob*>& jobs, bool list) {
+  std::string alternatives;
+  for (const AggregateJob* job : jobs) {
+    if (!alternatives.empty()) alternatives += '|';
+    alternatives += tsdb::regex_quote(job->id);
+  }
+  return list ? "(.*,)?(" + alternatives + ")(,.*)?" : alternatives;
+}
+
+// The jobs of `batch` a series' job label names (a list label may name several).
+std::vector<const AggregateJob*> jobs_named(const tsdb::Labels& labels, const std::string& label,
+                                            bool list, const Batch& batch) {
+  std::vector<const AggregateJob*> out;
+  const auto it = labels.find(label);
+  if (it == labels.end()) return out;
+  const std::string& value = it->second;
+  for (std::size_t begin = 0; begin <= value.size();) {
+    std::size_t end = list ? value.find(',', begin) : std::string::npos;
+    if (end == std::string::npos) end = value.size();
+    const auto job = batch.by_id.find(value.substr(begin, end - begin));
+    if (job != batch.by_id.end()) out.push_back(job->second);
+    begin = end + 1;
+  }
+  return out;
+}
+
+// One expression over `jobs` (built by `expr` from their regex and window); a refusal for a
+// limit of the server's (samples per query, query length) is asked again in two halves.
+template <typename Expr, typename Take>
+void batch_query(tsdb::Source& source, std::span<const AggregateJob* const> jobs, bool list,
+                 const AggregateOptions& options, Expr expr, Take take, std::size_t& queries) {
+  std::int64_t from = jobs.front()->start_ms, to = jobs.front()->end_ms;
+  for (const AggregateJob* job : jobs) {
+    from = std::min(from, job->start_ms);
+    to = std::max(to, job->end_ms);
+  }
+  const JobWindowText w = span_text(from, to, options.slack_ms);
+  const std::vector<const AggregateJob*> asked(jobs.begin(), jobs.end());
+  ++queries;
+  std::vector<tsdb::Series> answer;
+  try {
+    answer = source.instant(expr(ids_regex(asked, list), w), w.at_ms);
+  } catch (const tsdb::LimitError&) {
+    if (jobs.size() == 1) throw;
+    const std::size_t half = jobs.size() / 2;
+    batch_query(source, jobs.first(half), list, options, expr, take, queries);
+    batch_query(source, jobs.subspan(half), list, options, expr, take, queries);
+    return;
+  }
+  for (const auto& series : answer) {
+    if (!series.points.empty() && std::isfinite(series.points.back().value)) take(series);
+  }
+}
+
+void ask_labelled(tsdb::Source& source, Batch& batch, const LabelAsk& l,
+                  const std::vector<const AggregateJob*>& jobs, std::string_view name,
+                  std::string_view extra, Reduce reduce, double scale, Slot slot,
+                  const AggregateOptions& options, std::size_t& queries) {
+  ReduceAsk r{reduce, reduce == Reduce::Idle ? options.idle_util_pct / scale : 0,
+              source.server().kind, options.idle_step_ms, l.label};
+  const bool scaled = reduce == Reduce::Mean || reduce == Reduce::Max || reduce == Reduce::Rise;
+  batch_query(
+      source, jobs, l.convention.list, options,
+      [&](const std::string& regex, const JobWindowText& w) {
+        const std::string m = fmt::format("{}=~{}", l.label, tsdb::quote(regex));
+        return reduce_expr(r, selector(name, extra, m), w);
+      },
+      [&](const tsdb::Series& series) {
+        const double value = series.points.back().value * (scaled ? scale : 1);
+        for (const AggregateJob* job :
+             jobs_named(series.labels, l.label, l.convention.list, batch)) {
+          auto& s = entry(batch, *job, series.labels, l.convention.family)
+                        .slots[static_cast<std::size_t>(slot)];
+          if (slot == Slot::Health) {
+            s = s.value_or(0) + value;
+          } else if (!s) {
+            s = value;  // the first name found for the figure wins (the families' order)
+          }
+        }
+      },
+      queries);
+}
+
+// The jobs of `jobs` some utilization series of the family names under the label.
+std::vector<const AggregateJob*> labelled_jobs(tsdb::Source& source, const Batch& batch,
+                                               const LabelAsk& l,
+                                               const std::vector<const AggregateJob*>& jobs,
+                                               const AggregateOptions& options,
+                                               std::size_t& queries) {
+  std::set<const AggregateJob*> found;
+  for (const auto& name : ingest::exported_names()) {
+    if (name.family != l.convention.family || name.metric != Metric::GpuUtilPct) continue;
+    batch_query(
+        source, jobs, l.convention.list, options,
+        [&](const std::string& regex, const JobWindowText& w) {
+          return fmt::format("count by ({}) (count_over_time({}{{{}=~{}}}[{}] {}))", l.label,
+                             name.name, l.label, tsdb::quote(regex), w.range, w.at);
+        },
+        [&](const tsdb::Series& s) {
+          for (const AggregateJob* job : jobs_named(s.labels, l.label, l.convention.list, batch)) {
+            found.insert(job);
+          }
+        },
+        queries);
+  }
+  std::vector<const AggregateJob*> out;
+  for (const AggregateJob* job : jobs) {
+    if (found.count(job) != 0) out.push_back(job);
+  }
+  return out;
+}
+
+// Reads the jobs of `jobs` that `l` names; marks them found in `read`.
+void read_labelled(tsdb::Source& source, Batch& batch, const LabelAsk& l,
+                   const std::vector<const AggregateJob*>& jobs, const AggregateOptions& options,
+                   AggregateRead& read) {
+  const auto found = labelled_jobs(source, batch, l, jobs, options, read.queries);
+  if (found.empty()) return;
+  const ingest::Family family = l.convention.family;
+  for (const Ask& a : kAsks) {
+    for (const auto& name : ingest::exported_names()) {
+      if (name.family != family || name.metric != a.metric) continue;
+      std::string extra;
+      if (!name.label.empty()) extra = fmt::format("{}={}", name.label, tsdb::quote(name.value));
+      ask_labelled(source, batch, l, found, name.name, extra, a.reduce, name.scale, a.slot, options,
+                   read.queries);
+    }
+  }
+  for (const TotalAsk& t : kMemoryTotals) {
+    if (t.family != family) continue;
+    const double scale = ingest::memory_total_bytes(std::string(t.name), 1).value_or(1);
+    ask_labelled(source, batch, l, found, t.name, {}, Reduce::Mean, scale, Slot::MemoryTotal,
+                 options, read.queries);
+  }
+  for (const HealthAsk& h : kHealthAsks) {
+    if (h.family != family) continue;
+    ask_labelled(source, batch, l, found, h.selector_name, h.matchers, h.reduce, 1, Slot::Health,
+                 options, read.queries);
+  }
+  for (const AggregateJob* job : found) {
+    read.matched_by[job->id] = fmt::format("{}'s label {}", ingest::family_name(family), l.label);
+  }
 }
 
 GpuAggregate finish(Found&& f) {
@@ -345,23 +519,42 @@ GpuAggregate finish(Found&& f) {
   return g;
 }
 
-// One batch of jobs: each label convention in turn for the jobs not found yet.
+// One batch of jobs: each way of finding their GPUs in turn for the jobs not found yet.
 void read_batch(tsdb::Source& source, std::span<const AggregateJob* const> jobs,
                 const AggregateOptions& options, AggregateRead& read) {
   Batch batch;
   for (const AggregateJob* job : jobs) batch.by_id.emplace(job->id, job);
   std::vector<const AggregateJob*> left(jobs.begin(), jobs.end());
+  auto found = [&](const Asking& asking) {
+    read_convention(source, batch, asking, options, read);
+    std::erase_if(left, [&](const AggregateJob* j) { return read.matched_by.count(j->id) != 0; });
+  };
   for (const auto& convention : ingest::kSlurmJobLabels) {
     for (const std::string prefix : {"", "exported_"}) {
       if (left.empty()) break;
-      Asking asking{
-          convention.family, prefix + std::string(convention.label), convention.list, left, {}};
-      read_convention(source, batch, asking, options, read);
+      read_labelled(source, batch, {convention, prefix + std::string(convention.label)}, left,
+                    options, read);
       std::erase_if(left, [&](const AggregateJob* j) { return read.matched_by.count(j->id) != 0; });
     }
   }
-  for (auto& [key, found] : batch.found) {
-    read.by_job[key.first].push_back(finish(std::move(found)));
+  std::vector<const AggregateJob*> numeric;
+  for (const AggregateJob* j : left) {
+    const bool digits =
+        std::all_of(j->id.begin(), j->id.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!j->id.empty() && digits) numeric.push_back(j);
+  }
+  if (!numeric.empty()) found(by_jobstats_id(numeric));
+  for (const ingest::Family family : ingest::kFamilies) {
+    for (const std::string_view node_label : ingest::kNodeLabels) {
+      std::vector<const AggregateJob*> alone;
+      for (const AggregateJob* j : left) {
+        if (j->exclusive && !j->nodes.empty()) alone.push_back(j);
+      }
+      if (!alone.empty()) found(by_nodes(family, node_label, alone));
+    }
+  }
+  for (auto& [key, found_gpu] : batch.found) {
+    read.by_job[key.first].push_back(finish(std::move(found_gpu)));
   }
 }
 

@@ -24,6 +24,9 @@ struct AggregateJob {
   std::int64_t start_ms = 0;
   std::int64_t end_ms = 0;  // sacct's End (whole seconds): the job ran until before end + 1 s
   std::vector<std::string> nodes;
+  // Its nodes ran nothing else during its window (sacct says so): every GPU of them is its own
+  // when no series names the job.
+  bool exclusive = false;
 };
 
 // One GPU (or MIG instance) of one job, as the server summarised its labelled samples. Units are
@@ -53,8 +56,13 @@ struct GpuAggregate {
 struct AggregateOptions {
   std::size_t jobs_per_query = 500;
   double idle_util_pct = 1;  // a sample at or below this utilization is idle
-  // Prometheus has no share_le_over_time: the idle share is then a subquery at this step.
-  std::int64_t idle_step_ms = 15'000;
+  // A batch's window reaches this far before its first job's start and after its last one's
+  // end: samples a label names a little outside the job (the nodes' and the server's clocks
+  // apart, the exporter's last scrape of the job's processes) are the job's.
+  std::int64_t slack_ms = 60'000;
+  // Prometheus has no count_le_over_time: the idle share is then a subquery at this step (its
+  // evaluation times aligned to the clock: the same for a job in any batch).
+  std::int64_t idle_step_ms = 2'000;
 };
 
 struct AggregateRead {

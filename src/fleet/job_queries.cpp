@@ -18,8 +18,9 @@ constexpr std::string_view kGpuLabels =
     "GPU_I_PROFILE, gpu_instance_id, mig_profile, mig_uuid, hostname, Hostname, node, nodename, "
     "instance";
 
-std::string per_gpu(std::string_view op, const std::string& inner) {
-  return fmt::format("{} by ({}) ({})", op, kGpuLabels, inner);
+std::string per_gpu(std::string_view op, const std::string& inner, const std::string& also) {
+  if (also.empty()) return fmt::format("{} by ({}) ({})", op, kGpuLabels, inner);
+  return fmt::format("{} by ({}, {}) ({})", op, kGpuLabels, also, inner);
 }
 
 }  // namespace
@@ -33,37 +34,49 @@ JobWindowText window_text(const AggregateJob& job) {
   return w;
 }
 
+JobWindowText span_text(std::int64_t from_ms, std::int64_t to_ms, std::int64_t slack_ms) {
+  JobWindowText w;
+  w.at_ms = to_ms + 999 + slack_ms;
+  w.range_ms = w.at_ms - (from_ms - slack_ms);
+  w.range = fmt::format("{}ms", w.range_ms);
+  w.at = fmt::format("@ {}.{:03}", w.at_ms / 1000, w.at_ms % 1000);
+  return w;
+}
+
 std::string reduce_expr(const ReduceAsk& a, const std::string& sel, const JobWindowText& w) {
+  const auto group = [&](std::string_view op, const std::string& inner) {
+    return per_gpu(op, inner, a.by_also);
+  };
   const std::string over = fmt::format("{}[{}] {}", sel, w.range, w.at);
-  const std::string sum = per_gpu("sum", fmt::format("sum_over_time({})", over));
-  const std::string count = per_gpu("sum", fmt::format("count_over_time({})", over));
+  const std::string sum = group("sum", fmt::format("sum_over_time({})", over));
+  const std::string count = group("sum", fmt::format("count_over_time({})", over));
   switch (a.reduce) {
     case Reduce::Mean:
       return fmt::format("{} / {}", sum, count);
     case Reduce::Count:
       return count;
     case Reduce::Max:
-      return per_gpu("max", fmt::format("max_over_time({})", over));
+      return group("max", fmt::format("max_over_time({})", over));
     case Reduce::Rise:
-      return fmt::format("{} - {}", per_gpu("max", fmt::format("max_over_time({})", over)),
-                         per_gpu("min", fmt::format("min_over_time({})", over)));
+      return fmt::format("{} - {}", group("max", fmt::format("max_over_time({})", over)),
+                         group("min", fmt::format("min_over_time({})", over)));
     case Reduce::Changes:
-      return per_gpu("sum", fmt::format("changes({})", over));
+      return group("sum", fmt::format("changes({})", over));
     case Reduce::Idle:
       break;
   }
   if (a.kind == tsdb::ServerKind::VictoriaMetrics) {  // exact: the stored samples
     return fmt::format(
-        "{} / {}",
-        per_gpu("sum", fmt::format("count_le_over_time({}, {})", over, a.idle_threshold)), count);
+        "{} / {}", group("sum", fmt::format("count_le_over_time({}, {})", over, a.idle_threshold)),
+        count);
   }
-  // Prometheus has no count_le_over_time: a subquery at a step the window holds 20 times at least.
-  const std::int64_t step = std::clamp<std::int64_t>(w.range_ms / 20, 1000, a.idle_step_ms);
-  const std::string grid = fmt::format("[{}:{}ms] {}", w.range, step, w.at);
+  // Prometheus has no count_le_over_time: a subquery at a fixed step, whose evaluation times
+  // Prometheus aligns to the clock, so a job's share is the same whatever window holds it.
+  const std::string grid = fmt::format("[{}:{}ms] {}", w.range, a.idle_step_ms, w.at);
   return fmt::format(
       "{} / {}",
-      per_gpu("sum", fmt::format("sum_over_time(({} <= bool {}){})", sel, a.idle_threshold, grid)),
-      per_gpu("sum", fmt::format("count_over_time({}{})", sel, grid)));
+      group("sum", fmt::format("sum_over_time(({} <= bool {}){})", sel, a.idle_threshold, grid)),
+      group("sum", fmt::format("count_over_time({}{})", sel, grid)));
 }
 
 std::string joined_pieces(const std::vector<std::string>& pieces,

@@ -28,6 +28,9 @@ struct JobWindowText {
   std::int64_t at_ms = 0;
 };
 JobWindowText window_text(const AggregateJob& job);
+// A batch's window: from before its first job's start to after its last one's end, `slack_ms`
+// either side.
+JobWindowText span_text(std::int64_t from_ms, std::int64_t to_ms, std::int64_t slack_ms);
 
 enum class Reduce { Mean, Count, Idle, Max, Rise, Changes };
 
@@ -35,7 +38,8 @@ struct ReduceAsk {
   Reduce reduce = Reduce::Mean;
   double idle_threshold = 0;  // in the series' own unit
   tsdb::ServerKind kind = tsdb::ServerKind::Other;
-  std::int64_t idle_step_ms = 15'000;  // Prometheus' idle share is a subquery at this step at most
+  std::int64_t idle_step_ms = 2'000;  // Prometheus' idle share is a subquery at this step
+  std::string by_also = {};  // a label kept besides the GPU's (the job label of a batch); "" none
 };
 
 // `reduce` of the series `selector` ({...} with the name) over `w`, added up per GPU: a GPU's

@@ -154,7 +154,8 @@ std::vector<std::string> answer_warnings(const Answer& doc) {
 bool is_limit_error(const ApiError& error) {
   for (const std::string_view words :
        {"maximum resolution", "too many points", "maxPointsPerTimeseries", "too many samples",
-        "maxSamplesPerQuery", "maxSamplesPerSeries", "max-samples"}) {
+        "maxSamplesPerQuery", "maxSamplesPerSeries", "max-samples", "too long query",
+        "maxQueryLen"}) {
     if (error.message.find(words) != std::string::npos) return true;
   }
   return false;

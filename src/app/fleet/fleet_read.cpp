@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "analyze/carbon.hpp"
 #include "app/job/job_window.hpp"
@@ -69,6 +70,46 @@ std::vector<fleet::GpuAggregate> kept_aggregates(const fs::path& kept) {
   return out;
 }
 
+// The GPU jobs sacct knows that ran during `period`, as rows without figures.
+std::vector<SiteJob> sacct_jobs(const FleetOptions& o, const Period& period, std::int64_t now_ms) {
+  const std::string output = run_sacct(
+      sacct_program(o.sacct), fleet::sacct_jobs_arguments({period.from_ms, period.to_ms}, o.filter),
+      std::chrono::seconds(600), kSacctHint);
+  fleet::SacctRead read = fleet::read_sacct_jobs(output, now_ms);
+  if (read.unreadable_count > 0) {
+    fmt::print(stderr,
+               "gpuscope: warning: {} line{} sacct printed could not be read and {} left out: {}\n",
+               read.unreadable_count, read.unreadable_count == 1 ? "" : "s",
+               read.unreadable_count == 1 ? "is" : "are",
+               util::visible(fmt::format("{}", fmt::join(read.unreadable, "; "))));
+  }
+  return std::move(read.jobs);
+}
+
+// `o` without its filters: every user's jobs, which share nodes whoever ran them.
+FleetOptions everyone_of(const FleetOptions& o) {
+  FleetOptions all = o;
+  all.filter = {};
+  return all;
+}
+
+// Marks the jobs of `jobs` whose nodes ran no other GPU job of `all` during them.
+void mark_nodes_alone(std::vector<SiteJob>& jobs, const std::vector<SiteJob>& all) {
+  std::map<std::string, std::vector<const SiteJob*>> by_node;
+  for (const auto& job : all) {
+    for (const auto& node : job.nodes) by_node[node].push_back(&job);
+  }
+  for (auto& job : jobs) {
+    job.nodes_alone = true;
+    for (const auto& node : job.nodes) {
+      for (const SiteJob* other : by_node[node]) {
+        if (other->id == job.id) continue;
+        if (other->start_ms <= job.end_ms && other->end_ms >= job.start_ms) job.nodes_alone = false;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::int64_t fleet_now_ms() {
@@ -106,29 +147,30 @@ fleet::FigureOptions figure_options(const FleetOptions& o) {
 }
 
 std::vector<SiteJob> ended_jobs(const FleetOptions& o, const Period& period, std::int64_t now_ms) {
-  const std::string output = run_sacct(
-      sacct_program(o.sacct), fleet::sacct_jobs_arguments({period.from_ms, period.to_ms}, o.filter),
-      std::chrono::seconds(600), kSacctHint);
-  fleet::SacctRead read = fleet::read_sacct_jobs(output, now_ms);
-  if (read.unreadable_count > 0) {
-    fmt::print(stderr,
-               "gpuscope: warning: {} line{} sacct printed could not be read and {} left out: {}\n",
-               read.unreadable_count, read.unreadable_count == 1 ? "" : "s",
-               read.unreadable_count == 1 ? "is" : "are",
-               util::visible(fmt::format("{}", fmt::join(read.unreadable, "; "))));
-  }
+  std::vector<SiteJob> all = sacct_jobs(o, period, now_ms);
   std::vector<SiteJob> out;
-  for (auto& job : read.jobs) {
+  std::int64_t earliest = period.from_ms;
+  for (auto& job : all) {
     if (job.running || job.end_ms < period.from_ms || job.end_ms >= period.to_ms) continue;
-    out.push_back(std::move(job));
+    earliest = std::min(earliest, job.start_ms);
+    out.push_back(job);
   }
+  // Whose nodes were theirs alone: against every user's jobs since the earliest began.
+  const bool filtered = !o.filter.users.empty() || !o.filter.accounts.empty() ||
+                        !o.filter.partitions.empty() || !o.filter.states.empty();
+  if (!out.empty() && (filtered || earliest < period.from_ms)) {
+    all = sacct_jobs(everyone_of(o), {earliest, period.to_ms}, now_ms);
+  }
+  mark_nodes_alone(out, all);
   return out;
 }
 
 void summarise_jobs(const FleetOptions& o, tsdb::Source& source, std::vector<SiteJob>& jobs) {
   const fleet::FigureOptions figures = figure_options(o);
   std::vector<fleet::AggregateJob> asked;
-  for (const auto& job : jobs) asked.push_back({job.id, job.start_ms, job.end_ms, job.nodes});
+  for (const auto& job : jobs) {
+    asked.push_back({job.id, job.start_ms, job.end_ms, job.nodes, job.nodes_alone});
+  }
   fleet::AggregateRead read = fleet::read_gpu_aggregates(source, asked, o.aggregates);
   const auto dir = summary_dir(o);
   for (auto& job : jobs) {
