@@ -43,6 +43,9 @@ CREATE TABLE IF NOT EXISTS job_gpus(
   sm_active_pct REAL, idle_share REAL, peak_memory_bytes REAL, memory_total_bytes REAL,
   energy_j REAL, energy_source TEXT, mean_power_w REAL, score REAL,
   health_faults INTEGER NOT NULL, PRIMARY KEY(job_id, gpu_key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS node_days(
+  node TEXT NOT NULL, day TEXT NOT NULL, held_gpu_s REAL NOT NULL, util_gpu_s REAL NOT NULL,
+  gpus INTEGER NOT NULL, PRIMARY KEY(node, day)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS usage_days(
   day TEXT NOT NULL, week TEXT NOT NULL, user TEXT NOT NULL, account TEXT NOT NULL,
   partition TEXT NOT NULL, gpu_model TEXT NOT NULL, jobs INTEGER NOT NULL,

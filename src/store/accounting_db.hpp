@@ -3,10 +3,12 @@
 // the site report) are never blocked by an update, and its -wal and -shm files are kept so that
 // users who may only read the file can open it. Tables: jobs (one row per job), job_gpus (one
 // per job-GPU), usage_days (the jobs' sums per local day, user, account, partition and GPU
-// model, kept with the rows in one transaction: `usage` over a year reads these), updates (what
-// each update asked for and how it ended) and meta (the schema's version).
+// model, kept with the rows in one transaction: `usage` over a year reads these), node_days (the
+// GPUs' time per node and day: the site report's heatmap), updates (what each update asked for
+// and how it ended) and meta (the schema's version).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -48,8 +50,21 @@ struct UpdateRecord {
   std::string message;
 };
 
-// A day's sums as usage_days keeps them (also what a group's sums are made of).
-struct DaySums;
+struct UtilizationBands {
+  std::array<double, 10> gpu_hours{};
+  std::array<std::int64_t, 10> jobs{};
+  std::int64_t unknown = 0;
+};
+
+// A node's GPUs over one local day: how long jobs held them (GPU-seconds), the utilization
+// times those seconds, and the most GPUs of the node one job held.
+struct NodeDay {
+  std::string node;
+  std::string day;  // 2026-11-28
+  double held_gpu_s = 0;
+  double util_gpu_s = 0;
+  int gpus = 0;
+};
 
 class AccountingDb {
  public:
@@ -88,6 +103,15 @@ class AccountingDb {
   // The sums per group. Whole local days come from usage_days, the rest (a window that starts
   // or ends inside a day, a state asked for) from the jobs themselves.
   std::vector<UsageRow> usage(const JobQuery& query, UsageBy by);
+  // The sums per pair of groups (a day, then a user), for the site report: each row's group is
+  // the two joined by '\x1f'.
+  std::vector<UsageRow> usage(const JobQuery& query, UsageBy by, UsageBy then);
+  // GPU-hours and jobs per band of mean utilization: band i is [10·i, 10·i + 10) %, the last
+  // [90, 100] %; and the jobs without one.
+  UtilizationBands utilization_bands(const JobQuery& query);
+  // The GPUs' time per node and local day in [from, to) (node_days: every job of the nodes,
+  // whatever the query's lists), for the site report's heatmap.
+  std::vector<NodeDay> node_days(const JobQuery& query);
   UsageRow total(const JobQuery& query);
   // The latest updates, newest first.
   std::vector<UpdateRecord> updates(std::size_t limit);

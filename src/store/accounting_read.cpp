@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "store/accounting_db.hpp"
@@ -195,19 +196,29 @@ std::string day_text(std::int64_t ms) {
   return text;
 }
 
+// The group a row falls in: one column, or two joined by a unit separator (a day, then a user).
+struct Grouping {
+  UsageBy by = UsageBy::User;
+  std::optional<UsageBy> then;
+  std::string expr(bool days) const {
+    if (!then) return column_of(by, days);
+    return fmt::format("{} || char(31) || {}", column_of(by, days), column_of(*then, days));
+  }
+};
+
 // The jobs' sums per group, from the jobs table.
-void add_job_sums(Database& db, const JobQuery& query, UsageBy by,
+void add_job_sums(Database& db, const JobQuery& query, const Grouping& by,
                   std::map<std::string, Sums>& groups) {
   const Where w = job_where(query);
-  auto s = db.prepare(fmt::format("SELECT {}, {} FROM jobs{} GROUP BY 1", column_of(by, false),
-                                  kSumsOfJobs, w.sql));
+  auto s = db.prepare(
+      fmt::format("SELECT {}, {} FROM jobs{} GROUP BY 1", by.expr(false), kSumsOfJobs, w.sql));
   w.bind(s);
   while (s.step()) add_sums(s, 1, groups[s.text(0)]);
 }
 
 // The sums of the whole local days [lo, hi) per group, from usage_days.
-void add_day_sums(Database& db, const JobQuery& query, UsageBy by, std::int64_t lo, std::int64_t hi,
-                  std::map<std::string, Sums>& groups) {
+void add_day_sums(Database& db, const JobQuery& query, const Grouping& by, std::int64_t lo,
+                  std::int64_t hi, std::map<std::string, Sums>& groups) {
   Where w;
   w.in("user", query.users);
   w.in("account", query.accounts);
@@ -220,8 +231,8 @@ void add_day_sums(Database& db, const JobQuery& query, UsageBy by, std::int64_t 
     w.add("day < ?");
     w.text(day_text(hi));
   }
-  auto s = db.prepare(fmt::format("SELECT {}, {} FROM usage_days{} GROUP BY 1", column_of(by, true),
-                                  kSumsOfDays, w.sql));
+  auto s = db.prepare(
+      fmt::format("SELECT {}, {} FROM usage_days{} GROUP BY 1", by.expr(true), kSumsOfDays, w.sql));
   w.bind(s);
   while (s.step()) add_sums(s, 1, groups[s.text(0)]);
 }
@@ -292,17 +303,20 @@ std::vector<SiteJob> AccountingDb::jobs(const JobQuery& query) {
 }
 
 std::int64_t AccountingDb::count_jobs(const JobQuery& query) {
-  const Where w = job_where(query);
-  auto s = impl_->db.prepare("SELECT count(*) FROM jobs" + w.sql);
-  w.bind(s);
-  return s.step() ? s.int64(0) : 0;
+  return translate_sqlite_errors(fmt::format("cannot read the jobs of {}", impl_->path.string()),
+                                 "the file may be damaged", [&] {
+                                   const Where w = job_where(query);
+                                   auto s = impl_->db.prepare("SELECT count(*) FROM jobs" + w.sql);
+                                   w.bind(s);
+                                   return s.step() ? s.int64(0) : std::int64_t{0};
+                                 });
 }
 
 namespace {
 
 // The sums per group of `query`: whole local days from usage_days, the rest (a window that
 // starts or ends inside a day, a state or job asked for: not kept there) from the jobs.
-std::map<std::string, Sums> group_sums(Database& db, const JobQuery& query, UsageBy by) {
+std::map<std::string, Sums> group_sums(Database& db, const JobQuery& query, const Grouping& by) {
   std::map<std::string, Sums> groups;
   const std::int64_t lo = query.from_ms ? midnight(*query.from_ms, true) : 0;
   const std::int64_t hi = query.to_ms ? midnight(*query.to_ms, false) : INT64_MAX;
@@ -331,8 +345,21 @@ std::vector<UsageRow> AccountingDb::usage(const JobQuery& query, UsageBy by) {
       fmt::format("cannot read the usage of {}", impl_->path.string()), "the file may be damaged",
       [&] {
         std::vector<UsageRow> out;
-        for (const auto& [group, sums] : group_sums(impl_->db, query, by)) {
+        for (const auto& [group, sums] : group_sums(impl_->db, query, Grouping{by, {}})) {
           out.push_back(row_of(group, sums));
+        }
+        return out;
+      });
+}
+
+std::vector<UsageRow> AccountingDb::usage(const JobQuery& query, UsageBy by, UsageBy then) {
+  return translate_sqlite_errors(
+      fmt::format("cannot read the usage of {}", impl_->path.string()), "the file may be damaged",
+      [&] {
+        std::vector<UsageRow> out;
+        for (const auto& [group, sums] : group_sums(impl_->db, query, Grouping{by, then})) {
+          out.push_back(row_of(group, sums));
+          out.back().group = group;  // both parts, even where one is empty
         }
         return out;
       });
@@ -341,26 +368,74 @@ std::vector<UsageRow> AccountingDb::usage(const JobQuery& query, UsageBy by) {
 // The groups' raw sums added up: a mean's weight is the GPU-hours of the jobs that have the
 // figure, not of the whole group.
 UsageRow AccountingDb::total(const JobQuery& query) {
+  return translate_sqlite_errors(fmt::format("cannot read the usage of {}", impl_->path.string()),
+                                 "the file may be damaged", [&] {
+                                   Sums all;
+                                   for (const auto& [group, s] : group_sums(
+                                            impl_->db, query, Grouping{UsageBy::Partition, {}})) {
+                                     all.jobs += s.jobs;
+                                     all.without += s.without;
+                                     all.flagged += s.flagged;
+                                     all.gpu_hours += s.gpu_hours;
+                                     all.idle += s.idle;
+                                     all.energy += s.energy;
+                                     all.co2 += s.co2;
+                                     all.util_w += s.util_w;
+                                     all.util_s += s.util_s;
+                                     all.sm_w += s.sm_w;
+                                     all.sm_s += s.sm_s;
+                                     all.score_w += s.score_w;
+                                     all.score_s += s.score_s;
+                                   }
+                                   return row_of("all", all);
+                                 });
+}
+
+UtilizationBands AccountingDb::utilization_bands(const JobQuery& query) {
   return translate_sqlite_errors(
-      fmt::format("cannot read the usage of {}", impl_->path.string()), "the file may be damaged",
+      fmt::format("cannot read the jobs of {}", impl_->path.string()), "the file may be damaged",
       [&] {
-        Sums all;
-        for (const auto& [group, s] : group_sums(impl_->db, query, UsageBy::Partition)) {
-          all.jobs += s.jobs;
-          all.without += s.without;
-          all.flagged += s.flagged;
-          all.gpu_hours += s.gpu_hours;
-          all.idle += s.idle;
-          all.energy += s.energy;
-          all.co2 += s.co2;
-          all.util_w += s.util_w;
-          all.util_s += s.util_s;
-          all.sm_w += s.sm_w;
-          all.sm_s += s.sm_s;
-          all.score_w += s.score_w;
-          all.score_s += s.score_s;
+        const Where w = job_where(query);
+        auto s = impl_->db.prepare(
+            "SELECT iif(util_pct IS NULL, -1, min(9, max(0, CAST(util_pct / 10 AS INTEGER)))), "
+            "sum(gpu_hours), count(*) FROM jobs" +
+            w.sql + " GROUP BY 1");
+        w.bind(s);
+        UtilizationBands bands;
+        while (s.step()) {
+          const std::int64_t band = s.int64(0);
+          if (band < 0) {
+            bands.unknown += s.int64(2);
+            continue;
+          }
+          bands.gpu_hours[static_cast<std::size_t>(band)] += s.real(1);
+          bands.jobs[static_cast<std::size_t>(band)] += s.int64(2);
         }
-        return row_of("all", all);
+        return bands;
+      });
+}
+
+std::vector<NodeDay> AccountingDb::node_days(const JobQuery& query) {
+  return translate_sqlite_errors(
+      fmt::format("cannot read the nodes of {}", impl_->path.string()), "the file may be damaged",
+      [&] {
+        Where w;
+        if (query.from_ms) {
+          w.add("day >= ?");
+          w.text(day_text(*query.from_ms));
+        }
+        if (query.to_ms) {
+          w.add("day <= ?");
+          w.text(day_text(*query.to_ms - 1));
+        }
+        auto s = impl_->db.prepare("SELECT node, day, held_gpu_s, util_gpu_s, gpus FROM node_days" +
+                                   w.sql + " ORDER BY node, day");
+        w.bind(s);
+        std::vector<NodeDay> out;
+        while (s.step()) {
+          out.push_back({s.text(0), s.text(1), s.real(2), s.real(3), static_cast<int>(s.int64(4))});
+        }
+        return out;
       });
 }
 

@@ -1,7 +1,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <ctime>
+#include <map>
 
 #include "store/accounting_db.hpp"
 #include "store/accounting_impl.hpp"
@@ -115,6 +117,42 @@ void add_to_day(Statement& s, const SiteJob& j) {
   s.run();
 }
 
+// Local midnight after the day `ms` falls in.
+std::int64_t next_midnight(std::int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+  tm.tm_isdst = -1;
+  ++tm.tm_mday;
+  return static_cast<std::int64_t>(std::mktime(&tm)) * 1000;
+}
+
+// The job's GPUs' time added to their nodes' days (node_days), split at local midnights.
+void add_to_nodes(Statement& s, const SiteJob& j) {
+  std::map<std::string, int> gpus;
+  for (const auto& g : j.gpu_rows) ++gpus[g.node];
+  for (const auto& g : j.gpu_rows) {
+    if (!g.util_pct || g.node.empty()) continue;
+    for (std::int64_t t = j.start_ms; t < j.end_ms;) {
+      const std::int64_t until = std::min(j.end_ms, next_midnight(t));
+      const double seconds = static_cast<double>(until - t) / 1000;
+      s.bind(1, g.node);
+      s.bind(2, local_day_text(t, false));
+      s.bind(3, seconds);
+      s.bind(4, seconds * *g.util_pct);
+      s.bind(5, std::int64_t{gpus[g.node]});
+      s.run();
+      t = until;
+    }
+  }
+}
+
+constexpr const char* kAddNodeDay =
+    "INSERT INTO node_days VALUES(?,?,?,?,?) ON CONFLICT(node, day) DO UPDATE SET "
+    "held_gpu_s = held_gpu_s + excluded.held_gpu_s, "
+    "util_gpu_s = util_gpu_s + excluded.util_gpu_s, gpus = max(gpus, excluded.gpus)";
+
 constexpr const char* kInsertJob =
     "INSERT OR IGNORE INTO jobs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 constexpr const char* kInsertGpu =
@@ -146,6 +184,7 @@ std::size_t AccountingDb::add_jobs(std::span<const SiteJob> jobs, std::int64_t c
           auto job = db.prepare(kInsertJob);
           auto gpu = db.prepare(kInsertGpu);
           auto day = db.prepare(kAddDay);
+          auto node = db.prepare(kAddNodeDay);
           std::size_t added = 0;
           for (const SiteJob& j : jobs) {
             insert_job(job, j, update_id, g_per_kwh);
@@ -153,6 +192,7 @@ std::size_t AccountingDb::add_jobs(std::span<const SiteJob> jobs, std::int64_t c
             ++added;
             for (const auto& g : j.gpu_rows) insert_gpu(gpu, j.id, g);
             add_to_day(day, j);
+            add_to_nodes(node, j);
           }
           auto cover = db.prepare(
               "UPDATE updates SET covered_until_ms = max(coalesce(covered_until_ms, 0), ?), "

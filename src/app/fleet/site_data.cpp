@@ -21,6 +21,21 @@ constexpr std::size_t kTopGroups = 10;
 constexpr std::size_t kTopJobs = 100;
 constexpr std::int64_t kHourMs = 3'600'000;
 constexpr std::int64_t kDayMs = 24 * kHourMs;
+// Up to this long a period's report is drawn from its rows (an hourly heatmap); longer ones from
+// the database's day sums.
+constexpr std::int64_t kRowsSpan = 3 * kDayMs;
+
+// The local days (or ISO weeks) of `period`, in order.
+std::vector<std::string> periods_of(const Period& period, bool days) {
+  std::vector<std::string> out;
+  auto add = [&](std::int64_t t) {
+    const std::string p = days ? fleet::local_day(t) : fleet::local_week(t);
+    if (out.empty() || out.back() != p) out.push_back(p);
+  };
+  for (std::int64_t t = period.from_ms; t < period.to_ms; t += days ? kDayMs : 7 * kDayMs) add(t);
+  add(period.to_ms - 1);
+  return out;
+}
 
 // The groups with the most GPU-hours, then "others", each over the periods.
 std::vector<report::GroupSeries> group_series(const std::vector<SiteJob>& jobs, UsageBy by,
@@ -110,6 +125,102 @@ report::NodeHeatmap heatmap(const std::vector<SiteJob>& jobs, const Period& peri
   return map;
 }
 
+// The groups with the most GPU-hours over the periods, then "others", from per-pair sums (a
+// period, then the group: report/site_report.hpp's series).
+std::vector<report::GroupSeries> pair_series(const std::vector<UsageRow>& totals,
+                                             const std::vector<UsageRow>& pairs,
+                                             const std::vector<std::string>& periods) {
+  std::vector<UsageRow> ranked = totals;
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const UsageRow& a, const UsageRow& b) { return a.gpu_hours > b.gpu_hours; });
+  std::map<std::string, std::size_t> index;
+  std::vector<report::GroupSeries> out;
+  const std::size_t n = periods.size();
+  for (const auto& row : ranked) {
+    if (out.size() == kTopGroups) break;
+    index[row.group] = out.size();
+    out.push_back({row.group, std::vector<double>(n), std::vector<double>(n)});
+  }
+  if (ranked.size() > kTopGroups)
+    out.push_back({"others", std::vector<double>(n), std::vector<double>(n)});
+  std::map<std::string, std::size_t> at;
+  for (std::size_t i = 0; i < n; ++i) at[periods[i]] = i;
+  for (const auto& pair : pairs) {
+    const auto cut = pair.group.find('\x1f');
+    const auto p = at.find(pair.group.substr(0, cut));
+    if (cut == std::string::npos || p == at.end()) continue;
+    std::string group = pair.group.substr(cut + 1);
+    if (group.empty()) group = "(none)";
+    const auto g = index.find(group);
+    if (g == index.end() && ranked.size() <= kTopGroups) continue;
+    auto& series = out[g == index.end() ? out.size() - 1 : g->second];
+    series.gpu_hours[p->second] += pair.gpu_hours;
+    series.idle_gpu_hours[p->second] += pair.idle_gpu_hours;
+  }
+  return out;
+}
+
+// Nodes × local days from the database's node_days.
+report::NodeHeatmap day_heatmap(const std::vector<store::NodeDay>& days, const Period& period) {
+  report::NodeHeatmap map;
+  map.start_ms = period.from_ms;
+  map.bin_ms = kDayMs;
+  std::map<std::string, std::size_t> bin;
+  for (std::int64_t t = period.from_ms; t < period.to_ms; t += kDayMs) {
+    const std::string d = fleet::local_day(t);
+    if (bin.count(d) == 0) bin.emplace(d, bin.size());
+  }
+  bin.try_emplace(fleet::local_day(period.to_ms - 1), bin.size());
+  map.bins = bin.size();
+  std::map<std::string, std::size_t> row;
+  for (const auto& d : days) row.try_emplace(d.node, 0);
+  for (auto& [node, r] : row) {
+    r = map.nodes.size();
+    map.nodes.push_back(node);
+  }
+  map.util_pct.assign(map.nodes.size() * map.bins, std::nanf(""));
+  map.busy.assign(map.nodes.size() * map.bins, 0.0F);
+  for (const auto& d : days) {
+    const auto b = bin.find(d.day);
+    if (b == bin.end() || d.held_gpu_s <= 0) continue;
+    const std::size_t i = row[d.node] * map.bins + b->second;
+    map.util_pct[i] = static_cast<float>(d.util_gpu_s / d.held_gpu_s);
+    map.busy[i] =
+        static_cast<float>(std::min(1.0, d.held_gpu_s / (std::max(1, d.gpus) * 86'400.0)));
+  }
+  return map;
+}
+
+report::SiteReportData site_data_of_sums(store::AccountingDb& db, const store::JobQuery& query,
+                                         const Period& period) {
+  report::SiteReportData data;
+  data.from_ms = period.from_ms;
+  data.to_ms = period.to_ms;
+  data.totals = db.total(query);
+  const bool days = period.to_ms - period.from_ms <= 62 * kDayMs;
+  const UsageBy period_by = days ? UsageBy::Day : UsageBy::Week;
+  data.periods = periods_of(period, days);
+  data.users = db.usage(query, UsageBy::User);
+  data.accounts = db.usage(query, UsageBy::Account);
+  for (auto* rows : {&data.users, &data.accounts}) {
+    std::stable_sort(rows->begin(), rows->end(), [](const UsageRow& a, const UsageRow& b) {
+      return a.gpu_hours > b.gpu_hours;
+    });
+  }
+  data.by_user = pair_series(data.users, db.usage(query, period_by, UsageBy::User), data.periods);
+  data.by_account =
+      pair_series(data.accounts, db.usage(query, period_by, UsageBy::Account), data.periods);
+  store::JobQuery top = query;
+  top.limit = kTopJobs;
+  data.top_idle = db.jobs(top);
+  const store::UtilizationBands bands = db.utilization_bands(query);
+  data.efficiency.gpu_hours = bands.gpu_hours;
+  data.efficiency.jobs = bands.jobs;
+  data.efficiency.jobs_unknown = bands.unknown;
+  data.heatmap = day_heatmap(db.node_days(query), period);
+  return data;
+}
+
 int write(const JobsRun& o, report::SiteReportData data) {
   OutputCheck check;
   check.force = o.force;
@@ -155,11 +266,16 @@ report::SiteReportData site_data_of_rows(const std::vector<SiteJob>& jobs, const
 
 int write_site_report(const JobsRun& o, store::AccountingDb& db, const store::JobQuery& query,
                       const std::string& source) {
-  store::JobQuery all = query;
-  all.gpu_rows = true;
-  all.limit = 0;
-  report::SiteReportData data =
-      site_data_of_rows(db.jobs(all), {query.from_ms.value_or(0), query.to_ms.value_or(0)});
+  const Period period{query.from_ms.value_or(0), query.to_ms.value_or(0)};
+  report::SiteReportData data;
+  if (period.to_ms - period.from_ms <= kRowsSpan) {  // a few days: from the rows, by the hour
+    store::JobQuery all = query;
+    all.gpu_rows = true;
+    all.limit = 0;
+    data = site_data_of_rows(db.jobs(all), period);
+  } else {
+    data = site_data_of_sums(db, query, period);
+  }
   data.source = source;
   return write(o, std::move(data));
 }
