@@ -101,20 +101,39 @@ for node in n1 n2 n3; do
     --push "http://127.0.0.1:$vm_port" >"$work/serve-$node.log" 2>&1 &
   pids+=($!)
   wait_for "serve on $node" curl -sf "http://127.0.0.1:${port[$node]}/metrics"
+  # jobstats' exporter's shape too: the job in nvidia_gpu_jobId, no job label on the metrics.
+  port[jobstats-$node]=$(free_port)
+  GPUSCOPE_SIM_STATE=$work/state-$node.json GPUSCOPE_SIM_PROCESSES_FILE=$work/procs-$node.txt \
+    "$gpuscope" serve --simulate "$work/$node.json" --node-name "$node" --interval 250 \
+    --naming jobstats --process-sampling-ms 100 --listen "127.0.0.1:${port[jobstats-$node]}" \
+    >"$work/serve-jobstats-$node.log" 2>&1 &
+  pids+=($!)
+  wait_for "jobstats serve on $node" curl -sf "http://127.0.0.1:${port[jobstats-$node]}/metrics"
 done
 prom_port=$(free_port)
-{
-  echo "global: {scrape_interval: 500ms, scrape_timeout: 400ms}"
-  echo "scrape_configs:"
-  echo "  - job_name: gpuscope"
-  echo "    static_configs:"
-  for node in n1 n2 n3; do echo "      - targets: ['127.0.0.1:${port[$node]}']"; done
-} >"$work/prometheus.yml"
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom" \
+jobstats_port=$(free_port)
+for kind in gpuscope jobstats; do
+  {
+    echo "global: {scrape_interval: 500ms, scrape_timeout: 400ms}"
+    echo "scrape_configs:"
+    echo "  - job_name: $kind"
+    echo "    static_configs:"
+    for node in n1 n2 n3; do
+      if [ $kind = gpuscope ]; then echo "      - targets: ['127.0.0.1:${port[$node]}']"; else
+        echo "      - targets: ['127.0.0.1:${port[jobstats-$node]}']"
+        echo "        labels: {instance: '$node:9445'}"; fi
+    done
+  } >"$work/prometheus-$kind.yml"
+done
+prometheus --config.file="$work/prometheus-gpuscope.yml" --storage.tsdb.path="$work/prom" \
   --web.listen-address="127.0.0.1:$prom_port" --log.level=error >"$work/prom.log" 2>&1 &
 pids+=($!)
-scraped() { curl -sf "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode 'query=count(up == 1)' | grep -q '"value":\[[0-9.]*,"3"\]'; }
-wait_for "Prometheus scraping the three serves" scraped
+prometheus --config.file="$work/prometheus-jobstats.yml" --storage.tsdb.path="$work/prom-jobstats" \
+  --web.listen-address="127.0.0.1:$jobstats_port" --log.level=error >"$work/prom-jobstats.log" 2>&1 &
+pids+=($!)
+scraped() { curl -sf "http://127.0.0.1:$1/api/v1/query" --data-urlencode 'query=count(up == 1)' | grep -q '"value":\[[0-9.]*,"3"\]'; }
+wait_for "Prometheus scraping the three serves" scraped "$prom_port"
+wait_for "Prometheus scraping the three jobstats serves" scraped "$jobstats_port"
 prom=http://127.0.0.1:$prom_port
 vm=http://127.0.0.1:$vm_port
 while [ "$(date +%s)" -lt $((epoch_s - 1)) ]; do sleep 0.2; done
@@ -204,7 +223,10 @@ PY
 )"
 done
 
-# The rows agree with the job's analysis: energy within 0.5 %, utilization within 1 point.
+# The rows agree with the job's analysis, which reads every sample of the job's GPUs in its
+# window where the row reads the samples labelled with it: the label comes with serve's first
+# look at the job's processes, so up to 2 s of this 41-second job (8 GPUs of at most 700 W,
+# about 5 points of its time) may be in the one and not the other.
 "$gpuscope" job "$train" --prometheus "$prom" -d none --json >"$work/train-analysis.json" 2>/dev/null
 python3 - "$work/live.json" "$work/train-analysis.json" "$train" <<'PY' || failures=$((failures + 1))
 import json, sys
@@ -213,7 +235,7 @@ a = json.load(open(sys.argv[2]))
 ae = sum(g["energy_j"]["counter"] for g in a["gpus"])
 au = sum(g["over_time"]["gpu_util_pct"]["mean"] for g in a["gpus"]) / len(a["gpus"])
 print(f"train: row energy {row['energy_j']:.0f} J vs analysis {ae:.0f} J; utilization {row['util_pct']:.2f} % vs {au:.2f} %")
-ok = abs(row["energy_j"] - ae) <= 0.005 * ae and abs(row["util_pct"] - au) <= 1.0
+ok = abs(row["energy_j"] - ae) <= 8 * 2 * 700 and abs(row["util_pct"] - au) <= 5.0
 sys.exit(0 if ok else 1)
 PY
 
@@ -232,7 +254,7 @@ seen = {"discoveries": 0}
 class Proxy(http.server.BaseHTTPRequestHandler):
     def relay(self, body):
         query = urllib.parse.parse_qs(body.decode()).get("query", [""])[0] if body else ""
-        if query.startswith("label_replace(count by (uuid"):
+        if query.startswith("count by (slurm_job_id)"):
             seen["discoveries"] += 1
         if seen["discoveries"] >= 2:
             self.send_response(503); self.send_header("Content-Length", "0"); self.end_headers(); return
@@ -344,7 +366,7 @@ head -c 3000 /dev/urandom >>"$work/damaged.db"
 expect_error "a damaged database" "cannot read the accounting database" \
   "$gpuscope" jobs --db "$work/damaged.db" --from "$from" --to "$to"
 expect_error "a file that is not a database" "file is not a database" \
-  "$gpuscope" jobs --db "$work/prometheus.yml" --from "$from" --to "$to"
+  "$gpuscope" jobs --db "$work/prometheus-gpuscope.yml" --from "$from" --to "$to"
 sqlite3 "$work/other.db" "CREATE TABLE t(x)"
 expect_error "a database of another kind" "is not a gpuscope accounting database" \
   "$gpuscope" jobs --db "$work/other.db" --from "$from" --to "$to"
@@ -362,7 +384,9 @@ for i in p.keys() & v.keys():
     a, b = p[i]["energy_j"], v[i]["energy_j"]
     if a is None or b is None or abs(a - b) > max(0.02 * a, 350 * p[i]["gpus"]):
         bad.append(f"job {i}: energy {a} vs {b}")
-    if p[i]["flags"] != v[i]["flags"]: bad.append(f"job {i}: flags {p[i]['flags']} vs {v[i]['flags']}")
+    # Prometheus' idle share is a subquery every 2 s: a job of seconds has a few points of it.
+    if p[i]["elapsed_s"] >= 10 and p[i]["flags"] != v[i]["flags"]:
+        bad.append(f"job {i}: flags {p[i]['flags']} vs {v[i]['flags']}")
 print(f"VictoriaMetrics: {len(v)} jobs, energy and flags as Prometheus': {not bad}")
 for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
@@ -370,9 +394,15 @@ PY
 # A job the server forgot: its summary kept at its end is read instead; without one, its
 # GPU-hours still count and its figures are absent, said.
 "$gpuscope" job "$train" --prometheus "$vm" --summary-dir "$work/kept" --keep-summary 2>/dev/null
-curl -sf "$vm/api/v1/admin/tsdb/delete_series" --data-urlencode "match[]={slurm_job_id=\"$train\"}" >/dev/null
-"$gpuscope" jobs --from "$from" --to "$to" --prometheus "$vm" --summary-dir "$work/kept" --json >"$work/kept.json" 2>/dev/null
-"$gpuscope" jobs --from "$from" --to "$to" --prometheus "$vm" --json >"$work/gone.json" 2>/dev/null
+# A server that never had the jobs (as one whose retention has passed them): a second, empty
+# VictoriaMetrics.
+empty_port=$(free_port)
+victoria-metrics -storageDataPath="$work/vm-empty" -httpListenAddr="127.0.0.1:$empty_port" \
+  -loggerLevel=ERROR >"$work/vm-empty.log" 2>&1 &
+pids+=($!)
+wait_for "the empty VictoriaMetrics" curl -sf "http://127.0.0.1:$empty_port/health"
+"$gpuscope" jobs --from "$from" --to "$to" --prometheus "http://127.0.0.1:$empty_port" --summary-dir "$work/kept" --json >"$work/kept.json" 2>/dev/null
+"$gpuscope" jobs --from "$from" --to "$to" --prometheus "http://127.0.0.1:$empty_port" --json >"$work/gone.json" 2>/dev/null
 python3 - "$work/vm.json" "$work/kept.json" "$work/gone.json" "$train" <<'PY' || failures=$((failures + 1))
 import json, sys
 v, k, g = ({j["id"]: j for j in json.load(open(f))["jobs"]} for f in sys.argv[1:4])
@@ -389,6 +419,25 @@ PY
 # sacct failing says so.
 expect_error "sacct failing" "sacct failed (exit 1)" env GPUSCOPE_SACCT=false \
   "$gpuscope" jobs --from "$from" --to "$to" --prometheus "$prom"
+
+# jobstats' exporter names jobs in nvidia_gpu_jobId only: the same jobs, found by it, and their
+# energy from mean power (it has no counter) within 5 % of gpuscope serve's counter.
+"$gpuscope" jobs --from "$from" --to "$to" --prometheus "http://127.0.0.1:$jobstats_port" --json \
+  >"$work/jobstats.json" 2>"$work/jobstats.err" || cat "$work/jobstats.err"
+python3 - "$work/live.json" "$work/jobstats.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+p, j = ({r["id"]: r for r in json.load(open(f))["jobs"]} for f in sys.argv[1:3])
+bad = [] if p.keys() == j.keys() else [f"jobs {sorted(p)} vs {sorted(j)}"]
+for i in p.keys() & j.keys():
+    a, b = p[i]["energy_j"], j[i]["energy_j"]
+    if b is None or abs(a - b) > max(0.05 * a, 350 * p[i]["gpus"]): bad.append(f"job {i}: energy {a} vs {b}")
+    if len(j[i].get("gpu_rows", [])) != p[i]["gpus"]: bad.append(f"job {i}: {len(j[i].get('gpu_rows', []))} GPUs")
+    if p[i]["elapsed_s"] >= 10 and p[i]["flags"] != j[i]["flags"]:
+        bad.append(f"job {i}: flags {p[i]['flags']} vs {j[i]['flags']}")
+print(f"jobstats' exporter: {len(j)} jobs, as gpuscope serve's: {not bad}")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
 
 echo "$failures failed"
 [ $failures -eq 0 ]
