@@ -15,9 +15,9 @@
 # env:   RUNS (3), NODES (2000), JOBS (7000000), KEEP=1 keeps the data (and reuses it when
 #        BENCH_FLEET_DIR names the same folder again), BENCH_FLEET_DIR (scratch folder; default
 #        mktemp under $TMPDIR), HOURS (24: the update asks for the jobs that ended in the day's
-#        first HOURS hours), VM_FLAGS (victoria-metrics flags; default -search.maxQueryLen=8MB:
-#        the stock 16 KB refuses the update's batched queries), UPDATE_FLAGS (extra flags of the
-#        update, e.g. --batch 2000)
+#        first HOURS hours), VM_FLAGS (victoria-metrics flags; default none: the stock
+#        -search.maxQueryLen of 16 KB takes a batch of 500 short job ids), UPDATE_FLAGS (extra
+#        flags of the update, e.g. --batch 2000)
 set -euo pipefail
 
 GPUSCOPE=$(realpath "${1:?usage: bench_fleet.sh GPUSCOPE [update] [year]}")
@@ -28,7 +28,7 @@ RUNS=${RUNS:-3}
 NODES=${NODES:-2000}
 JOBS=${JOBS:-7000000}
 HOURS=${HOURS:-24}
-VM_FLAGS=${VM_FLAGS--search.maxQueryLen=8MB}
+VM_FLAGS=${VM_FLAGS-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=${BENCH_FLEET_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/gpuscope-bench-fleet.XXXXXX")}
 mkdir -p "$WORK"
