@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <ctime>
-
 #include "core/error.hpp"
 #include "ingest/monitoring/slurm_accounting.hpp"
+#include "util/local_time.hpp"
 #include "util/number_text.hpp"
 
 namespace gpuscope::fleet {
@@ -17,12 +16,7 @@ constexpr std::size_t kFields = 12;  // kSacctJobsFields
 constexpr std::size_t kQuoted = 5;   // unreadable lines quoted
 
 std::string local_time(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
-  return text;
+  return util::local_text(ms, "%Y-%m-%dT%H:%M:%S");
 }
 
 // The first `count - 1` fields split at '|', the rest of the line as the last one.

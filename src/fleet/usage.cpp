@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <ctime>
 #include <map>
+
+#include "util/local_time.hpp"
 
 namespace gpuscope::fleet {
 
@@ -11,13 +12,6 @@ namespace {
 
 constexpr std::array<std::string_view, 6> kByWords = {"user",      "account", "partition",
                                                       "gpu-model", "day",     "week"};
-
-std::tm local_tm(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  return tm;
-}
 
 std::string or_none(const std::string& text) {
   return text.empty() ? "(none)" : text;
@@ -37,17 +31,11 @@ std::string_view usage_by_word(UsageBy by) {
 }
 
 std::string local_day(std::int64_t ms) {
-  const std::tm tm = local_tm(ms);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d", &tm);
-  return text;
+  return util::local_text(ms, "%Y-%m-%d");
 }
 
 std::string local_week(std::int64_t ms) {
-  const std::tm tm = local_tm(ms);
-  char text[32];
-  std::strftime(text, sizeof text, "%G-W%V", &tm);
-  return text;
+  return util::local_text(ms, "%G-W%V");
 }
 
 std::string usage_group(const SiteJob& job, UsageBy by) {

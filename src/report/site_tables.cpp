@@ -4,9 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
-#include <ctime>
 
+#include "util/local_time.hpp"
 #include "util/text_table.hpp"
+#include "util/utc_time.hpp"
 #include "util/visible_text.hpp"
 
 namespace gpuscope::report {
@@ -18,21 +19,11 @@ nlohmann::json opt(const std::optional<double>& v) {
 }
 
 std::string iso(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
+  return util::utc_text(ms * 1'000'000, "%Y-%m-%dT%H:%M:%SZ");
 }
 
 std::string local(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &tm);
-  return text;
+  return util::local_text(ms, "%Y-%m-%d %H:%M");
 }
 
 std::string flags_text(const SiteJob& job) {

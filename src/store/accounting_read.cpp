@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <ctime>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -9,6 +8,7 @@
 #include "store/accounting_db.hpp"
 #include "store/accounting_impl.hpp"
 #include "store/sqlite_errors.hpp"
+#include "util/local_time.hpp"
 
 namespace gpuscope::store {
 
@@ -177,23 +177,11 @@ const char* column_of(UsageBy by, bool days) {
 
 // Local midnight at or after `ms` (whole days start there), and at or before.
 std::int64_t midnight(std::int64_t ms, bool after) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  const bool exact = tm.tm_hour == 0 && tm.tm_min == 0 && tm.tm_sec == 0 && ms % 1000 == 0;
-  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-  tm.tm_isdst = -1;
-  if (after && !exact) ++tm.tm_mday;
-  return static_cast<std::int64_t>(std::mktime(&tm)) * 1000;
+  return after ? util::local_midnight_after(ms, true) : util::local_midnight_before(ms);
 }
 
 std::string day_text(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char text[16];
-  std::strftime(text, sizeof text, "%Y-%m-%d", &tm);
-  return text;
+  return util::local_text(ms, "%Y-%m-%d");
 }
 
 // The group a row falls in: one column, or two joined by a unit separator (a day, then a user).

@@ -2,28 +2,19 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <ctime>
 #include <map>
 
 #include "store/accounting_db.hpp"
 #include "store/accounting_impl.hpp"
 #include "store/sqlite_errors.hpp"
+#include "util/local_time.hpp"
 
 namespace gpuscope::store {
 
 namespace {
 
 std::string local_day_text(std::int64_t ms, bool week) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char text[32];
-  if (week) {
-    std::strftime(text, sizeof text, "%G-W%V", &tm);
-  } else {
-    std::strftime(text, sizeof text, "%Y-%m-%d", &tm);
-  }
-  return text;
+  return util::local_text(ms, week ? "%G-W%V" : "%Y-%m-%d");
 }
 
 std::string flags_text(const SiteJob& job) {
@@ -119,13 +110,7 @@ void add_to_day(Statement& s, const SiteJob& j) {
 
 // Local midnight after the day `ms` falls in.
 std::int64_t next_midnight(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-  tm.tm_isdst = -1;
-  ++tm.tm_mday;
-  return static_cast<std::int64_t>(std::mktime(&tm)) * 1000;
+  return util::local_midnight_after(ms, false);
 }
 
 // The job's GPUs' time added to their nodes' days (node_days), split at local midnights.

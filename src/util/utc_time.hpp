@@ -2,11 +2,15 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace gpuscope::util {
+
+// A broken-down time (gmtime_r's or localtime_r's) in a strftime format.
+std::string tm_text(const std::tm& tm, const char* strftime_format);
 
 // utc_text(t, "%Y-%m-%dT%H:%MZ") → "2026-11-25T13:30Z". Seconds are truncated.
 std::string utc_text(std::int64_t wall_ns, const char* strftime_format);

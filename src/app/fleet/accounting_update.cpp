@@ -9,6 +9,7 @@
 #include "app/job/job_server.hpp"
 #include "core/error.hpp"
 #include "store/accounting_db.hpp"
+#include "util/local_time.hpp"
 #include "util/visible_text.hpp"
 
 namespace gpuscope::app {
@@ -16,12 +17,7 @@ namespace gpuscope::app {
 namespace {
 
 std::string local_time(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm);
-  return text;
+  return util::local_text(ms, "%Y-%m-%d %H:%M:%S");
 }
 
 // Where this update starts: a little before what the database covers (jobs that slurmdbd
