@@ -63,8 +63,7 @@ void add_analysis_options(CLI::App& app, load::AnalyzeOptions& o) {
   app.add_option("-d,--detect-outliers", o.trim,
                  "Leave idle edges out of the statistics: leading (default), trailing, all, none")
       ->type_name("MODE");
-  // The dirtiest grids are near 1000 gCO2e/kWh; 5000 leaves room for any fuel.
-  add_number_option(app, "--carbon-intensity", o.carbon_intensity, {0, 5000, "gCO2e/kWh"},
+  add_number_option(app, "--carbon-intensity", o.carbon_intensity, kCarbonIntensity,
                     "Grid carbon intensity in gCO2e/kWh (default: --region's yearly average, "
                     "else the world average)")
       ->type_name("G");

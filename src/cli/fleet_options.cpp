@@ -38,8 +38,8 @@ void add_fleet_options(CLI::App& app, app::FleetOptions& o) {
                  "Where `job --keep-summary` kept jobs' summaries (default GPUSCOPE_SUMMARY_DIR): "
                  "read for jobs the server no longer has")
       ->type_name("DIR");
-  app.add_option("--carbon-intensity", o.carbon_intensity,
-                 "The grid's intensity in gCO2e/kWh (default: --region's yearly average)")
+  add_number_option(app, "--carbon-intensity", o.carbon_intensity, kCarbonIntensity,
+                    "The grid's intensity in gCO2e/kWh (default: --region's yearly average)")
       ->type_name("G");
   app.add_option("--region", o.region,
                  "The grid region whose yearly average is counted (default WORLD, 475 g/kWh)")

@@ -45,6 +45,8 @@ struct NumberRange {
 // Ranges shared by several commands, so that they cannot drift apart.
 inline constexpr NumberRange kSamplingMs{10, 3'600'000, "ms"};
 inline constexpr NumberRange kWorkUnits = NumberRange(0, 1e18).above_min();
+// The dirtiest grids are near 1000 gCO2e/kWh; 5000 leaves room for any fuel.
+inline constexpr NumberRange kCarbonIntensity{0, 5000, "gCO2e/kWh"};
 
 // The value of `option` given as `text` under `range`; throws CLI::ValidationError (the
 // command line's exit code 2) with the message shape above.

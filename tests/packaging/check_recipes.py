@@ -183,6 +183,11 @@ if build and eb:
             if not os.path.exists(os.path.join(prefix, path)):
                 failures.append(f"easybuild: sanity_check_paths has {path}, which "
                                 f"cmake --install does not install")
+        # slurm.conf's MailProg (docs/fleet.md): a link beside gpuscope, not a copy.
+        mail = os.path.join(prefix, "bin", "gpuscope-mail")
+        if not os.path.islink(mail) or os.readlink(mail) != "gpuscope":
+            failures.append("cmake --install does not put bin/gpuscope-mail, a link to gpuscope, "
+                            "beside gpuscope")
 
 for failure in failures:
     print("FAIL:", failure)
