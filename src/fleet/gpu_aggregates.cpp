@@ -8,6 +8,7 @@
 #include <functional>
 #include <set>
 
+#include "fleet/aggregate_batch.hpp"
 #include "fleet/job_queries.hpp"
 #include "ingest/monitoring/exporter_families.hpp"
 #include "ingest/monitoring/exporter_labels.hpp"
@@ -17,92 +18,6 @@
 namespace gpuscope::fleet {
 
 namespace {
-
-// What is asked of each GPU, one slot per figure.
-enum class Slot {
-  UtilMean,
-  UtilCount,
-  UtilIdle,
-  SmActive,
-  Occupancy,
-  Fp64,
-  Fp32,
-  Fp16,
-  Tensor,
-  MemoryPeak,
-  MemoryUsedMean,
-  MemoryFreeMean,
-  MemoryTotal,
-  EnergyRise,
-  PowerMean,
-  Health,
-  Count
-};
-constexpr std::size_t kSlots = static_cast<std::size_t>(Slot::Count);
-
-struct Ask {
-  Slot slot;
-  Metric metric;
-  Reduce reduce;
-};
-
-constexpr std::array<Ask, 14> kAsks = {{
-    {Slot::UtilMean, Metric::GpuUtilPct, Reduce::Mean},
-    {Slot::UtilCount, Metric::GpuUtilPct, Reduce::Count},
-    {Slot::UtilIdle, Metric::GpuUtilPct, Reduce::Idle},
-    {Slot::SmActive, Metric::SmActivePct, Reduce::Mean},
-    {Slot::Occupancy, Metric::SmOccupancyPct, Reduce::Mean},
-    {Slot::Fp64, Metric::Fp64ActivePct, Reduce::Mean},
-    {Slot::Fp32, Metric::Fp32ActivePct, Reduce::Mean},
-    {Slot::Fp16, Metric::Fp16ActivePct, Reduce::Mean},
-    {Slot::Tensor, Metric::TensorActivePct, Reduce::Mean},
-    {Slot::MemoryPeak, Metric::MemoryUsedBytes, Reduce::Max},
-    {Slot::MemoryUsedMean, Metric::MemoryUsedBytes, Reduce::Mean},
-    {Slot::MemoryFreeMean, Metric::MemoryFreeBytes, Reduce::Mean},
-    {Slot::EnergyRise, Metric::EnergyMj, Reduce::Rise},
-    {Slot::PowerMean, Metric::PowerW, Reduce::Mean},
-}};
-
-// The series that give a GPU's memory size (ingest::memory_total_bytes converts their values).
-struct TotalAsk {
-  ingest::Family family;
-  std::string_view name;
-};
-constexpr std::array<TotalAsk, 3> kMemoryTotals = {{
-    {ingest::Family::Jobstats, "nvidia_gpu_memory_total_bytes"},
-    {ingest::Family::Dcgm, "DCGM_FI_DEV_FB_TOTAL"},
-    {ingest::Family::Dcgm, "DCGM_FI_DEV_FB_CAPACITY_BYTES"},
-}};
-
-// Health series (not metrics of the catalog): a fault is a rise, a change or a 1.
-struct HealthAsk {
-  ingest::Family family;
-  std::string_view selector_name;
-  std::string_view matchers;  // extra matchers, "" for none
-  Reduce reduce;
-};
-constexpr std::array<HealthAsk, 6> kHealthAsks = {{
-    {ingest::Family::Gpuscope, "gpuscope_gpu_xid_errors_total", "", Reduce::Rise},
-    {ingest::Family::Gpuscope, "gpuscope_gpu_ecc_errors_total",
-     R"(type="uncorrected",counter="volatile")", Reduce::Rise},
-    {ingest::Family::Gpuscope, "gpuscope_gpu_row_remap_failure", "", Reduce::Max},
-    {ingest::Family::Dcgm, "DCGM_FI_DEV_XID_ERRORS", "", Reduce::Changes},
-    {ingest::Family::Dcgm, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "", Reduce::Rise},
-    {ingest::Family::Dcgm, "DCGM_FI_DEV_ROW_REMAP_FAILURE", "", Reduce::Max},
-}};
-
-using Slots = std::array<std::optional<double>, kSlots>;
-
-struct Found {
-  GpuAggregate gpu;
-  Slots slots;
-};
-
-// The batch being read: its jobs and where answers go.
-struct Batch {
-  std::map<std::string, const AggregateJob*> by_id;
-  std::map<std::pair<std::string, std::string>, Found> found;  // (job, GPU key)
-};
 
 // How one way of finding jobs' GPUs is asked (a family's job label, jobstats' job-id series, the
 // nodes of exclusive jobs): the jobs, how each one's GPUs are found, and per job the matcher of
@@ -121,11 +36,6 @@ struct Asking {
   bool once = false;
   std::string how;  // for AggregateRead::matched_by
 };
-
-std::string selector(std::string_view name, std::string_view extra, const std::string& matcher) {
-  return extra.empty() ? fmt::format("{}{{{}}}", name, matcher)
-                       : fmt::format("{}{{{},{}}}", name, extra, matcher);
-}
 
 const AggregateJob* job_of(const tsdb::Labels& labels, const Batch& batch) {
   const auto it = labels.find(std::string(kJobMark));
@@ -162,22 +72,6 @@ void query(tsdb::Source& source, const Batch& batch, std::span<const AggregateJo
     if (series.points.empty() || !std::isfinite(series.points.back().value)) continue;
     if (const AggregateJob* job = job_of(series.labels, batch)) take(*job, series);
   }
-}
-
-Found& entry(Batch& batch, const AggregateJob& job, const tsdb::Labels& labels,
-             ingest::Family family) {
-  const std::string key = ingest::gpu_key(labels, job.nodes);
-  auto [it, added] = batch.found.try_emplace({job.id, key});
-  if (added) {
-    GpuAggregate& g = it->second.gpu;
-    g.key = key;
-    g.node = ingest::node_of(labels, job.nodes);
-    g.index = ingest::gpu_index(labels);
-    if (const std::string* model = ingest::gpu_model(labels)) g.model = *model;
-    if (const auto mig = ingest::mig_instance(labels)) g.mig_profile = mig->profile;
-    g.family = std::string(ingest::family_name(family));
-  }
-  return it->second;
 }
 
 // One reduction of one series name for every job asked, into its slot (added up for health).
@@ -343,68 +237,6 @@ Asking by_nodes(ingest::Family family, std::string_view node_label,
 
 // --- Jobs an exporter labels: one search per series name for a whole batch ---------------
 
-// A family's job label asked for the jobs of a batch at once: `L=~"id|id|..."` over a window
-// holding every one of them, answers grouped by the label and the GPU. A job's samples are the
-// samples labelled with it (the exporter's view of its processes), wherever they fall.
-struct LabelAsk {
-  ingest::JobLabel convention;
-  std::string label;
-};
-
-std::string ids_regex(const std::vector<const AggregateJob*>& jobs, bool list) {
-  std::string alternatives;
-  for (const AggregateJob* job : jobs) {
-    if (!alternatives.empty()) alternatives += '|';
-    alternatives += tsdb::regex_quote(job->id);
-  }
-  return list ? "(.*,)?(" + alternatives + ")(,.*)?" : alternatives;
-}
-
-// The jobs of `batch` a series' job label names (a list label may name several).
-std::vector<const AggregateJob*> jobs_named(const tsdb::Labels& labels, const std::string& label,
-                                            bool list, const Batch& batch) {
-  std::vector<const AggregateJob*> out;
-  const auto it = labels.find(label);
-  if (it == labels.end()) return out;
-  const std::string& value = it->second;
-  for (std::size_t begin = 0; begin <= value.size();) {
-    std::size_t end = list ? value.find(',', begin) : std::string::npos;
-    if (end == std::string::npos) end = value.size();
-    const auto job = batch.by_id.find(value.substr(begin, end - begin));
-    if (job != batch.by_id.end()) out.push_back(job->second);
-    begin = end + 1;
-  }
-  return out;
-}
-
-// One expression over `jobs` (built by `expr` from their regex and window); a refusal for a
-// limit of the server's (samples per query, query length) is asked again in two halves.
-template <typename Expr, typename Take>
-void batch_query(tsdb::Source& source, std::span<const AggregateJob* const> jobs, bool list,
-                 const AggregateOptions& options, Expr expr, Take take, std::size_t& queries) {
-  std::int64_t from = jobs.front()->start_ms, to = jobs.front()->end_ms;
-  for (const AggregateJob* job : jobs) {
-    from = std::min(from, job->start_ms);
-    to = std::max(to, job->end_ms);
-  }
-  const JobWindowText w = span_text(from, to, options.slack_ms);
-  const std::vector<const AggregateJob*> asked(jobs.begin(), jobs.end());
-  ++queries;
-  std::vector<tsdb::Series> answer;
-  try {
-    answer = source.instant(expr(ids_regex(asked, list), w), w.at_ms);
-  } catch (const tsdb::LimitError&) {
-    if (jobs.size() == 1) throw;
-    const std::size_t half = jobs.size() / 2;
-    batch_query(source, jobs.first(half), list, options, expr, take, queries);
-    batch_query(source, jobs.subspan(half), list, options, expr, take, queries);
-    return;
-  }
-  for (const auto& series : answer) {
-    if (!series.points.empty() && std::isfinite(series.points.back().value)) take(series);
-  }
-}
-
 void ask_labelled(tsdb::Source& source, Batch& batch, const LabelAsk& l,
                   const std::vector<const AggregateJob*>& jobs, std::string_view name,
                   std::string_view extra, Reduce reduce, double scale, Slot slot,
@@ -532,8 +364,12 @@ void read_batch(tsdb::Source& source, std::span<const AggregateJob* const> jobs,
   for (const auto& convention : ingest::kSlurmJobLabels) {
     for (const std::string prefix : {"", "exported_"}) {
       if (left.empty()) break;
-      read_labelled(source, batch, {convention, prefix + std::string(convention.label)}, left,
-                    options, read);
+      const LabelAsk l{convention, prefix + std::string(convention.label)};
+      if (source.server().kind == tsdb::ServerKind::VictoriaMetrics) {
+        read_labelled_metricsql(source, batch, l, left, options, read);
+      } else {
+        read_labelled(source, batch, l, left, options, read);
+      }
       std::erase_if(left, [&](const AggregateJob* j) { return read.matched_by.count(j->id) != 0; });
     }
   }

@@ -11,13 +11,6 @@ namespace gpuscope::fleet {
 
 namespace {
 
-// The labels that tell a GPU (or MIG instance) and where it is, in every family
-// (exporter_labels.hpp): a reduction keeps these and adds up what differs in the rest.
-constexpr std::string_view kGpuLabels =
-    "uuid, UUID, gpu_uuid, gpu, minor_number, modelName, model_name, name, GPU_I_ID, "
-    "GPU_I_PROFILE, gpu_instance_id, mig_profile, mig_uuid, hostname, Hostname, node, nodename, "
-    "instance";
-
 std::string per_gpu(std::string_view op, const std::string& inner, const std::string& also) {
   if (also.empty()) return fmt::format("{} by ({}) ({})", op, kGpuLabels, inner);
   return fmt::format("{} by ({}, {}) ({})", op, kGpuLabels, also, inner);

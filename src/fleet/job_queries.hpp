@@ -19,6 +19,13 @@ struct AggregateJob;
 // jobs of a list label is in both) and each answer says whose it is.
 inline constexpr std::string_view kJobMark = "gpuscope_job";
 
+// The labels that tell a GPU (or MIG instance) and where it is, in every family
+// (exporter_labels.hpp): a reduction keeps these and adds up what differs in the rest.
+inline constexpr std::string_view kGpuLabels =
+    "uuid, UUID, gpu_uuid, gpu, minor_number, modelName, model_name, name, GPU_I_ID, "
+    "GPU_I_PROFILE, gpu_instance_id, mig_profile, mig_uuid, hostname, Hostname, node, nodename, "
+    "instance";
+
 // The job's window: it ran from Start (whole seconds, cut down) until before End + 1 s, so
 // (start - 1 ms, end + 999 ms].
 struct JobWindowText {

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -68,6 +69,11 @@ class FakePromqlSource : public tsdb::Source {
       throw tsdb::LimitError("the monitoring server answered 422: too long query");
     }
     std::vector<tsdb::Series> out;
+    if (text.shape.find("label_match(") != std::string::npos) {  // MetricsQL: every name at once
+      out = evaluate_metricsql(text.shape, text.strings);
+      for (auto& s : out) s.points = {{time_ms, s.points.front().value}};
+      return out;
+    }
     if (text.shape.rfind(kLabelReplace, 0) != 0) {  // a batch's query: one reduction
       try {
         out = evaluate(text.shape, text.strings);
@@ -226,6 +232,124 @@ class FakePromqlSource : public tsdb::Source {
     }
     std::vector<tsdb::Series> out;
     for (const auto& [key, n] : groups) out.push_back({key, {{0, n}}});
+    return out;
+  }
+
+  // A selector's body `L=~"#n",M="#m"` as matchers, each value a literal.
+  static std::vector<ingest::testing::ParsedMatcher> parse_matchers(
+      const std::string& body, const std::vector<std::string>& strings) {
+    std::vector<ingest::testing::ParsedMatcher> matchers;
+    for (std::size_t b = 0; b < body.size();) {
+      auto e = body.find(',', b);
+      if (e == std::string::npos) e = body.size();
+      const std::string m = body.substr(b, e - b);
+      const auto op_at = m.find_first_of("=!");
+      const auto quote_at = m.find('"');
+      matchers.push_back({m.substr(0, op_at), m.substr(op_at, quote_at - op_at),
+                          literal(m.substr(quote_at), strings)});
+      b = e + 1;
+    }
+    return matchers;
+  }
+
+  // One series' samples in (at - range, at], reduced every way.
+  static std::optional<Acc> series_acc(const tsdb::Series& s, std::int64_t at_ms,
+                                       std::int64_t range_ms, double threshold) {
+    Acc a;
+    std::optional<double> last;
+    for (const auto& p : s.points) {
+      if (p.t_ms <= at_ms - range_ms || p.t_ms > at_ms) continue;
+      a.n += 1;
+      a.sum += p.value;
+      a.le += p.value <= threshold ? 1 : 0;
+      a.max = std::max(a.max, p.value);
+      a.min = std::min(a.min, p.value);
+      if (last && *last != p.value) a.changes += 1;
+      last = p.value;
+    }
+    if (a.n == 0) return std::nullopt;
+    return a;
+  }
+
+  // VictoriaMetrics' shapes (labelled_metricsql.cpp): a selector without a name, rolled up by
+  // aggr_over_time (a `rollup` label per function) or count_le_over_time, keep_metric_names,
+  // label_match on __name__ (an anchored alternation of names), summed `by` a list or raw.
+  std::vector<tsdb::Series> evaluate_metricsql(const std::string& shape,
+                                               const std::vector<std::string>& strings) const {
+    std::vector<std::string> by;
+    if (shape.rfind("sum by (", 0) == 0) {
+      const std::string list = shape.substr(8, shape.find(')') - 8);
+      for (std::size_t b = 0; b <= list.size();) {
+        auto e = list.find(", ", b);
+        if (e == std::string::npos) e = list.size();
+        by.push_back(list.substr(b, e - b));
+        b = e + 2;
+      }
+    }
+    std::vector<std::string> rollups;
+    double threshold = NAN;
+    if (const auto at = shape.find("aggr_over_time(("); at != std::string::npos) {
+      const std::string list = shape.substr(at + 16, shape.find(')', at) - at - 16);
+      for (std::size_t b = 0; b < list.size();) {
+        auto e = list.find(", ", b);
+        if (e == std::string::npos) e = list.size();
+        rollups.push_back(literal(list.substr(b, e - b), strings));
+        b = e + 2;
+      }
+    } else if (shape.find("count_le_over_time({") != std::string::npos) {
+      rollups.push_back("count_le");
+      threshold = std::stod(shape.substr(shape.find(", ", shape.find("] @ ")) + 2));
+    } else {
+      throw std::invalid_argument("a MetricsQL shape the fake server does not know: " + shape);
+    }
+    const auto brace = shape.find('{'), brace_end = shape.find('}');
+    if (std::isalnum(static_cast<unsigned char>(shape[brace - 1])) || shape[brace - 1] == '_')
+      throw std::invalid_argument("a named selector in " + shape);
+    const auto matchers = parse_matchers(shape.substr(brace + 1, brace_end - brace - 1), strings);
+    const std::int64_t range_ms = std::stoll(shape.substr(brace_end + 2));
+    const auto at_ms = static_cast<std::int64_t>(
+        std::llround(std::stod(shape.substr(shape.find("] @ ") + 4)) * 1000));
+    const auto keep = shape.find(" keep_metric_names, ");
+    if (keep == std::string::npos) throw std::invalid_argument("no keep_metric_names: " + shape);
+    const auto second = shape.find(", ", keep + 20);
+    if (literal(shape.substr(keep + 20, second - keep - 20), strings) != "__name__") {
+      throw std::invalid_argument("label_match on another label: " + shape);
+    }
+    std::string alternation =
+        literal(shape.substr(second + 2, shape.find(')', second) - second - 2), strings);
+    if (!alternation.starts_with("^(") || !alternation.ends_with(")$")) {
+      throw std::invalid_argument("an unanchored name regex: " + alternation);
+    }
+    std::set<std::string> names;
+    for (const auto& n : regex_ids(alternation.substr(2, alternation.size() - 4))) names.insert(n);
+    std::map<tsdb::Labels, double> groups;
+    for (const auto& s : data) {
+      const auto it = s.labels.find("__name__");
+      if (it == s.labels.end() || names.count(it->second) == 0 ||
+          !ingest::testing::matches(s.labels, matchers)) {
+        continue;
+      }
+      const auto a = series_acc(s, at_ms, range_ms, threshold);
+      if (!a) continue;
+      for (const auto& r : rollups) {
+        tsdb::Labels labels = s.labels;
+        if (r != "count_le") labels["rollup"] = r;
+        tsdb::Labels key;
+        for (const auto& l : by) {
+          if (const auto v = labels.find(l); v != labels.end() && !v->second.empty())
+            key[l] = v->second;
+        }
+        const double v = r == "sum_over_time"     ? a->sum
+                         : r == "count_over_time" ? a->n
+                         : r == "max_over_time"   ? a->max
+                         : r == "min_over_time"   ? a->min
+                         : r == "changes"         ? a->changes
+                                                  : a->le;
+        groups[by.empty() ? labels : key] += v;
+      }
+    }
+    std::vector<tsdb::Series> out;
+    for (const auto& [key, v] : groups) out.push_back({key, {{0, v}}});
     return out;
   }
 
