@@ -44,6 +44,10 @@ void add_fleet_options(CLI::App& app, app::FleetOptions& o) {
   app.add_option("--region", o.region,
                  "The grid region whose yearly average is counted (default WORLD, 475 g/kWh)")
       ->type_name("CODE");
+  add_number_option(app, "--sacct-timeout", o.sacct_timeout_s, NumberRange(1, 86'400, "s").whole(),
+                    "How long sacct may take before gpuscope gives up (default 600; slurmdbd "
+                    "answers a busy site's months slowly)")
+      ->type_name("SECONDS");
   add_number_option(app, "--pue", o.pue, {1, 10, ""}, "The facility's PUE (default 1)")
       ->type_name("PUE");
   add_number_option(app, "--idle-threshold", o.aggregates.idle_util_pct, {0, 100, "%"},

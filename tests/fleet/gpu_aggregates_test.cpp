@@ -94,6 +94,9 @@ TEST(GpuAggregates, AJobsFiguresAreTheSamplesLabelledWithIt) {
   EXPECT_NEAR(g.health_faults.value_or(-1), 3, 1e-9) << "2 Xids and 1 uncorrected ECC error";
 }
 
+// Clock skew: a node's clock ahead of or behind slurmctld's puts the samples its exporter labels
+// with a job a little outside the job's window (pushed samples keep the node's times); within
+// the minute of slack they are the job's, further out they are not.
 TEST(GpuAggregates, ALabelledSampleCountsWithinTheSlackAroundTheJob) {
   FakePromqlSource src;
   const tsdb::Labels util = series("gpuscope_gpu_util_ratio", kGpuA, "42");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <map>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -58,6 +59,20 @@ inline std::vector<ParsedMatcher> parse_selector(const std::string& text) {
   return out;
 }
 
+// A matcher's regex compiled once (a batch's alternation of 500 ids is matched against every
+// series of a query).
+inline const std::regex& compiled(const std::string& pattern) {
+  thread_local std::map<std::string, std::regex> cache;
+  auto it = cache.find(pattern);
+  if (it == cache.end()) {
+    std::string re = pattern;
+    auto flags = std::regex::ECMAScript;
+    if (re.starts_with("(?i)")) re = re.substr(4), flags |= std::regex::icase;
+    it = cache.emplace(pattern, std::regex(re, flags)).first;
+  }
+  return it->second;
+}
+
 inline bool matches(const tsdb::Labels& labels, const std::vector<ParsedMatcher>& ms) {
   for (const auto& m : ms) {
     const auto it = labels.find(m.label);
@@ -65,10 +80,7 @@ inline bool matches(const tsdb::Labels& labels, const std::vector<ParsedMatcher>
     if (m.op == "=" && v != m.value) return false;
     if (m.op == "!=" && v == m.value) return false;
     if (m.op == "=~" || m.op == "!~") {
-      std::string re = m.value;
-      auto flags = std::regex::ECMAScript;
-      if (re.starts_with("(?i)")) re = re.substr(4), flags |= std::regex::icase;
-      const bool hit = std::regex_match(v, std::regex(re, flags));
+      const bool hit = std::regex_match(v, compiled(m.value));
       if (hit != (m.op == "=~")) return false;
     }
   }

@@ -419,6 +419,20 @@ PY
 # sacct failing says so.
 expect_error "sacct failing" "sacct failed (exit 1)" env GPUSCOPE_SACCT=false \
   "$gpuscope" jobs --from "$from" --to "$to" --prometheus "$prom"
+# sacct too slow (slurmdbd overloaded): the update gives up after --sacct-timeout, says so and
+# adds nothing; the database still covers what it covered.
+printf '#!/bin/sh\nsleep 30\n' >"$work/slow-sacct"
+chmod +x "$work/slow-sacct"
+covered_before=$(sqlite3 -readonly "$db" "SELECT max(covered_until_ms) FROM updates")
+jobs_before=$(sqlite3 -readonly "$db" "SELECT count(*) FROM jobs")
+started=$(date +%s)
+expect_error "sacct too slow" "sacct did not answer within 2 s" \
+  env GPUSCOPE_SACCT="$work/slow-sacct" "$gpuscope" jobs --update --db "$db" --settle 0 \
+  --overlap 86400 --sacct-timeout 2 --prometheus "$prom"
+check "a slow sacct is given up on in time" "yes" "$( (($(date +%s) - started < 20)) && echo yes)"
+check "a slow sacct leaves the covered time" "$covered_before" \
+  "$(sqlite3 -readonly "$db" "SELECT max(covered_until_ms) FROM updates")"
+check "a slow sacct adds no job" "$jobs_before" "$(sqlite3 -readonly "$db" "SELECT count(*) FROM jobs")"
 
 # jobstats' exporter names jobs in nvidia_gpu_jobId only: the same jobs, found by it, and their
 # energy from mean power (it has no counter) within 5 % of gpuscope serve's counter.

@@ -74,7 +74,7 @@ std::vector<fleet::GpuAggregate> kept_aggregates(const fs::path& kept) {
 std::vector<SiteJob> sacct_jobs(const FleetOptions& o, const Period& period, std::int64_t now_ms) {
   const std::string output = run_sacct(
       sacct_program(o.sacct), fleet::sacct_jobs_arguments({period.from_ms, period.to_ms}, o.filter),
-      std::chrono::seconds(600), kSacctHint);
+      std::chrono::seconds(static_cast<long>(o.sacct_timeout_s)), kSacctHint);
   fleet::SacctRead read = fleet::read_sacct_jobs(output, now_ms);
   if (read.unreadable_count > 0) {
     fmt::print(stderr,

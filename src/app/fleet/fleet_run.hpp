@@ -28,6 +28,7 @@ struct FleetOptions {
   std::optional<std::string> config;       // --config FILE
   std::optional<std::string> summary_dir;  // kept summaries (--summary-dir, GPUSCOPE_SUMMARY_DIR)
   std::string sacct = "sacct";
+  double sacct_timeout_s = 600;            // --sacct-timeout: how long sacct may take
   std::optional<double> carbon_intensity;  // --carbon-intensity G/kWh
   std::optional<std::string> region;       // --region CODE
   double pue = 1;
