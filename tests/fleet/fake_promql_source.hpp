@@ -379,18 +379,7 @@ class FakePromqlSource : public tsdb::Source {
     }
     const std::string name = piece.substr(name_begin, brace - name_begin);
     const auto brace_end = piece.find('}', brace);
-    std::vector<ingest::testing::ParsedMatcher> matchers;
-    const std::string body = piece.substr(brace + 1, brace_end - brace - 1);
-    for (std::size_t b = 0; b < body.size();) {
-      auto e = body.find(',', b);
-      if (e == std::string::npos) e = body.size();
-      const std::string m = body.substr(b, e - b);
-      const auto op_at = m.find_first_of("=!");
-      const auto quote_at = m.find('"');
-      matchers.push_back({m.substr(0, op_at), m.substr(op_at, quote_at - op_at),
-                          literal(m.substr(quote_at), strings)});
-      b = e + 1;
-    }
+    const auto matchers = parse_matchers(piece.substr(brace + 1, brace_end - brace - 1), strings);
     const auto bracket = piece.find('[', brace_end);
     const std::int64_t range_ms = std::stoll(piece.substr(bracket + 1));
     const auto at_text = piece.find("@ ", bracket);
@@ -414,19 +403,9 @@ class FakePromqlSource : public tsdb::Source {
           key[l] = v->second;
         }
       }
-      Acc a;
-      std::optional<double> last;
-      for (const auto& p : s.points) {
-        if (p.t_ms <= at_ms - range_ms || p.t_ms > at_ms) continue;
-        a.n += 1;
-        a.sum += p.value;
-        a.le += p.value <= threshold ? 1 : 0;
-        a.max = std::max(a.max, p.value);
-        a.min = std::min(a.min, p.value);
-        if (last && *last != p.value) a.changes += 1;
-        last = p.value;
-      }
-      if (a.n == 0) continue;
+      const auto found = series_acc(s, at_ms, range_ms, threshold);
+      if (!found) continue;
+      const Acc& a = *found;
       Acc& g = groups[key];
       g.n += a.n;
       g.sum += a.sum;
