@@ -56,55 +56,82 @@ declared_elsewhere=(
 
 bad=0
 checked=0
-for folder in "${!allowed[@]}"; do
-  [ -d "$folder" ] || continue
-  while IFS= read -r -d '' file; do
-    checked=$((checked + 1))
-    while IFS= read -r line; do
-      target=${line#*\"}
-      target=${target%%/*}
-      case " ${allowed[$folder]} " in
-        *" $target "*) ;;
-        *)
-          echo "$file: includes \"$target/...\", which $folder/ may not use (ARCHITECTURE.md)" >&2
-          bad=$((bad + 1))
-          ;;
-      esac
-    done < <(grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[a-z_]+/' "$file" || true)
-  done < <(find "$folder" -name '*.cpp' -o -name '*.hpp' -o -name '*.hpp.in' | tr '\n' '\0')
-done
-# SQLite's own header stays inside store/: no file elsewhere includes it, store/sqlite.hpp (which
-# includes it) or a store header that reaches either (foreign SQLite files are read through
-# store/foreign_sqlite.hpp).
-reaches_sqlite() {  # a store header, and the store headers it includes, recursively
-  local header=$1 seen=$2 next
-  grep -qE '^[[:space:]]*#[[:space:]]*include[[:space:]]+<sqlite3\.h>' "$header" && return 0
-  while IFS= read -r next; do
-    [ "$next" = store/sqlite.hpp ] && return 0
-    case " $seen " in *" $next "*) continue ;; esac
-    [ -f "src/$next" ] && reaches_sqlite "src/$next" "$seen $next" && return 0
-  done < <(grep -oE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"store/[a-z_]+\.hpp"' "$header" |
-    sed -E 's/.*"(.*)"/\1/')
-  return 1
-}
-while IFS= read -r -d '' file; do
-  case $file in src/store/*) continue ;; esac
-  if grep -qE '^[[:space:]]*#[[:space:]]*include[[:space:]]+<sqlite3\.h>' "$file"; then
-    echo "$file: includes <sqlite3.h>; only src/store/ may (ARCHITECTURE.md)" >&2
-    bad=$((bad + 1))
-  fi
-  while IFS= read -r header; do
-    if reaches_sqlite "src/$header" "$header"; then
-      echo "$file: includes $header, which brings sqlite3.h out of src/store/ (ARCHITECTURE.md)" >&2
-      bad=$((bad + 1))
-    fi
-  done < <(grep -oE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"store/[a-z_]+\.hpp"' "$file" |
-    sed -E 's/.*"(.*)"/\1/')
-done < <(find src sim -name '*.cpp' -o -name '*.hpp' | tr '\n' '\0')
-# Types declared in another layer's namespace: a forward declaration reaches that layer as surely
-# as an include does.
 table=()
 for folder in "${!allowed[@]}"; do table+=("$folder=${allowed[$folder]}"); done
+# Includes, in one pass over the tree (a process per file took most of a minute): a folder's
+# files include only the folders of its line above, and SQLite's own header stays inside
+# src/store/: no file elsewhere includes it, store/sqlite.hpp (which includes it) or a store
+# header that reaches either (foreign SQLite files are read through store/foreign_sqlite.hpp).
+# The last line printed is the number of files checked.
+while IFS= read -r line; do
+  case $line in
+    checked=*) checked=${line#checked=} ;;
+    *)
+      echo "$line" >&2
+      bad=$((bad + 1))
+      ;;
+  esac
+done < <(python3 - "${table[@]}" <<'PYTHON'
+import re
+import sys
+from pathlib import Path
+
+allowed = {}
+for entry in sys.argv[1:]:
+    folder, _, value = entry.partition('=')
+    allowed[folder] = set(value.split())
+LAYERED = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([a-z_]+)/', re.M)
+SQLITE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+<sqlite3\.h>', re.M)
+STORE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"(store/[a-z_]+\.hpp)"', re.M)
+
+checked = 0
+for folder in sorted(allowed):
+    if not Path(folder).is_dir():
+        continue
+    for path in sorted(Path(folder).rglob('*')):
+        if not path.is_file() or not path.name.endswith(('.cpp', '.hpp', '.hpp.in')):
+            continue
+        checked += 1
+        for target in LAYERED.findall(path.read_text(errors='replace')):
+            if target not in allowed[folder]:
+                print(f'{path}: includes "{target}/...", which {folder}/ may not use '
+                      f'(ARCHITECTURE.md)')
+
+reaches = {}
+def reaches_sqlite(header, seen):
+    """Whether the store header `header` (store/x.hpp) includes sqlite3.h, store/sqlite.hpp or a
+    store header that does, recursively."""
+    if header in reaches:
+        return reaches[header]
+    path = Path('src') / header
+    text = path.read_text(errors='replace') if path.is_file() else ''
+    found = bool(SQLITE.search(text))
+    for nested in STORE.findall(text):
+        if found:
+            break
+        found = nested == 'store/sqlite.hpp' or (
+            nested not in seen and reaches_sqlite(nested, seen | {nested}))
+    reaches[header] = found
+    return found
+
+for top in ('src', 'sim'):
+    for path in sorted(Path(top).rglob('*')):
+        if not path.is_file() or path.suffix not in ('.cpp', '.hpp'):
+            continue
+        if str(path).startswith('src/store/'):
+            continue
+        text = path.read_text(errors='replace')
+        if SQLITE.search(text):
+            print(f'{path}: includes <sqlite3.h>; only src/store/ may (ARCHITECTURE.md)')
+        for header in STORE.findall(text):
+            if header == 'store/sqlite.hpp' or reaches_sqlite(header, {header}):
+                print(f'{path}: includes {header}, which brings sqlite3.h out of src/store/ '
+                      f'(ARCHITECTURE.md)')
+print(f'checked={checked}')
+PYTHON
+)
+# Types declared in another layer's namespace: a forward declaration reaches that layer as surely
+# as an include does.
 for name in "${!namespace_folder[@]}"; do table+=("namespace:$name=${namespace_folder[$name]}"); done
 for known in "${declared_elsewhere[@]}"; do table+=("known:$known"); done
 while IFS= read -r problem; do

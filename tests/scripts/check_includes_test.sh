@@ -2,6 +2,8 @@
 # scripts/check-includes.sh on small trees: types declared in the namespace of a layer a folder
 # may not use fail it, with their file and line; the same in an allowed layer, in comments, in
 # std's namespace, inside a function or as a friend do not; a known offender is let through.
+# Includes: a folder its layer may not use, <sqlite3.h> outside src/store/, and a store header
+# that reaches sqlite3.h through another fail it; a store header that does not passes.
 set -euo pipefail
 check=$(cd "$(dirname "$0")/../.." && pwd)/scripts/check-includes.sh
 tree=$(mktemp -d)
@@ -74,4 +76,24 @@ for expected in \
   grep -qF "$expected" <<<"$out" || fail "expected \"$expected\" in: $out"
 done
 [ "$(grep -c ': declares ' <<<"$out")" -eq 4 ] || fail "expected exactly 4 declarations in: $out"
+# Includes, on a tree of their own.
+inc=$(mktemp -d)
+trap 'rm -rf "$tree" "$inc"' EXIT
+mkdir -p "$inc"/src/{util,core,store,report,kernels}
+printf '#include "core/error.hpp"\n' >"$inc/src/util/x.hpp"
+printf '#include <sqlite3.h>\n' >"$inc/src/report/y.cpp"
+printf '#include "store/sqlite.hpp"\n' >"$inc/src/store/db.hpp"
+printf '#include "store/db.hpp"\n' >"$inc/src/store/run.hpp"
+printf '#include "store/clean.hpp"\n' >"$inc/src/store/plain.hpp"
+printf 'int a;\n' >"$inc/src/store/clean.hpp"
+printf '#include "store/run.hpp"\n#include "store/plain.hpp"\n' >"$inc/src/kernels/z.cpp"
+if out=$("$check" "$inc" 2>&1); then fail "wrong includes passed: $out"; fi
+for expected in \
+  'src/util/x.hpp: includes "core/...", which src/util/ may not use' \
+  'src/report/y.cpp: includes <sqlite3.h>; only src/store/ may' \
+  'src/kernels/z.cpp: includes store/run.hpp, which brings sqlite3.h out of src/store/'; do
+  grep -qF "$expected" <<<"$out" || fail "expected \"$expected\" in: $out"
+done
+grep -q 'plain.hpp' <<<"$out" && fail "a store header without SQLite was refused: $out"
+grep -qF 'includes: 3 wrong' <<<"$out" || fail "expected 3 findings in: $out"
 echo "check_includes_test: passed"
