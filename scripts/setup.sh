@@ -7,13 +7,15 @@
 # Safe to run again: packages already installed are not fetched, the build is incremental.
 # Options (environment): BUILD_DIR (default build), BUILD_TYPE (default RelWithDebInfo),
 # DEBUG_INFO (default on; off builds RelWithDebInfo's -O2 without -g: CI's build, about a third
-# quicker to compile and far quicker to link, with the same code).
+# quicker to compile and far quicker to link, with the same code), BENCHMARKS (default on; off
+# leaves bench/ out of the build: the default CI run's minute, built by `.ci/run full`).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
 DEBUG_INFO=${DEBUG_INFO:-on}
+BENCHMARKS=${BENCHMARKS:-on}
 
 packages=(
   # toolchain
@@ -113,6 +115,11 @@ case $DEBUG_INFO in
   on) ;;
   off) flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG") ;;
   *) echo "setup: DEBUG_INFO is '$DEBUG_INFO'; say on or off" >&2; exit 2 ;;
+esac
+case $BENCHMARKS in
+  on) flags+=(-DGPUSCOPE_BUILD_BENCHMARKS=ON) ;;
+  off) flags+=(-DGPUSCOPE_BUILD_BENCHMARKS=OFF) ;;
+  *) echo "setup: BENCHMARKS is '$BENCHMARKS'; say on or off" >&2; exit 2 ;;
 esac
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DGPUSCOPE_WERROR=ON \
