@@ -35,9 +35,10 @@ declare -A allowed=(
   [src/ingest]="ingest store kernels dcgm tsdb core util"
   [src/load]="load ingest analyze carbon store core util"
   [src/fleet]="fleet ingest tsdb analyze store core util"
+  [src/guard]="guard fleet ingest tsdb analyze store core util"
   [src/docgen]="docgen"
-  [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest load fleet analyze report exporter sweep kernels trace node core util"
-  [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest load fleet analyze report exporter sweep kernels trace node core util"
+  [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest load fleet guard analyze report exporter sweep kernels trace node core util"
+  [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest load fleet guard analyze report exporter sweep kernels trace node core util"
   [sim]="sim nvml dcgm amd util"
 )
 
