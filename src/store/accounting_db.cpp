@@ -1,18 +1,16 @@
 #include "store/accounting_db.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 
 #include "core/error.hpp"
 #include "store/accounting_impl.hpp"
+#include "store/meta_version.hpp"
 #include "store/sqlite_errors.hpp"
 
 namespace gpuscope::store {
@@ -89,13 +87,7 @@ void check_readable(const std::filesystem::path& path) {
 }
 
 void check_schema(Database& db, const std::filesystem::path& path) {
-  const auto has_meta =
-      db.query_int("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
-  std::optional<std::int64_t> version;
-  if (has_meta && *has_meta == 1) {
-    auto s = db.prepare("SELECT value FROM meta WHERE key='accounting_schema'");
-    if (s.step()) version = std::stoll(s.text(0));
-  }
+  const std::optional<std::int64_t> version = meta_version(db, "accounting_schema");
   if (!version) {
     throw Error(fmt::format("{} is not a gpuscope accounting database", path.string()),
                 "it has no accounting_schema in a meta table",
@@ -145,14 +137,7 @@ AccountingDb AccountingDb::open_for_update(const std::filesystem::path& path, in
       "another update may hold it (a timer and a manual run at once), or it is damaged: "
       "move it aside and run the update again over the period (docs/fleet.md)",
       [&] {
-        if (!existed) {
-          const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
-          if (fd < 0) {
-            throw SqliteError(SQLITE_CANTOPEN,
-                              fmt::format("cannot create it ({})", std::strerror(errno)));
-          }
-          ::close(fd);
-        }
+        if (!existed) create_empty_file(path, 0640);
         auto impl = std::make_unique<Impl>(
             path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
         sqlite3_busy_timeout(impl->db.handle(), busy_ms);

@@ -1,13 +1,10 @@
 #include "store/guard_state.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include "core/error.hpp"
+#include "store/meta_version.hpp"
 #include "store/sqlite.hpp"
 #include "store/sqlite_errors.hpp"
 
@@ -38,13 +35,7 @@ constexpr const char* kHint =
     "one may be moved aside (guard then starts over, and may warn a job again)";
 
 void check_schema(Database& db, const std::filesystem::path& path) {
-  std::optional<std::int64_t> version;
-  const auto has_meta =
-      db.query_int("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
-  if (has_meta && *has_meta == 1) {
-    auto s = db.prepare("SELECT value FROM meta WHERE key='guard_schema'");
-    if (s.step()) version = std::stoll(s.text(0));
-  }
+  const std::optional<std::int64_t> version = meta_version(db, "guard_schema");
   if (!version) {
     throw Error(fmt::format("{} is not gpuscope guard's state", path.string()),
                 "it has no guard_schema in a meta table", kHint);
@@ -87,14 +78,7 @@ GuardState GuardState::open(const std::filesystem::path& path) {
   }
   return translate_sqlite_errors(
       fmt::format("cannot open guard's state {}", path.string()), kHint, [&] {
-        if (!existed) {
-          const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-          if (fd < 0) {
-            throw SqliteError(SQLITE_CANTOPEN,
-                              fmt::format("cannot create it ({})", std::strerror(errno)));
-          }
-          ::close(fd);
-        }
+        if (!existed) create_empty_file(path, 0600);
         auto impl = std::make_unique<Impl>(
             path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
         sqlite3_busy_timeout(impl->db.handle(), 10'000);

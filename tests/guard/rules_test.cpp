@@ -128,3 +128,17 @@ TEST(GuardRules, DurationsInEveryForm) {
 
 }  // namespace
 }  // namespace gpuscope::guard
+
+namespace gpuscope::guard {
+namespace {
+
+TEST(GuardRules, TheShippedExampleIsValid) {
+  const Rules rules = read_rules(std::string(GPUSCOPE_SOURCE_DIR) + "/deploy/guard/guard.yaml");
+  EXPECT_FALSE(rules.enforce);
+  EXPECT_EQ(rules.idle.steps.cancel_s, 7200);
+  EXPECT_FALSE(rules.idle.interactive_steps.second_warning_s);
+  EXPECT_EQ(rules.idle.partitions, std::vector<std::string>{"gpu"});
+}
+
+}  // namespace
+}  // namespace gpuscope::guard
