@@ -180,12 +180,15 @@ for uuid in sorted(set(p) & set(j)):
     pe, je = a["energy_j"]["counter"], b["energy_j"]["counter"] or b["energy_j"]["integrated"]
     print(f"{server} {b['host']} GPU {b['index']}: activity {pa:.2f} % vs {ja:.2f} %, "
           f"energy {pe:.0f} J vs {je:.0f} J ({100 * (je - pe) / pe:+.2f} %)")
-    if abs(pa - ja) > 1.0:
-        bad.append(f"{uuid}: activity {pa:.2f} vs {ja:.2f}")
     # The job's window holds a few seconds more than the profiled command (srun's start,
-    # sacct's whole seconds), at the GPU's idle power: 2 % plus those seconds' energy.
-    idle_w = ((b.get("over_time") or {}).get("power_w") or {}).get("min") or 0
+    # sacct's whole seconds), with the GPUs idle: its activity is diluted by at most those
+    # seconds' share of the window (1 point beside it, for the scrapes' edges), and its energy
+    # is 2 % plus those seconds at the GPU's idle power.
     longer_s = max(0.0, job["duration_s"] - profile["duration_s"])
+    allowed_pts = 1.0 + pa * longer_s / job["duration_s"]
+    if abs(pa - ja) > allowed_pts:
+        bad.append(f"{uuid}: activity {pa:.2f} vs {ja:.2f} (at most {allowed_pts:.2f} apart)")
+    idle_w = ((b.get("over_time") or {}).get("power_w") or {}).get("min") or 0
     extra_j = longer_s * idle_w
     print(f"  window {job['duration_s']:.1f} s vs the profile's {profile['duration_s']:.1f} s, "
           f"idle {idle_w:.0f} W")
