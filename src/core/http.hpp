@@ -19,7 +19,8 @@ namespace gpuscope::http {
 struct Request {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
-  // Set: a POST of this application/x-www-form-urlencoded body (form_encode); else a GET.
+  // Set: a POST of this body, application/x-www-form-urlencoded (form_encode) unless a
+  // "Content-Type:" header says otherwise (a webhook's JSON); else a GET.
   std::optional<std::string> form_body;
   std::chrono::milliseconds timeout{5000};          // the whole request
   std::chrono::milliseconds connect_timeout{3000};  // capped by timeout

@@ -128,6 +128,7 @@ IdleVerdict judge_idle(const IdleRule& rule, const RunningJob& job, const JobMem
                        const WindowFigures& window, std::int64_t now_ms) {
   IdleVerdict verdict;
   verdict.memory = memory;
+  verdict.window = window;
   verdict.interactive = is_interactive(rule, job);
   verdict.skipped = exemption(rule, job, now_ms);
   if (verdict.skipped) return verdict;

@@ -47,6 +47,7 @@ struct IdleVerdict {
   std::optional<std::string> skipped;  // why the rule leaves the job alone (exempt, too young...)
   std::int64_t idle_s = 0;             // the streak's length now
   std::string why;                     // the figures in words, for notices and the audit
+  WindowFigures window;                // what was judged
   JobMemory memory;                    // what to remember after this cycle
 };
 

@@ -5,7 +5,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -31,8 +33,8 @@ Pipe make_pipe() {
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-pid_t start(const std::string& program, const std::vector<std::string>& arguments, const Pipe& out,
-            const Pipe& err, const std::string& install_hint) {
+pid_t start(const std::string& program, const std::vector<std::string>& arguments, int input_fd,
+            const Pipe& out, const Pipe& err, const std::string& install_hint) {
   std::vector<std::string> argv{program};
   argv.insert(argv.end(), arguments.begin(), arguments.end());
   std::vector<char*> args;
@@ -40,7 +42,11 @@ pid_t start(const std::string& program, const std::vector<std::string>& argument
   args.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (input_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, input_fd, 0);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  }
   posix_spawn_file_actions_adddup2(&actions, out.write.get(), 1);
   posix_spawn_file_actions_adddup2(&actions, err.write.get(), 2);
   pid_t pid = -1;
@@ -79,14 +85,26 @@ bool drain(UniqueFd& out_fd, UniqueFd& err_fd, Captured& c, std::chrono::millise
   return true;
 }
 
-}  // namespace
+// `input` in a memory file, at its start, for the program's stdin.
+UniqueFd input_file(const std::string& input) {
+  UniqueFd fd(memfd_create("gpuscope-input", MFD_CLOEXEC));
+  if (!fd.valid()) throw Error("cannot create a memory file", std::strerror(errno));
+  for (std::size_t done = 0; done < input.size();) {
+    const ssize_t n = ::write(fd.get(), input.data() + done, input.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error("cannot write a memory file", std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
+  ::lseek(fd.get(), 0, SEEK_SET);
+  return fd;
+}
 
-Captured capture(const std::string& program, const std::vector<std::string>& arguments,
-                 std::chrono::milliseconds limit, const std::string& install_hint,
-                 std::size_t max_output) {
+Captured run(const std::string& program, const std::vector<std::string>& arguments, int input_fd,
+             std::chrono::milliseconds limit, const std::string& install_hint,
+             std::size_t max_output) {
   Pipe out = make_pipe();
   Pipe err = make_pipe();
-  const pid_t pid = start(program, arguments, out, err, install_hint);
+  const pid_t pid = start(program, arguments, input_fd, out, err, install_hint);
   out.write.reset();
   err.write.reset();
   Captured c;
@@ -99,6 +117,21 @@ Captured capture(const std::string& program, const std::vector<std::string>& arg
   }
   c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return c;
+}
+
+}  // namespace
+
+Captured capture(const std::string& program, const std::vector<std::string>& arguments,
+                 std::chrono::milliseconds limit, const std::string& install_hint,
+                 std::size_t max_output) {
+  return run(program, arguments, -1, limit, install_hint, max_output);
+}
+
+Captured capture_with_input(const std::string& program, const std::vector<std::string>& arguments,
+                            const std::string& input, std::chrono::milliseconds limit,
+                            const std::string& install_hint) {
+  const UniqueFd fd = input_file(input);
+  return run(program, arguments, fd.get(), limit, install_hint, 1 << 20);
 }
 
 }  // namespace gpuscope::launch

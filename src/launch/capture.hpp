@@ -22,4 +22,9 @@ Captured capture(const std::string& program, const std::vector<std::string>& arg
                  std::chrono::milliseconds limit, const std::string& install_hint,
                  std::size_t max_output = 64 << 20);
 
+// The same with `input` on the program's standard input (a sendmail reading its message).
+Captured capture_with_input(const std::string& program, const std::vector<std::string>& arguments,
+                            const std::string& input, std::chrono::milliseconds limit,
+                            const std::string& install_hint);
+
 }  // namespace gpuscope::launch

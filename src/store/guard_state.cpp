@@ -93,6 +93,23 @@ GuardState GuardState::open(const std::filesystem::path& path) {
       });
 }
 
+bool GuardState::switch_mode(const std::string& mode) {
+  return in_state(impl_->path, [&] {
+    auto read = impl_->db.prepare("SELECT value FROM meta WHERE key = 'mode'");
+    const std::optional<std::string> was =
+        read.step() ? std::optional<std::string>(read.text(0)) : std::nullopt;
+    read.reset();
+    if (was == mode) return false;
+    impl_->db.exec("BEGIN IMMEDIATE");
+    auto write = impl_->db.prepare("INSERT OR REPLACE INTO meta VALUES('mode', ?)");
+    write.bind(1, mode);
+    write.run();
+    if (was) impl_->db.exec("DELETE FROM jobs");
+    impl_->db.exec("COMMIT");
+    return was.has_value();
+  });
+}
+
 void GuardState::begin() {
   in_state(impl_->path, [&] { impl_->db.exec("BEGIN IMMEDIATE"); });
 }

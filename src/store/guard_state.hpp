@@ -50,6 +50,11 @@ class GuardState {
 
   const std::filesystem::path& path() const;
 
+  // Records the mode guard runs in ("enforce" or "dry-run"). A dry run remembers the steps it
+  // would have taken, so the first run in the other mode forgets every job's memory (the audit
+  // and the notices sent stay); true when it did.
+  bool switch_mode(const std::string& mode);
+
   void begin();  // a cycle's transaction
   void commit();
 

@@ -56,6 +56,10 @@ std::vector<docgen::Example> command_examples() {
       {"mail", "SLURM's MailProg: a link named gpuscope-mail is gpuscope mail (no shell).",
        "ln -s /usr/bin/gpuscope /usr/local/sbin/gpuscope-mail\n"
        "echo MailProg=/usr/local/sbin/gpuscope-mail >>/etc/slurm/slurm.conf"},
+      {"guard", "What guard would do now, without doing it.",
+       "gpuscope guard --rules /etc/gpuscope/guard.yaml --once --dry-run"},
+      {"guard", "Watch every 5 minutes as the Slurm admin user (a systemd service runs this).",
+       "gpuscope guard --rules /etc/gpuscope/guard.yaml --interval 5m"},
       {"merge", "Combine per-rank run databases.", "gpuscope merge job.db runs/"},
       {"import", "Keep an nvidia-smi log or a gssr folder as a run database.",
        "gpuscope import gpu.csv -o gpu.db\ngpuscope import profile_out_JobID_4242 -o train.db"},

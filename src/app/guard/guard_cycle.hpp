@@ -1,0 +1,17 @@
+// One cycle of guard (docs/guard.md, "A cycle"): squeue's running GPU jobs, their GPUs since the
+// last cycle from the monitoring server (many jobs per query), the verdicts, the circuit
+// breaker, the steps, and what to remember saved in one transaction.
+#pragma once
+
+#include <cstdint>
+
+#include "app/guard/guard_steps.hpp"
+#include "tsdb/source.hpp"
+
+namespace gpuscope::app {
+
+// Runs one cycle at `now_ms`. Throws Error when squeue or the server fails (nothing is acted on
+// and nothing remembered then).
+CycleTally run_cycle(GuardContext& c, tsdb::Source& source, std::int64_t now_ms);
+
+}  // namespace gpuscope::app
