@@ -87,10 +87,11 @@ std::optional<std::string> exemption(const IdleRule& rule, const RunningJob& job
 }
 
 std::int64_t window_start(const IdleRule& rule, const RunningJob& job, const JobMemory& memory,
-                          std::int64_t now_ms, std::int64_t max_gap_ms) {
+                          std::int64_t now_ms, std::int64_t max_gap_ms,
+                          std::int64_t min_window_ms) {
   if (memory.checked_until_ms && now_ms - *memory.checked_until_ms <= max_gap_ms &&
       *memory.checked_until_ms < now_ms) {
-    return std::max(*memory.checked_until_ms, job.start_ms);
+    return std::max(std::min(*memory.checked_until_ms, now_ms - min_window_ms), job.start_ms);
   }
   const Escalation& steps = is_interactive(rule, job) ? rule.interactive_steps : rule.steps;
   const std::int64_t longest =

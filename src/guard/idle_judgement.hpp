@@ -60,9 +60,12 @@ std::optional<std::string> exemption(const IdleRule& rule, const RunningJob& job
                                      std::int64_t now_ms);
 
 // The window a cycle asks the server about (never before the job's start). `max_gap_ms`: a last
-// check further back than this starts over.
+// check further back than this starts over. `min_window_ms`: a window reaches at least this far
+// back (a few scrape intervals), overlapping the last one, so that a cycle soon after another
+// (a restart) still holds samples.
 std::int64_t window_start(const IdleRule& rule, const RunningJob& job, const JobMemory& memory,
-                          std::int64_t now_ms, std::int64_t max_gap_ms);
+                          std::int64_t now_ms, std::int64_t max_gap_ms,
+                          std::int64_t min_window_ms = 0);
 
 // The window's figures from the server's per-GPU aggregates.
 WindowFigures window_figures(std::span<const fleet::GpuAggregate> gpus, int allocated,

@@ -166,6 +166,9 @@ TEST(IdleJudgement, AGapInTheChecksStartsTheWindowOver) {
   EXPECT_EQ(window_start(rule, job(), memory, now, 20 * kMinute), kStart);
   EXPECT_EQ(window_start(rule, job(), memory, kStart + 15 * kMinute, 20 * kMinute),
             kStart + 10 * kMinute);
+  // A cycle soon after the last (a restart) still reaches back a few scrapes.
+  EXPECT_EQ(window_start(rule, job(), memory, kStart + 10 * kMinute + 5'000, 20 * kMinute, 90'000),
+            kStart + 10 * kMinute + 5'000 - 90'000);
 }
 
 TEST(IdleJudgement, AGpuTooLargeForItsJob) {

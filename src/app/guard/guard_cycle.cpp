@@ -47,8 +47,8 @@ Asked windows(const GuardContext& c, const std::vector<guard::RunningJob>& jobs,
   const std::int64_t max_gap_ms = 3 * c.rules.interval_s * 1000;
   for (const auto& job : jobs) {
     if (guard::exemption(c.rules.idle, job, now_ms)) continue;
-    const std::int64_t from =
-        guard::window_start(c.rules.idle, job, memories[job.id], now_ms, max_gap_ms);
+    const std::int64_t from = guard::window_start(c.rules.idle, job, memories[job.id], now_ms,
+                                                  max_gap_ms, 3 * c.rules.sample_interval_s * 1000);
     asked.from_ms[job.id] = from;
     asked.jobs.push_back({job.id, from, now_ms, job.nodes, false});
   }

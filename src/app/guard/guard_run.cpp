@@ -52,8 +52,10 @@ int run_guard(GuardRun o) {
   const bool enforce = rules.enforce && !o.dry_run;
   store::GuardState state = store::GuardState::open(o.state.value_or(rules.state));
   if (state.switch_mode(enforce ? "enforce" : "dry-run")) {
-    fmt::print(stderr, "gpuscope guard: now {}: the jobs' memory of the other mode is forgotten "
-               "(the audit stays)\n", enforce ? "enforcing" : "a dry run");
+    fmt::print(stderr,
+               "gpuscope guard: now {}: the jobs' memory of the other mode is forgotten "
+               "(the audit stays)\n",
+               enforce ? "enforcing" : "a dry run");
   }
   const std::unique_ptr<tsdb::Source> source = open_job_server(o.server, o.config);
   Notifier notifier(rules, enforce, state);

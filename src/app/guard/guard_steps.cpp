@@ -184,7 +184,13 @@ void take_step(GuardContext& c, const guard::RunningJob& job, const guard::IdleV
       if (verdict.step == guard::Step::SecondWarning) memory.second_warning_ms = now_ms;
       if (verdict.step == guard::Step::Cancel) memory.cancelled_ms = now_ms;
     }
-    ++(verdict.step == guard::Step::Cancel ? tally.cancelled : tally.warned);
+    if (verdict.step == guard::Step::Cancel) {
+      ++tally.cancelled;
+    } else if (d == Delivery::Failed) {
+      ++tally.failed;  // the warning waits for a notice that gets through
+    } else {
+      ++tally.warned;
+    }
   } else {
     record.outcome = "failed";
     ++tally.failed;

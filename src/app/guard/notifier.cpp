@@ -65,25 +65,22 @@ Delivery Notifier::send(const NoticeRequest& request, std::int64_t now_ms) {
     return Delivery::RateLimited;
   }
   if (!state_.claim_notice(request.key, recipient, now_ms)) return Delivery::AlreadySent;
-  bool any_ok = !rules_.notify.mail && !rules_.notify.webhook;  // stdout is then the channel
+  // The person is told by mail when the rules name a mail server; the webhook (an admins'
+  // channel, mostly) then only adds to it. Without mail, the webhook, else stdout, is the notice.
+  bool delivered = !rules_.notify.mail && !rules_.notify.webhook;
   std::string errors;
-  if (rules_.notify.mail) {
-    if (mail(request, now_ms)) {
-      any_ok = true;
-    } else {
-      errors = last_error_;
-    }
-  }
   if (rules_.notify.webhook) {
-    if (webhook(request)) {
-      any_ok = true;
-    } else {
-      errors += (errors.empty() ? "" : "; ") + last_error_;
-    }
+    const bool posted = webhook(request);
+    if (!posted) errors = last_error_;
+    delivered = !rules_.notify.mail && posted;
+  }
+  if (rules_.notify.mail) {
+    delivered = mail(request, now_ms);
+    if (!delivered) errors = last_error_ + (errors.empty() ? "" : "; " + errors);
   }
   last_error_ = errors;
-  const Delivery result = any_ok ? Delivery::Sent : Delivery::Failed;
-  if (!any_ok) state_.release_notice(request.key);
+  const Delivery result = delivered ? Delivery::Sent : Delivery::Failed;
+  if (!delivered) state_.release_notice(request.key);
   stdout_line(request, result, now_ms);
   return result;
 }
