@@ -1,12 +1,10 @@
 // Loads lib/gpuscope/libgpuscope_yaml.so (yaml-cpp) on the first YAML file read.
 #include "core/yaml_document.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
-#include "util/dynamic_library.hpp"
 #include "util/small_file.hpp"
 
 namespace gpuscope {
@@ -17,21 +15,9 @@ namespace {
 using YamlToJson = bool (*)(const std::string* text, std::string* json, std::string* error);
 
 YamlToJson yaml_to_json() {
-  static const YamlToJson entry = [] {
-    const std::string library = (private_library_dir() / "libgpuscope_yaml.so").string();
-    const auto opened = util::dlopen_first({library.c_str()});
-    if (!opened.handle) {
-      throw Error(fmt::format("reading YAML needs {}", library), opened.error,
-                  "reinstall gpuscope (cmake --install puts it in lib/gpuscope; it needs "
-                  "yaml-cpp: apt install libyaml-cpp0.7)");
-    }
-    auto* found = reinterpret_cast<YamlToJson>(dlsym(opened.handle, "gpuscope_yaml_to_json"));
-    if (found == nullptr) {
-      throw Error(fmt::format("{} has no gpuscope_yaml_to_json", library),
-                  "it is from another gpuscope", "reinstall gpuscope");
-    }
-    return found;
-  }();
+  static const auto entry = reinterpret_cast<YamlToJson>(
+      private_library_symbol("libgpuscope_yaml.so", "gpuscope_yaml_to_json", "reading YAML",
+                             "it needs yaml-cpp: apt install libyaml-cpp0.7"));
   return entry;
 }
 

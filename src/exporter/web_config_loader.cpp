@@ -1,12 +1,10 @@
 // Loads lib/gpuscope/libgpuscope_webconfig.so (the web config's reader and yaml-cpp) on the first
 // --web-config, so that serve without one maps neither.
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "exporter/web_config.hpp"
-#include "util/dynamic_library.hpp"
 #include "util/small_file.hpp"
 
 namespace gpuscope::exporter {
@@ -19,21 +17,9 @@ WebConfig load_web_config(const std::string& path) {
                        "give the path of an exporter-toolkit web configuration file");
   }
   using Parse = void (*)(const std::string*, const std::string*, WebConfig*);
-  static const Parse parse = [] {
-    const std::string library = (private_library_dir() / "libgpuscope_webconfig.so").string();
-    const auto opened = util::dlopen_first({library.c_str()});
-    if (!opened.handle) {
-      throw Error(fmt::format("--web-config needs {}", library), opened.error,
-                  "reinstall gpuscope (cmake --install puts it in lib/gpuscope; it needs "
-                  "yaml-cpp: apt install libyaml-cpp0.7)");
-    }
-    auto* found = reinterpret_cast<Parse>(dlsym(opened.handle, "gpuscope_parse_web_config"));
-    if (found == nullptr) {
-      throw Error(fmt::format("{} has no gpuscope_parse_web_config", library),
-                  "it is from another gpuscope", "reinstall gpuscope");
-    }
-    return found;
-  }();
+  static const auto parse = reinterpret_cast<Parse>(
+      private_library_symbol("libgpuscope_webconfig.so", "gpuscope_parse_web_config",
+                             "--web-config", "it needs yaml-cpp: apt install libyaml-cpp0.7"));
   WebConfig config;
   parse(&*text, &path, &config);
   if (!config.tls && config.basic_auth_users.empty()) {
