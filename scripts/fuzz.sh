@@ -15,7 +15,7 @@ dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
 all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_https fuzz_proc
   fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr fuzz_tsdb_answer fuzz_logs fuzz_smi_table
-  fuzz_smi_query fuzz_time_zone)
+  fuzz_smi_query fuzz_time_zone fuzz_sacct)
 targets=("${all_targets[@]}")
 
 case $mode in
@@ -172,6 +172,16 @@ for zone in Europe/Zurich America/Nuuk Australia/Lord_Howe Africa/Casablanca Eur
 done
 printf '\x01CET-1CEST,M3.5.0,M10.5.0/3' >"$seeds/fuzz_time_zone/zurich-rule"
 printf '\x01<-04>4<-03>,M9.1.6/24,M4.1.6/24' >"$seeds/fuzz_time_zone/santiago-rule"
+# sacct's allocation lines (fleet::kSacctJobsFields' order): an array task, a component, a job
+# without GPUs, one pending, one running, a name with '|' and non-ASCII, a cut-off last line.
+{
+  printf '1001|1000_4|alice|physics|gpu|COMPLETED|2026-11-25T10:00:00|2026-11-25T11:00:00|n[1-2]|billing=8,cpu=8,gres/gpu:h100=4,gres/gpu=4,mem=64G,node=2|0:0|train\n'
+  printf '2001|2000+1|bob|chem|long|FAILED|2026-11-25T09:00:00|2026-11-25T09:30:00|n3|cpu=1,gres/gpu=1,node=1|1:0|a|b "ü"\n'
+  printf '3000|3000|carol|physics|cpu|COMPLETED|2026-11-25T08:00:00|2026-11-25T08:10:00|n4|cpu=4,node=1|0:0|cpu only\n'
+  printf '4000|4000|dave|physics|gpu|PENDING|Unknown|Unknown|None assigned|gres/gpu=2|0:0|wait\n'
+  printf '5000|5000|erin|physics|gpu|RUNNING|2026-11-25T09:50:00|Unknown|n5|gres/gpu:a100=8,node=1|0:0|run\n'
+  printf '6000|6000|frank|physics|gpu|TIMEOUT|2026-11-25T07:00:00|2026-11-25T'
+} >"$seeds/fuzz_sacct/site"
 
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
@@ -226,6 +236,7 @@ case $mode in
     run_target fuzz_smi_query -runs=1500
     run_target fuzz_time_zone -runs=30000
     run_target fuzz_tsdb_answer -runs=30000
+    run_target fuzz_sacct -runs=30000
     ;;
   long)
     for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done
