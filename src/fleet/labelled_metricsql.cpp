@@ -230,7 +230,11 @@ class Reader {
     for (const std::size_t i : util->second) {
       by_threshold[options_.idle_util_pct / specs_.list[i].scale].push_back(i);
     }
-    for (const auto& [threshold, indices] : by_threshold) {
+    for (const auto& entry : by_threshold) {
+      // Named copies, not structured bindings: lambdas may not capture those before C++20's
+      // P1091 (clang 14, the fuzz build's compiler, refuses them).
+      const double threshold = entry.first;
+      const std::vector<std::size_t>& indices = entry.second;
       const std::string names = names_regex(specs_, [&](std::size_t i) {
         return std::find(indices.begin(), indices.end(), i) != indices.end();
       });
