@@ -24,8 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (end > begin) ++lines;
     begin = end + 1;
   }
-  require(read.jobs.size() + read.without_gpus + read.not_started + read.unreadable_count ==
-          lines);
+  require(read.jobs.size() + read.without_gpus + read.not_started + read.unreadable_count == lines);
   require(read.unreadable.size() == std::min<std::size_t>(read.unreadable_count, 5));
   for (const auto& quoted : read.unreadable) require(!quoted.empty());
   for (const auto& job : read.jobs) {
