@@ -43,16 +43,21 @@ nlohmann::json plain_scalar(const std::string& text) {
   }
   if (text == "true" || text == "True" || text == "TRUE") return true;
   if (text == "false" || text == "False" || text == "FALSE") return false;
-  if (std::regex_match(text, kInteger)) {
-    try {
-      return std::stoll(text);
-    } catch (const std::out_of_range&) {
-      return std::stod(text);
+  // A number too large for its type stays text: the reader then says it is not a number.
+  try {
+    if (std::regex_match(text, kInteger)) {
+      try {
+        return std::stoll(text);
+      } catch (const std::out_of_range&) {
+        return std::stod(text);
+      }
     }
+    if (std::regex_match(text, kOctal)) return std::stoll(text.substr(2), nullptr, 8);
+    if (std::regex_match(text, kHex)) return std::stoll(text.substr(2), nullptr, 16);
+    if (std::regex_match(text, kFloat)) return std::stod(text);
+  } catch (const std::out_of_range&) {
+    return text;
   }
-  if (std::regex_match(text, kOctal)) return std::stoll(text.substr(2), nullptr, 8);
-  if (std::regex_match(text, kHex)) return std::stoll(text.substr(2), nullptr, 16);
-  if (std::regex_match(text, kFloat)) return std::stod(text);
   return text;
 }
 

@@ -112,6 +112,13 @@ TEST(GuardRules, MistakesNameTheirLine) {
   EXPECT_NE(error_of("idle: 5\n").find("'idle' is not a mapping"), std::string::npos);
   EXPECT_NE(error_of("- a\n- b\n").find("the file is not a mapping"), std::string::npos);
   EXPECT_NE(error_of("sample_interval: 40m\n").find("at most half"), std::string::npos);
+  // Numbers past any range, NaN and infinity are refused as numbers, by line.
+  EXPECT_NE(error_of("idle:\n  activity_pct: 1e999\n").find("line 2: 'idle.activity_pct' must be"),
+            std::string::npos);
+  EXPECT_NE(error_of("idle:\n  gpu_share: .nan\n").find("'idle.gpu_share' must be"),
+            std::string::npos);
+  EXPECT_NE(error_of("max_cancels_per_cycle: 99999999999999999999\n").find("must be a whole"),
+            std::string::npos);
 }
 
 TEST(GuardRules, DurationsInEveryForm) {

@@ -143,7 +143,8 @@ void audit(GuardContext& c, const store::GuardAudit& record) {
                                {"figures", nlohmann::json::parse(record.figures, nullptr, false)}};
   const std::string text =
       line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  const int fd = ::open(c.rules.audit_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  const int fd = ::open(c.rules.audit_log.c_str(),
+                        O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
     fmt::print(stderr, "gpuscope guard: warning: cannot append to the audit log {} ({})\n",
                c.rules.audit_log, std::strerror(errno));
