@@ -93,6 +93,7 @@ int run(int argc, char** argv) {
   commands.push_back(add_usage_command(app));
   commands.push_back(add_mail_command(app));
   commands.push_back(add_guard_command(app));
+  commands.push_back(add_health_check_command(app));
   commands.push_back(add_merge_command(app));
   commands.push_back(add_import_command(app));
   commands.push_back(add_devices_command(app));

@@ -36,6 +36,7 @@ Command add_jobs_command(CLI::App& parent);
 Command add_usage_command(CLI::App& parent);
 Command add_mail_command(CLI::App& parent);
 Command add_guard_command(CLI::App& parent);
+Command add_health_check_command(CLI::App& parent);
 // Hidden: the man pages and completions (`version` as the pages print it).
 Command add_help_command(CLI::App& parent, const std::string& version);
 

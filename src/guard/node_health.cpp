@@ -18,14 +18,18 @@ bool positive(const std::optional<double>& v) {
 
 // Why `gpu` is broken, or "".
 std::string gpu_fault(const HealthRule& rule, const GpuHealth& gpu) {
-  if (positive(gpu.xid_events) && gpu.xid_last && *gpu.xid_last >= 1 && *gpu.xid_last < 1e6) {
-    const auto xid = static_cast<unsigned>(std::lround(*gpu.xid_last));
-    if (std::find(rule.xids.begin(), rule.xids.end(), xid) != rule.xids.end()) {
-      return fmt::format("{} on {}", xid_title(xid), gpu.gpu);
+  if (positive(gpu.xid_events)) {
+    for (const auto& number : {gpu.xid_last, gpu.xid_max}) {
+      if (!number || *number < 1 || *number >= 1e6) continue;
+      const auto xid = static_cast<unsigned>(std::lround(*number));
+      if (std::find(rule.xids.begin(), rule.xids.end(), xid) != rule.xids.end()) {
+        return fmt::format("{} on {}", xid_title(xid), gpu.gpu);
+      }
     }
   }
   if (rule.uncorrected_ecc && positive(gpu.uncorrected_ecc)) {
-    return fmt::format("{:.0f} uncorrected ECC errors on {}", *gpu.uncorrected_ecc, gpu.gpu);
+    return fmt::format("{:.0f} uncorrected ECC error{} on {}", *gpu.uncorrected_ecc,
+                       *gpu.uncorrected_ecc >= 1.5 ? "s" : "", gpu.gpu);
   }
   if (rule.row_remap_failure && positive(gpu.remap_failure)) {
     return fmt::format("a row remap failed on {}", gpu.gpu);

@@ -3,10 +3,10 @@
 // from sinfo, and the same inputs always give the same plan.
 //
 // A GPU is broken when, within the window, it reported an Xid the rules list (NVIDIA's "reset
-// the GPU or reboot the node" ones by default), an uncorrected ECC error, a failed row remap (or
-// a pending one, when the rules ask), or it stopped reporting while the other GPUs of its node
-// went on (a lost GPU; a node whose GPUs all went quiet is the exporter's or the node's outage,
-// Slurm's business, not drained by guard).
+// the GPU or reboot the node" ones by default: the last or the highest Xid of the window), an
+// uncorrected ECC error, a failed row remap (or a pending one, when the rules ask), or it stopped
+// reporting while the other GPUs of its node went on (a lost GPU; a node whose GPUs all went quiet
+// is the exporter's or the node's outage, Slurm's business, not drained by guard).
 #pragma once
 
 #include <cstddef>
@@ -15,21 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "fleet/gpu_health.hpp"
 #include "guard/rules.hpp"
 
 namespace gpuscope::guard {
 
-// One GPU's health over a window, as the server summarised it.
-struct GpuHealth {
-  std::string node;
-  std::string gpu;                        // as the exporter names it: the UUID, else the index
-  std::optional<double> xid_last;         // the last Xid number reported (0: none yet)
-  std::optional<double> xid_events;       // Xid events within the window
-  std::optional<double> uncorrected_ecc;  // uncorrected ECC errors within the window
-  std::optional<double> remap_failure;    // 1 when a row remap failed
-  std::optional<double> remap_pending;    // 1 when a row remap waits for a reset
-  bool reporting = true;                  // it has samples in the window's last part
-};
+// One GPU's health over a window, as the server summarised it (fleet/gpu_health.hpp).
+using GpuHealth = fleet::GpuHealth;
 
 struct NodeFault {
   std::string node;

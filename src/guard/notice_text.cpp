@@ -65,7 +65,13 @@ constexpr std::string_view kAdvice =
     "sooner.\n\nThe job's full report: {{report_command}}\n";
 constexpr std::string_view kDrain =
     "Subject: [{{cluster}}] Node {{node}} drained: {{reason}}\n"
-    "gpuscope guard drained node {{node}}: {{reason}}.\n\nWhat was measured: {{why}}\n";
+    "gpuscope guard drained node {{node}}: {{reason}}.\n\nWhat was measured: {{why}}\n"
+    "When the GPU is repaired: scontrol update NodeName={{node}} State=RESUME\n";
+constexpr std::string_view kDrainHeld =
+    "Subject: [{{cluster}}] Node {{node}} has a broken GPU and was not drained\n"
+    "gpuscope guard found a broken GPU on node {{node}} ({{reason}}) and did not drain it: "
+    "{{why}}.\n\nDrain it yourself if it should not take jobs: scontrol update "
+    "NodeName={{node}} State=DRAIN Reason=\"...\"\n";
 
 }  // namespace
 
@@ -93,6 +99,7 @@ NoticeTemplate builtin_notice_template(const std::string& kind) {
   if (kind == "second_warning") text = kSecond;
   if (kind == "cancel") text = kCancel;
   if (kind == "advice") text = kAdvice;
+  if (kind == "drain_held") text = kDrainHeld;
   return parse_notice_template(std::string(text), "built-in");
 }
 

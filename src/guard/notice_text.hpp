@@ -33,7 +33,8 @@ struct Notice {
 // or unclosed placeholder.
 NoticeTemplate parse_notice_template(const std::string& text, const std::string& source);
 
-// The built-in template of `kind`: first_warning, second_warning, cancel, advice, drain.
+// The built-in template of `kind`: first_warning, second_warning, cancel, advice, drain,
+// drain_held.
 NoticeTemplate builtin_notice_template(const std::string& kind);
 
 // The notice with `values` in place (a placeholder without a value: empty).

@@ -212,6 +212,7 @@ void read_health(Section section, HealthRule& out) {
   section.flag("row_remap_pending", out.row_remap_pending);
   section.flag("lost_gpu", out.lost_gpu);
   section.number("max_drained_share", out.max_drained_share, 0, 1, "");
+  section.count("dcgm_diag", out.dcgm_diag_level, 0, 4);
   section.done();
 }
 

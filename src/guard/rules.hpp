@@ -67,6 +67,9 @@ struct HealthRule {
   bool row_remap_pending = false;  // pending remaps clear at the next reset: advice by default
   bool lost_gpu = true;
   double max_drained_share = 0.1;  // never more of a partition's nodes drained at once
+  // gpuscope health-check: the level of `dcgmi diag -r N` to run where DCGM is installed
+  // (1: seconds, the software and deployment checks; 0: none).
+  int dcgm_diag_level = 0;
 };
 
 struct MailSettings {

@@ -191,6 +191,31 @@ std::size_t GuardState::notices_to(const std::string& recipient, std::int64_t si
   });
 }
 
+std::optional<std::int64_t> GuardState::time_mark(const std::string& key) {
+  return in_state(impl_->path, [&] {
+    auto s = impl_->db.prepare("SELECT value FROM meta WHERE key = ?");
+    s.bind(1, "time:" + key);
+    std::optional<std::int64_t> out;
+    if (s.step()) {
+      try {
+        out = std::stoll(s.text(0));
+      } catch (const std::exception&) {
+        out.reset();  // unreadable: as if never kept
+      }
+    }
+    return out;
+  });
+}
+
+void GuardState::set_time_mark(const std::string& key, std::int64_t ms) {
+  in_state(impl_->path, [&] {
+    auto s = impl_->db.prepare("INSERT OR REPLACE INTO meta VALUES(?, ?)");
+    s.bind(1, "time:" + key);
+    s.bind(2, std::to_string(ms));
+    s.run();
+  });
+}
+
 void GuardState::record_drain(const std::string& node, const std::string& reason,
                               std::int64_t now_ms) {
   return in_state(impl_->path, [&] {

@@ -70,6 +70,11 @@ class GuardState {
   void release_notice(const std::string& key);
   std::size_t notices_to(const std::string& recipient, std::int64_t since_ms);
 
+  // A time kept between cycles under `key` ("health_until_ms": the end of the last health
+  // window read).
+  std::optional<std::int64_t> time_mark(const std::string& key);
+  void set_time_mark(const std::string& key, std::int64_t ms);
+
   void record_drain(const std::string& node, const std::string& reason, std::int64_t now_ms);
   std::optional<std::int64_t> drained_ms(const std::string& node);
 

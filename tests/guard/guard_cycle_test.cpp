@@ -62,6 +62,7 @@ struct Fixture {
     rules.sample_interval_s = 10;
     rules.idle.exempt.users = {"carol"};
     rules.too_large.enabled = false;
+    rules.health.enabled = false;  // the drains: guard_drains_test.cpp
     // Every GPU sampled every 10 s for 4 hours: alice's and carol's idle, bob's busy.
     const auto gpu = [&](const std::string& uuid, const std::string& job, double util) {
       source.add(fleet::testing::series("gpuscope_gpu_util_ratio",

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "app/guard/guard_drains.hpp"
 #include "core/error.hpp"
 #include "fleet/gpu_aggregates.hpp"
 #include "guard/running_jobs.hpp"
@@ -148,6 +149,13 @@ CycleTally run_cycle(GuardContext& c, tsdb::Source& source, std::int64_t now_ms)
   }
   c.state.forget_jobs(now_ms - kForgetAfterMs);
   c.state.commit();
+  try {
+    drain_cycle(c, source, now_ms, tally);
+  } catch (const Error& e) {
+    fmt::print(stderr, "gpuscope guard: error: the nodes' health was not read, none drained: {}\n",
+               e.what());
+    ++tally.failed;
+  }
   return tally;
 }
 

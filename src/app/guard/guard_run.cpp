@@ -32,13 +32,15 @@ bool wait_or_stop(const sigset_t& stops, std::int64_t seconds) {
 }
 
 void say_cycle(const CycleTally& t, bool enforce) {
-  fmt::print(stderr,
-             "gpuscope guard: {} running GPU jobs, {} judged: {} idle, {} without enough samples; "
-             "{} warned, {} cancelled, {} advised{}{}{}\n",
-             t.jobs, t.judged, t.idle, t.unknown, t.warned, t.cancelled, t.advised,
-             t.held > 0 ? fmt::format(", {} held by the circuit breaker", t.held) : "",
-             t.failed > 0 ? fmt::format(", {} failed", t.failed) : "",
-             enforce ? "" : " (a dry run: nothing was done or sent)");
+  fmt::print(
+      stderr,
+      "gpuscope guard: {} running GPU jobs, {} judged: {} idle, {} without enough samples; "
+      "{} warned, {} cancelled, {} advised; {} nodes with a broken GPU, {} drained{}{}{}{}\n",
+      t.jobs, t.judged, t.idle, t.unknown, t.warned, t.cancelled, t.advised, t.broken_nodes,
+      t.drained, t.drains_held > 0 ? fmt::format(", {} not drained", t.drains_held) : "",
+      t.held > 0 ? fmt::format(", {} held by the circuit breaker", t.held) : "",
+      t.failed > 0 ? fmt::format(", {} failed", t.failed) : "",
+      enforce ? "" : " (a dry run: nothing was done or sent)");
 }
 
 }  // namespace
@@ -47,6 +49,7 @@ int run_guard(GuardRun o) {
   o.squeue = program("GPUSCOPE_SQUEUE", o.squeue);
   o.scancel = program("GPUSCOPE_SCANCEL", o.scancel);
   o.scontrol = program("GPUSCOPE_SCONTROL", o.scontrol);
+  o.sinfo = program("GPUSCOPE_SINFO", o.sinfo);
   const guard::Rules rules = guard::read_rules(o.rules);
   const GuardTemplates templates = load_templates(rules);
   const bool enforce = rules.enforce && !o.dry_run;
@@ -76,7 +79,7 @@ int run_guard(GuardRun o) {
     try {
       const CycleTally tally = run_cycle(context, *source, wall_ms());
       say_cycle(tally, enforce);
-      status = tally.held > 0 || tally.failed > 0 ? 1 : 0;
+      status = tally.held > 0 || tally.failed > 0 || tally.drains_held > 0 ? 1 : 0;
     } catch (const Error& e) {
       if (o.once) throw;
       fmt::print(stderr, "gpuscope guard: error: this cycle failed, nothing was done: {}\n",

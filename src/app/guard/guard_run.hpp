@@ -20,9 +20,10 @@ struct GuardRun {
   std::optional<std::string> state;        // --state FILE (else the rules')
   std::optional<std::string> server;       // --prometheus URL
   std::optional<std::string> config;       // --config FILE (the site's, as `job` reads it)
-  // The Slurm commands, from PATH unless GPUSCOPE_SQUEUE, GPUSCOPE_SCANCEL, GPUSCOPE_SCONTROL
-  // name others.
+  // The Slurm commands, from PATH unless GPUSCOPE_SQUEUE, GPUSCOPE_SCANCEL, GPUSCOPE_SCONTROL,
+  // GPUSCOPE_SINFO name others.
   std::string squeue = "squeue";
+  std::string sinfo = "sinfo";
   std::string scancel = "scancel";
   std::string scontrol = "scontrol";
 };

@@ -93,7 +93,8 @@ GuardTemplates load_templates(const guard::Rules& rules) {
       {"second_warning", rules.idle.second_warning_template},
       {"cancel", rules.idle.cancel_template},
       {"advice", rules.too_large.template_file},
-      {"drain", ""}};
+      {"drain", ""},
+      {"drain_held", ""}};
   for (const auto& [kind, file] : files) {
     if (file.empty()) {
       t.by_kind[kind] = guard::builtin_notice_template(kind);

@@ -43,8 +43,11 @@ struct CycleTally {
   std::size_t warned = 0;
   std::size_t cancelled = 0;
   std::size_t advised = 0;
-  std::size_t held = 0;    // by the circuit breaker
-  std::size_t failed = 0;  // actions that did not happen
+  std::size_t held = 0;          // by the circuit breaker
+  std::size_t broken_nodes = 0;  // nodes with a broken GPU
+  std::size_t drained = 0;
+  std::size_t drains_held = 0;  // by max_drains_per_cycle or max_drained_share
+  std::size_t failed = 0;       // actions that did not happen
 };
 
 // Takes the step `verdict` earned for `job`; updates `memory` with what was done (nothing in a

@@ -60,6 +60,11 @@ std::vector<docgen::Example> command_examples() {
        "gpuscope guard --rules /etc/gpuscope/guard.yaml --once --dry-run"},
       {"guard", "Watch every 5 minutes as the Slurm admin user (a systemd service runs this).",
        "gpuscope guard --rules /etc/gpuscope/guard.yaml --interval 5m"},
+      {"health-check", "Slurm's HealthCheckProgram: drain this node when a GPU is broken.",
+       "echo 'HealthCheckProgram=/usr/local/sbin/gpu-health' >>/etc/slurm/slurm.conf\n"
+       "# /usr/local/sbin/gpu-health: exec gpuscope health-check --expect-gpus 4 --drain"},
+      {"health-check", "In a Prolog: a nonzero exit drains the node and requeues the job.",
+       "gpuscope health-check --expect-gpus 4 --rules /etc/gpuscope/guard.yaml"},
       {"merge", "Combine per-rank run databases.", "gpuscope merge job.db runs/"},
       {"import", "Keep an nvidia-smi log or a gssr folder as a run database.",
        "gpuscope import gpu.csv -o gpu.db\ngpuscope import profile_out_JobID_4242 -o train.db"},
