@@ -5,16 +5,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "guard/notice_text.hpp"
+
 namespace gpuscope::guard {
 namespace {
 
 bool listed(const std::vector<std::string>& list, const std::string& word) {
   return std::find(list.begin(), list.end(), word) != list.end();
-}
-
-std::string minutes(std::int64_t seconds) {
-  return seconds >= 5400 ? fmt::format("{:.1f} h", static_cast<double>(seconds) / 3600)
-                         : fmt::format("{} min", seconds / 60);
 }
 
 // The streak after this window: continued, begun at the window's start, or ended.
@@ -44,8 +41,8 @@ Step earned_step(const IdleRule& rule, const Escalation& steps, const JobMemory&
     if (last_warning_ms == 0 || now_ms - last_warning_ms >= rule.notice_s * 1000) {
       return Step::Cancel;
     }
-    waiting =
-        fmt::format("the cancel waits until {} after the last warning", minutes(rule.notice_s));
+    waiting = fmt::format("the cancel waits until {} after the last warning",
+                          duration_words(rule.notice_s));
     return Step::None;
   }
   if (steps.second_warning_s && idle_s >= *steps.second_warning_s && first_done &&
@@ -81,7 +78,7 @@ std::optional<std::string> exemption(const IdleRule& rule, const RunningJob& job
   }
   if (listed(rule.exempt.qos, job.qos)) return fmt::format("QOS {} is exempt", job.qos);
   if (now_ms - job.start_ms < rule.min_age_s * 1000) {
-    return fmt::format("it has run less than {}", minutes(rule.min_age_s));
+    return fmt::format("it has run less than {}", duration_words(rule.min_age_s));
   }
   return std::nullopt;
 }
@@ -159,7 +156,7 @@ IdleVerdict judge_idle(const IdleRule& rule, const RunningJob& job, const JobMem
   std::string waiting;
   verdict.step = earned_step(rule, verdict.interactive ? rule.interactive_steps : rule.steps,
                              memory, verdict.idle_s, now_ms, waiting);
-  verdict.why = fmt::format("{} for {}{}", gpus, minutes(verdict.idle_s),
+  verdict.why = fmt::format("{} for {}{}", gpus, duration_words(verdict.idle_s),
                             waiting.empty() ? "" : "; " + waiting);
   return verdict;
 }
@@ -185,7 +182,7 @@ std::optional<std::string> judge_too_large(const TooLargeRule& rule, const Runni
   return fmt::format(
       "its GPUs used at most {:.0f} % of their memory and {:.0f} % activity over {}: a MIG "
       "slice or a smaller GPU would do",
-      peak_share * 100, activity, minutes((now_ms - job.start_ms) / 1000));
+      peak_share * 100, activity, duration_words((now_ms - job.start_ms) / 1000));
 }
 
 std::string step_word(Step step) {

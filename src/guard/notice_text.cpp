@@ -103,6 +103,12 @@ NoticeTemplate builtin_notice_template(const std::string& kind) {
   return parse_notice_template(std::string(text), "built-in");
 }
 
+std::string duration_words(std::int64_t seconds) {
+  if (seconds < 120) return fmt::format("{} s", seconds);
+  return seconds >= 5400 ? fmt::format("{:.1f} h", static_cast<double>(seconds) / 3600)
+                         : fmt::format("{} min", seconds / 60);
+}
+
 std::string clean_value(std::string_view value) {
   std::string out;
   bool cut = false;

@@ -5,6 +5,7 @@
 // placeholder gpuscope does not know is refused with its line.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -42,6 +43,10 @@ Notice render_notice(const NoticeTemplate& tmpl, const std::map<std::string, std
 
 // A user-given value made safe to place: control characters dropped, at most 200 characters.
 std::string clean_value(std::string_view value);
+
+// A duration for people: "45 s" under two minutes, "17 min" under an hour and a half, then
+// "2.5 h".
+std::string duration_words(std::int64_t seconds);
 
 // Text for Slack's and Mattermost's message formatting: &, < and > as &amp;, &lt; and &gt;.
 std::string chat_escape(std::string_view text);

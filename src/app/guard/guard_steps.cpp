@@ -14,11 +14,6 @@
 namespace gpuscope::app {
 namespace {
 
-std::string duration_text(std::int64_t seconds) {
-  return seconds >= 5400 ? fmt::format("{:.1f} h", static_cast<double>(seconds) / 3600)
-                         : fmt::format("{} min", seconds / 60);
-}
-
 // What the next step will be, in a sentence for the notice.
 std::string next_step_text(const guard::Rules& rules, const guard::IdleVerdict& v) {
   const guard::Escalation& steps = v.interactive ? rules.idle.interactive_steps : rules.idle.steps;
@@ -27,7 +22,7 @@ std::string next_step_text(const guard::Rules& rules, const guard::IdleVerdict& 
   return fmt::format(
       "If its GPUs stay idle, it will be cancelled in about {} (after {} of "
       "idleness).",
-      duration_text(left), duration_text(*steps.cancel_s));
+      guard::duration_words(left), guard::duration_words(*steps.cancel_s));
 }
 
 std::map<std::string, std::string> values_of(const GuardContext& c, const guard::RunningJob& job,
@@ -40,7 +35,7 @@ std::map<std::string, std::string> values_of(const GuardContext& c, const guard:
           {"account", job.account},
           {"gpus", std::to_string(job.gpus)},
           {"idle_gpus", std::to_string(v.window.idle)},
-          {"idle_for", duration_text(v.idle_s)},
+          {"idle_for", guard::duration_words(v.idle_s)},
           {"next_step", next_step_text(c.rules, v)},
           {"why", v.why},
           {"report_command", fmt::format("gpuscope job {}", job.id)},
