@@ -23,6 +23,7 @@ set(GPUSCOPE_UNITY_SKIP
   src/report/energy_view.cpp
   src/report/gpus_view.cpp
   src/report/node_energy_view.cpp
+  src/report/phases_view.cpp
   src/report/processes_view.cpp
   src/report/runs_view.cpp
   src/report/site_report_data.cpp
@@ -30,6 +31,7 @@ set(GPUSCOPE_UNITY_SKIP
   src/store/guard_state.cpp
   src/store/node_tables.cpp
   src/store/row_inserter.cpp
+  src/store/run_rows.cpp
   src/tsdb/answer_parse.cpp
   tests/analyze/analyzer_test.cpp
   tests/analyze/balance_test.cpp

@@ -54,8 +54,10 @@ packages=(
   man-db zsh
   # exporters: libevent's evhttp serves /metrics, libcurl pushes (loaded at run time);
   # cpp-httplib is the tests' client; the integration tests run a real Prometheus and a real
-  # VictoriaMetrics; wrk for the scrape benchmark
-  libevent-dev libcpp-httplib-dev libcurl4-openssl-dev prometheus victoria-metrics wrk
+  # VictoriaMetrics, and a real Alertmanager delivers the shipped alerting rules' alerts
+  # (deploy/prometheus); wrk for the scrape benchmark
+  libevent-dev libcpp-httplib-dev libcurl4-openssl-dev prometheus prometheus-alertmanager
+  victoria-metrics wrk
   # serve --web-config: exporter-toolkit's YAML (yaml-cpp); TLS through OpenSSL and libevent's
   # OpenSSL bufferevents and bcrypt through libxcrypt, all loaded at run time (their headers
   # here); the tests make certificates with the openssl command
