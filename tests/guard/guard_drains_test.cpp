@@ -11,6 +11,7 @@
 #include <fstream>
 #include <set>
 
+#include "app/guard/digest.hpp"
 #include "app/guard/guard_cycle.hpp"
 #include "health_source.hpp"
 #include "support/temp_dir.hpp"
@@ -178,6 +179,30 @@ TEST(GuardDrains, AFailedScontrolIsTriedAgainNextCycle) {
   ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(t.drained, 1u);
   EXPECT_TRUE(f.state->drained_ms("n3"));
+}
+
+TEST(GuardDigest, TheAdminsDigestComesOnceADayWithWhatWasDone) {
+  Fixture f;
+  f.rules.notify.admins = {"hpc@example.org"};
+  f.rules.notify.digest_hour = 0;  // due at any hour
+  f.broken("n3", "GPU-3", 79);
+  ::testing::internal::CaptureStdout();
+  f.cycle(kNow);
+  f.set_nodes({3});
+  f.cycle(kNow + 5 * kMinute);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  std::size_t digests = 0;
+  for (std::size_t at = out.find("\"notice\":\"digest\""); at != std::string::npos;
+       at = out.find("\"notice\":\"digest\"", at + 1)) {
+    ++digests;
+  }
+  EXPECT_EQ(digests, 1u) << out;
+  const auto audit = f.state->audit_since(0);
+  const guard::Notice n = digest_notice("alps", audit, kNow);
+  EXPECT_EQ(n.subject, "[alps] gpuscope guard's day: 1 action");
+  EXPECT_NE(n.body.find("  drain: 1 done\n"), std::string::npos) << n.body;
+  EXPECT_NE(n.body.find("drain n3: done"), std::string::npos) << n.body;
+  EXPECT_NE(digest_notice("alps", {}, kNow).body.find("Nothing:"), std::string::npos);
 }
 
 }  // namespace

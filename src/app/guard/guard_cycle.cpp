@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "app/guard/digest.hpp"
 #include "app/guard/guard_drains.hpp"
 #include "core/error.hpp"
 #include "fleet/gpu_aggregates.hpp"
@@ -156,6 +157,7 @@ CycleTally run_cycle(GuardContext& c, tsdb::Source& source, std::int64_t now_ms)
                e.what());
     ++tally.failed;
   }
+  send_digest_when_due(c, now_ms);
   return tally;
 }
 

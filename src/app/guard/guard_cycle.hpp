@@ -1,7 +1,7 @@
 // One cycle of guard (docs/guard.md, "A cycle"): squeue's running GPU jobs, their GPUs since the
 // last cycle from the monitoring server (many jobs per query), the verdicts, the circuit
 // breaker, the steps, and what to remember saved in one transaction; then the nodes with a
-// broken GPU, drained.
+// broken GPU, drained; and once a day the admins' digest.
 #pragma once
 
 #include <cstdint>
