@@ -41,6 +41,17 @@ set(GPUSCOPE_UNITY_SKIP
   tests/analyze/phases_test.cpp
   tests/analyze/score_test.cpp
   tests/analyze/trimming_test.cpp
+  tests/blackbox/amd_profile_test.cpp
+  tests/blackbox/devices_test.cpp
+  tests/blackbox/gssr_test.cpp
+  tests/blackbox/mig_test.cpp
+  tests/carbon/electricity_maps_test.cpp
+  tests/carbon/grid_source_test.cpp
+  tests/carbon/uk_grid_test.cpp
+  tests/exporter/jobstats_exposition_test.cpp
+  tests/exporter/process_exposition_test.cpp
+  tests/exporter/push_auth_test.cpp
+  tests/exporter/web_config_test.cpp
   tests/fleet/job_queries_test.cpp
   tests/fleet/usage_test.cpp
   tests/ingest/dcgmi_dmon_test.cpp
@@ -49,10 +60,15 @@ set(GPUSCOPE_UNITY_SKIP
   tests/ingest/monitoring_test.cpp
   tests/ingest/smi_query_test.cpp
   tests/ingest/smi_table_test.cpp
+  tests/launch/terminal_test.cpp
   tests/report/site_report_test.cpp
   tests/sim/locked_clocks_test.cpp
+  tests/store/node_store_test.cpp
   tests/tsdb/client_http_test.cpp
   tests/tsdb/hostile_answers_test.cpp
+  tests/unit/nvml_health_test.cpp
+  tests/unit/nvml_mig_test.cpp
+  tests/unit/processes_identity_test.cpp
 )
 
 # Marks the listed files of every target defined in `dir` and below.

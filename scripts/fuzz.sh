@@ -15,7 +15,7 @@ dir=${GPUSCOPE_FUZZ_BUILD_DIR:-build-fuzz}
 gpuscope=${GPUSCOPE_BINARY:-build/bin/gpuscope}
 all_targets=(fuzz_scenario fuzz_sidecar fuzz_nsys fuzz_text fuzz_run_database fuzz_http fuzz_https fuzz_proc
   fuzz_grid_series fuzz_grid_api fuzz_marks fuzz_gssr fuzz_tsdb_answer fuzz_logs fuzz_smi_table
-  fuzz_smi_query fuzz_time_zone fuzz_sacct)
+  fuzz_smi_query fuzz_time_zone fuzz_sacct fuzz_guard)
 targets=("${all_targets[@]}")
 
 case $mode in
@@ -183,6 +183,18 @@ printf '\x01<-04>4<-03>,M9.1.6/24,M4.1.6/24' >"$seeds/fuzz_time_zone/santiago-ru
   printf '6000|6000|frank|physics|gpu|TIMEOUT|2026-11-25T07:00:00|2026-11-25T'
 } >"$seeds/fuzz_sacct/site"
 
+# guard's inputs, the first byte choosing the reader: squeue's JSON (Slurm 22.05's and 24.11's,
+# the tests' fixtures), sinfo's node lines, dcgmi diag's JSON (DCGM 3 and 4), a rules document.
+mkdir -p "$seeds/fuzz_guard"
+{ printf '\x00'; cat tests/fixtures/squeue/slurm-22.05.json; } >"$seeds/fuzz_guard/squeue-22.05"
+{ printf '\x00'; cat tests/fixtures/squeue/slurm-24.11.json; } >"$seeds/fuzz_guard/squeue-24.11"
+printf '\x01n1|gpu|idle\nn2|gpu|drained*\nn2|long|drained*\nn3|gpu|mixed~\nbad line\n' \
+  >"$seeds/fuzz_guard/sinfo"
+{ printf '\x02'; cat tests/fixtures/dcgm-diag/dcgm3-r1-fail.json; } >"$seeds/fuzz_guard/diag-3"
+{ printf '\x02'; cat tests/fixtures/dcgm-diag/dcgm4-r1-pass.json; } >"$seeds/fuzz_guard/diag-4"
+printf '\x03{"enforce": true, "idle": {"first_warning": "60m", "cancel": "2h", "exempt": {"users": ["a"]}}, "health": {"xids": [79, 48], "max_drained_share": 0.2}}' \
+  >"$seeds/fuzz_guard/rules"
+
 status=0
 run_target() {  # run_target TARGET LIBFUZZER-ARGS...
   local target=$1
@@ -237,6 +249,7 @@ case $mode in
     run_target fuzz_time_zone -runs=30000
     run_target fuzz_tsdb_answer -runs=30000
     run_target fuzz_sacct -runs=30000
+    run_target fuzz_guard -runs=30000
     ;;
   long)
     for target in "${targets[@]}"; do run_target "$target" -max_total_time="$seconds"; done

@@ -23,6 +23,9 @@ scrape late) until its end; the GPU's series without the label hold the samples 
             JobName` prints them (times in the local zone)
   vmimport  POSTs the series to VictoriaMetrics' /api/v1/import as JSON lines, streamed and
             chunked one GPU at a time (bounded memory)
+  squeue    prints the jobs still running at the end as Slurm 22.05's `squeue --json` (for
+            bench/guard)
+  sinfo     prints the nodes as `sinfo --Node --noheader --format=%N|%R|%T` (for bench/guard)
   summary   prints what the day holds (jobs, ended jobs, series, samples)
 """
 import argparse
@@ -161,6 +164,36 @@ def write_sacct(a, out):
         end = "Unknown" if j.running else sacct_time(j.end)
         out.write(f"{j.raw}|{j.shown}|{j.user}|{j.account}|{j.partition}|{j.state}|"
                   f"{sacct_time(j.start)}|{end}|{hostlist(j.nodes)}|{tres}|{j.exit}|{j.name}\n")
+
+
+def write_squeue(a, out):
+    """The jobs running at the window's end as Slurm 22.05's `squeue --json` prints them."""
+    jobs, _ = schedule(a)
+    records = []
+    for j in jobs:
+        if not j.running:
+            continue
+        array_id, task = (j.shown.split("_") + [None])[:2]
+        records.append({
+            "job_id": int(j.raw), "user_name": j.user, "account": j.account,
+            "partition": j.partition, "qos": "normal", "name": j.name, "job_state": "RUNNING",
+            "nodes": hostlist(j.nodes), "batch_flag": j.name != "jupyter",
+            "tres_alloc_str": f"cpu={16 * j.gpus},node={len(j.nodes)},gres/gpu={j.gpus}",
+            "start_time": j.start, "time_limit": 1440,
+            "array_job_id": int(array_id) if task is not None else 0,
+            "array_task_id": int(task) if task is not None else None,
+            "het_job_id": 0, "het_job_offset": 0})
+    json.dump({"meta": {"Slurm": {"version": {"major": 22, "micro": 8, "minor": 5},
+                                  "release": "22.05.8"}},
+               "errors": [], "jobs": records}, out)
+
+
+def write_sinfo(a, out):
+    """`sinfo --Node --noheader --format=%N|%R|%T` of the site's nodes."""
+    for n in range(a.nodes):
+        partitions = ["large"] if n < int(a.nodes * MULTI_NODE_SHARE) // 4 * 4 else ["gpu", "debug"]
+        for partition in partitions:
+            out.write(f"{host(n)}|{partition}|mixed\n")
 
 
 # --- series ---------------------------------------------------------------------------------
@@ -346,7 +379,7 @@ def summary(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["sacct", "vmimport", "summary"])
+    p.add_argument("mode", choices=["sacct", "squeue", "sinfo", "vmimport", "summary"])
     p.add_argument("--nodes", type=int, default=2000)
     p.add_argument("--start", type=int, required=True, help="the day's start, Unix seconds")
     p.add_argument("--hours", type=int, default=24)
@@ -356,6 +389,10 @@ def main():
     a = p.parse_args()
     if a.mode == "sacct":
         write_sacct(a, sys.stdout)
+    elif a.mode == "squeue":
+        write_squeue(a, sys.stdout)
+    elif a.mode == "sinfo":
+        write_sinfo(a, sys.stdout)
     elif a.mode == "summary":
         summary(a)
     else:

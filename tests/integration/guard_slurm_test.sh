@@ -203,7 +203,9 @@ check "the dry run said it would warn" "yes" \
 check "the dry run remembered nothing in guard's state" "0" \
   "$(sqlite3 "$work/guard.db" "SELECT count(*) FROM audit WHERE enforced = 0")"
 
+sacct -X -P -j "$idle" -o State,AdminComment
 node3=$(scontrol show node n3)
+grep -o 'State=[^ ]*\|Reason=.*' <<<"$node3"
 check "n3 drained" "yes" "$(grep -q 'State=[A-Z+]*DRAIN' <<<"$node3" && echo yes)"
 check "with the Xid in its reason" "yes" \
   "$(grep -q 'Reason=gpuscope: Xid 79: GPU has fallen off the bus on GPU-' <<<"$node3" && echo yes)"
