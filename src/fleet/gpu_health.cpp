@@ -103,7 +103,8 @@ class HealthReader {
     for (const ingest::ExportedName& n : ingest::exported_names()) {
       if (n.metric != Metric::GpuUtilPct) continue;
       const std::string sel(n.name);
-      take(reduce_expr({Reduce::Count}, sel, whole_), [](HealthEntry& e, double v) { e.samples += v; });
+      take(reduce_expr({Reduce::Count}, sel, whole_),
+           [](HealthEntry& e, double v) { e.samples += v; });
       take(reduce_expr({Reduce::Count}, sel, recent_),
            [](HealthEntry& e, double v) { e.recent_samples += v; });
     }
