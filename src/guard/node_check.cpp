@@ -13,7 +13,9 @@ namespace gpuscope::guard {
 namespace {
 
 std::string gpu_name(const DeviceDescription& d) {
-  return d.uuid ? fmt::format("GPU {} ({})", d.index, *d.uuid) : fmt::format("GPU {}", d.index);
+  const std::string vendor = d.vendor == Vendor::Amd ? "AMD GPU" : "GPU";
+  return d.uuid ? fmt::format("{} {} ({})", vendor, d.index, *d.uuid)
+                : fmt::format("{} {}", vendor, d.index);
 }
 
 bool flag_raised(const HealthRow& row, HealthMetric m) {
@@ -64,15 +66,20 @@ std::string NodeCheck::reason() const {
 NodeCheck check_gpus(const HealthRule& rule, const SystemDescription& system,
                      std::optional<std::size_t> expect_gpus) {
   NodeCheck check;
-  for (const auto& d : system.devices) {
-    if (d.mig) continue;  // a MIG device's health is its GPU's
+  std::vector<const DeviceDescription*> gpus;  // NVIDIA's, then AMD's
+  for (const auto& d : system.devices) gpus.push_back(&d);
+  if (system.amd) {
+    for (const auto& d : system.amd->devices) gpus.push_back(&d);
+  }
+  for (const DeviceDescription* d : gpus) {
+    if (d->mig) continue;  // a MIG device's health is its GPU's
     ++check.gpus;
-    if (d.error) {
-      check.findings.push_back({rule.lost_gpu ? Severity::Failure : Severity::Warning, gpu_name(d),
-                                "cannot be opened: " + clean_value(*d.error)});
+    if (d->error) {
+      check.findings.push_back({rule.lost_gpu ? Severity::Failure : Severity::Warning, gpu_name(*d),
+                                "cannot be opened: " + clean_value(*d->error)});
       continue;
     }
-    if (d.health) check_counters(rule, d, check.findings);
+    if (d->health) check_counters(rule, *d, check.findings);
   }
   if (expect_gpus && check.gpus < *expect_gpus) {
     check.findings.insert(

@@ -34,6 +34,11 @@ assert d["elapsed_ms"] < 1000, f"took {d['elapsed_ms']} ms"
 print(f"ok: 8 GPUs checked in {d['elapsed_ms']} ms")
 PY
 
+check "AMD GPUs are GPUs: eight MI300X" 0 "$(run "$work/amd" --simulate mi300x --expect-gpus 8)"
+check "an H100 and MI300X node" 0 \
+  "$(run "$work/mixed" --simulate "$root/tests/fixtures/scenarios/mixed-h100-mi300x.json" --json)"
+check "its GPUs counted" "yes" "$(grep -q '"gpus": [1-9]' "$work/mixed" && echo yes)"
+
 export GPUSCOPE_SIM_EPOCH_NS=$hour_ago  # the scenarios' faults are an hour old
 check "an uncorrected ECC error" 1 "$(run "$work/ecc" --simulate "$root/tests/fixtures/scenarios/health-faults.json" --node n7)"
 contains "the reason names the GPU and the error" "node n7 unhealthy: gpuscope: GPU 1 (GPU-" "$work/ecc"

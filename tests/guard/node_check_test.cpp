@@ -80,6 +80,22 @@ TEST(NodeCheck, AMissingOrLostGpu) {
             "cannot be opened: nvmlDeviceGetHandleByIndex_v2: GPU is lost (NVML error 15)");
 }
 
+TEST(NodeCheck, AmdGpusAreCheckedBesideNvidiaOnes) {
+  SystemDescription s;
+  s.devices.push_back(gpu(0));
+  s.amd = AmdSystemDescription{};
+  for (unsigned i = 1; i < 3; ++i) {
+    DeviceDescription d = gpu(i);
+    d.vendor = Vendor::Amd;
+    s.amd->devices.push_back(d);
+  }
+  s.amd->devices[1].health->set(HealthMetric::EccUncorrectedVolatile, 1);
+  const NodeCheck c = check_gpus(HealthRule{}, s, 3);
+  EXPECT_EQ(c.gpus, 3u);
+  EXPECT_EQ(c.reason(),
+            "gpuscope: AMD GPU 2 (GPU-2): 1 uncorrected ECC error since the driver loaded");
+}
+
 TEST(DcgmDiag, Dcgm3AFailureAndAWarning) {
   const DiagRead r = read_dcgm_diag(fixture("dcgm3-r1-fail.json"));
   EXPECT_EQ(r.version, "3.3.9");
