@@ -10,7 +10,7 @@
 namespace gpuscope::app {
 namespace {
 
-constexpr std::int64_t kDayMs = 86'400'000;
+constexpr std::int64_t kDigestSpanMs = 86'400'000;
 
 struct LocalDay {
   std::string day;  // 2026-11-29
@@ -47,7 +47,7 @@ guard::Notice digest_notice(const std::string& cluster, std::span<const store::G
     }
   }
   std::string body = fmt::format("What gpuscope guard did on {} from {} to {}:\n\n", cluster,
-                                 guard_time_text(now_ms - kDayMs), guard_time_text(now_ms));
+                                 guard_time_text(now_ms - kDigestSpanMs), guard_time_text(now_ms));
   if (audit.empty()) body += "Nothing: no job was warned or cancelled, no node drained.\n";
   for (const auto& [action, outcomes] : counts) {
     std::string parts;
@@ -68,7 +68,7 @@ bool send_digest_when_due(GuardContext& c, std::int64_t now_ms) {
   if (hour < 0 || c.rules.notify.admins.empty()) return false;
   const LocalDay today = local_day(now_ms);
   if (today.hour < hour || !c.state.claim_digest(today.day, now_ms)) return false;
-  const std::vector<store::GuardAudit> audit = c.state.audit_since(now_ms - kDayMs);
+  const std::vector<store::GuardAudit> audit = c.state.audit_since(now_ms - kDigestSpanMs);
   const std::string cluster = c.rules.cluster.empty() ? "gpuscope" : c.rules.cluster;
   const Delivery d = c.notifier.send({fmt::format("digest:{}", today.day),
                                       "digest",
