@@ -6,7 +6,9 @@
 # The files listed here define, in an anonymous namespace or as static, a name that another file
 # of their target defines too (a kNaN, a `find`, a `Pipe`), so they are compiled on their own.
 # A new file that collides fails the unity build with "redefinition of": rename the name, or
-# list the file here.
+# list the file here. A file compiled into two static libraries that one program links (the
+# sidecar writer: libgpuscope_trace and the CUPTI records' library) is listed too: in a unity
+# object its definitions would come twice.
 set(GPUSCOPE_UNITY_SKIP
   src/amd/rocm_smi_device.cpp
   src/analyze/analyzer.cpp
@@ -32,6 +34,7 @@ set(GPUSCOPE_UNITY_SKIP
   src/store/node_tables.cpp
   src/store/row_inserter.cpp
   src/store/run_rows.cpp
+  src/trace/sidecar_writer.cpp
   src/tsdb/answer_parse.cpp
   tests/analyze/analyzer_test.cpp
   tests/analyze/balance_test.cpp
