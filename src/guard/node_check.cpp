@@ -12,10 +12,9 @@
 namespace gpuscope::guard {
 namespace {
 
+// The node's GPU index (an AMD GPU's follows the NVIDIA ones': docs/amd.md) and its UUID.
 std::string gpu_name(const DeviceDescription& d) {
-  const std::string vendor = d.vendor == Vendor::Amd ? "AMD GPU" : "GPU";
-  return d.uuid ? fmt::format("{} {} ({})", vendor, d.index, *d.uuid)
-                : fmt::format("{} {}", vendor, d.index);
+  return d.uuid ? fmt::format("GPU {} ({})", d.index, *d.uuid) : fmt::format("GPU {}", d.index);
 }
 
 bool flag_raised(const HealthRow& row, HealthMetric m) {

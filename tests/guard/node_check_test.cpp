@@ -92,8 +92,7 @@ TEST(NodeCheck, AmdGpusAreCheckedBesideNvidiaOnes) {
   s.amd->devices[1].health->set(HealthMetric::EccUncorrectedVolatile, 1);
   const NodeCheck c = check_gpus(HealthRule{}, s, 3);
   EXPECT_EQ(c.gpus, 3u);
-  EXPECT_EQ(c.reason(),
-            "gpuscope: AMD GPU 2 (GPU-2): 1 uncorrected ECC error since the driver loaded");
+  EXPECT_EQ(c.reason(), "gpuscope: GPU 2 (GPU-2): 1 uncorrected ECC error since the driver loaded");
 }
 
 TEST(DcgmDiag, Dcgm3AFailureAndAWarning) {
