@@ -33,7 +33,10 @@ promtool check rules "$rules"
 
 hook_port=$(free_port)
 python3 "$root/tests/integration/guard_servers.py" webhook "$hook_port" "$work/alerts.jsonl" &
-pids+=($!)
+hook_pid=$!
+pids+=($hook_pid)
+wait_for "the webhook receiver" 30 bash -c "exec 3<>/dev/tcp/127.0.0.1/$hook_port"
+kill -0 "$hook_pid" || { echo "FAIL: the webhook receiver did not start (port $hook_port taken?)"; exit 1; }
 am_port=$(free_port)
 cat >"$work/alertmanager.yml" <<YAML
 route:
@@ -75,7 +78,15 @@ prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom"
 pids+=($!)
 
 delivered() { grep -q GpuXidNeedsReset "$work/alerts.jsonl" && grep -q GpuUncorrectedEcc "$work/alerts.jsonl"; }
-wait_for "both alerts delivered to the webhook" 60 delivered
+if ! (wait_for "both alerts delivered to the webhook" 90 delivered); then
+  echo "== Prometheus' alerts:"; curl -s "http://127.0.0.1:$prom_port/api/v1/alerts" || true
+  echo; echo "== Prometheus' rules' health:"
+  curl -s "http://127.0.0.1:$prom_port/api/v1/rules" | grep -o '"health":"[a-z]*"' | sort | uniq -c || true
+  echo "== Alertmanager's alerts:"; curl -s "http://127.0.0.1:$am_port/api/v2/alerts" || true
+  echo; echo "== the webhook received:"; cat "$work/alerts.jsonl" 2>/dev/null || true
+  echo "== logs:"; tail -n 5 "$work/am.log" "$work/prom.log" "$work/serve.log"
+  exit 1
+fi
 python3 - "$work/alerts.jsonl" <<'PY'
 import json, sys
 alerts = [a for line in open(sys.argv[1]) for a in json.loads(line)["alerts"]]

@@ -87,7 +87,10 @@ printf '#!/bin/sh\necho "scancel $*" >>%s\n' "$work/actions.log" >"$work/scancel
 printf '#!/bin/sh\necho "scontrol $*" >>%s\n' "$work/actions.log" >"$work/scontrol"
 chmod +x "$work/squeue" "$work/scancel" "$work/scontrol"
 : >"$work/actions.log"
-export GPUSCOPE_SQUEUE=$work/squeue GPUSCOPE_SCANCEL=$work/scancel GPUSCOPE_SCONTROL=$work/scontrol
+printf '#!/bin/sh\necho "n1|gpu|mixed"\n' >"$work/sinfo"
+chmod +x "$work/sinfo"
+export GPUSCOPE_SQUEUE=$work/squeue GPUSCOPE_SCANCEL=$work/scancel GPUSCOPE_SCONTROL=$work/scontrol \
+  GPUSCOPE_SINFO=$work/sinfo
 echo 'guard:s3cr3t:x' >"$work/smtp.cred"
 echo "http://127.0.0.1:$hook_port/hook" >"$work/hook.url"
 chmod 600 "$work/smtp.cred" "$work/hook.url"
@@ -110,6 +113,7 @@ notify:
          credentials: $work/smtp.cred, ca_file: $work/cert.pem}
   webhook: {url_file: $work/hook.url}
   admins: [hpc@example.org]
+  digest_hour: -1  # the digest: guard_slurm_test.sh and GuardDigest.*
 YAML
 }
 rules "$smtp_port" "$work/guard.db" >"$work/rules.yaml"

@@ -163,6 +163,7 @@ notify:
   mail: {smtp: "smtp://127.0.0.1:$smtp_port", from: gpuscope@example.org, domain: example.org,
          credentials: $work/smtp.cred, ca_file: $work/cert.pem}
   admins: [hpc@example.org]
+  digest_hour: 0  # due at any hour: the first cycle sends it
 YAML
 cycle=0
 guard() {  # one cycle, a fresh process; its output in cycle-N.*
@@ -212,6 +213,7 @@ check "with the Xid in its reason" "yes" \
 check "n1 and n2 not drained" "0 0" \
   "$(scontrol show node n1 | grep -c DRAIN) $(scontrol show node n2 | grep -c DRAIN)"
 check "the admins told of the drain, once" 1 "$(count 'Node n3 drained: gpuscope: Xid 79')"
+check "one daily digest for the admins, across the restarts" 1 "$(count "gpuscope guard's day")"
 check "the audit holds the cancel and the drain" "cancel drain" \
   "$(sqlite3 "$work/guard.db" "SELECT action FROM audit WHERE action IN ('cancel','drain') ORDER BY action" | tr '\n' ' ' | sed 's/ $//')"
 

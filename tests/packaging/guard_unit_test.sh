@@ -18,8 +18,9 @@ read -r -a words <<<"$line"
 args=("${words[@]:1}")
 for i in "${!args[@]}"; do [ "${args[$i]}" = /etc/gpuscope/guard.yaml ] && args[$i]=$dir/guard.yaml; done
 printf '#!/bin/sh\necho %s\n' "'{\"jobs\": []}'" >"$work/squeue"
-chmod +x "$work/squeue"
-out=$(GPUSCOPE_SQUEUE=$work/squeue "$gpuscope" "${args[@]}" --once --state "$work/guard.db" \
+printf '#!/bin/sh\n' >"$work/sinfo"  # no node: nothing to drain, the server not asked
+chmod +x "$work/squeue" "$work/sinfo"
+out=$(GPUSCOPE_SQUEUE=$work/squeue GPUSCOPE_SINFO=$work/sinfo "$gpuscope" "${args[@]}" --once --state "$work/guard.db" \
   --prometheus http://127.0.0.1:9 2>&1) || { echo "FAIL: $line: $out"; exit 1; }
 grep -q "0 running GPU jobs" <<<"$out" || { echo "FAIL: no cycle: $out"; exit 1; }
 grep -q "a dry run" <<<"$out" || { echo "FAIL: the example rules must be a dry run: $out"; exit 1; }

@@ -122,6 +122,7 @@ void hold(GuardContext& c, const guard::NodeFault& fault, const std::string& why
 void drain_cycle(GuardContext& c, tsdb::Source& source, std::int64_t now_ms, CycleTally& tally) {
   if (!c.rules.health.enabled) return;
   const std::vector<guard::SlurmNode> nodes = slurm_nodes(c);
+  if (nodes.empty()) return;  // no node to drain: the server is not asked
   std::vector<std::string> names;
   for (const auto& n : nodes) names.push_back(n.name);
   const fleet::HealthWindow w = window_of(c, now_ms);
