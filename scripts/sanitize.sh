@@ -5,7 +5,8 @@
 #                              and pusher, the launcher, the process watch, and the black-box
 #                              profile/monitor/serve tests that run them together (build-tsan)
 # Any finding fails the test that hit it (halt_on_error, no UB recovery). Run after
-# scripts/setup.sh (it installs the compilers and libraries). Takes 30-40 min each on 2 cores.
+# scripts/setup.sh (it installs the compilers and libraries). A unity build, as setup.sh's
+# (cmake/UnityBuild.cmake). Takes 30-40 min each on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:?usage: scripts/sanitize.sh asan|tsan}
@@ -39,7 +40,8 @@ esac
 
 if [ ! -f "$dir/CMakeCache.txt" ]; then
   cmake -S . -B "$dir" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DGPUSCOPE_SANITIZE="$sanitize" -DGPUSCOPE_BUILD_BENCHMARKS=OFF -DGPUSCOPE_WERROR=ON
+    -DGPUSCOPE_SANITIZE="$sanitize" -DGPUSCOPE_BUILD_BENCHMARKS=OFF -DGPUSCOPE_WERROR=ON \
+    -DCMAKE_UNITY_BUILD=ON
 fi
 cmake --build "$dir" -j"$(nproc)"
 # The format check says nothing about the build; the browser tests' Chromium is not ours.

@@ -136,6 +136,34 @@ TEST(GuardDrains, APartitionsShareHoldsTheSecondNodeBackUntilThereIsRoom) {
   EXPECT_TRUE(f.state->time_mark("health_until_ms"));
 }
 
+TEST(GuardDrains, TheCircuitBreakerDrainsNoneWhenTooManyWouldGo) {
+  Fixture f;
+  f.rules.health.max_drained_share = 0.5;
+  f.rules.max_drains_per_cycle = 2;
+  f.broken("n2", "GPU-2", 79);
+  f.broken("n3", "GPU-3", 79);
+  f.broken("n4", "GPU-4", 79);
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const CycleTally t = f.cycle(kNow);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(t.drained, 0u);
+  EXPECT_EQ(t.drains_held, 3u);
+  EXPECT_EQ(f.actions().find("scontrol"), std::string::npos) << f.actions();
+  EXPECT_NE(err.find("the circuit breaker: 3 nodes would be drained this cycle, the rules allow 2"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(out.find("\"notice\":\"drain_held\""), std::string::npos);
+  // Two would go: they do.
+  f.source.answers.clear();
+  f.broken("n2", "GPU-2", 79);
+  f.broken("n3", "GPU-3", 79);
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(f.cycle(kNow + 5 * kMinute).drained, 2u);
+  ::testing::internal::GetCapturedStdout();
+}
+
 TEST(GuardDrains, ADryRunDrainsNothing) {
   Fixture f;
   f.broken("n3", "GPU-3", 79);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/error.hpp"
 #include "fleet/gpu_health.hpp"
@@ -128,9 +129,19 @@ void drain_cycle(GuardContext& c, tsdb::Source& source, std::int64_t now_ms, Cyc
   const fleet::HealthWindow w = window_of(c, now_ms);
   const std::vector<fleet::GpuHealth> gpus = fleet::read_gpu_health(source, w, names);
   const std::vector<guard::NodeFault> faults = guard::node_faults(c.rules.health, gpus);
-  const guard::DrainPlan plan =
-      guard::plan_drains(c.rules.health, c.rules.max_drains_per_cycle, faults, nodes);
+  guard::DrainPlan plan = guard::plan_drains(c.rules.health, SIZE_MAX, faults, nodes);
   tally.broken_nodes = faults.size();
+  // The circuit breaker: more drains than the rules allow a cycle and none is done (a server
+  // whose counters jumped would otherwise take the site's nodes out).
+  if (plan.drain.size() > c.rules.max_drains_per_cycle) {
+    const std::string why = fmt::format(
+        "the circuit breaker: {} nodes would be drained this cycle, the rules allow {} "
+        "(max_drains_per_cycle); check the monitoring server, then drain them or raise it",
+        plan.drain.size(), c.rules.max_drains_per_cycle);
+    fmt::print(stderr, "gpuscope guard: {}\n", why);
+    for (auto& fault : plan.drain) plan.held.emplace_back(std::move(fault), why);
+    plan.drain.clear();
+  }
   const std::size_t failed_before = tally.failed;
   for (const auto& fault : plan.drain) drain(c, fault, w, now_ms, tally);
   for (const auto& [fault, why] : plan.held) hold(c, fault, why, w, now_ms, tally);

@@ -2,7 +2,8 @@
 // GPU's health since the last cycle from the monitoring server, finds the nodes with a broken
 // GPU (guard/node_health), and drains those the rules allow (`scontrol update NodeName=N
 // State=DRAIN Reason="gpuscope: ..."`), telling the admins; a node held back by the partition
-// share or the cycle's limit is told to them once a day and tried again the next cycle.
+// share is told to them once a day and tried again the next cycle. A cycle that would drain more
+// than max_drains_per_cycle drains none (the circuit breaker) and says so.
 #pragma once
 
 #include <cstdint>
