@@ -40,9 +40,10 @@ PIDS+=($!)
 for _ in $(seq 1 300); do curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null && break; sleep 0.2; done
 vm=http://127.0.0.1:$port
 
-# The window ends now: the generator's "day" is the last HOURS hours.
+# The generator's "day" is the last HOURS hours and the next 10 minutes: the series go on past
+# the cycles, as a running exporter's do.
 if [[ ! -f $WORK/start ]]; then
-  echo $(( $(date +%s) / 60 * 60 - HOURS * 3600 )) >"$WORK/start"
+  echo $(( $(date +%s) / 60 * 60 - HOURS * 3600 + 600 )) >"$WORK/start"
   start=$(cat "$WORK/start")
   echo "bench_guard: importing $NODES nodes x $HOURS h into VictoriaMetrics"
   /usr/bin/time -f "bench_guard: imported in %e s" \
@@ -80,7 +81,7 @@ cycle() {  # cycle STATE NAME
   read -r wall rss <"$WORK/time"
   printf 'bench_guard: %-6s %6.2f s  %4d MB  load %s  %s\n' "$2" "$wall" $((rss / 1024)) "$load" \
     "$(grep 'running GPU jobs' "$WORK/$2.err" | sed 's/^gpuscope guard: //')"
-  grep -v 'running GPU jobs\|^gpuscope guard: enforcing' "$WORK/$2.err" | head -3
+  grep -v "running GPU jobs\|^gpuscope guard: enforcing" "$WORK/$2.err" | head -3 || true
 }
 for run in $(seq 1 "$RUNS"); do
   rm -f "$WORK/state-$run.db"*

@@ -97,6 +97,22 @@ constexpr std::array<HealthAsk, 6> kHealthAsks = {{
     {ingest::Family::Dcgm, "DCGM_FI_DEV_ROW_REMAP_FAILURE", "", Reduce::Max},
 }};
 
+// Whether `figures` asks for `slot`.
+constexpr bool slot_asked(Figures figures, Slot slot) {
+  switch (figures) {
+    case Figures::All:
+      return true;
+    case Figures::UtilizationAndMemory:
+      if (slot == Slot::MemoryPeak || slot == Slot::MemoryUsedMean ||
+          slot == Slot::MemoryFreeMean || slot == Slot::MemoryTotal)
+        return true;
+      [[fallthrough]];
+    case Figures::Utilization:
+      return slot == Slot::UtilMean || slot == Slot::UtilCount || slot == Slot::UtilIdle;
+  }
+  return true;
+}
+
 using Slots = std::array<std::optional<double>, kSlots>;
 
 struct Found {

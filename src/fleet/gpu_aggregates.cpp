@@ -146,7 +146,9 @@ std::map<const AggregateJob*, Labelled> discover(tsdb::Source& source, const Bat
 
 void ask_all(tsdb::Source& source, Batch& batch, const Asking& asking,
              const AggregateOptions& options, std::size_t& queries) {
+  const Figures f = options.figures;
   for (const Ask& a : kAsks) {
+    if (!slot_asked(f, a.slot)) continue;
     for (const auto& name : ingest::exported_names()) {
       if (name.family != asking.family || name.metric != a.metric) continue;
       std::string extra;
@@ -155,13 +157,13 @@ void ask_all(tsdb::Source& source, Batch& batch, const Asking& asking,
     }
   }
   for (const TotalAsk& t : kMemoryTotals) {
-    if (t.family != asking.family) continue;
+    if (t.family != asking.family || !slot_asked(f, Slot::MemoryTotal)) continue;
     const double scale = ingest::memory_total_bytes(std::string(t.name), 1).value_or(1);
     ask(source, batch, asking, t.name, {}, Reduce::Mean, scale, Slot::MemoryTotal, options,
         queries);
   }
   for (const HealthAsk& h : kHealthAsks) {
-    if (h.family != asking.family) continue;
+    if (h.family != asking.family || !slot_asked(f, Slot::Health)) continue;
     ask(source, batch, asking, h.selector_name, h.matchers, h.reduce, 1, Slot::Health, options,
         queries);
   }
@@ -302,7 +304,9 @@ void read_labelled(tsdb::Source& source, Batch& batch, const LabelAsk& l,
   const auto found = labelled_jobs(source, batch, l, jobs, options, read.queries);
   if (found.empty()) return;
   const ingest::Family family = l.convention.family;
+  const Figures f = options.figures;
   for (const Ask& a : kAsks) {
+    if (!slot_asked(f, a.slot)) continue;
     for (const auto& name : ingest::exported_names()) {
       if (name.family != family || name.metric != a.metric) continue;
       std::string extra;
@@ -312,13 +316,13 @@ void read_labelled(tsdb::Source& source, Batch& batch, const LabelAsk& l,
     }
   }
   for (const TotalAsk& t : kMemoryTotals) {
-    if (t.family != family) continue;
+    if (t.family != family || !slot_asked(f, Slot::MemoryTotal)) continue;
     const double scale = ingest::memory_total_bytes(std::string(t.name), 1).value_or(1);
     ask_labelled(source, batch, l, found, t.name, {}, Reduce::Mean, scale, Slot::MemoryTotal,
                  options, read.queries);
   }
   for (const HealthAsk& h : kHealthAsks) {
-    if (h.family != family) continue;
+    if (h.family != family || !slot_asked(f, Slot::Health)) continue;
     ask_labelled(source, batch, l, found, h.selector_name, h.matchers, h.reduce, 1, Slot::Health,
                  options, read.queries);
   }

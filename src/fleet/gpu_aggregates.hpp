@@ -53,7 +53,13 @@ struct GpuAggregate {
   std::optional<double> health_faults;  // Xid events, uncorrectable ECC errors, remap failures
 };
 
+// Which figures are asked: every one (jobs, usage, the accounting database), the utilization
+// only (its mean, sample count and idle share: guard's idle windows), or that and the memory
+// (guard's too-large advice). Fewer figures read fewer series on the server.
+enum class Figures { All, Utilization, UtilizationAndMemory };
+
 struct AggregateOptions {
+  Figures figures = Figures::All;
   std::size_t jobs_per_query = 500;
   double idle_util_pct = 1;  // a sample at or below this utilization is idle
   // A batch's window reaches this far before its first job's start and after its last one's

@@ -61,7 +61,7 @@ struct Specs {
   std::set<std::string> extra_labels;
 };
 
-Specs family_specs(ingest::Family family) {
+Specs family_specs(ingest::Family family, Figures figures) {
   Specs s;
   auto add = [&](Spec spec) {
     for (const auto& [label, value] : spec.labels) s.extra_labels.insert(label);
@@ -70,20 +70,21 @@ Specs family_specs(ingest::Family family) {
   };
   for (const auto& name : ingest::exported_names()) {
     if (name.family != family) continue;
-    const bool asked = std::any_of(kAsks.begin(), kAsks.end(),
-                                   [&](const Ask& a) { return a.metric == name.metric; });
+    const bool asked = std::any_of(kAsks.begin(), kAsks.end(), [&](const Ask& a) {
+      return a.metric == name.metric && slot_asked(figures, a.slot);
+    });
     if (!asked) continue;
     Spec spec{name.name, {}, name.scale};
     if (!name.label.empty()) spec.labels.emplace_back(name.label, name.value);
     s.by_metric[name.metric].push_back(add(std::move(spec)));
   }
   for (const TotalAsk& t : kMemoryTotals) {
-    if (t.family != family) continue;
+    if (t.family != family || !slot_asked(figures, Slot::MemoryTotal)) continue;
     const double scale = ingest::memory_total_bytes(std::string(t.name), 1).value_or(1);
     s.totals.push_back(add({t.name, {}, scale}));
   }
   for (const HealthAsk& h : kHealthAsks) {
-    if (h.family != family) continue;
+    if (h.family != family || !slot_asked(figures, Slot::Health)) continue;
     s.health.emplace_back(add({h.selector_name, matcher_pairs(h.matchers), 1}), h.reduce);
   }
   return s;
@@ -126,10 +127,14 @@ class Reader {
         jobs_(jobs),
         options_(options),
         read_(read),
-        specs_(family_specs(l.convention.family)) {
+        specs_(family_specs(l.convention.family, options.figures)) {
     std::string extra;
     for (const auto& label : specs_.extra_labels) extra += ", " + label;
     by_ = fmt::format("{}, {}, __name__{}", kGpuLabels, l.label, extra);
+    // Asked for fewer figures, the selector names their series: the server reads no other.
+    if (options.figures != Figures::All && !specs_.list.empty()) {
+      names_ = ",__name__=~" + names_regex(specs_, [](std::size_t) { return true; });
+    }
   }
 
   void run() {
@@ -142,7 +147,7 @@ class Reader {
 
  private:
   std::string selector_over(const std::string& regex, const JobWindowText& w) const {
-    return fmt::format("{{{}=~{}}}[{}] {}", l_.label, tsdb::quote(regex), w.range, w.at);
+    return fmt::format("{{{}=~{}{}}}[{}] {}", l_.label, tsdb::quote(regex), names_, w.range, w.at);
   }
 
   template <typename Expr, typename Take>
@@ -337,6 +342,7 @@ class Reader {
   const AggregateOptions& options_;
   AggregateRead& read_;
   Specs specs_;
+  std::string names_;  // ",__name__=~..." when fewer figures are asked
   std::string by_;
   Answers answers_;
 };

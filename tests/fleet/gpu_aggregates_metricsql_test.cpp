@@ -175,5 +175,40 @@ TEST(GpuAggregatesMetricsql, ThreeQueriesABatchAndNoneNamesASeries) {
   EXPECT_GT(prom.queries, 15U) << "one per figure and name";
 }
 
+// guard asks for the utilization only (its idle windows): the same utilization figures, nothing
+// else, and the server reads only the utilization series (VictoriaMetrics: a __name__ matcher in
+// the selector; Prometheus: only those names asked).
+TEST(GpuAggregatesMetricsql, TheUtilizationOnlyReadsItsOwnSeries) {
+  const std::vector<AggregateJob> jobs = {job("7", 0, 100), job("8", 200, 300)};
+  for (const auto kind : {tsdb::ServerKind::VictoriaMetrics, tsdb::ServerKind::Prometheus}) {
+    FakePromqlSource src;
+    src.kind = kind;
+    gpuscope_site(src);
+    const AggregateRead all = testing::read_aggregates(src, jobs);
+    src.asked.clear();
+    AggregateOptions options;
+    options.figures = Figures::Utilization;
+    const AggregateRead util = read_gpu_aggregates(src, jobs, options);
+    ASSERT_EQ(util.by_job.size(), all.by_job.size());
+    for (const auto& [id, gpus] : all.by_job) {
+      ASSERT_EQ(util.by_job.at(id).size(), gpus.size()) << id;
+      for (std::size_t i = 0; i < gpus.size(); ++i) {
+        const GpuAggregate& u = util.by_job.at(id)[i];
+        EXPECT_DOUBLE_EQ(u.samples, gpus[i].samples);
+        expect_same(u.util_pct, gpus[i].util_pct, id + " util");
+        expect_same(u.idle_share, gpus[i].idle_share, id + " idle");
+        EXPECT_FALSE(u.memory_peak_bytes || u.power_mean_w || u.energy_rise_j || u.health_faults);
+      }
+    }
+    for (const auto& e : src.asked) {
+      EXPECT_EQ(e.find("memory"), std::string::npos) << e;
+      EXPECT_EQ(e.find("power"), std::string::npos) << e;
+      if (kind == tsdb::ServerKind::VictoriaMetrics && e.find("label_match") != std::string::npos) {
+        EXPECT_NE(e.find(R"(,__name__=~"^(gpuscope_gpu_util_ratio)$"})"), std::string::npos) << e;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuscope::fleet

@@ -58,9 +58,10 @@ Asked windows(const GuardContext& c, const std::vector<guard::RunningJob>& jobs,
 }
 
 fleet::AggregateRead aggregates(tsdb::Source& source, const std::vector<fleet::AggregateJob>& jobs,
-                                double idle_pct) {
+                                double idle_pct, fleet::Figures figures) {
   if (jobs.empty()) return {};
   fleet::AggregateOptions options;
+  options.figures = figures;
   options.idle_util_pct = idle_pct;
   options.slack_ms = 0;  // a window's edges are exactly the cycle's
   return fleet::read_gpu_aggregates(source, jobs, options);
@@ -80,7 +81,8 @@ void advise(GuardContext& c, tsdb::Source& source, const std::vector<guard::Runn
     asked.push_back({job.id, job.start_ms, now_ms, job.nodes, false});
     by_id[job.id] = &job;
   }
-  const fleet::AggregateRead read = aggregates(source, asked, c.rules.idle.activity_pct);
+  const fleet::AggregateRead read =
+      aggregates(source, asked, c.rules.idle.activity_pct, fleet::Figures::UtilizationAndMemory);
   for (const auto& [id, gpus] : read.by_job) {
     const auto job = by_id.find(id);
     if (job == by_id.end()) continue;
@@ -98,7 +100,8 @@ CycleTally run_cycle(GuardContext& c, tsdb::Source& source, std::int64_t now_ms)
   tally.jobs = read.jobs.size();
   std::map<std::string, guard::JobMemory> memories = c.state.jobs();
   const Asked asked = windows(c, read.jobs, memories, now_ms);
-  const fleet::AggregateRead found = aggregates(source, asked.jobs, c.rules.idle.activity_pct);
+  const fleet::AggregateRead found =
+      aggregates(source, asked.jobs, c.rules.idle.activity_pct, fleet::Figures::Utilization);
   std::vector<std::pair<const guard::RunningJob*, guard::IdleVerdict>> earned;
   for (const auto& job : read.jobs) {
     const auto from = asked.from_ms.find(job.id);
