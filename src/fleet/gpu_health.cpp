@@ -124,7 +124,7 @@ class HealthReader {
   void take(const std::string& expr, Take put) {
     for (const auto& series : source_.instant(expr, at_ms_)) {
       if (series.points.empty() || !std::isfinite(series.points.back().value)) continue;
-      const std::string node = ingest::node_of(series.labels, nodes_);
+      const std::string node = nodes_.node_of(series.labels);
       const std::string gpu = ingest::whole_gpu_key(series.labels, node);
       auto [it, added] = entries_.try_emplace({node, gpu});
       if (added) {
@@ -136,7 +136,7 @@ class HealthReader {
   }
 
   tsdb::Source& source_;
-  const std::vector<std::string>& nodes_;
+  ingest::NodeIndex nodes_;
   JobWindowText whole_, recent_;
   std::int64_t at_ms_;
   std::map<std::pair<std::string, std::string>, HealthEntry> entries_;

@@ -596,6 +596,18 @@ TEST(MonitoringSelectors, NodeNamesMatchTheirLabels) {
   EXPECT_EQ(short_host("10.0.0.5:9400"), "10.0.0.5");
   EXPECT_EQ(node_of({{"instance", "10.0.0.5:9400"}, {"nodename", "GPU07"}}, {"gpu07"}), "gpu07")
       << "a node label that names a job node wins over the first present";
+  // NodeIndex: node_of for a site's nodes, the same answers.
+  const std::vector<std::string> nodes = {"gpu07", "n1.cluster.example", "GPU08"};
+  const NodeIndex index(nodes);
+  for (const tsdb::Labels& labels :
+       std::vector<tsdb::Labels>{{{"instance", "10.0.0.5:9400"}, {"nodename", "GPU07"}},
+                                 {{"hostname", "n1"}},
+                                 {{"Hostname", "gpu08.site:9400"}},
+                                 {{"instance", "other:9400"}},
+                                 {{"pod", "x"}}}) {
+    EXPECT_EQ(index.node_of(labels), node_of(labels, nodes));
+  }
+  EXPECT_EQ(index.node_of({{"hostname", "n1"}}), "n1.cluster.example");
 }
 
 }  // namespace

@@ -125,6 +125,22 @@ std::string node_of(const tsdb::Labels& labels, const std::vector<std::string>& 
   return first;
 }
 
+NodeIndex::NodeIndex(const std::vector<std::string>& nodes) {
+  for (const auto& node : nodes) by_short_.try_emplace(short_host(node), node);
+}
+
+std::string NodeIndex::node_of(const tsdb::Labels& labels) const {
+  std::string first;
+  for (const auto key : kNodeLabels) {
+    const std::string* v = find(labels, key);
+    if (v == nullptr || v->empty()) continue;
+    std::string host = short_host(*v);
+    if (const auto it = by_short_.find(host); it != by_short_.end()) return it->second;
+    if (first.empty()) first = std::move(host);
+  }
+  return first;
+}
+
 std::string whole_gpu_key(const tsdb::Labels& labels, const std::string& node) {
   if (const std::string* uuid = gpu_uuid(labels)) return *uuid;
   const auto index = gpu_index(labels);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,6 +92,17 @@ std::string short_host(std::string_view value);
 // (compared by short_host), spelled as in `nodes`; otherwise the short form of the first of
 // those labels present; "" when none is.
 std::string node_of(const tsdb::Labels& labels, const std::vector<std::string>& nodes);
+
+// node_of for many series against many nodes (a site's): the nodes' short names indexed once.
+class NodeIndex {
+ public:
+  explicit NodeIndex(const std::vector<std::string>& nodes);
+  // What node_of(labels, nodes) gives.
+  std::string node_of(const tsdb::Labels& labels) const;
+
+ private:
+  std::map<std::string, std::string> by_short_;  // short_host(node) → the first such node
+};
 
 // The key of the whole GPU a series is of (a MIG instance's: its GPU's): its UUID, else
 // "<node>/gpu<index>".
