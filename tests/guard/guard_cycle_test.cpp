@@ -8,17 +8,18 @@
 #include "app/guard/guard_cycle.hpp"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <fstream>
 
 #include "fleet/aggregate_test_data.hpp"
 #include "fleet/fake_promql_source.hpp"
+#include "guard_test_support.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::app {
 namespace {
 
+using app::testing::script;
 using fleet::testing::FakePromqlSource;
 using gpuscope::testing::read_file;
 using gpuscope::testing::TempDir;
@@ -33,11 +34,6 @@ std::string job_json(int id, const std::string& user, int gpus) {
          "\"tres_alloc_str\": \"cpu=8,node=1,gres/gpu=" +
          std::to_string(gpus) + "\", \"start_time\": " + std::to_string(fleet::testing::kS / 1000) +
          "}";
-}
-
-void script(const std::string& path, const std::string& body) {
-  std::ofstream(path) << "#!/bin/sh\n" << body;
-  chmod(path.c_str(), 0755);
 }
 
 struct Fixture {
@@ -77,10 +73,7 @@ struct Fixture {
   }
 
   CycleTally cycle(std::int64_t now_ms, bool enforce = true) {
-    const GuardTemplates templates = load_templates(rules);
-    Notifier notifier(rules, enforce, *state);
-    GuardContext c{run, rules, templates, enforce, *state, notifier};
-    return run_cycle(c, source, now_ms);
+    return app::testing::one_cycle(run, rules, *state, source, now_ms, enforce);
   }
   std::string actions() { return read_file(dir.file("actions.log")); }
 };

@@ -5,7 +5,6 @@
 // the partition's share is used up, and is tried again; a dry run drains nothing; a failing
 // sinfo drains nothing and says so.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
@@ -13,23 +12,20 @@
 
 #include "app/guard/digest.hpp"
 #include "app/guard/guard_cycle.hpp"
+#include "guard_test_support.hpp"
 #include "health_source.hpp"
 #include "support/temp_dir.hpp"
 
 namespace gpuscope::app {
 namespace {
 
+using app::testing::script;
 using gpuscope::testing::read_file;
 using gpuscope::testing::TempDir;
 using guard::testing::HealthSource;
 
 constexpr std::int64_t kNow = 1795924200000;
 constexpr std::int64_t kMinute = 60'000;
-
-void script(const std::string& path, const std::string& body) {
-  std::ofstream(path) << "#!/bin/sh\n" << body;
-  chmod(path.c_str(), 0755);
-}
 
 struct Fixture {
   TempDir dir;
@@ -70,10 +66,7 @@ struct Fixture {
   }
 
   CycleTally cycle(std::int64_t now_ms, bool enforce = true) {
-    const GuardTemplates templates = load_templates(rules);
-    Notifier notifier(rules, enforce, *state);
-    GuardContext c{run, rules, templates, enforce, *state, notifier};
-    return run_cycle(c, source, now_ms);
+    return app::testing::one_cycle(run, rules, *state, source, now_ms, enforce);
   }
   std::string actions() { return read_file(dir.file("actions.log")); }
 };

@@ -19,27 +19,7 @@ for tool in prometheus victoria-metrics python3 sqlite3; do
 done
 work=$(mktemp -d /tmp/gpuscope-fleet-test.XXXXXX)
 chmod 755 "$work"
-cluster=$work/cluster
-pids=()
-cleanup() {
-  if [ "$1" != 0 ] && [ -d "$cluster/log" ]; then tail -n 20 "$cluster"/log/slurmctld.log; fi
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  "$root/scripts/slurm-cluster.sh" stop "$cluster" || true
-  rm -rf "$work" 2>/dev/null || true
-}
-trap 'cleanup $?' EXIT
-
-source "$(dirname "${BASH_SOURCE[0]}")/../support/ports.sh"  # free_port
-wait_for() {  # wait_for DESCRIPTION COMMAND...: polls for up to 90 s
-  local what=$1; shift
-  for _ in $(seq 1 900); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "FAIL: $what never happened"; return 1
-}
-failures=0
-check() {  # check DESCRIPTION EXPECTED ACTUAL
-  if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAIL: $1: expected '$2', got '$3'"; failures=$((failures + 1)); fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../support/slurm_env.sh"
 expect_error() {  # expect_error DESCRIPTION TEXT COMMAND...: fails with a message holding TEXT
   local what=$1 text=$2; shift 2
   local out status=0
@@ -48,27 +28,9 @@ expect_error() {  # expect_error DESCRIPTION TEXT COMMAND...: fails with a messa
     echo "FAIL: $what: exit $status, said: $out"; failures=$((failures + 1)); fi
 }
 
-set +e
-exports=$(GPUSCOPE_SLURM_EXTRA_CONF="PartitionName=long Nodes=n[1-3] MaxTime=INFINITE State=UP OverSubscribe=FORCE:8" \
-  "$root/scripts/slurm-cluster.sh" start 3 "$cluster")
-status=$?
-set -e
-if [ $status -eq 77 ]; then echo "SKIP: SLURM is not installed"; exit 77; fi
-[ $status -eq 0 ] || { echo "FAIL: could not start the SLURM cluster"; cat "$cluster"/log/* || true; exit 1; }
-eval "$exports"
-# Two accounts, two users (root and daemon: users every machine has). They are added while
-# slurmctld is down: Debian 12's slurmctld crashes on the association update slurmdbd sends it
-# when a second user is added while it runs; started again, it reads them from slurmdbd.
-scontrol shutdown slurmctld >/dev/null
-ctld_down() { ! scontrol ping >/dev/null 2>&1; }
-wait_for "slurmctld stopping" ctld_down
-sacctmgr -i add account physics,chemistry >/dev/null
-sacctmgr -i add user root account=physics >/dev/null
-sacctmgr -i add user daemon account=chemistry >/dev/null
-slurmctld
-wait_for "slurmctld again" scontrol ping
-nodes_idle() { [ "$(sinfo -h -p debug -t idle -o '%D' | head -1)" = 3 ]; }
-wait_for "the nodes idle" nodes_idle
+start_cluster 3 "PartitionName=long Nodes=n[1-3] MaxTime=INFINITE State=UP OverSubscribe=FORCE:8"
+# Two accounts, two users (root and daemon: users every machine has).
+add_users physics,chemistry root=physics daemon=chemistry
 
 vm_port=$(free_port)
 victoria-metrics -storageDataPath="$work/vm" -httpListenAddr="127.0.0.1:$vm_port" \

@@ -21,47 +21,11 @@ for tool in prometheus openssl curl; do
 done
 work=$(mktemp -d /tmp/gpuscope-guard-slurm.XXXXXX)
 chmod 755 "$work"
-cluster=$work/cluster
-pids=()
-cleanup() {
-  if [ "$1" != 0 ] && [ -d "$cluster/log" ]; then tail -n 20 "$cluster"/log/slurmctld.log; fi
-  scancel --full $(squeue -h -o %i 2>/dev/null) 2>/dev/null || true
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  "$root/scripts/slurm-cluster.sh" stop "$cluster" || true
-  rm -rf "$work" 2>/dev/null || true
-}
-trap 'cleanup $?' EXIT
-source "$(dirname "${BASH_SOURCE[0]}")/../support/ports.sh"  # free_port
-wait_for() {  # wait_for DESCRIPTION COMMAND...: polls for up to 90 s
-  local what=$1; shift
-  for _ in $(seq 1 900); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "FAIL: $what never happened"; return 1
-}
-failures=0
-check() {  # check DESCRIPTION EXPECTED ACTUAL
-  if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAIL: $1: expected '$2', got '$3'"; failures=$((failures + 1)); fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../support/slurm_env.sh"
+on_failure() { scancel --full $(squeue -h -o %i 2>/dev/null) 2>/dev/null; }
 
-set +e
-exports=$("$root/scripts/slurm-cluster.sh" start 3 "$cluster")
-status=$?
-set -e
-if [ $status -eq 77 ]; then echo "SKIP: SLURM is not installed"; exit 77; fi
-[ $status -eq 0 ] || { echo "FAIL: could not start the SLURM cluster"; cat "$cluster"/log/* || true; exit 1; }
-eval "$exports"
-# Users are added while slurmctld is down (Debian 12's slurmctld crashes on the association
-# update of a second user added while it runs; fleet_test.sh says more).
-scontrol shutdown slurmctld >/dev/null
-ctld_down() { ! scontrol ping >/dev/null 2>&1; }
-wait_for "slurmctld stopping" ctld_down
-sacctmgr -i add account physics,chemistry >/dev/null
-sacctmgr -i add user root account=physics >/dev/null
-sacctmgr -i add user daemon account=chemistry >/dev/null
-slurmctld
-wait_for "slurmctld again" scontrol ping
-nodes_idle() { [ "$(sinfo -h -t idle -o '%D' | head -1)" = 3 ]; }
-wait_for "the nodes idle" nodes_idle
+start_cluster 3
+add_users physics,chemistry root=physics daemon=chemistry
 
 # The SMTP server (STARTTLS and AUTH required).
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" -days 2 \

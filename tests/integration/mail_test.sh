@@ -23,41 +23,13 @@ py=/usr/bin/python3
 "$py" -c 'import aiosmtpd' 2>/dev/null || { echo "SKIP: python3-aiosmtpd is not installed"; exit 77; }
 work=$(mktemp -d /tmp/gpuscope-mail-test.XXXXXX)
 chmod 755 "$work"
-cluster=$work/cluster
-pids=()
-cleanup() {
-  if [ "$1" != 0 ]; then
-    [ -d "$cluster/log" ] && grep -i mail "$cluster"/log/slurmctld.log | tail -n 20
-    cat "$work"/mailprog.err 2>/dev/null || true
-  fi
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  "$root/scripts/slurm-cluster.sh" stop "$cluster" || true
-  rm -rf "$work" 2>/dev/null || true
-}
-trap 'cleanup $?' EXIT
-
-source "$(dirname "${BASH_SOURCE[0]}")/../support/ports.sh"  # free_port
-wait_for() {  # wait_for DESCRIPTION COMMAND...: polls for up to 120 s
-  local what=$1; shift
-  for _ in $(seq 1 1200); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "FAIL: $what never happened"; return 1
-}
-failures=0
-check() {  # check DESCRIPTION EXPECTED ACTUAL
-  if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAIL: $1: expected '$2', got '$3'"; failures=$((failures + 1)); fi
+source "$(dirname "${BASH_SOURCE[0]}")/../support/slurm_env.sh"
+on_failure() {
+  [ -d "$cluster/log" ] && grep -i mail "$cluster"/log/slurmctld.log | tail -n 20
+  cat "$work"/mailprog.err 2>/dev/null || true
 }
 
-set +e
-exports=$(GPUSCOPE_SLURM_EXTRA_CONF="MailProg=$work/mailprog" \
-  "$root/scripts/slurm-cluster.sh" start 1 "$cluster")
-status=$?
-set -e
-if [ $status -eq 77 ]; then echo "SKIP: SLURM is not installed"; exit 77; fi
-[ $status -eq 0 ] || { echo "FAIL: could not start the SLURM cluster"; cat "$cluster"/log/* || true; exit 1; }
-eval "$exports"
-nodes_idle() { [ "$(sinfo -h -t idle -o '%D' | head -1)" = 1 ]; }
-wait_for "the node idle" nodes_idle
+start_cluster 1 "MailProg=$work/mailprog"
 
 # The SMTP server: every message a file in the maildir $work/maildir.
 smtp_port=$(free_port)
