@@ -99,11 +99,13 @@ void drain(GuardContext& c, const guard::NodeFault& fault, const fleet::HealthWi
                                guard_time_text(w.from_ms), guard_time_text(w.to_ms))),
        figures, true},
       now_ms);
-  record.outcome = !c.enforce ? "dry-run"
-                              : (d == Delivery::Failed ? "done; the admins' notice "
-                                                         "failed: " +
-                                                             c.notifier.last_error()
-                                                       : "done");
+  if (!c.enforce) {
+    record.outcome = "dry-run";
+  } else if (d == Delivery::Failed) {
+    record.outcome = "done; the admins' notice failed: " + c.notifier.last_error();
+  } else {
+    record.outcome = "done";
+  }
   audit(c, record);
 }
 
