@@ -61,6 +61,7 @@ AmdResult AmdSim::init(const tl::expected<DriverOptions, std::string>& options) 
   reset_energy_mj_.assign(models_.size(), std::nullopt);
   init_energy_mj_.clear();
   for (const auto& model : models_) init_energy_mj_.push_back(model->energy_mj());
+  if (options->driver_costs) scenario->driver_costs = *driver_costs_named(*options->driver_costs);
   scenario_ = std::move(*scenario);
   if (auto rc = apply_state_file(*options); rc != AmdResult::Ok) return rc;
   init_count_ = 1;
@@ -212,6 +213,12 @@ AmdResult AmdSim::set_power_cap_uw(std::uint32_t index, std::uint64_t microwatts
     }
   }
   return AmdResult::Ok;
+}
+
+CallCost AmdSim::call_cost_of(std::string_view symbol) const {
+  std::lock_guard lock(mutex_);
+  if (!scenario_ || scenario_->driver_costs.call_ns.empty()) return {};
+  return call_cost(scenario_->driver_costs, symbol);
 }
 
 }  // namespace gpuscope::sim

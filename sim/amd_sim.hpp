@@ -80,6 +80,8 @@ class AmdSim {
   std::vector<unsigned> cards();
 
   const char* last_error() const;
+  // What a call costs by the scenario's driver_costs (sim/costs.hpp; none before init).
+  CallCost call_cost_of(std::string_view symbol) const;
 
  private:
   AmdResult fail(AmdResult result, std::string message);

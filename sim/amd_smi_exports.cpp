@@ -395,9 +395,13 @@ amdsmi_status_t SetPowerCap(amdsmi_processor_handle processor, std::uint32_t sen
 }  // namespace amdsmi_api
 }  // namespace gpuscope::sim
 
-#define GPUSCOPE_SIM_AMD_EXPORT(id, req, params, args, symbol) \
-  extern "C" GPUSCOPE_SIM_API amdsmi_status_t symbol params {  \
-    return gpuscope::sim::amdsmi_api::id args;                 \
+// Each call then spends what the scenario's driver_costs says it costs (sim/costs.hpp).
+#define GPUSCOPE_SIM_AMD_EXPORT(id, req, params, args, symbol)                \
+  extern "C" GPUSCOPE_SIM_API amdsmi_status_t symbol params {                 \
+    const amdsmi_status_t result = gpuscope::sim::amdsmi_api::id args;        \
+    const auto cost = gpuscope::sim::process_amd_sim().call_cost_of(#symbol); \
+    gpuscope::sim::spend_call_cost(cost.waits, cost.ns, std::nullopt);        \
+    return result;                                                            \
   }
 GPUSCOPE_AMDSMI_ENTRY_POINTS(GPUSCOPE_SIM_AMD_EXPORT)
 

@@ -93,6 +93,7 @@ nvmlReturn_t DeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue
                                       [&](SimDevice& d, const CallContext& context) {
                                         if (count < 0 || (count > 0 && values == nullptr))
                                           return nvml::kErrorInvalidArgument;
+                                        charge_fields(context, values, count);
                                         for (int i = 0; i < count; ++i)
                                           fill_field_value(d, context, values[i]);
                                         return nvml::kSuccess;

@@ -84,9 +84,13 @@ dcgmReturn_t ProfGetSupportedMetricGroups(dcgmHandle_t handle, dcgmProfGetMetric
 
 }  // namespace gpuscope::sim::dcgm_api
 
-#define GPUSCOPE_SIM_DCGM_EXPORT(id, req, params, args, symbol) \
-  extern "C" GPUSCOPE_SIM_API dcgmReturn_t symbol params {      \
-    return gpuscope::sim::dcgm_api::id args;                    \
+// Each call then spends what the scenario's driver_costs says it costs (sim/costs.hpp).
+#define GPUSCOPE_SIM_DCGM_EXPORT(id, req, params, args, symbol)            \
+  extern "C" GPUSCOPE_SIM_API dcgmReturn_t symbol params {                 \
+    const dcgmReturn_t result = gpuscope::sim::dcgm_api::id args;          \
+    const auto cost = gpuscope::sim::process_dcgm().call_cost_of(#symbol); \
+    gpuscope::sim::spend_call_cost(cost.waits, cost.ns, std::nullopt);     \
+    return result;                                                         \
   }
 GPUSCOPE_DCGM_ENTRY_POINTS(GPUSCOPE_SIM_DCGM_EXPORT)
 #undef GPUSCOPE_SIM_DCGM_EXPORT

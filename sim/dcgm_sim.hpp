@@ -73,6 +73,8 @@ class DcgmSim {
 
   // Why the last call failed, for the loader's messages (gpuscopeSimDcgmLastError).
   const char* last_error() const;
+  // What a call costs by the scenario's driver_costs (sim/costs.hpp; none before init).
+  CallCost call_cost_of(std::string_view symbol) const { return driver_.dcgm_call_cost(symbol); }
 
  private:
   // An entity: (DCGM_FE_GPU or DCGM_FE_GPU_I, its DCGM id).
@@ -107,6 +109,7 @@ class DcgmSim {
 
   dcgmReturn_t fail(dcgmReturn_t code, std::string message);
   Connection* find(dcgmHandle_t handle);
+
   const Scenario& scenario() const { return *driver_.loaded_scenario(); }
   // The GPU instances of `gpu` that exist now, in DCGM's order and with its entity ids.
   std::vector<GpuInstance> gpu_instances(unsigned gpu);

@@ -92,7 +92,12 @@ nvmlReturn_t Driver::load(const DriverOptions& options) {
   const tl::expected<StateMap, std::string> entries = state.read();
   if (!entries) return fail(nvml::kErrorUnknown, entries.error());
 
+  if (options.driver_costs) scenario->driver_costs = *driver_costs_named(*options.driver_costs);
   scenario_ = std::move(*scenario);
+  for (std::size_t i = 0; i < kEntryCount; ++i) {
+    entry_cost_ns_[i] =
+        scenario_->driver_costs.of_call(entry_symbols(static_cast<Entry>(i)).front());
+  }
   ++generation_;
   devices_.clear();
   for (std::size_t i = 0; i < scenario_->gpus.size(); ++i) {
@@ -185,6 +190,8 @@ nvmlReturn_t Driver::begin_system_call(Entry entry, CallContext& context) {
   if (!initialized()) return nvml::kErrorUninitialized;
   const FaultSpec& faults = scenario_->global_faults;
   context.latency_us = faults.latency_us[static_cast<std::size_t>(entry)];
+  context.cost_ns = entry_cost_ns_[static_cast<std::size_t>(entry)];
+  context.costs = &scenario_->driver_costs;
   if (faults.not_supported.test(static_cast<std::size_t>(entry))) {
     return fail(nvml::kErrorNotSupported, "not supported by the scenario's faults.not_supported");
   }
@@ -209,6 +216,9 @@ nvmlReturn_t Driver::begin_handle_call(Entry entry, nvmlDevice_t handle, CallCon
   if (target.device == nullptr) return nvml::kErrorInvalidArgument;
   context.latency_us =
       target.device->model.config().faults.latency_us[static_cast<std::size_t>(entry)];
+  context.cost_ns = entry_cost_ns_[static_cast<std::size_t>(entry)];
+  context.costs = &scenario_->driver_costs;
+  context.gpu = static_cast<unsigned>(target.device->handle.index);
   context.realtime_ns = clock_.realtime_ns();
   context.scenario_ns = to_scenario_ns(context.realtime_ns);
   return nvml::kSuccess;
@@ -250,6 +260,12 @@ nvmlReturn_t Driver::begin_device_call(Entry entry, nvmlDevice_t handle, CallCon
   return nvml::kSuccess;
 }
 
+CallCost Driver::dcgm_call_cost(std::string_view symbol) const {
+  std::lock_guard lock(mutex_);
+  if (!scenario_ || scenario_->driver_costs.call_ns.empty()) return {};
+  return call_cost(scenario_->driver_costs, symbol);
+}
+
 const Scenario* Driver::loaded_scenario() const {
   std::lock_guard lock(mutex_);
   return scenario_ ? &*scenario_ : nullptr;
@@ -289,8 +305,14 @@ nvmlReturn_t Driver::observe_instances(std::size_t gpu, std::vector<InstanceObse
   return nvml::kSuccess;
 }
 
-void Driver::pause(std::uint32_t latency_us) {
-  if (latency_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(latency_us));
+void Driver::pause(const CallContext& context) const {
+  if (context.latency_us > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(context.latency_us));
+  }
+  // The scenario stays loaded until the last shutdown, so its costs outlive the call.
+  if (context.cost_ns > 0 && context.costs != nullptr) {
+    spend_call_cost(context.costs->waits, context.cost_ns, context.gpu);
+  }
 }
 
 const char* Driver::last_error() const {

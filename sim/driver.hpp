@@ -3,6 +3,7 @@
 // (api_*.cpp) are thin wrappers over one process-wide Driver; tests build their own.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -74,7 +75,12 @@ struct HandleTarget {
 struct CallContext {
   std::int64_t realtime_ns = 0;
   std::int64_t scenario_ns = 0;
-  std::uint32_t latency_us = 0;
+  std::uint32_t latency_us = 0;  // the scenario's latency_ms fault, slept outside the lock
+  // What the call costs by the scenario's driver_costs (sim/costs.hpp), spent outside the lock;
+  // mutable: nvmlDeviceGetFieldValues learns it from the fields it was asked for.
+  mutable std::int64_t cost_ns = 0;
+  std::optional<unsigned> gpu;         // the GPU the call is about, for the costs' waits
+  const DriverCosts* costs = nullptr;  // the loaded scenario's (it outlives the call)
 };
 
 class Driver {
@@ -148,6 +154,8 @@ class Driver {
   // UNINITIALIZED before init, INVALID_ARGUMENT past the last GPU, GPU_IS_LOST once it is lost;
   // NVML's faults do not apply (DCGM has its own).
   const Scenario* loaded_scenario() const;
+  // What a simulated DCGM call costs by the loaded scenario's driver_costs (none before init).
+  CallCost dcgm_call_cost(std::string_view symbol) const;
   struct Observation {
     std::int64_t realtime_ns = 0;
     std::int64_t scenario_ns = 0;
@@ -208,7 +216,9 @@ class Driver {
   void poll_state_file();
   static const StateEntry* usable_entry(const StateMap& entries, const GpuConfig& config);
   void apply_state(const StateMap& entries);
-  static void pause(std::uint32_t latency_us);
+  // After the call, outside the lock: the injected latency, then the call's cost.
+  void pause(const CallContext& context) const;
+  std::array<std::int64_t, kEntryCount> entry_cost_ns_{};  // by the scenario's driver_costs
 
   const Clock& clock_;
   mutable std::mutex mutex_;
@@ -237,7 +247,7 @@ nvmlReturn_t Driver::system_call(Entry entry, Fn&& fn) {
     result = begin_system_call(entry, context);
     if (result == nvml::kSuccess) result = fn(*scenario_);
   }
-  pause(context.latency_us);
+  pause(context);
   return result;
 }
 
@@ -252,7 +262,7 @@ nvmlReturn_t Driver::gpu_or_mig_call(Entry entry, nvmlDevice_t handle, Fn&& fn) 
     result = begin_device_call(entry, handle, context, device, &mig);
     if (result == nvml::kSuccess) result = fn(*device, context, mig);
   }
-  pause(context.latency_us);
+  pause(context);
   return result;
 }
 
@@ -283,7 +293,7 @@ nvmlReturn_t Driver::instance_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
     }
     if (result == nvml::kSuccess) result = fn(*device, instance, context);
   }
-  pause(context.latency_us);
+  pause(context);
   return result;
 }
 
@@ -297,7 +307,7 @@ nvmlReturn_t Driver::device_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
     result = begin_device_call(entry, handle, context, device);
     if (result == nvml::kSuccess) result = fn(*device, context);
   }
-  pause(context.latency_us);
+  pause(context);
   return result;
 }
 

@@ -94,7 +94,7 @@ nvmlReturn_t Driver::handle_call(Entry entry, nvmlDevice_t handle, Fn&& fn) {
     if (result == nvml::kSuccess) result = check_not_supported(entry, *target.device);
     if (result == nvml::kSuccess) result = fn(target, context);
   }
-  pause(context.latency_us);
+  pause(context);
   return result;
 }
 

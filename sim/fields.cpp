@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace gpuscope::sim {
 namespace {
@@ -32,7 +33,7 @@ void fill_field_value(const SimDevice& device, const CallContext& context,
   const GpuModel& model = device.model;
   const GpuSpec& spec = model.config().spec;
   value.timestamp = context.realtime_ns / 1000;
-  value.latencyUsec = context.latency_us;
+  value.latencyUsec = context.latency_us + static_cast<unsigned>(context.cost_ns / 1000);
   value.value.ullVal = 0;
   value.nvmlReturn = nvml::kErrorNotSupported;
   value.valueType = nvml::kValueTypeUnsignedInt;
@@ -88,6 +89,13 @@ void fill_field_value(const SimDevice& device, const CallContext& context,
       return;  // otherwise not modelled: NOT_SUPPORTED
   }
   value.nvmlReturn = nvml::kSuccess;
+}
+
+void charge_fields(const CallContext& context, const nvmlFieldValue_t* values, int count) {
+  if (context.costs == nullptr || context.costs->field_ns.empty() || count <= 0) return;
+  std::vector<unsigned> ids(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) ids[static_cast<std::size_t>(i)] = values[i].fieldId;
+  context.cost_ns = std::max(context.cost_ns, context.costs->of_fields(ids));
 }
 
 }  // namespace gpuscope::sim

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "sim/costs.hpp"
+
 namespace gpuscope::sim {
 namespace {
 
@@ -45,6 +47,14 @@ tl::expected<DriverOptions, std::string> options_from_environment() {
           malformed("GPUSCOPE_SIM_TIME_SCALE", *value, "a number in (0, 10000]"));
     }
     options.time_scale = scale;
+  }
+  if (auto value = variable("GPUSCOPE_SIM_DRIVER_COSTS")) {
+    if (!driver_costs_named(*value)) {
+      return tl::make_unexpected(
+          malformed("GPUSCOPE_SIM_DRIVER_COSTS", *value,
+                    "a cost table (none or h200), with its waits after a colon (h200:node)"));
+    }
+    options.driver_costs = std::move(value);
   }
   return options;
 }

@@ -163,6 +163,9 @@ Scenario parse_root(const nlohmann::json& json, const std::string& path) {
     scenario.global_faults = parse_faults(*faults, "/faults", FaultSpec{}, &scenario.init_error);
   }
   if (const nlohmann::json* dcgm = root.find("dcgm")) scenario.dcgm = parse_dcgm(*dcgm, "/dcgm");
+  if (const nlohmann::json* costs = root.find("driver_costs")) {
+    scenario.driver_costs = parse_driver_costs(*costs, "/driver_costs");
+  }
   PhaseBudget budget;
   std::optional<std::vector<Phase>> default_phases;
   if (const nlohmann::json* phases = root.find("phases")) {

@@ -297,9 +297,13 @@ rsmi_status_t ComputeProcessGpusGet(std::uint32_t pid, std::uint32_t* indices,
 }  // namespace rsmi_api
 }  // namespace gpuscope::sim
 
-#define GPUSCOPE_SIM_RSMI_EXPORT(id, req, params, args, symbol) \
-  extern "C" GPUSCOPE_SIM_API rsmi_status_t symbol params {     \
-    return gpuscope::sim::rsmi_api::id args;                    \
+// Each call then spends what the scenario's driver_costs says it costs (sim/costs.hpp).
+#define GPUSCOPE_SIM_RSMI_EXPORT(id, req, params, args, symbol)               \
+  extern "C" GPUSCOPE_SIM_API rsmi_status_t symbol params {                   \
+    const rsmi_status_t result = gpuscope::sim::rsmi_api::id args;            \
+    const auto cost = gpuscope::sim::process_amd_sim().call_cost_of(#symbol); \
+    gpuscope::sim::spend_call_cost(cost.waits, cost.ns, std::nullopt);        \
+    return result;                                                            \
   }
 GPUSCOPE_RSMI_ENTRY_POINTS(GPUSCOPE_SIM_RSMI_EXPORT)
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nvml/abi.hpp"
+#include "sim/costs.hpp"
 #include "sim/entries.hpp"
 #include "sim/gpu_spec.hpp"
 #include "sim/levels.hpp"
@@ -195,6 +196,7 @@ struct Scenario {
   std::optional<DcgmSpec> dcgm;
   std::vector<AmdGpuConfig> amd_gpus;  // AMD GPU devices, in the libraries' order
   AmdLibrariesSpec amd;
+  DriverCosts driver_costs;  // what each call costs (sim/costs.hpp); none by default
 };
 
 }  // namespace gpuscope::sim
