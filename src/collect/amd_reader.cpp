@@ -133,14 +133,14 @@ ReadOutcome AmdReader::read(SampleRow& row, std::int64_t /*mono_ns*/) {
   return outcome;
 }
 
-ReadOutcome AmdReader::read_power(PowerRow& row) {
+ReadOutcome AmdReader::read_power(PowerRow& row, bool counter) {
   ReadOutcome outcome;
   row.device_index = index_;
   if (power_) {
     const auto w = device_.average_power_w();
     if (answered(w, outcome)) row.power_w = *w;
   }
-  if (energy_) row.energy_mj = read_energy(outcome);
+  if (energy_ && counter) row.energy_mj = read_energy(outcome);
   return outcome;
 }
 

@@ -34,7 +34,7 @@ class AmdReader final : public GpuReader {
   // counts failed calls and produces no rows (docs/amd.md).
   bool lost() const override { return false; }
   ReadOutcome read(SampleRow& row, std::int64_t mono_ns) override;
-  ReadOutcome read_power(PowerRow& row) override;
+  ReadOutcome read_power(PowerRow& row, bool counter) override;
 
  private:
   // Whether `result` answered; a failure is counted in `outcome`.

@@ -268,7 +268,7 @@ void DeviceReader::read_gpm(SampleRow& row, std::int64_t mono_ns, ReadOutcome& o
   gpm.previous_mono_ns = mono_ns;
 }
 
-ReadOutcome DeviceReader::read_power(PowerRow& row) {
+ReadOutcome DeviceReader::read_power(PowerRow& row, bool counter) {
   ReadOutcome outcome;
   if (lost() || mig_) return outcome;  // a MIG device's power is its parent's
   row.device_index = device_.index();
@@ -279,7 +279,7 @@ ReadOutcome DeviceReader::read_power(PowerRow& row) {
       note_failure(p.error(), outcome);
     }
   }
-  if (energy_) {
+  if (energy_ && counter) {
     if (auto e = device_.total_energy_mj()) {
       row.energy_mj = static_cast<double>(*e);
     } else {

@@ -54,6 +54,7 @@ class DeviceReader final : public GpuReader {
   bool has_gpm() const { return gpm_.has_value(); }
   // A MIG device's reader: no power cadence, no health (they are its parent's).
   bool is_mig() const override { return mig_.has_value(); }
+  unsigned gpu() const override { return mig_ ? mig_->parent.index() : device_.index(); }
   std::unique_ptr<HealthReader> health_reader() const override;
   // The MIG device is gone; nothing more is read from it.
   bool gone() const { return gone_; }
@@ -62,9 +63,10 @@ class DeviceReader final : public GpuReader {
   // when at least 100 ms have passed since the previous GPM sample, else left absent.
   ReadOutcome read(SampleRow& row, std::int64_t mono_ns) override;
 
-  // The fast cadence: board power, instant power and the energy counter only. Safe to call from
-  // another thread concurrently with read(): it touches no state read() uses but the lost flag.
-  ReadOutcome read_power(PowerRow& row) override;
+  // The fast cadence: board power, instant power, and the energy counter when `counter`. Safe to
+  // call from another thread concurrently with read(): it touches no state read() uses but the
+  // lost flag.
+  ReadOutcome read_power(PowerRow& row, bool counter) override;
 
  private:
   struct Gpm {

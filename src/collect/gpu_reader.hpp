@@ -35,11 +35,14 @@ class GpuReader {
   virtual bool lost() const = 0;
   // A MIG device's reader: no power cadence, no health (they are its parent's).
   virtual bool is_mig() const { return false; }
+  // The physical GPU it reads (a MIG device's: its parent's index): the readers of one GPU share
+  // a sampling thread, so that the GPU's slow calls delay no other GPU (collect/sampler.hpp).
+  virtual unsigned gpu() const { return index(); }
   // Reads every supported metric into `row` (which the caller has reset).
   virtual ReadOutcome read(SampleRow& row, std::int64_t mono_ns) = 0;
-  // The fast cadence: power and the energy counter only. Safe to call from another thread
-  // concurrently with read().
-  virtual ReadOutcome read_power(PowerRow& row) = 0;
+  // The fast cadence: power, and the energy counter when `counter` (it is slow on real drivers:
+  // SamplerOptions::counter_interval). Safe to call from another thread concurrently with read().
+  virtual ReadOutcome read_power(PowerRow& row, bool counter) = 0;
   // The reader of the GPU's health counters, which the health thread reads (collect/health_watch
   // .hpp); nullptr for a GPU whose health is not read (an AMD GPU's, docs/amd.md).
   // (Defined in collect/health_reader.cpp, where HealthReader is complete.)

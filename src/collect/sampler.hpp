@@ -1,7 +1,9 @@
 // The sampling loop: reads every selected GPU at a fixed cadence on absolute deadlines (no
-// drift), and power and energy at an optional faster cadence, on their own threads, handing rows
-// to a SampleSink. It never throws into its caller and never stops the job: failures become
-// events and counters.
+// drift), and power at an optional faster cadence, handing rows to a SampleSink. Each physical
+// GPU has a thread of its own (a lane) that keeps both cadences of that GPU and its MIG devices,
+// so that one GPU's slow driver call (the energy counter costs 3.8 ms on an H200) never delays
+// another GPU's samples (docs/performance.md, "Real driver costs"). It never throws into its
+// caller and never stops the job: failures become events and counters.
 #pragma once
 
 #include <atomic>
@@ -24,6 +26,11 @@ struct SamplerOptions {
   // The slow health cadence (ECC, remapped rows, PCIe replays...); 0: no health at all. The
   // driver's fault events are polled, without waiting, at the main cadence on the same thread.
   std::chrono::nanoseconds health_interval{0};
+  // How often the power cadence reads the energy counter. The counter refreshes every 90-110 ms
+  // on an H200 and one read costs 3.8 ms there: read at every 10 ms power tick it bought no new
+  // value for 40 % of the GPU's time. The power tick that falls on a main tick takes the main
+  // read's counter; between counter reads, power rows carry power only.
+  std::chrono::nanoseconds counter_interval{std::chrono::milliseconds(100)};
 };
 
 // A slow reader of something beside the GPUs (the node's energy, app/profile/node_watch.hpp): run
@@ -50,12 +57,15 @@ class SamplerClock {
 SamplerClock& system_sampler_clock();
 
 struct SamplerStats {
-  std::int64_t ticks = 0;  // main-cadence ticks completed
+  std::int64_t ticks = 0;  // main-cadence ticks completed (of the lane that took the most)
   std::int64_t rows = 0;   // device rows produced
   std::int64_t power_rows = 0;
   std::int64_t health_rows = 0;
-  std::int64_t deadlines_missed = 0;  // ticks skipped because the previous one ran late
-  std::int64_t failed_calls = 0;      // NVML calls that failed transiently
+  std::int64_t lanes = 0;  // sampling threads: one per physical GPU
+  // Ticks skipped because the previous one ran late, summed over the lanes.
+  std::int64_t deadlines_missed = 0;
+  std::int64_t power_deadlines_missed = 0;  // the same for the power cadence
+  std::int64_t failed_calls = 0;            // NVML calls that failed transiently
   std::int64_t lost_gpus = 0;
   std::vector<unsigned> lost_gpu_indices;  // indices of the GPUs that fell off the bus
 };
@@ -79,13 +89,36 @@ class Sampler {
   const std::vector<std::string>& health_notes() const { return health_notes_; }
 
  private:
-  void main_loop();
-  void power_loop();
+  // One physical GPU's readers (the GPU's own, then its MIG devices') and their thread.
+  struct Lane {
+    std::vector<std::size_t> readers;  // indices into readers_
+    unsigned gpu = 0;                  // the GPU's index, for its events
+    std::thread thread;
+    std::int64_t ticks = 0;
+  };
+  // What one pass over readers produced, added to the stats at once.
+  struct Tally {
+    std::int64_t rows = 0;
+    std::int64_t failed = 0;
+    std::vector<unsigned> lost;
+  };
+
+  void make_lanes();
+  void lane_loop(Lane& lane);
+  // The lane's main cadence at tick `tick_mono_ns`; keeps each reader's row in `rows`.
+  void sample_lane(Lane& lane, std::int64_t tick_mono_ns, std::vector<SampleRow>& rows);
+  // The lane's power cadence: from the rows of a main read at the same tick when `rows` is
+  // given, else read (the energy counter too when `counter`).
+  void power_lane(const Lane& lane, const std::vector<SampleRow>* rows, bool counter);
+  void note_missed(const Lane& lane, std::int64_t missed, bool power);
+  static std::optional<PowerRow> power_row_of(const SampleRow& sample, unsigned index);
   void health_loop();
   void read_health();
   void poll_health_events();
   void run_slow_tasks(bool all);
-  void sample_all(std::int64_t mono_ns);
+  // Reads reader k into `row`; false when nothing was read (lost, or no metric answered).
+  bool sample_reader(std::size_t k, std::int64_t tick_mono_ns, SampleRow& row, Tally& tally);
+  void add_tally(const Tally& tally);
   void emit(Event event);
   void check_clock_events(std::size_t k, const SampleRow& row);
   void report_lost(std::size_t k);
@@ -97,8 +130,7 @@ class Sampler {
   std::vector<std::optional<std::uint64_t>> last_reasons_;
   std::vector<bool> reported_lost_;
   std::atomic<bool> running_{false};
-  std::thread main_thread_;
-  std::thread power_thread_;
+  std::vector<Lane> lanes_;
   std::thread health_thread_;
   std::optional<HealthWatch> health_;
   std::vector<std::string> health_notes_;

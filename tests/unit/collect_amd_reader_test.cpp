@@ -146,7 +146,7 @@ TEST(AmdReader, FillsTheMappedColumnsFromEitherLibrary) {
     EXPECT_EQ(*row.get(Metric::MemoryUsedBytes) + *row.get(Metric::MemoryFreeBytes),
               192.0 * 1024 * 1024 * 1024);
     PowerRow power;
-    reader.read_power(power);
+    reader.read_power(power, true);
     EXPECT_TRUE(power.power_w);
     ASSERT_TRUE(power.energy_mj);
     EXPECT_GE(*power.energy_mj, *row.get(Metric::EnergyMj));

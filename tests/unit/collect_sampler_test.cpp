@@ -14,6 +14,7 @@
 
 #include "collect/device_reader.hpp"
 #include "collect/sampler.hpp"
+#include "core/clock.hpp"
 #include "nvml/session.hpp"
 #include "recording_sink.hpp"
 #include "sim_env.hpp"
@@ -50,6 +51,13 @@ class ManualClock final : public SamplerClock {
     waiting_.erase(waiting);
   }
 
+  // Moves the time to `to_ns` without waiting for anything.
+  void move_to(std::int64_t to_ns) {
+    std::lock_guard lock(mutex_);
+    now_ = to_ns;
+    time_moved_.notify_all();
+  }
+
   // Moves the time to `to_ns` and waits until `threads` sampler threads wait for a deadline after
   // it: every tick due by then has been taken. False if they do not within a minute (a hang).
   bool advance_to(std::int64_t to_ns, std::size_t threads) {
@@ -79,11 +87,11 @@ struct SampledRun {
 
 // Samples `scenario` with `options` on a ManualClock: `steps` steps of `step_ms` after the start,
 // then half a step or half an interval more (whichever is shorter: no tick falls in it), then
-// stop() (its last sample), with `threads` sampler threads.
+// stop() (its last sample), with `threads` sampler threads (0: one per GPU, the sampler's lanes).
 // `after_step` is called after each step; returning false ends the steps early.
 void sample_for(const std::string& scenario, int steps, std::int64_t step_ms, SampledRun& run,
                 SamplerOptions options = {std::chrono::milliseconds(50), {}},
-                std::size_t threads = 1,
+                std::size_t threads = 0,
                 const std::function<bool(const SampledRun&)>& after_step = {}) {
   SimEnvironment env(scenario);
   auto library = nvml::Library::open({GPUSCOPE_TEST_SIM_LIBRARY, true});
@@ -92,6 +100,7 @@ void sample_for(const std::string& scenario, int steps, std::int64_t step_ms, Sa
   for (unsigned i = 0; i < session.device_count(); ++i) {
     readers.push_back(std::make_unique<DeviceReader>(session.device(i), run.notes));
   }
+  if (threads == 0) threads = readers.size();
   ManualClock clock;
   Sampler sampler(std::move(readers), options, run.sink, {}, clock);
   sampler.start();
@@ -115,7 +124,8 @@ std::size_t rows_of(const SampledRun& run, unsigned device) {
 TEST(Sampler, SamplesEveryGpuOncePerTickWithIncreasingTimestamps) {
   SampledRun run;
   // Ticks at 0, 50, ..., 500 ms, and the last sample of stop() at 525 ms.
-  sample_for(SimEnvironment::shipped("h100x4-straggler"), 10, 50, run);
+  sample_for(SimEnvironment::shipped("h100x4-straggler"), 10, 50, run,
+             {std::chrono::milliseconds(50), {}}, 4);
   for (unsigned d = 0; d < 4; ++d) EXPECT_EQ(rows_of(run, d), 12U) << "GPU " << d;
   std::map<unsigned, std::int64_t> last;
   for (const auto& r : run.sink.samples) {
@@ -128,6 +138,7 @@ TEST(Sampler, SamplesEveryGpuOncePerTickWithIncreasingTimestamps) {
   }
   EXPECT_EQ(last[0], kStart + 525 * kMs);
   EXPECT_EQ(run.stats.ticks, 12);
+  EXPECT_EQ(run.stats.lanes, 4);  // a thread per GPU
   EXPECT_EQ(run.stats.rows, 48);
   EXPECT_EQ(run.stats.deadlines_missed, 0);
   EXPECT_EQ(run.stats.rows, static_cast<std::int64_t>(run.sink.samples.size()));
@@ -188,35 +199,94 @@ TEST(Sampler, UnsupportedCallsAreProbedOnceAndSkipped) {
   EXPECT_EQ(run.stats.failed_calls, 0);
 }
 
+// The power rows' times, in ms from the start, of those that carry the energy counter.
+std::vector<std::int64_t> counter_times_ms(const SampledRun& run) {
+  std::vector<std::int64_t> times;
+  for (const auto& p : run.sink.power) {
+    if (p.energy_mj) times.push_back((p.mono_ns - kStart) / kMs);
+  }
+  return times;
+}
+
 TEST(Sampler, FastPowerCadenceReadsPowerOnItsOwnGrid) {
   SampledRun run;
-  // Steps of 10 ms to 500 ms: power at 0, 10, ..., 500 ms (51 rows), samples at 0, 100, ...,
-  // 500 ms and stop()'s at 505 ms (7 rows), on the main and the power thread.
+  // Steps of 10 ms to 500 ms: power at 0, 10, ..., 500 ms and stop()'s at 505 ms (52 rows),
+  // samples at 0, 100, ..., 500 ms and stop()'s (7 rows), both cadences on the GPU's one thread.
   sample_for(SimEnvironment::shipped("h100"), 50, 10, run,
-             {std::chrono::milliseconds(100), std::chrono::milliseconds(10)}, 2);
-  EXPECT_EQ(run.sink.power.size(), 51U);
-  EXPECT_EQ(run.stats.power_rows, 51);
+             {std::chrono::milliseconds(100), std::chrono::milliseconds(10)}, 1);
+  EXPECT_EQ(run.sink.power.size(), 52U);
+  EXPECT_EQ(run.stats.power_rows, 52);
+  EXPECT_EQ(run.stats.power_deadlines_missed, 0);
   EXPECT_EQ(run.sink.samples.size(), 7U);
+  for (const auto& p : run.sink.power) EXPECT_TRUE(p.power_w.has_value());
+  // The counter (3.8 ms a read on an H200) once per 100 ms: the power row of each main tick takes
+  // the main read's, with its time and value; the rows between carry power only; stop()'s last
+  // sample ends the power rows with a reading.
+  EXPECT_EQ(counter_times_ms(run), (std::vector<std::int64_t>{0, 100, 200, 300, 400, 500, 505}));
+  std::map<std::int64_t, double> sampled;
+  for (const auto& s : run.sink.samples) sampled[s.mono_ns] = *s.get(Metric::EnergyMj);
+  double last = 0;
   for (const auto& p : run.sink.power) {
-    EXPECT_TRUE(p.power_w.has_value());
-    EXPECT_TRUE(p.energy_mj.has_value());
+    if (!p.energy_mj) continue;
+    ASSERT_TRUE(sampled.count(p.mono_ns)) << p.mono_ns;
+    EXPECT_EQ(*p.energy_mj, sampled[p.mono_ns]);
+    EXPECT_GE(*p.energy_mj, last);  // the counter never runs backwards
+    last = *p.energy_mj;
   }
-  // The energy counter never runs backwards.
-  for (std::size_t k = 1; k < run.sink.power.size(); ++k) {
-    EXPECT_GE(*run.sink.power[k].energy_mj, *run.sink.power[k - 1].energy_mj);
+}
+
+TEST(Sampler, ThePowerCadenceReadsTheCounterOnItsOwnGridBetweenMainTicks) {
+  SampledRun run;
+  // Main ticks at 0, 250 and 500 ms; power every 50 ms; the counter every 100 ms: from the main
+  // reads at 0, 250 and 500 ms, read by the power cadence 100 ms after the last reading.
+  sample_for(SimEnvironment::shipped("h100"), 10, 50, run,
+             {std::chrono::milliseconds(250), std::chrono::milliseconds(50)}, 1);
+  EXPECT_EQ(run.sink.power.size(), 12U);  // 0, 50, ..., 500 ms and stop()'s at 525 ms
+  EXPECT_EQ(counter_times_ms(run),
+            (std::vector<std::int64_t>{0, 100, 200, 250, 350, 450, 500, 525}));
+}
+
+TEST(Sampler, ASlowGpuDelaysNoOtherGpu) {
+  // GPU 0's energy counter answers in 1 s, GPU 1's at once. Each GPU has its own thread: GPU 1's
+  // next tick is taken while GPU 0 is still in its slow call.
+  SimEnvironment env(SimEnvironment::fixture("slow-energy-gpu0"));
+  auto library = nvml::Library::open({GPUSCOPE_TEST_SIM_LIBRARY, true});
+  nvml::Session session(library);
+  SampledRun run;
+  GpuReaders readers;
+  for (unsigned i = 0; i < 2; ++i) {
+    readers.push_back(std::make_unique<DeviceReader>(session.device(i), run.notes));
   }
+  ManualClock clock;
+  Sampler sampler(std::move(readers), {std::chrono::milliseconds(50), {}}, run.sink, {}, clock);
+  sampler.start();
+  ASSERT_TRUE(clock.advance_to(kStart, 2));  // both first ticks taken (GPU 0's in 1 s)
+  clock.move_to(kStart + 50 * kMs);
+  const auto rows = [&](unsigned gpu) { return run.sink.samples_of(gpu); };
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (rows(1) < 2 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(rows(1), 2U) << "GPU 1's tick waited for GPU 0's slow call";
+  EXPECT_EQ(rows(0), 1U);
+  ASSERT_TRUE(clock.advance_to(kStart + 75 * kMs, 2));
+  sampler.stop();
+  EXPECT_EQ(rows(0), 3U);  // 0 and 50 ms, and stop()'s
+  EXPECT_EQ(sampler.stats().deadlines_missed, 0);
 }
 
 TEST(Sampler, LostGpuRaisesOneEventAndStopsItsRows) {
   // GPU 1 is lost 8 scenario seconds in, which the simulator counts on its own real clock: 200
   // ms at this scale. Ticks go on until the sampler has said so (or a minute has passed), then
-  // three more and stop()'s; the verdict is about what was recorded, never about when.
+  // three more and stop()'s; the verdict is about what was recorded, never about when. The
+  // timeline starts now, whatever the tests before took.
   setenv("GPUSCOPE_SIM_TIME_SCALE", "40", 1);
+  setenv("GPUSCOPE_SIM_EPOCH_NS", std::to_string(wall_now_ns()).c_str(), 1);
   SampledRun run;
   int after_loss = -1;
   const auto end = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   sample_for(SimEnvironment::shipped("h100x2-gpu-lost"), 1'000'000, 50, run,
-             {std::chrono::milliseconds(50), {}}, 1, [&](const SampledRun& r) {
+             {std::chrono::milliseconds(50), {}}, 2, [&](const SampledRun& r) {
                if (after_loss < 0) {
                  bool lost = false;
                  for (const auto& e : r.sink.events) lost |= e.kind == EventKind::GpuLost;
@@ -230,6 +300,7 @@ TEST(Sampler, LostGpuRaisesOneEventAndStopsItsRows) {
                return ++after_loss <= 3;
              });
   unsetenv("GPUSCOPE_SIM_TIME_SCALE");
+  unsetenv("GPUSCOPE_SIM_EPOCH_NS");
   std::vector<Event> lost;
   for (const auto& e : run.sink.events) {
     if (e.kind == EventKind::GpuLost) lost.push_back(e);

@@ -26,6 +26,13 @@ class RecordingSink : public collect::SampleSink {
     std::lock_guard lock(mutex_);
     health.push_back(row);
   }
+  // The rows of one device so far; safe while the sampler runs.
+  std::size_t samples_of(unsigned device) {
+    std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    for (const auto& row : samples) n += row.device_index == device ? 1 : 0;
+    return n;
+  }
   std::vector<SampleRow> samples;
   std::vector<PowerRow> power;
   std::vector<Event> events;
