@@ -209,4 +209,26 @@ python3 "$out/train.py" --profiler "$out/torch-profiler.json" > "$out/train-prof
 
 bench bench_nvml_calls > "$out/bench_nvml_calls.txt" 2>&1
 bench bench_sampler --benchmark_filter='Raw|Reader' --benchmark_min_time=0.2 > "$out/bench_sampler.txt" 2>&1
+# The sampler against the real driver's costs (docs/performance.md, "Real driver costs"): every
+# GPU of the node at 100 ms with power at 10 ms and without, missed ticks, the spread of a tick's
+# rows, the counter's readings per second, CPU.
+bench bench_sampler --benchmark_filter='RealCosts8Gpus/.*/0' > "$out/bench_sampler_costs.txt" 2>&1
+# Does the driver make one GPU's slow calls take turns (the simulator's "waits": "gpu")? Two
+# threads each read GPU 0's energy counter 40 times, against one thread reading it 80 times.
+python3 - > "$out/energy-call-turns.json" 2>&1 <<'PY'
+import json, threading, time, pynvml
+pynvml.nvmlInit()
+h = pynvml.nvmlDeviceGetHandleByIndex(0)
+def reads(n):
+    for _ in range(n):
+        pynvml.nvmlDeviceGetTotalEnergyConsumption(h)
+t = time.perf_counter(); reads(80); one = time.perf_counter() - t
+threads = [threading.Thread(target=reads, args=(40,)) for _ in range(2)]
+t = time.perf_counter()
+for th in threads: th.start()
+for th in threads: th.join()
+two = time.perf_counter() - t
+print(json.dumps({"one_thread_80_reads_s": one, "two_threads_40_reads_each_s": two,
+                  "per_read_ms": 1000 * one / 80, "overlap": one / two}, indent=1))
+PY
 ls -la "$out"
