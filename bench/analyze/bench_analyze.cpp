@@ -45,7 +45,8 @@ namespace fs = std::filesystem;
 using namespace gpuscope;
 
 // The run's shape (--shape): the default 100 M-value run, or gssr's (one GPU per rank, the 15
-// per-sample metrics gssr records; its 16th, FB_TOTAL, is the device's memory total here).
+// per-sample metrics gssr records; its 16th, FB_TOTAL, is the device's memory total here), whose
+// values are noisy doubles as gssr's are (SyntheticGpu::make_noisy).
 struct Shape {
   std::string name = "default";
   unsigned ranks = 8;
@@ -66,7 +67,7 @@ constexpr std::int64_t kBaseWallNs = 1'767'225'600'000'000'000;  // 2026-01-01T0
 constexpr std::uint64_t kMemoryTotalBytes = 81559ULL << 20;
 constexpr std::uint64_t kMemoryReservedBytes = 552ULL << 20;
 // Part of the cache key: bump when the generated values change.
-constexpr const char* kLabel = "bench_analyze v2";
+constexpr const char* kLabel = "bench_analyze v3";
 
 struct Options {
   std::int64_t ticks = 0;  // 0: the shape's
@@ -129,6 +130,20 @@ class SyntheticGpu {
         pcie_tx_(1e12 + 1e10 * rank),
         pcie_rx_(2e12 + 1e10 * rank) {}
 
+  // gssr's data are noisy doubles, every value of a metric distinct (its generator writes
+  // full-precision floats for all 16 metrics, DCGM's averages are never round): each value is
+  // moved by a relative 1e-4 and an absolute 1e-6, percentages kept within [0, 100].
+  void make_noisy(SampleRow& row) {
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      const auto metric = static_cast<Metric>(m);
+      const auto v = row.get(metric);
+      if (!v) continue;
+      double noisy = *v * (1 + 1e-4 * rng_.symmetric()) + 1e-6 * (rng_.symmetric() + 1);
+      if (info(metric).unit == std::string_view("%")) noisy = std::clamp(noisy, 0.0, 100.0);
+      row.set(metric, noisy);
+    }
+  }
+
   void fill(double t, SampleRow& row) {
     const bool busy = t >= start_s_;
     const bool compute = busy && std::fmod(t - start_s_ + phase_s_, kStepS) < kComputeS;
@@ -188,7 +203,10 @@ class SyntheticGpu {
     row.set(Metric::PcieRxBytesPerS, pcie_rx_rate);
     row.set(Metric::NvlinkTxBytesPerS, nvlink_rate);
     row.set(Metric::NvlinkRxBytesPerS, nvlink_rate);
-    if (g_shape.gssr_metrics) row.present &= gssr_metrics();
+    if (g_shape.gssr_metrics) {
+      row.present &= gssr_metrics();
+      make_noisy(row);
+    }
   }
 
  private:
