@@ -1,5 +1,6 @@
 #include "store/sqlite.hpp"
 
+#include <mutex>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -50,8 +51,21 @@ int on_progress(void* data) {
 
 }  // namespace
 
+namespace {
+
+// Before SQLite's first use in the process: no memory statistics. With them (SQLite's default)
+// every allocation SQLite makes takes one process-wide mutex, for figures gpuscope never reads;
+// the analysis' two reading threads then wait on each other (docs/performance.md).
+void configure_sqlite_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
+
+}  // namespace
+
 Database::Database(const std::filesystem::path& path, int flags)
     : budget_(std::make_unique<StepBudget>()) {
+  configure_sqlite_once();
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     // sqlite3_open_v2 hands back a handle even on failure so the message can be read.

@@ -162,6 +162,19 @@ int stopped_for_its_work(const std::exception& e) {
   return std::string(e.what()).find("a step of a query was stopped after") == 0 ? 0 : 3;
 }
 
+// SQLite's memory statistics take one process-wide mutex at every allocation it makes, which
+// the analysis' reading threads then wait on: gpuscope turns them off before SQLite starts, so
+// SQLite counts nothing (docs/performance.md).
+TEST(Database, SqliteKeepsNoMemoryStatistics) {
+  TempDir dir;
+  Database db(dir.file("stats.db"), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  db.exec("CREATE TABLE t (x BLOB); INSERT INTO t VALUES (zeroblob(100000));");
+  sqlite3_int64 used = -1, highest = -1;
+  ASSERT_EQ(sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &used, &highest, 0), SQLITE_OK);
+  EXPECT_EQ(used, 0);
+  EXPECT_EQ(highest, 0);
+}
+
 TEST(StepBudget, AQueryOfEndlessWorkStopsWithTheReason) {
   TempDir dir;
   const auto path = dir.file("endless.db");
