@@ -14,14 +14,14 @@ namespace gpuscope::analyze {
 static_assert(sizeof(Summary) == 56, "a field was added to Summary: write and read it here");
 static_assert(sizeof(GpuEnergy) == 192, "a field was added to GpuEnergy: write and read it here");
 static_assert(sizeof(GpuReport) == 3480, "a field was added to GpuReport: write and read it here");
-static_assert(sizeof(PreparedDevice) == 17800,
+static_assert(sizeof(PreparedDevice) == 13096,
               "a field was added to PreparedDevice: write and read it here");
 static_assert(sizeof(PhaseGpuPart) == 128, "a field was added to PhaseGpuPart: write and read it");
 static_assert(sizeof(MigBins) == 104, "a field was added to MigBins: write and read it here");
 static_assert(sizeof(MigEstimate) == 88, "a field was added to MigEstimate: write and read it");
 static_assert(sizeof(MigParentSplit) == 56, "a field was added to MigParentSplit: write it here");
 static_assert(sizeof(ThrottleTime) == 64, "a field was added to ThrottleTime: write it here");
-static_assert(sizeof(QuantileSketch) == 224, "a field was added to QuantileSketch: write it here");
+static_assert(sizeof(QuantileSketch) == 112, "a field was added to QuantileSketch: write it here");
 static_assert(sizeof(ValueCounts) == 48, "a field was added to ValueCounts: write it here");
 #endif
 
@@ -309,9 +309,13 @@ void get(PartReader& in, MigBins& v) {
 // The private state of the sketch and the counts, bit for bit.
 struct StatsCodec {
   static void put(PartWriter& out, const QuantileSketch::Buckets& b) {
-    out.i64(b.offset);
-    out.u64(b.counts.size());
-    for (auto c : b.counts) out.u64(c);
+    // Without the empty buckets below the lowest count (the room the sketch keeps to grow
+    // down): they count for nothing, so the part is the same whichever room there was.
+    std::size_t first = 0;
+    while (first < b.counts.size() && b.counts[first] == 0) ++first;
+    out.i64(b.offset + static_cast<std::int64_t>(first));
+    out.u64(b.counts.size() - first);
+    for (std::size_t i = first; i < b.counts.size(); ++i) out.u64(b.counts[i]);
   }
   static void get(PartReader& in, QuantileSketch::Buckets& b) {
     b.offset = in.i64();

@@ -130,26 +130,33 @@ void QuantileSketch::Buckets::add(std::int64_t index, std::uint64_t n) {
     counts.push_back(n);
     return;
   }
-  const std::int64_t top = offset + static_cast<std::int64_t>(counts.size()) - 1;
+  const auto size = static_cast<std::int64_t>(counts.size());
+  const std::int64_t top = offset + size - 1;
   if (index < offset) {
     // Too small to keep within the cap: counted in the lowest kept bucket.
     index = std::max(index, top - kMax + 1);
-    for (; offset > index; --offset) counts.push_front(0);
+    if (index < offset) {
+      // Room below as well: as much as is held, up to 1024 buckets (8 KB), never past the cap.
+      const std::int64_t room = std::min<std::int64_t>(size, 1024);
+      const std::int64_t lowest = std::max(top - kMax + 1, std::min(index, offset - room));
+      counts.insert(counts.begin(), static_cast<std::size_t>(offset - lowest), 0);
+      offset = lowest;
+    }
   } else if (index > top) {
     // Growing upwards past the cap: fold the smallest magnitudes into the new lowest bucket.
     const std::int64_t new_offset = std::max(offset, index - kMax + 1);
-    std::uint64_t folded = 0;
-    while (offset < new_offset && !counts.empty()) {
-      folded += counts.front();
-      counts.pop_front();
-      ++offset;
+    if (new_offset > offset) {
+      const auto drop = static_cast<std::size_t>(std::min(new_offset - offset, size));
+      std::uint64_t folded = 0;
+      for (std::size_t i = 0; i < drop; ++i) folded += counts[i];
+      counts.erase(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(drop));
+      offset = new_offset;
+      if (folded > 0) {
+        if (counts.empty()) counts.push_back(0);
+        counts.front() += folded;
+      }
     }
-    if (counts.empty()) offset = new_offset;
-    if (folded > 0) {
-      if (counts.empty()) counts.push_back(0);
-      counts.front() += folded;
-    }
-    while (offset + static_cast<std::int64_t>(counts.size()) <= index) counts.push_back(0);
+    counts.resize(static_cast<std::size_t>(index - offset + 1), 0);
   }
   counts[static_cast<std::size_t>(index - offset)] += n;
 }

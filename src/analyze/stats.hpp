@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <utility>
@@ -116,17 +115,29 @@ class QuantileSketch {
   void merge(const QuantileSketch& other);
   std::size_t count() const { return count_; }
   double relative_accuracy() const;
-  std::size_t bucket_count() const { return positive_.counts.size() + negative_.counts.size(); }
+  // The buckets from the lowest count to the highest of each sign: the log span of the values.
+  std::size_t bucket_count() const { return positive_.span() + negative_.span(); }
+  // The buckets held in memory: at most bucket_count() + 1024 (the room kept to grow down).
+  std::size_t held_buckets() const { return positive_.counts.size() + negative_.counts.size(); }
   // The q-quantile (q clamped to 0..1); nullopt when empty or q is NaN.
   std::optional<double> quantile(double q) const;
 
  private:
   friend struct StatsCodec;
-  // Counts of consecutive bucket indices [offset, offset + counts.size()).
+  // Counts of consecutive bucket indices [offset, offset + counts.size()); the highest is never
+  // zero. A vector, grown downwards with room (as much again as it holds, up to 1024 buckets,
+  // within the cap), so that a falling series costs few moves: the zero buckets that room adds
+  // count for nothing (no quantile, merge or fold sees a difference), and a merge walks memory in
+  // order.
   struct Buckets {
     std::int64_t offset = 0;
-    std::deque<std::uint64_t> counts;  // a deque: streams may extend either end
+    std::vector<std::uint64_t> counts;
     void add(std::int64_t index, std::uint64_t n);
+    std::size_t span() const {
+      std::size_t first = 0;
+      while (first < counts.size() && counts[first] == 0) ++first;
+      return counts.size() - first;
+    }
   };
 
   std::int64_t index_of(double magnitude) const;
