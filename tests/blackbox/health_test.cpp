@@ -170,7 +170,8 @@ TEST_F(Health, DevicesShowsEachGpusHealthNow) {
   r = run_gpuscope({"devices", "--simulate", kScenarios + "/no-ecc.json", "--json"},
                    {{"GPUSCOPE_SIM_STATE", dir_.file("state2.json")}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json& plain = json::parse(r.out)["devices"][0]["health"];
+  const json devices = json::parse(r.out);  // kept: `plain` refers into it
+  const json& plain = devices["devices"][0]["health"];
   EXPECT_FALSE(plain.contains("ecc_enabled")) << plain.dump();
   EXPECT_FALSE(plain.contains("ecc_corrected_volatile")) << plain.dump();
 }

@@ -128,6 +128,7 @@ void expect_same(const SampleColumns& a, const SampleColumns& b, const std::stri
   EXPECT_EQ(a.mono_ns, b.mono_ns) << what;
   for (std::size_t m = 0; m < kMetricCount; ++m) {
     ASSERT_EQ(a.values[m].size(), b.values[m].size()) << what << " " << kMetrics[m].name;
+    if (a.values[m].empty()) continue;  // memcmp must not be handed an empty vector's null
     EXPECT_EQ(
         std::memcmp(a.values[m].data(), b.values[m].data(), a.values[m].size() * sizeof(double)), 0)
         << what << " " << kMetrics[m].name;
