@@ -282,6 +282,9 @@ PreparedDevice Analyzer::prepare_device(const DeviceSeries& d) const {
   if (d.key.mig || d.key.mig_enabled.value_or(false)) {
     out.mig_bins = mig_bins_of(d, s.space_bin_s, s.space_count);
   }
+  // It waits in the merge queue: the sketches without their room to grow.
+  for (auto& part : out.overall) part.sketch.compact();
+  out.score.sketch.compact();
   return out;
 }
 

@@ -161,6 +161,11 @@ void QuantileSketch::Buckets::add(std::int64_t index, std::uint64_t n) {
   counts[static_cast<std::size_t>(index - offset)] += n;
 }
 
+void QuantileSketch::compact() {
+  positive_.compact();
+  negative_.compact();
+}
+
 void QuantileSketch::add_count(double value, std::uint64_t n) {
   if (value == 0) {
     zeros_ += n;

@@ -117,6 +117,9 @@ class QuantileSketch {
   double relative_accuracy() const;
   // The buckets from the lowest count to the highest of each sign: the log span of the values.
   std::size_t bucket_count() const { return positive_.span() + negative_.span(); }
+  // Gives back the room kept to grow down and the vectors' spare capacity: for a finished sketch
+  // that waits to be merged (the counts, and so every result, stay the same).
+  void compact();
   // The buckets held in memory: at most bucket_count() + 1024 (the room kept to grow down).
   std::size_t held_buckets() const { return positive_.counts.size() + negative_.counts.size(); }
   // The q-quantile (q clamped to 0..1); nullopt when empty or q is NaN.
@@ -133,6 +136,13 @@ class QuantileSketch {
     std::int64_t offset = 0;
     std::vector<std::uint64_t> counts;
     void add(std::int64_t index, std::uint64_t n);
+    void compact() {
+      std::size_t first = 0;
+      while (first < counts.size() && counts[first] == 0) ++first;
+      counts.erase(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(first));
+      offset += static_cast<std::int64_t>(first);
+      counts.shrink_to_fit();
+    }
     std::size_t span() const {
       std::size_t first = 0;
       while (first < counts.size() && counts[first] == 0) ++first;
