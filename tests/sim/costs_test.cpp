@@ -131,39 +131,33 @@ TEST(DriverCosts, TheEnvironmentReplacesTheScenariosTable) {
   EXPECT_EQ(value.latencyUsec, 0);
 }
 
+// How long two threads take to read the energy counters of `a` and `b` at once.
+std::chrono::nanoseconds two_counter_reads(nvmlDevice_t a, nvmlDevice_t b) {
+  return time_of([&] {
+    std::thread other([&] {
+      unsigned long long mj = 0;
+      DeviceGetTotalEnergyConsumption(b, &mj);
+    });
+    unsigned long long mj = 0;
+    DeviceGetTotalEnergyConsumption(a, &mj);
+    other.join();
+  });
+}
+
 // Two threads reading one GPU's counter wait for each other (waits "gpu"): together they take
 // at least both costs.
 TEST(DriverCosts, OneGpusSlowCallsTakeTurns) {
   DriverHarness harness;
   harness.init(scenario_with_costs(harness.dir(), R"({"base": "h200", "waits": "gpu"})"));
-  nvmlDevice_t gpu = harness.device(0);
-  const auto both = time_of([&] {
-    std::thread other([&] {
-      unsigned long long mj = 0;
-      DeviceGetTotalEnergyConsumption(gpu, &mj);
-    });
-    unsigned long long mj = 0;
-    DeviceGetTotalEnergyConsumption(gpu, &mj);
-    other.join();
-  });
-  EXPECT_GE(both, std::chrono::microseconds(2 * 3840));
+  EXPECT_GE(two_counter_reads(harness.device(0), harness.device(0)),
+            std::chrono::microseconds(2 * 3840));
 }
 
 TEST(DriverCosts, ANodeWideDriverMakesEveryGpuWait) {
   DriverHarness harness;
   harness.init(scenario_with_costs(harness.dir(), R"({"base": "h200", "waits": "node"})", 2));
-  nvmlDevice_t gpu0 = harness.device(0);
-  nvmlDevice_t gpu1 = harness.device(1);
-  const auto both = time_of([&] {
-    std::thread other([&] {
-      unsigned long long mj = 0;
-      DeviceGetTotalEnergyConsumption(gpu1, &mj);
-    });
-    unsigned long long mj = 0;
-    DeviceGetTotalEnergyConsumption(gpu0, &mj);
-    other.join();
-  });
-  EXPECT_GE(both, std::chrono::microseconds(2 * 3840));
+  EXPECT_GE(two_counter_reads(harness.device(0), harness.device(1)),
+            std::chrono::microseconds(2 * 3840));
 }
 
 TEST(DriverCosts, TheAmdAndDcgmLibrariesLearnTheirCosts) {
