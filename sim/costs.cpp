@@ -164,7 +164,9 @@ void wait_ns(std::int64_t ns) {
 std::int64_t DriverCosts::of_call(std::string_view symbol) const {
   if (call_ns.empty()) return 0;
   if (const auto it = call_ns.find(symbol); it != call_ns.end()) return it->second;
-  // An NVML entry is listed under its newest symbol; an older name is charged the same.
+  // An NVML entry is listed under its newest symbol; an older name is charged the same. (Only
+  // NVML's names have versions: the other libraries' calls never search the entry list.)
+  if (!symbol.starts_with("nvml")) return 0;
   if (const auto entry = find_entry(symbol)) {
     const std::string_view newest = entry_symbols(*entry).front();
     if (newest != symbol) return of_call(newest);

@@ -212,7 +212,6 @@ bool Sampler::sample_reader(std::size_t k, std::int64_t tick_mono_ns, SampleRow&
 }
 
 void Sampler::add_tally(const Tally& tally) {
-  std::lock_guard lock(stats_mutex_);
   stats_.rows += tally.rows;
   stats_.failed_calls += tally.failed;
   stats_.lost_gpus += static_cast<std::int64_t>(tally.lost.size());
@@ -225,8 +224,8 @@ void Sampler::sample_lane(Lane& lane, std::int64_t tick_mono_ns, std::vector<Sam
   for (std::size_t j = 0; j < lane.readers.size(); ++j) {
     if (!sample_reader(lane.readers[j], tick_mono_ns, rows[j], tally)) rows[j] = SampleRow{};
   }
+  std::lock_guard lock(stats_mutex_);  // one lock a tick: the tally and the tick together
   add_tally(tally);
-  std::lock_guard lock(stats_mutex_);
   ++lane.ticks;
   stats_.ticks = std::max(stats_.ticks, lane.ticks);
 }

@@ -118,7 +118,7 @@ class Sampler {
   void run_slow_tasks(bool all);
   // Reads reader k into `row`; false when nothing was read (lost, or no metric answered).
   bool sample_reader(std::size_t k, std::int64_t tick_mono_ns, SampleRow& row, Tally& tally);
-  void add_tally(const Tally& tally);
+  void add_tally(const Tally& tally);  // stats_mutex_ held
   void emit(Event event);
   void check_clock_events(std::size_t k, const SampleRow& row);
   void report_lost(std::size_t k);
