@@ -16,14 +16,14 @@ namespace gpuscope::load {
 
 using analyze::RunMeta;
 
-void gather_processes(const AnalysisSources& in, const Source& source,
-                      std::vector<analyze::ProcessUse>& uses) {
+void gather_processes(const store::RunReader& reader, const AnalysisSources& in,
+                      const Source& source, std::vector<analyze::ProcessUse>& uses) {
   const std::vector<RunMeta>& metas = in.metas;
   analyze::RunProcesses run;
   run.run_id = metas[source.meta].run_id;
-  run.samples = source.reader().process_samples(source.run_id);
+  run.samples = reader.process_samples(source.run_id);
   if (run.samples.empty()) return;
-  run.processes = source.reader().processes(source.run_id);
+  run.processes = reader.processes(source.run_id);
   const RunMeta& meta = metas[source.meta];
   if (metas.size() > 1) {
     run.where = meta.host + (meta.rank ? fmt::format(" rank {} ", *meta.rank) : " ");

@@ -14,11 +14,11 @@ namespace gpuscope::load {
 
 struct LoadExtras;
 
-// Which processes used each run's GPUs (schema 1.3), gathered run by run while its file is open
-// for the other extras (app/analysis_loader), then set with the diagnosis of those outside the
-// job.
-void gather_processes(const AnalysisSources& in, const Source& source,
-                      std::vector<analyze::ProcessUse>& uses);
+// Which processes used each run's GPUs (schema 1.3), gathered run by run from `reader` (its
+// file, open for the other extras: run_extras.hpp), then set with the diagnosis of those outside
+// the job.
+void gather_processes(const store::RunReader& reader, const AnalysisSources& in,
+                      const Source& source, std::vector<analyze::ProcessUse>& uses);
 void add_processes(analyze::Analysis& analysis, std::vector<analyze::ProcessUse> uses);
 
 // Job events and captured output lines for the report's timeline, gathered run by run (output

@@ -149,18 +149,23 @@ std::unique_ptr<analyze::Analyzer> make_analyzer(const analyze::AnalysisOptions&
 
 // After pass 2: the events, then everything the runs hold beside samples, each file visited
 // once for all of them (thousands of rank files are reopened once, not once per table).
+// The runs' extras pass 2 read (`read`, by Source::index) are taken from there.
 analyze::Analysis finish_analysis(analyze::Analyzer& analyzer, const AnalysisSources& in,
                                   const analyze::AnalysisOptions& options, const LoadExtras& extras,
-                                  const std::vector<std::string>& carbon_notes) {
+                                  const std::vector<std::string>& carbon_notes,
+                                  SourceExtras& read) {
   std::vector<analyze::ProcessUse> processes;
   analyze::NodeEnergyInput node;
   Marks marks;
   for (const auto& source : in.sources) {
-    const store::RunReader::ReadTransaction transaction(source.reader());
-    feed_events(analyzer, in, source);
-    gather_processes(in, source, processes);
-    gather_node_energy(in, source, node);
-    if (extras.marks) gather_marks(in, source, extras, marks);
+    std::optional<RunExtras> run;
+    if (source.index < read.size()) run = std::move(read[source.index]);
+    if (!run || extras.marks) {
+      const store::RunReader::ReadTransaction transaction(source.reader());
+      if (!run) run = read_extras(source.reader(), in, source);
+      if (extras.marks) gather_marks(in, source, extras, marks);
+    }
+    feed_extras(analyzer, in, source, std::move(*run), processes, node);
   }
   analyze::Analysis analysis = analyzer.finish();
   analysis.inputs = in.input_names;
@@ -186,13 +191,16 @@ analyze::Analysis load_analysis(const AnalyzeOptions& o, const LoadExtras& extra
 
   const auto analyzer = make_analyzer(options, in);
   const auto jobs = device_jobs(in.sources);
-  const auto checks = feed_activity(*analyzer, in, jobs);
+  SourcePhases phases;
+  const auto checks = feed_activity(*analyzer, in, jobs, &phases);
   report_time_checks(*analyzer, in.sources, in.metas, checks);
   analyzer->finish_activity();
-  feed_phases(*analyzer, in.sources);
-  feed_devices(*analyzer, in, jobs,
-               [&](analyze::PreparedDevice&& d) { analyzer->add_prepared(std::move(d)); });
-  return finish_analysis(*analyzer, in, options, extras, carbon_notes);
+  feed_phases(*analyzer, in.sources, &phases);
+  SourceExtras read;
+  feed_devices(
+      *analyzer, in, jobs,
+      [&](analyze::PreparedDevice&& d) { analyzer->add_prepared(std::move(d)); }, &read);
+  return finish_analysis(*analyzer, in, options, extras, carbon_notes, read);
 }
 
 namespace {
@@ -236,7 +244,8 @@ std::optional<analyze::Analysis> run_task(const AnalyzeOptions& o, const LoadExt
   const auto jobs = device_jobs(in.sources);  // this task's GPUs only
 
   // Pass 1: this task's share, then every other task's, exactly: the same window everywhere.
-  std::vector<TimeCheck> checks = feed_activity(*analyzer, in, jobs);
+  SourcePhases phases;
+  std::vector<TimeCheck> checks = feed_activity(*analyzer, in, jobs, &phases);
   ActivityShare mine{analyzer->activity_part(), {}};
   for (std::size_t i = 0; i < checks.size(); ++i) {
     if (checks[i].rows > 0) mine.checks.emplace_back(i, checks[i]);
@@ -251,13 +260,17 @@ std::optional<analyze::Analysis> run_task(const AnalyzeOptions& o, const LoadExt
   });
   report_time_checks(*analyzer, in.sources, in.metas, checks);
   analyzer->finish_activity();
-  feed_phases(*analyzer, in.sources);
+  feed_phases(*analyzer, in.sources, &phases);
 
   // Pass 2: this task's GPUs into its part; task 0 then adds every part in GPU order.
-  feed_devices(*analyzer, in, jobs, [&](analyze::PreparedDevice&& d) {
-    const auto source = static_cast<std::size_t>(d.report.key.run_id);
-    dir.add_device({source, d.report.key.device_index, std::move(d)});
-  });
+  SourceExtras read;
+  feed_devices(
+      *analyzer, in, jobs,
+      [&](analyze::PreparedDevice&& d) {
+        const auto source = static_cast<std::size_t>(d.report.key.run_id);
+        dir.add_device({source, d.report.key.device_index, std::move(d)});
+      },
+      task.index == 0 ? &read : nullptr);
   dir.finish_part();
   if (task.index != 0) return std::nullopt;
   std::size_t gpus = 0;
@@ -277,7 +290,7 @@ std::optional<analyze::Analysis> run_task(const AnalyzeOptions& o, const LoadExt
                 "the job ended before the first sample, or no GPU was selected",
                 "profile a longer job, or check gpuscope devices");
   }
-  return finish_analysis(*analyzer, in, options, extras, carbon_notes);
+  return finish_analysis(*analyzer, in, options, extras, carbon_notes, read);
 }
 
 }  // namespace

@@ -10,16 +10,16 @@ namespace gpuscope::load {
 namespace {
 
 // One run's domains with their readings on the analysis' axis (readings outside the run dropped).
-void read_domains(const Source& source, const std::string& host,
+void read_domains(const store::RunReader& reader, const Source& source, const std::string& host,
                   std::vector<analyze::NodeDomainSeries>& out) {
-  const auto domains = source.reader().node_domains(source.run_id);
+  const auto domains = reader.node_domains(source.run_id);
   if (domains.empty()) return;
   std::map<unsigned, std::size_t> slot;
   for (const auto& d : domains) {
     slot[d.domain] = out.size();
     out.push_back({host, source.meta, d, {}, {}, {}});
   }
-  for (const auto& s : source.reader().node_samples(source.run_id)) {
+  for (const auto& s : reader.node_samples(source.run_id)) {
     const auto it = slot.find(s.domain);
     const double t = source.clock.at(s.mono_ns);
     if (it == slot.end() || std::isnan(t)) continue;
@@ -31,8 +31,9 @@ void read_domains(const Source& source, const std::string& host,
   }
 }
 
-void read_phases(const Source& source, std::vector<analyze::NodePhaseSpan>& out) {
-  source.reader().for_each_phase(source.run_id, [&](Phase&& p) {
+void read_phases(const store::RunReader& reader, const Source& source,
+                 std::vector<analyze::NodePhaseSpan>& out) {
+  reader.for_each_phase(source.run_id, [&](Phase&& p) {
     if (p.point) return;
     const double a = source.clock.at(p.start_mono_ns), b = source.clock.at(p.end_mono_ns);
     if (std::isnan(a) || std::isnan(b)) return;
@@ -48,15 +49,14 @@ double flat_intensity(const analyze::AnalysisOptions& options) {
 
 }  // namespace
 
-void gather_node_energy(const AnalysisSources& in, const Source& source,
-                        analyze::NodeEnergyInput& input) {
+void gather_node_energy(const store::RunReader& reader, const AnalysisSources& in,
+                        const Source& source, analyze::NodeEnergyInput& input) {
   const auto& meta = in.metas[source.meta];
   const std::size_t before = input.domains.size();
-  read_domains(source, meta.host, input.domains);
+  read_domains(reader, source, meta.host, input.domains);
   if (input.domains.size() == before) return;
-  input.cpu_times.push_back(
-      {meta.host, source.meta, source.reader().node_cpu_times(source.run_id)});
-  read_phases(source, input.phases);
+  input.cpu_times.push_back({meta.host, source.meta, reader.node_cpu_times(source.run_id)});
+  read_phases(reader, source, input.phases);
 }
 
 void add_node_energy(analyze::Analysis& analysis, analyze::NodeEnergyInput input,

@@ -10,9 +10,9 @@
 namespace gpuscope::load {
 
 // One run's node energy domains, readings and CPU times, on the analysis' axis, into `input`
-// (read while the run's file is open for the other extras: app/analysis_loader).
-void gather_node_energy(const AnalysisSources& in, const Source& source,
-                        analyze::NodeEnergyInput& input);
+// (read from `reader`, its file, open for the other extras: run_extras.hpp).
+void gather_node_energy(const store::RunReader& reader, const AnalysisSources& in,
+                        const Source& source, analyze::NodeEnergyInput& input);
 
 // Sets analysis.node_energy from what was gathered (left empty when no run recorded a node
 // energy domain) and adds its notes to the analysis'.

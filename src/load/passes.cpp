@@ -114,7 +114,17 @@ struct ActivitySeries {
   std::vector<double> t, activity;
   const Source* source = nullptr;
   TimeCheck check;
+  std::optional<std::vector<Phase>> phases;  // read with the source's first GPU
 };
+
+// Whether `device` is the first GPU of its source that pass 1 reads (where the jobs are
+// planned; read sequentially, a run's GPUs come in row order and none may be first).
+bool first_planned(const Source& source, unsigned device) {
+  for (const auto& [index, plan] : source.plans) {
+    if (plan.rows > 0) return index == device;
+  }
+  return false;
+}
 
 void feed_power(const store::RunReader& reader, const Source& source, unsigned device,
                 DeviceSeries& series) {
@@ -172,7 +182,9 @@ void report_time_checks(Analyzer& analyzer, const std::vector<Source>& sources,
 }
 
 std::vector<TimeCheck> feed_activity(Analyzer& analyzer, const AnalysisSources& in,
-                                     const std::optional<std::vector<DeviceJob>>& jobs) {
+                                     const std::optional<std::vector<DeviceJob>>& jobs,
+                                     SourcePhases* phases) {
+  if (phases != nullptr) phases->assign(in.sources.size(), std::nullopt);
   const Metric columns[] = {Metric::SmActivePct, Metric::GpuUtilPct};
   const std::int64_t t0 = analyzer.t0_wall_ns();
   std::vector<TimeCheck> checks(in.sources.size());
@@ -190,24 +202,44 @@ std::vector<TimeCheck> feed_activity(Analyzer& analyzer, const AnalysisSources& 
           out.activity[i] = analyze::sample_activity(i < sm.size() ? sm[i] : kNaN,
                                                      i < util.size() ? util[i] : kNaN);
         }
+        out.phases.reset();
+        if (phases != nullptr && first_planned(*d.source, d.device)) {
+          out.phases.emplace();
+          d.reader->for_each_phase(d.source->run_id,
+                                   [&](Phase&& phase) { out.phases->push_back(std::move(phase)); });
+        }
       },
       [&](ActivitySeries& series) {
+        if (series.phases) (*phases)[series.source->index] = std::move(series.phases);
         checks[series.source->index].merge(series.check);
         if (!series.t.empty()) analyzer.add_activity(series.t, series.activity);
       });
   return checks;
 }
 
+namespace {
+
+// A GPU's analysis, with its run's extras where it was the run's first GPU.
+struct DeviceResult {
+  analyze::PreparedDevice device;
+  const Source* source = nullptr;
+  std::optional<RunExtras> extras;
+};
+
+}  // namespace
+
 void feed_devices(const Analyzer& analyzer, const AnalysisSources& in,
                   const std::optional<std::vector<DeviceJob>>& jobs,
-                  const std::function<void(analyze::PreparedDevice&&)>& sink) {
+                  const std::function<void(analyze::PreparedDevice&&)>& sink,
+                  SourceExtras* extras) {
   const std::int64_t t0 = analyzer.t0_wall_ns();
   std::vector<Metric> all;
   for (std::size_t m = 0; m < kMetricCount; ++m) all.push_back(static_cast<Metric>(m));
   std::vector<DeviceSeries> series(reader_threads());
-  for_each_device<analyze::PreparedDevice>(
+  if (extras != nullptr) extras->assign(in.sources.size(), std::nullopt);
+  for_each_device<DeviceResult>(
       in.sources, jobs, all,
-      [&](const DeviceSamples& s, analyze::PreparedDevice& out) {
+      [&](const DeviceSamples& s, DeviceResult& out) {
         DeviceSeries& d = series[s.worker];
         store::SampleColumns& c = *s.columns;
         d.clear();
@@ -219,23 +251,30 @@ void feed_devices(const Analyzer& analyzer, const AnalysisSources& in,
         d.sampling_interval_s = meta.sampling_interval_s;
         feed_power(*s.reader, *s.source, s.device, d);
         analyze::derive_metrics(d);
-        out = analyzer.prepare_device(d);
+        out.device = analyzer.prepare_device(d);
+        out.source = s.source;
+        out.extras.reset();
+        if (extras != nullptr && first_planned(*s.source, s.device)) {
+          out.extras = read_extras(*s.reader, in, *s.source);
+        }
         // The columns go back to the read buffer, so one set of them per thread is ever held.
         for (std::size_t m = 0; m < kMetricCount; ++m) d.values[m].swap(c.values[m]);
       },
-      [&](analyze::PreparedDevice& device) { sink(std::move(device)); });
+      [&](DeviceResult& result) {
+        if (result.extras) (*extras)[result.source->index] = std::move(result.extras);
+        sink(std::move(result.device));
+      });
 }
 
 // The runs' phases (schema 1.5) on the analysis' time axis: names shared across runs, a track
 // per source, run, process and thread (phases nest only within one).
-void feed_phases(Analyzer& analyzer, const std::vector<Source>& sources) {
+void feed_phases(Analyzer& analyzer, const std::vector<Source>& sources, SourcePhases* read) {
   std::vector<std::string> names;
   std::unordered_map<std::string, std::uint32_t> name_ids;
   std::vector<analyze::PhaseSpan> spans;
   std::map<std::tuple<std::size_t, int, std::int64_t, std::int64_t>, std::uint64_t> tracks;
   for (const auto& source : sources) {
-    const store::RunReader::ReadTransaction transaction(source.reader());
-    source.reader().for_each_phase(source.run_id, [&](Phase&& phase) {
+    auto take = [&](Phase&& phase) {
       const double start = source.clock.at(phase.start_mono_ns);
       const double end = source.clock.at(phase.end_mono_ns);
       if (std::isnan(start) || std::isnan(end)) return;  // not of this run's clock
@@ -255,79 +294,16 @@ void feed_phases(Analyzer& analyzer, const std::vector<Source>& sources) {
       span.point = phase.point;
       span.closed = phase.closed;
       spans.push_back(std::move(span));
-    });
-  }
-  analyzer.set_phases(std::move(names), std::move(spans));
-}
-
-namespace {
-
-bool is_health(EventKind kind) {
-  return kind == EventKind::Xid || kind == EventKind::Ecc || kind == EventKind::RowRemap ||
-         kind == EventKind::PcieReplays || kind == EventKind::NvlinkErrors;
-}
-
-std::optional<double> run_end_s(const Source& source) {
-  if (!source.clock.end_mono_ns) return std::nullopt;
-  const double t = source.clock.at(*source.clock.end_mono_ns);
-  return std::isnan(t) ? std::nullopt : std::optional<double>(t);
-}
-
-// One GPU's first and last health samples, on the analysis' time axis.
-analyze::GpuHealth health_span(const Source& source, const HealthRow& first,
-                               const HealthRow& last) {
-  analyze::GpuHealth health;
-  health.first_t_s = source.clock.at(first.mono_ns);
-  health.last_t_s = source.clock.at(last.mono_ns);
-  for (std::size_t m = 0; m < kHealthMetricCount; ++m) {
-    const auto metric = static_cast<HealthMetric>(m);
-    health.first[m] = first.get(metric);
-    health.last[m] = last.get(metric);
-  }
-  health.run_end_s = run_end_s(source);
-  return health;
-}
-
-void feed_health(Analyzer& analyzer, const AnalysisSources& in, const Source& source) {
-  const bool with_host = in.metas.size() > 1;
-  const std::vector<HealthRow> rows = source.reader().health_samples(source.run_id);
-  // In (device, time) order: each device's run of rows gives its first and last.
-  for (std::size_t k = 0; k < rows.size();) {
-    std::size_t end = k;
-    while (end + 1 < rows.size() && rows[end + 1].device_index == rows[k].device_index) ++end;
-    analyze::GpuHealth health = health_span(source, rows[k], rows[end]);
-    if (!std::isnan(health.first_t_s) && !std::isnan(health.last_t_s)) {
-      analyzer.add_health(key_of(source, in.metas[source.meta], rows[k].device_index),
-                          std::move(health), with_host);
-    }
-    k = end + 1;
-  }
-}
-
-}  // namespace
-
-void feed_events(Analyzer& analyzer, const AnalysisSources& in, const Source& source) {
-  const bool with_host = in.metas.size() > 1;
-  auto cursor = source.reader().events({source.run_id, std::nullopt});
-  store::RunEvent e;
-  while (cursor.next(e)) {
-    const EventKind kind = e.event.kind;
-    const bool mig = kind == EventKind::MigInstance;
-    if ((kind != EventKind::GpuLost && !mig && !is_health(kind)) || !e.event.device_index) {
+    };
+    if (read != nullptr && source.index < read->size() && (*read)[source.index]) {
+      for (Phase& phase : *(*read)[source.index]) take(std::move(phase));
+      (*read)[source.index].reset();
       continue;
     }
-    const double t = source.clock.at(e.event.mono_ns);
-    if (std::isnan(t)) continue;
-    const auto key = key_of(source, in.metas[source.meta], *e.event.device_index);
-    if (mig) {
-      analyzer.note_mig_change(key, t, e.event.detail, with_host);
-    } else if (kind == EventKind::GpuLost) {
-      analyzer.note_gpu_lost(key, t, with_host);
-    } else {
-      analyzer.note_health_event(key, {{}, t, kind, e.event.detail, run_end_s(source)}, with_host);
-    }
+    const store::RunReader::ReadTransaction transaction(source.reader());
+    source.reader().for_each_phase(source.run_id, take);
   }
-  feed_health(analyzer, in, source);
+  analyzer.set_phases(std::move(names), std::move(spans));
 }
 
 }  // namespace gpuscope::load

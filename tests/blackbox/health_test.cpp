@@ -3,6 +3,7 @@
 // holds, what `analyze` says and what `devices` shows. The counts asserted are the scenario's.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "support/process.hpp"
@@ -126,6 +127,37 @@ TEST_F(Health, AGpuThatFallsOffTheBusIsHardware) {
   // The Xid's finding says it: no second line for the same loss.
   EXPECT_TRUE(findings_of(a, "gpu_lost").empty());
   EXPECT_EQ(number(db_, "SELECT COUNT(*) FROM events WHERE kind = 'gpu_lost'"), 1);
+}
+
+// Several run databases at once: each run's events and health counters are read by the worker
+// that reads the run's first GPU (load/run_extras.hpp), and every run's must reach the analysis,
+// under its own label, whichever file a worker took.
+TEST_F(Health, EachRunOfSeveralFilesKeepsItsOwnHealth) {
+  ASSERT_EQ(profile("health-xid-lost", "2.5").exit_code, 0);
+  const std::string lost = dir_.file("lost.db");
+  std::filesystem::rename(db_, lost);
+  ASSERT_EQ(profile("health-faults", "3.2").exit_code, 0);
+  auto r = run_gpuscope({"analyze", lost, db_, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json a = json::parse(r.out);
+  const auto xids = findings_of(a, "xid");
+  ASSERT_EQ(xids.size(), 3u) << a["findings"].dump();  // Xid 79 of one run, 48 and 63 of the other
+  std::size_t lost_gpu = 0, sick_gpu = 0;
+  for (const auto& text : xids) {
+    lost_gpu += text.find("GPU 0: Xid 79") != std::string::npos ? 1U : 0U;
+    sick_gpu += text.find("GPU 1: Xid 48") != std::string::npos ||
+                        text.find("GPU 1: Xid 63") != std::string::npos
+                    ? 1U
+                    : 0U;
+  }
+  EXPECT_EQ(lost_gpu, 1u) << a["findings"].dump();
+  EXPECT_EQ(sick_gpu, 2u) << a["findings"].dump();
+  ASSERT_EQ(findings_of(a, "pcie_replays").size(), 1u);
+  // Health counters for the GPUs of both runs (one GPU in one, two in the other).
+  EXPECT_EQ(a["health"]["gpus"].size(), 3u) << a["health"].dump();
+  std::size_t xid_events = 0;
+  for (const auto& e : a["health"]["events"]) xid_events += e["kind"] == "xid" ? 1U : 0U;
+  EXPECT_EQ(xid_events, 3u) << a["health"].dump();
 }
 
 TEST_F(Health, HealthIntervalZeroReadsNoHealth) {
