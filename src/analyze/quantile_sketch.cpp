@@ -213,19 +213,30 @@ void QuantileSketch::add_sorted(std::span<const double> sorted) {
     max_ = std::max(max_, high);
   }
   auto key = [&](std::size_t i) { return bucket_of(sorted[i]); };
+  // The bucket of the value that ended the previous run, found while looking for that end: on
+  // noisy values, where most runs hold one value, it halves the indices computed.
+  std::pair<int, std::int64_t> next_key{};
   std::size_t i = 0;
   while (i < n) {
-    const auto k = key(i);
+    const auto k = i == 0 ? key(0) : next_key;
     // Gallop to a value of another bucket, then bisect back to the end of this one.
     std::size_t same = i, step = 1;
-    while (same + step < n && key(same + step) == k) {
+    while (same + step < n) {
+      next_key = key(same + step);
+      if (next_key != k) break;
       same += step;
       step *= 2;
     }
     std::size_t other = std::min(same + step, n);
     while (other - same > 1) {
       const std::size_t middle = same + (other - same) / 2;
-      (key(middle) == k ? same : other) = middle;
+      const auto middle_key = key(middle);
+      if (middle_key == k) {
+        same = middle;
+      } else {
+        other = middle;
+        next_key = middle_key;
+      }
     }
     const auto run = static_cast<std::uint64_t>(other - i);
     if (k.first == 0) {
