@@ -43,10 +43,14 @@ struct GpuKey {
   std::optional<MigIdentity> mig;
   // A GPU: whether MIG mode was on (nullopt: it cannot do MIG, or could not say).
   std::optional<bool> mig_enabled;
+  // Set where another run of the analysis has the same host (else label) and rank: what tells
+  // the two apart in labels (RunMeta::tag).
+  std::string run_tag;
   // The host, else the run's label: what tells runs apart in labels.
   const std::string& where() const { return host.empty() ? run_label : host; }
-  // "nid0012 rank 3 GPU 1", "node1.csv GPU 1" (a log without a host), or "GPU 1" for a
-  // single-run analysis; a MIG instance by its mig_label, "GPU 0 GI 3 (1g.18gb)".
+  // "nid0012 rank 3 GPU 1", "node1.csv GPU 1" (a log without a host), "node1 (after.db) GPU 1"
+  // (two runs of one host without ranks), or "GPU 1" for a single-run analysis; a MIG instance
+  // by its mig_label, "GPU 0 GI 3 (1g.18gb)".
   std::string label(bool with_host) const;
 };
 
@@ -64,6 +68,9 @@ struct RunMeta {
   std::optional<std::string> pod_name;
   std::optional<std::string> pod_namespace;
   std::string label;
+  // Where another run has the same host (else label) and rank: what tells them apart in the
+  // GPUs' labels, its file's name, else "run N" (its place among those runs).
+  std::string tag;
   std::string command_line;
   std::int64_t start_wall_ns = 0;
   std::int64_t end_wall_ns = 0;  // 0 while running / interrupted

@@ -55,6 +55,7 @@ std::string GpuKey::label(bool with_host) const {
   std::string text;
   if (with_host) {
     text = where();
+    if (!run_tag.empty()) text += fmt::format(" ({})", run_tag);
     if (rank) text += fmt::format(" rank {}", *rank);
     text += " ";
   }

@@ -13,8 +13,8 @@ namespace gpuscope::analyze {
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 static_assert(sizeof(Summary) == 56, "a field was added to Summary: write and read it here");
 static_assert(sizeof(GpuEnergy) == 192, "a field was added to GpuEnergy: write and read it here");
-static_assert(sizeof(GpuReport) == 3480, "a field was added to GpuReport: write and read it here");
-static_assert(sizeof(PreparedDevice) == 13096,
+static_assert(sizeof(GpuReport) == 3512, "a field was added to GpuReport: write and read it here");
+static_assert(sizeof(PreparedDevice) == 13128,
               "a field was added to PreparedDevice: write and read it here");
 static_assert(sizeof(PhaseGpuPart) == 128, "a field was added to PhaseGpuPart: write and read it");
 static_assert(sizeof(MigBins) == 104, "a field was added to MigBins: write and read it here");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -40,6 +41,27 @@ void refuse_duplicate_run(std::map<RunIdentity, std::string>& seen, const store:
       fmt::format("host {}, rank {}", run.info.host,
                   run.info.ranks.rank ? std::to_string(*run.info.ranks.rank) : std::string("-")),
       "name each run's database once (a merged database already holds its ranks)");
+}
+
+// Runs with the same host (else label) and rank would give their GPUs the same label, and
+// whatever is matched by label (a GPU's health events) would mix: each is tagged with its file's
+// name where those differ, else with its place among them ("run 2").
+void tag_runs_of_one_place(std::vector<RunMeta>& metas) {
+  std::map<std::pair<std::string, std::optional<int>>, std::vector<std::size_t>> places;
+  for (std::size_t i = 0; i < metas.size(); ++i) {
+    const RunMeta& m = metas[i];
+    places[{m.host.empty() ? m.label : m.host, m.rank}].push_back(i);
+  }
+  for (const auto& [place, runs] : places) {
+    if (runs.size() < 2) continue;
+    std::set<std::string> names;
+    for (std::size_t i : runs) names.insert(fs::path(metas[i].source).filename().string());
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      RunMeta& m = metas[runs[k]];
+      m.tag = names.size() == runs.size() ? fs::path(m.source).filename().string()
+                                          : fmt::format("run {}", k + 1);
+    }
+  }
 }
 
 RunMeta meta_of(const store::StoredRun& run, const fs::path& path) {
@@ -155,6 +177,7 @@ AnalysisSources open_sources(const std::vector<fs::path>& paths, std::optional<F
   if (out.metas.empty()) {
     throw Error::usage("the input holds no run", {}, "is it a gpuscope run database?");
   }
+  tag_runs_of_one_place(out.metas);
   if (out.samples == 0 && !deep) {
     throw Error(fmt::format("no samples to analyze in {}", fmt::join(out.input_names, ", ")),
                 "the job ended before the first sample, or no GPU was selected",
@@ -168,6 +191,7 @@ GpuKey key_of(const Source& source, const RunMeta& meta, unsigned device_index) 
   key.run_id = static_cast<std::int64_t>(source.meta);
   key.host = meta.host;
   key.run_label = meta.label;
+  key.run_tag = meta.tag;
   key.rank = meta.rank;
   key.device_index = device_index;
   for (const auto& d : source.devices) {

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "support/process.hpp"
 #include "support/sql.hpp"
@@ -158,6 +160,19 @@ TEST_F(Health, EachRunOfSeveralFilesKeepsItsOwnHealth) {
   std::size_t xid_events = 0;
   for (const auto& e : a["health"]["events"]) xid_events += e["kind"] == "xid" ? 1U : 0U;
   EXPECT_EQ(xid_events, 3u) << a["health"].dump();
+  // Both runs are of this host and have no rank: their GPUs are told apart by file, so that
+  // each GPU's Xids are its own (the lost GPU's one is not counted on the other run's GPU 0).
+  std::set<std::string> labels;
+  for (const auto& g : a["health"]["gpus"]) {
+    const std::string label = g["gpu"];
+    labels.insert(label);
+    const bool of_lost = label.find("(lost.db)") != std::string::npos;
+    const bool of_faults = label.find("(run.db)") != std::string::npos;
+    EXPECT_TRUE(of_lost != of_faults) << label;
+    const int expected = of_lost ? 1 : (label.ends_with("GPU 1") ? 2 : 0);
+    EXPECT_EQ(g["xids"], expected) << label;
+  }
+  EXPECT_EQ(labels.size(), 3u);
 }
 
 TEST_F(Health, HealthIntervalZeroReadsNoHealth) {
