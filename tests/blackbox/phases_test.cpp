@@ -5,6 +5,7 @@
 // killed inside a phase, a profiler that is gone, bad patterns, lines that are not marks.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -95,13 +96,30 @@ class Phases : public ::testing::Test {
 // The scenario: load 150 W (0-1 s), compute 500 W, SMs 90 %, tensor 60 % (1-3.5 s), checkpoint
 // 120 W, SMs 1 % (3.5-6 s), compute. The marks sit well inside those phases, so each phase's
 // energy is its power times its measured time.
+//
+// Each mark is placed on the scenario's clock, not after the previous one: the scenario's time
+// zero is set two seconds ahead (GPUSCOPE_SIM_EPOCH_NS) and the job waits for each mark's time
+// on the wall clock, so neither the profiler's start nor the marks' own cost (far longer in a
+// sanitized build) moves a mark towards a phase's edge.
 TEST_F(Phases, MarkedPhasesGetTheScenariosEnergyAndActivity) {
   const std::string m = kGpuscope + " mark";
-  const ProcessResult r = profile(
-      {}, {"sh", "-c",
-           "sleep 1.4; " + m + " begin compute; sleep 1.5; " + m + " end compute; sleep 0.9; " + m +
-               " begin checkpoint; sleep 1.5; " + m + " end checkpoint; sleep 0.2"});
+  const auto epoch_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count() +
+                        2'000'000'000;
+  env_["GPUSCOPE_SIM_EPOCH_NS"] = std::to_string(epoch_ns);
+  // at N: sleeps until N ns of scenario time; says "late" when that time has passed.
+  const std::string at =
+      "at() { d=$(( " + std::to_string(epoch_ns) +
+      " + $1 - $(date +%s%N) )); if [ $d -gt 0 ]; then sleep $(awk \"BEGIN { print $d / 1e9 }\"); "
+      "else echo late for $1 >&2; fi; }; ";
+  const ProcessResult r =
+      profile({}, {"sh", "-c",
+                   at + "at 1400000000; " + m + " begin compute; at 2900000000; " + m +
+                       " end compute; at 3800000000; " + m + " begin checkpoint; at 5300000000; " +
+                       m + " end checkpoint; at 5500000000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.err.find("late for"), std::string::npos) << r.err;
   EXPECT_EQ(number(db_, "SELECT count(*) FROM phases WHERE source = 'mark' AND closed = 1"), 2);
 
   const json a = analysis();
