@@ -117,7 +117,7 @@ TEST_F(Phases, MarkedPhasesGetTheScenariosEnergyAndActivity) {
       profile({}, {"sh", "-c",
                    at + "at 1400000000; " + m + " begin compute; at 2900000000; " + m +
                        " end compute; at 3800000000; " + m + " begin checkpoint; at 5300000000; " +
-                       m + " end checkpoint; at 5500000000"});
+                       m + " end checkpoint; sleep 0.2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(r.err.find("late for"), std::string::npos) << r.err;
   EXPECT_EQ(number(db_, "SELECT count(*) FROM phases WHERE source = 'mark' AND closed = 1"), 2);
