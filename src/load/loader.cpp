@@ -147,9 +147,9 @@ std::unique_ptr<analyze::Analyzer> make_analyzer(const analyze::AnalysisOptions&
   return analyzer;
 }
 
-// After pass 2: the events, then everything the runs hold beside samples, each file visited
-// once for all of them (thousands of rank files are reopened once, not once per table).
-// The runs' extras pass 2 read (`read`, by Source::index) are taken from there.
+// After pass 2: each run's events, health, processes and node energy (run_extras.hpp), fed in
+// run order. Most were read by pass 2's workers (`read`, by Source::index); a file is reopened
+// only for a run they did not read, or for the report's marks.
 analyze::Analysis finish_analysis(analyze::Analyzer& analyzer, const AnalysisSources& in,
                                   const analyze::AnalysisOptions& options, const LoadExtras& extras,
                                   const std::vector<std::string>& carbon_notes,
