@@ -212,7 +212,18 @@ bench bench_sampler --benchmark_filter='Raw|Reader' --benchmark_min_time=0.2 > "
 # The sampler against the real driver's costs (docs/performance.md, "Real driver costs"): every
 # GPU of the node at 100 ms with power at 10 ms and without, missed ticks, the spread of a tick's
 # rows, the counter's readings per second, CPU.
-bench bench_sampler --benchmark_filter='RealCosts8Gpus/.*/0' > "$out/bench_sampler_costs.txt" 2>&1
+# With the counter every second (--energy-counter-ms 1000) as well: the CPU the counter costs.
+bench bench_sampler --benchmark_filter='RealCosts8Gpus/(10|0)/0/(0|1000)/' \
+  > "$out/bench_sampler_costs.txt" 2>&1
+# Each call the sampler makes, alone and grouped as it groups them: wall and CPU time (does the
+# driver spin?), and how often each power reading's value changes when read every millisecond.
+python3 "$(dirname "$0")/nvml-call-costs.py" 0.3 > "$out/nvml-call-costs.json" 2>&1
+# The same loop profiled with the counter at every sample and every second: the energy of both.
+for c in 0 1000; do
+  "$gpuscope" profile -s 100 --power-sampling-ms 20 --energy-counter-ms $c -o "$out/counter$c.db" \
+    -f -- python3 "$out/matmul.py" > /dev/null 2> "$out/counter$c.err"
+  "$gpuscope" analyze "$out/counter$c.db" > "$out/counter$c-analyze.txt" 2>&1
+done
 # Does the driver make one GPU's slow calls take turns (the simulator's "waits": "gpu")? Two
 # threads each read GPU 0's energy counter 40 times, against one thread reading it 80 times.
 python3 - > "$out/energy-call-turns.json" 2>&1 <<'PY'
@@ -231,4 +242,52 @@ two = time.perf_counter() - t
 print(json.dumps({"one_thread_80_reads_s": one, "two_threads_40_reads_each_s": two,
                   "per_read_ms": 1000 * one / 80, "overlap": one / two}, indent=1))
 PY
+# Real torch.profiler (Kineto) traces for the PyTorch trace reader (docs/kernels.md): CPU and CUDA
+# activities over a few profiler steps with annotations, an NCCL all-reduce (world size 1) on the
+# process group's own stream overlapping a GEMM, a host-to-device copy, a memset and an idle gap;
+# written by tensorboard_trace_handler (gzipped) and by export_chrome_trace (plain).
+cat > "$out/torch_trace.py" <<'PY'
+import os, sys, time, torch
+import torch.distributed as dist
+from torch.profiler import ProfilerActivity, profile, record_function, schedule, tensorboard_trace_handler
+out = sys.argv[1]
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1"); os.environ.setdefault("MASTER_PORT", "29533")
+try:
+    dist.init_process_group("nccl", rank=0, world_size=1); dist_ok = True
+except Exception as e:
+    print("no NCCL process group:", e); dist_ok = False
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096)).cuda()
+opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+x = torch.randn(2048, 4096, device="cuda")
+host = torch.randn(8 << 20).pin_memory()
+buf = torch.zeros(32 << 20, device="cuda")
+def step():
+    with record_function("forward"):
+        loss = m(x).square().mean()
+    with record_function("backward"):
+        opt.zero_grad(); loss.backward()
+    with record_function("communicate"):
+        work = dist.all_reduce(buf, async_op=True) if dist_ok else None
+        y = x @ x.T  # computation while the all-reduce runs on its own stream
+        if work is not None: work.wait()
+    opt.step()
+    dev = host.to("cuda", non_blocking=True); buf.zero_()
+    torch.cuda.synchronize(); time.sleep(0.005)  # an idle gap on the GPU
+for _ in range(3): step()
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+             schedule=schedule(wait=1, warmup=1, active=3),
+             on_trace_ready=tensorboard_trace_handler(out, worker_name="rank0", use_gzip=True),
+             record_shapes=True) as p:
+    for _ in range(5):
+        step(); p.step()
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+    with record_function("ProfilerStep#0"):
+        step()
+p.export_chrome_trace(os.path.join(out, "plain.pt.trace.json"))
+if dist_ok: dist.destroy_process_group()
+print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", ".".join(map(str, torch.cuda.nccl.version())))
+PY
+mkdir -p "$out/torch-traces"
+python3 "$out/torch_trace.py" "$out/torch-traces" > "$out/torch-trace.out" 2>&1
 ls -la "$out"
