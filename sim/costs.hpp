@@ -58,10 +58,15 @@ std::optional<DriverCosts> driver_costs_named(std::string_view name);
 // suggestion). Throws ScenarioError naming the JSON pointer.
 DriverCosts parse_driver_costs(const nlohmann::json& value, const std::string& pointer);
 
-// Spends ns as the driver would, after the call's work: calls under 20 µs spin (a cheap getter
-// burns the caller's CPU), longer ones sleep (the thread waits in the driver). `gpu` is the GPU
-// the call was about (nullopt: none), for costs' waits.
+// Spends ns as the driver would, after the call's work: calls under 20 µs spin, longer ones sleep.
+// The real H200 driver spins for the whole of every call (its 3-4 ms energy read takes as much
+// CPU as wall time, docs/validation.md); sleeping instead lets a 2-core machine stand for a node
+// of many cores, and spent_ns() says how much CPU the real driver would have burnt. `gpu` is the
+// GPU the call was about (nullopt: none), for costs' waits.
 void spend_call_cost(CostWaits waits, std::int64_t ns, std::optional<unsigned> gpu);
+
+// Every nanosecond charged by spend_call_cost in this process so far.
+std::int64_t spent_ns();
 
 // What a call of another library costs (DCGM, AMD SMI, ROCm SMI), taken under its library's lock
 // and spent after it: a plain pair, so no table is read once the lock is gone.

@@ -4,6 +4,7 @@
 // version script (legacy.map) also withholds the GPM symbols, which old drivers lack.
 #include "nvml/entry_points.hpp"
 #include "sim/api.hpp"
+#include "sim/costs.hpp"
 #include "sim/driver.hpp"
 
 #define GPUSCOPE_SIM_API __attribute__((visibility("default")))
@@ -37,6 +38,12 @@ extern "C" GPUSCOPE_SIM_API const char* GPUSCOPE_NVML_ERROR_STRING_SYMBOL(nvmlRe
 // Not NVML: why the last call failed (nvmlInit above all), for the loader's error message.
 extern "C" GPUSCOPE_SIM_API const char* gpuscopeSimLastError(void) {
   return gpuscope::sim::process_driver().last_error();
+}
+
+// Not NVML: the nanoseconds the driver costs charged in this process (sim/costs.hpp), which a
+// real driver would have spent spinning on the callers' CPUs.
+extern "C" GPUSCOPE_SIM_API long long gpuscopeSimSpentNs(void) {
+  return gpuscope::sim::spent_ns();
 }
 
 // Not NVML: the name of the scenario loaded by the last nvmlInit.

@@ -61,7 +61,7 @@ void BM_AmdReaderRead(benchmark::State& state) {
   collect::AmdReader reader(*session->devices().at(0), 0, 750.0, notes);
   for (auto _ : state) {
     SampleRow row;
-    benchmark::DoNotOptimize(reader.read(row, mono_now_ns()));
+    benchmark::DoNotOptimize(reader.read(row, mono_now_ns(), true));
     benchmark::DoNotOptimize(row);
   }
   state.SetItemsProcessed(state.iterations());

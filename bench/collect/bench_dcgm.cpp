@@ -93,7 +93,7 @@ void reader_bench(benchmark::State& state, const std::string& source) {
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
   for (auto _ : state) {
     SampleRow row;
-    benchmark::DoNotOptimize(readers[0]->read(row, mono_now_ns()));
+    benchmark::DoNotOptimize(readers[0]->read(row, mono_now_ns(), true));
     benchmark::DoNotOptimize(row);
   }
 }

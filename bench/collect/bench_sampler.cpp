@@ -103,7 +103,7 @@ void BM_DeviceReaderRead(benchmark::State& state) {
   collect::DeviceReader reader(driver.session->device(0), notes);
   for (auto _ : state) {
     SampleRow row;
-    benchmark::DoNotOptimize(reader.read(row, mono_now_ns()));
+    benchmark::DoNotOptimize(reader.read(row, mono_now_ns(), true));
     benchmark::DoNotOptimize(row);
   }
   state.SetItemsProcessed(state.iterations());

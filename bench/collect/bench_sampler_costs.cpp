@@ -2,16 +2,21 @@
 // costs"): the simulated driver charges the calls what they cost on an NVIDIA H200 (the "h200"
 // table of sim/costs.hpp: the energy counter 3.84 ms, field 185 763 µs, a GPM sample 34 µs...).
 //
-//   BM_RealCosts8Gpus/P/W  a Sampler at 100 ms on the 8 GPUs of h100x8-idle-start for 5 s, power
-//                          every P ms (0: no power cadence), the driver's waits W (0: each GPU's
-//                          calls take turns, 1: every call of the node takes turns)
+//   BM_RealCosts8Gpus/P/W/C  a Sampler at 100 ms on the 8 GPUs of h100x8-idle-start for 5 s,
+//                            power every P ms (0: no power cadence), the driver's waits W (0:
+//                            each GPU's calls take turns, 1: every call of the node takes turns),
+//                            the energy counter every C ms (0: at every sample)
 //
 // Counters, from the rows themselves: missed ticks (a gap between two rows of one GPU longer than
 // 1.5 intervals counts the ticks it skipped), the largest gap, how far apart the 8 GPUs' rows of
 // one tick were taken (the spread, median and largest), the energy counter readings per GPU and
 // second on the power cadence, the integrated power against the counter over the same readings,
-// CPU (% of one core, the whole process) and rows per second.
+// CPU (% of one core, the whole process) and rows per second. The simulated driver sleeps through
+// its slow calls where the real one spins (docs/validation.md): `driver_cpu_percent` adds the
+// time it charged, the CPU the real driver would have burnt. On a real driver (GPUSCOPE_NVML_
+// LIBRARY) cpu_percent already holds it.
 #include <benchmark/benchmark.h>
+#include <dlfcn.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -35,6 +40,7 @@ class TimingSink : public collect::SampleSink {
   void on_sample(const SampleRow& row) override {
     std::lock_guard lock(mutex_);
     samples[row.device_index].push_back(row.mono_ns);
+    if (row.get(Metric::EnergyMj)) ++sample_counter_reads;
   }
   void on_power(const PowerRow& row) override {
     std::lock_guard lock(mutex_);
@@ -44,6 +50,7 @@ class TimingSink : public collect::SampleSink {
   std::mutex mutex_;
   std::map<unsigned, std::vector<std::int64_t>> samples;
   std::map<unsigned, std::vector<PowerRow>> power;
+  std::int64_t sample_counter_reads = 0;  // samples that carry the energy counter
 };
 
 double cpu_now_s() {
@@ -111,19 +118,33 @@ void energy_check(const std::vector<PowerRow>& rows, std::int64_t& counter_reads
   }
 }
 
+// The driver costs the simulated library has charged so far (0 for a real driver).
+double charged_s() {
+  void* handle = dlopen(GPUSCOPE_BENCH_SIM_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return 0;
+  auto* spent = reinterpret_cast<long long (*)()>(dlsym(handle, "gpuscopeSimSpentNs"));
+  const double s = spent != nullptr ? static_cast<double>(spent()) / 1e9 : 0;
+  dlclose(handle);
+  return s;
+}
+
 void BM_RealCosts8Gpus(benchmark::State& state) {
   const std::int64_t power_ms = state.range(0);
   const bool node_waits = state.range(1) == 1;
+  const std::int64_t counter_ms = state.range(2);
   const char* real = std::getenv("GPUSCOPE_NVML_LIBRARY");
   if (real == nullptr) {
     setenv("GPUSCOPE_SIM_SCENARIO",
            (std::string(GPUSCOPE_BENCH_SCENARIO_DIR) + "/h100x8-idle-start.json").c_str(), 1);
     setenv("GPUSCOPE_SIM_DRIVER_COSTS", node_waits ? "h200:node" : "h200:gpu", 1);
+    // Each variant from the scenario's start (its idle first seconds), not where the previous
+    // one left the simulated GPUs: the same power to integrate in every variant.
+    setenv("GPUSCOPE_SIM_EPOCH_NS", std::to_string(wall_now_ns()).c_str(), 1);
   }
   auto library =
       nvml::Library::open({real != nullptr ? real : GPUSCOPE_BENCH_SIM_LIBRARY, real == nullptr});
   TimingSink sink;
-  double cpu = 0, wall = 0;
+  double cpu = 0, wall = 0, charged = 0;
   {
     nvml::Session session(library);
     for (auto _ : state) {
@@ -132,19 +153,23 @@ void BM_RealCosts8Gpus(benchmark::State& state) {
       for (unsigned i = 0; i < session.device_count(); ++i) {
         readers.push_back(std::make_unique<collect::DeviceReader>(session.device(i), notes));
       }
-      collect::Sampler sampler(
-          std::move(readers), {std::chrono::milliseconds(100), std::chrono::milliseconds(power_ms)},
-          sink);
+      collect::Sampler sampler(std::move(readers),
+                               {std::chrono::milliseconds(100), std::chrono::milliseconds(power_ms),
+                                std::chrono::nanoseconds(0), std::chrono::milliseconds(counter_ms)},
+                               sink);
       const double cpu0 = cpu_now_s();
+      const double charged0 = charged_s();
       const std::int64_t wall0 = mono_now_ns();
       sampler.start();
       std::this_thread::sleep_for(std::chrono::seconds(5));
       sampler.stop();
       cpu += cpu_now_s() - cpu0;
+      charged += charged_s() - charged0;
       wall += static_cast<double>(mono_now_ns() - wall0) / 1e9;
     }
   }
   unsetenv("GPUSCOPE_SIM_DRIVER_COSTS");
+  unsetenv("GPUSCOPE_SIM_EPOCH_NS");
   Gaps main_gaps, power_gaps;
   std::int64_t counter_reads = 0, sample_rows = 0, power_rows = 0;
   double worst_pct = 0;
@@ -170,16 +195,23 @@ void BM_RealCosts8Gpus(benchmark::State& state) {
       sink.power.empty()
           ? 0
           : static_cast<double>(counter_reads) / static_cast<double>(sink.power.size()) / wall;
+  state.counters["sample_counter_reads_per_gpu_s"] =
+      sink.samples.empty() ? 0
+                           : static_cast<double>(sink.sample_counter_reads) /
+                                 static_cast<double>(sink.samples.size()) / wall;
   state.counters["integrated_vs_counter_pct"] = worst_pct;
   state.counters["cpu_percent"] = 100.0 * cpu / wall;
+  state.counters["driver_cpu_percent"] = 100.0 * (cpu + charged) / wall;
   state.counters["sample_rows_per_s"] = static_cast<double>(sample_rows) / wall;
   state.counters["power_rows_per_s"] = static_cast<double>(power_rows) / wall;
 }
 BENCHMARK(BM_RealCosts8Gpus)
-    ->Args({10, 0})
-    ->Args({10, 1})
-    ->Args({0, 0})
-    ->Args({0, 1})
+    ->Args({10, 0, 0})
+    ->Args({10, 1, 0})
+    ->Args({0, 0, 0})
+    ->Args({0, 1, 0})
+    ->Args({10, 0, 1000})
+    ->Args({0, 0, 1000})
     ->Iterations(1)
     ->Unit(benchmark::kSecond)
     ->UseRealTime();

@@ -15,6 +15,8 @@ constexpr NumberRange kProfileSamplingMs =
     kSamplingMs.with_hint("use --power-sampling-ms for faster power and energy readings");
 // NVML refreshes power every 10-100 ms depending on the GPU.
 constexpr NumberRange kPowerSamplingMs{10, 3'600'000, "ms"};
+constexpr NumberRange kEnergyCounterMs =
+    NumberRange(0, 3'600'000, "ms").with_hint("0 means at every sample");
 // A year: past any scheduler's limit, and far from overflowing nanoseconds.
 constexpr NumberRange kMaxRuntimeS = NumberRange(0, 31'536'000, "s").with_hint("0 means no limit");
 constexpr NumberRange kKillGraceS{0, 3600, "s"};
@@ -51,6 +53,11 @@ Command add_profile_command(CLI::App& parent) {
   add_number_option(*app, "--power-sampling-ms", o->power_sampling_ms, kPowerSamplingMs,
                     "Also sample power and the energy counter every MS ms, faster than the main "
                     "cadence")
+      ->type_name("MS");
+  add_number_option(*app, "--energy-counter-ms", o->energy_counter_ms, kEnergyCounterMs,
+                    "Read the energy counter only every MS ms (default: at every sample). On an "
+                    "H200 one read spins a core for 3-4 ms; the run's energy stays the counter's "
+                    "(docs/nvml.md)")
       ->type_name("MS");
   add_number_option(*app, "--health-interval", o->health_interval_s, kHealthIntervalS,
                     "Read the GPUs' health counters (ECC, remapped rows, PCIe replays, "

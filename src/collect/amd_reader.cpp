@@ -103,14 +103,14 @@ void AmdReader::read_metrics_table(SampleRow& row, ReadOutcome& outcome) const {
   }
 }
 
-ReadOutcome AmdReader::read(SampleRow& row, std::int64_t /*mono_ns*/) {
+ReadOutcome AmdReader::read(SampleRow& row, std::int64_t /*mono_ns*/, bool counter) {
   ReadOutcome outcome;
   row.device_index = index_;
   if (power_) {
     const auto w = device_.average_power_w();
     if (answered(w, outcome)) row.set(Metric::PowerW, *w);
   }
-  if (energy_) {
+  if (energy_ && counter) {
     if (auto mj = read_energy(outcome)) row.set(Metric::EnergyMj, static_cast<double>(*mj));
   }
   if (activity_) read_activity(row, outcome);

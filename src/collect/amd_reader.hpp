@@ -33,7 +33,7 @@ class AmdReader final : public GpuReader {
   // No AMD call says "fell off the bus" as NVML's GPU_IS_LOST does: a GPU that stops answering
   // counts failed calls and produces no rows (docs/amd.md).
   bool lost() const override { return false; }
-  ReadOutcome read(SampleRow& row, std::int64_t mono_ns) override;
+  ReadOutcome read(SampleRow& row, std::int64_t mono_ns, bool counter) override;
   ReadOutcome read_power(PowerRow& row, bool counter) override;
 
  private:

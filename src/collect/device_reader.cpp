@@ -177,7 +177,7 @@ void DeviceReader::note_failure(const nvml::Failure& failure, ReadOutcome& outco
   }
 }
 
-ReadOutcome DeviceReader::read(SampleRow& row, std::int64_t mono_ns) {
+ReadOutcome DeviceReader::read(SampleRow& row, std::int64_t mono_ns, bool counter) {
   if (mig_) return read_mig(row, mono_ns);
   ReadOutcome outcome;
   if (lost()) return outcome;
@@ -190,7 +190,7 @@ ReadOutcome DeviceReader::read(SampleRow& row, std::int64_t mono_ns) {
     }
   };
   if (power_usage_) take(device_.power_usage_mw(), Metric::PowerW, 1e-3);
-  if (energy_) take(device_.total_energy_mj(), Metric::EnergyMj, 1.0);
+  if (energy_ && counter) take(device_.total_energy_mj(), Metric::EnergyMj, 1.0);
   if (power_limit_) take(device_.enforced_power_limit_mw(), Metric::PowerLimitW, 1e-3);
   if (utilization_) {
     if (auto u = device_.utilization()) {

@@ -61,7 +61,7 @@ class DeviceReader final : public GpuReader {
 
   // Reads every supported metric into `row` (which the caller has reset). GPM metrics are filled
   // when at least 100 ms have passed since the previous GPM sample, else left absent.
-  ReadOutcome read(SampleRow& row, std::int64_t mono_ns) override;
+  ReadOutcome read(SampleRow& row, std::int64_t mono_ns, bool counter) override;
 
   // The fast cadence: board power, instant power, and the energy counter when `counter`. Safe to
   // call from another thread concurrently with read(): it touches no state read() uses but the

@@ -38,8 +38,9 @@ class GpuReader {
   // The physical GPU it reads (a MIG device's: its parent's index): the readers of one GPU share
   // a sampling thread, so that the GPU's slow calls delay no other GPU (collect/sampler.hpp).
   virtual unsigned gpu() const { return index(); }
-  // Reads every supported metric into `row` (which the caller has reset).
-  virtual ReadOutcome read(SampleRow& row, std::int64_t mono_ns) = 0;
+  // Reads every supported metric into `row` (which the caller has reset); the energy counter only
+  // when `counter` (it is slow on real drivers: SamplerOptions::counter_interval).
+  virtual ReadOutcome read(SampleRow& row, std::int64_t mono_ns, bool counter) = 0;
   // The fast cadence: power, and the energy counter when `counter` (it is slow on real drivers:
   // SamplerOptions::counter_interval). Safe to call from another thread concurrently with read().
   virtual ReadOutcome read_power(PowerRow& row, bool counter) = 0;

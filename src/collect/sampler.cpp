@@ -45,6 +45,17 @@ std::int64_t next_deadline(std::int64_t start, std::int64_t interval, std::int64
   return next;
 }
 
+// The energy counter's next due time after a read at `at`. With a counter interval of its own:
+// the first point of its grid (`due` plus whole intervals) after it, so that a late read does not
+// shift the counter's cadence. Else (`relative`) the power cadence's next read is `every` after
+// the last one, the main reads' included.
+std::int64_t next_counter_due(std::int64_t at, std::int64_t due, std::int64_t every,
+                              bool relative) {
+  if (relative) return at + every;
+  if (at < due) return due;
+  return due + ((at - due) / every + 1) * every;
+}
+
 }  // namespace
 
 SamplerClock& system_sampler_clock() {
@@ -174,8 +185,8 @@ std::optional<PowerRow> Sampler::power_row_of(const SampleRow& sample, unsigned 
   return row;
 }
 
-bool Sampler::sample_reader(std::size_t k, std::int64_t tick_mono_ns, SampleRow& row,
-                            Tally& tally) {
+bool Sampler::sample_reader(std::size_t k, std::int64_t tick_mono_ns, SampleRow& row, Tally& tally,
+                            bool counter) {
   GpuReader& reader = *readers_[k];
   if (reader.lost()) {
     if (!reported_lost_[k]) {
@@ -187,7 +198,7 @@ bool Sampler::sample_reader(std::size_t k, std::int64_t tick_mono_ns, SampleRow&
   row = SampleRow{};
   row.mono_ns = clock_.mono_ns();
   row.wall_ns = clock_.wall_ns();
-  const ReadOutcome outcome = reader.read(row, tick_mono_ns);
+  const ReadOutcome outcome = reader.read(row, tick_mono_ns, counter);
   tally.failed += outcome.failed_calls;
   if (reader.lost() && !reported_lost_[k]) {
     report_lost(k);
@@ -219,10 +230,13 @@ void Sampler::add_tally(const Tally& tally) {
                                  tally.lost.end());
 }
 
-void Sampler::sample_lane(Lane& lane, std::int64_t tick_mono_ns, std::vector<SampleRow>& rows) {
+void Sampler::sample_lane(Lane& lane, std::int64_t tick_mono_ns, std::vector<SampleRow>& rows,
+                          bool counter) {
   Tally tally;
   for (std::size_t j = 0; j < lane.readers.size(); ++j) {
-    if (!sample_reader(lane.readers[j], tick_mono_ns, rows[j], tally)) rows[j] = SampleRow{};
+    if (!sample_reader(lane.readers[j], tick_mono_ns, rows[j], tally, counter)) {
+      rows[j] = SampleRow{};
+    }
   }
   std::lock_guard lock(stats_mutex_);  // one lock a tick: the tally and the tick together
   add_tally(tally);
@@ -276,24 +290,30 @@ void Sampler::note_missed(const Lane& lane, std::int64_t missed, bool power) {
 void Sampler::lane_loop(Lane& lane) {
   const std::int64_t interval = options_.interval.count();
   const std::int64_t power_every = options_.power_interval.count();
-  const std::int64_t counter_every = options_.counter_interval.count();
+  // With no counter interval the main read takes the counter at every tick.
+  const bool every_main = options_.counter_interval.count() <= 0;
+  const std::int64_t counter_every =
+      every_main ? kPowerCounterInterval.count() : options_.counter_interval.count();
   std::int64_t main_tick = 0, power_tick = 0;
   std::int64_t main_due = start_mono_ns_;
   std::int64_t power_due = power_every > 0 ? start_mono_ns_ : INT64_MAX;
-  std::int64_t counter_due = start_mono_ns_;  // the power cadence's next counter read
+  std::int64_t counter_due = start_mono_ns_;  // the next counter read, on its grid from the start
   std::vector<SampleRow> rows(lane.readers.size());
   while (running_.load(std::memory_order_relaxed)) {
     const bool main_now = clock_.mono_ns() >= main_due;
     if (main_now) {
-      sample_lane(lane, main_due, rows);
+      const bool counter = every_main || main_due >= counter_due;
+      sample_lane(lane, main_due, rows, counter);
+      if (counter) counter_due = next_counter_due(main_due, counter_due, counter_every, every_main);
       std::int64_t missed = 0;
       main_due = next_deadline(start_mono_ns_, interval, clock_.mono_ns(), main_tick, missed);
       if (missed > 0) note_missed(lane, missed, false);
     }
     if (power_every > 0 && clock_.mono_ns() >= power_due) {
-      const bool counter = power_due >= counter_due;
+      const bool counter = !main_now && power_due >= counter_due;
       power_lane(lane, main_now ? &rows : nullptr, counter);
-      if (counter || main_now) counter_due = power_due + counter_every;
+      if (counter)
+        counter_due = next_counter_due(power_due, counter_due, counter_every, every_main);
       std::int64_t missed = 0;
       power_due = next_deadline(start_mono_ns_, power_every, clock_.mono_ns(), power_tick, missed);
       if (missed > 0) note_missed(lane, missed, true);
@@ -304,7 +324,7 @@ void Sampler::lane_loop(Lane& lane) {
   // all at once (one after the other they would take 40 ms on 8 H200s). With a power cadence the
   // last power rows come from it, so that the counter's last reading ends the power rows as its
   // first starts them (the analysis compares the two over the same span).
-  sample_lane(lane, clock_.mono_ns(), rows);
+  sample_lane(lane, clock_.mono_ns(), rows, true);
   if (power_every > 0) power_lane(lane, &rows, true);
 }
 

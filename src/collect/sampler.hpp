@@ -26,12 +26,19 @@ struct SamplerOptions {
   // The slow health cadence (ECC, remapped rows, PCIe replays...); 0: no health at all. The
   // driver's fault events are polled, without waiting, at the main cadence on the same thread.
   std::chrono::nanoseconds health_interval{0};
-  // How often the power cadence reads the energy counter. The counter refreshes every 90-110 ms
-  // on an H200 and one read costs 3.8 ms there: read at every 10 ms power tick it bought no new
-  // value for 40 % of the GPU's time. The power tick that falls on a main tick takes the main
-  // read's counter; between counter reads, power rows carry power only.
-  std::chrono::nanoseconds counter_interval{std::chrono::milliseconds(100)};
+  // How often the energy counter is read. The counter refreshes every 90-110 ms on an H200 and one
+  // read costs 3-4 ms there, all of it spent spinning on the caller's CPU (docs/validation.md):
+  // 3 % of a core per GPU at 100 ms. 0 (the default): at every main tick, and by the power
+  // cadence every kPowerCounterInterval between them. Else at the first tick of either cadence
+  // at or after each multiple of it from the start. Rows between carry no energy: the run's
+  // energy stays the counter's, a phase's is interpolated in time between the readings around
+  // its edges. A power tick that falls on a main tick takes the main read's counter.
+  std::chrono::nanoseconds counter_interval{0};
 };
+
+// The power cadence's counter reads when SamplerOptions::counter_interval is 0: read at every 10
+// ms power tick the counter bought no new value for 40 % of an H200's time.
+inline constexpr std::chrono::nanoseconds kPowerCounterInterval = std::chrono::milliseconds(100);
 
 // A slow reader of something beside the GPUs (the node's energy, app/profile/node_watch.hpp): run
 // on the health thread (started for it when there is no health), never on the sampling one, every
@@ -105,8 +112,10 @@ class Sampler {
 
   void make_lanes();
   void lane_loop(Lane& lane);
-  // The lane's main cadence at tick `tick_mono_ns`; keeps each reader's row in `rows`.
-  void sample_lane(Lane& lane, std::int64_t tick_mono_ns, std::vector<SampleRow>& rows);
+  // The lane's main cadence at tick `tick_mono_ns`; keeps each reader's row in `rows`. The energy
+  // counter is read when `counter`.
+  void sample_lane(Lane& lane, std::int64_t tick_mono_ns, std::vector<SampleRow>& rows,
+                   bool counter);
   // The lane's power cadence: from the rows of a main read at the same tick when `rows` is
   // given, else read (the energy counter too when `counter`).
   void power_lane(const Lane& lane, const std::vector<SampleRow>* rows, bool counter);
@@ -117,7 +126,8 @@ class Sampler {
   void poll_health_events();
   void run_slow_tasks(bool all);
   // Reads reader k into `row`; false when nothing was read (lost, or no metric answered).
-  bool sample_reader(std::size_t k, std::int64_t tick_mono_ns, SampleRow& row, Tally& tally);
+  bool sample_reader(std::size_t k, std::int64_t tick_mono_ns, SampleRow& row, Tally& tally,
+                     bool counter);
   void add_tally(const Tally& tally);  // stats_mutex_ held
   void emit(Event event);
   void check_clock_events(std::size_t k, const SampleRow& row);

@@ -51,6 +51,19 @@ TEST(ProfileOptionsValidation, SamplingIntervalsHaveFloorsAndAnOrder) {
   EXPECT_EQ(refusal(ok), "");
 }
 
+TEST(ProfileOptionsValidation, TheEnergyCounterIsReadAtACadenceThatExists) {
+  auto fast = with_command();
+  fast.energy_counter_ms = 50;  // faster than the 100 ms samples, and no power cadence
+  EXPECT_NE(refusal(fast).find("faster than any sampling cadence"), std::string::npos);
+  auto power = with_command();
+  power.energy_counter_ms = 50;
+  power.power_sampling_ms = 10;  // the power cadence can read it every 50 ms
+  EXPECT_EQ(refusal(power), "");
+  auto slow = with_command();
+  slow.energy_counter_ms = 1000;
+  EXPECT_EQ(refusal(slow), "");
+}
+
 TEST(ProfileOptionsValidation, TimesMustNotBeNegative) {
   auto runtime = with_command();
   runtime.max_runtime_s = -1;

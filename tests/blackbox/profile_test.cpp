@@ -199,6 +199,28 @@ TEST_F(Profile, FastPowerSampling) {
             2 * number(db_, "SELECT count(*) FROM samples"));
 }
 
+TEST_F(Profile, AnEnergyCounterIntervalReadsTheCounterLessOftenAndKeepsItsEnergy) {
+  // Samples every 50 ms, the counter every 500 ms (docs/nvml.md, "What the calls cost"): most
+  // samples carry no counter, a few do, and the analysis still takes the run's energy from it.
+  auto r = profile({"-s", "50", "--energy-counter-ms", "500"}, {"sleep", "1.6"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto all = number(db_, "SELECT count(*) FROM samples");
+  const auto read = number(db_, "SELECT count(*) FROM samples WHERE energy_mj IS NOT NULL");
+  EXPECT_GE(all, 25);
+  EXPECT_GE(read, 3);
+  EXPECT_LE(read, 6);  // 0, 500, 1000, 1500 ms and the stop, give or take a start's slack
+  EXPECT_EQ(number(db_, "SELECT count(*) FROM samples WHERE power_w IS NULL"), 0);
+  const auto analyzed = run_gpuscope({"analyze", db_}, env_);
+  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
+  EXPECT_NE(analyzed.out.find("energy (hardware counter)"), std::string::npos) << analyzed.out;
+  // Faster than any cadence: refused, with what to do.
+  auto refused = profile({"-s", "100", "--energy-counter-ms", "20"}, {"true"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("--energy-counter-ms 20 is faster than any sampling cadence"),
+            std::string::npos)
+      << refused.err;
+}
+
 TEST_F(Profile, GpuLostMidRunIsRecordedAndTheJobGoesOn) {
   env_["GPUSCOPE_SIM_TIME_SCALE"] = "20";  // GPU 1 is lost 8 scenario seconds in: 0.4 s
   auto r = profile({"-s", "50"}, {"sleep", "1"}, "h100x2-gpu-lost");

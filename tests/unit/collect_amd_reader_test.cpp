@@ -121,7 +121,7 @@ TEST(AmdReader, FillsTheMappedColumnsFromEitherLibrary) {
     }
     EXPECT_EQ(reader.index(), 7U);
     SampleRow row;
-    const ReadOutcome outcome = reader.read(row, 0);
+    const ReadOutcome outcome = reader.read(row, 0, true);
     EXPECT_EQ(outcome.failed_calls, 0U);
     EXPECT_EQ(row.device_index, 7U);
     for (Metric m : {Metric::PowerW, Metric::EnergyMj, Metric::GpuUtilPct, Metric::MemoryUsedBytes,
@@ -198,7 +198,7 @@ TEST(AmdReader, AResetFailsReadsThenTheEnergyGoesOn) {
   // speed), for 0.5 s (50 ms).
   for (int k = 0; k < 40; ++k) {
     SampleRow row;
-    const ReadOutcome outcome = reader.read(row, 0);
+    const ReadOutcome outcome = reader.read(row, 0, true);
     failed = failed || outcome.failed_calls > 0;
     if (outcome.counter_event) said = true;
     if (auto mj = row.get(Metric::EnergyMj)) {

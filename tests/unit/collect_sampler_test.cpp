@@ -246,6 +246,44 @@ TEST(Sampler, ThePowerCadenceReadsTheCounterOnItsOwnGridBetweenMainTicks) {
             (std::vector<std::int64_t>{0, 100, 200, 250, 350, 450, 500, 525}));
 }
 
+// The samples' times, in ms from the start, of those that carry the energy counter.
+std::vector<std::int64_t> sample_counter_times_ms(const SampledRun& run) {
+  std::vector<std::int64_t> times;
+  for (const auto& r : run.sink.samples) {
+    if (r.get(Metric::EnergyMj)) times.push_back((r.mono_ns - kStart) / kMs);
+  }
+  return times;
+}
+
+TEST(Sampler, ACounterIntervalReadsTheCounterOnItsGridOnly) {
+  SampledRun run;
+  // Samples every 100 ms to 1,000 ms and stop()'s at 1,050 ms; power every 50 ms to 1,050 ms and
+  // stop()'s; the counter
+  // every 300 ms: read by the main reads at 0, 300, 600 and 900 ms (the power rows there take
+  // them) and at the stop, nowhere else; every other row has power and no counter.
+  SamplerOptions options{std::chrono::milliseconds(100), std::chrono::milliseconds(50)};
+  options.counter_interval = std::chrono::milliseconds(300);
+  sample_for(SimEnvironment::shipped("h100"), 10, 100, run, options, 1);
+  EXPECT_EQ(sample_counter_times_ms(run), (std::vector<std::int64_t>{0, 300, 600, 900, 1050}));
+  EXPECT_EQ(counter_times_ms(run), (std::vector<std::int64_t>{0, 300, 600, 900, 1050}));
+  EXPECT_EQ(run.sink.samples.size(), 12U);
+  EXPECT_EQ(run.sink.power.size(), 23U);
+  for (const auto& r : run.sink.samples) EXPECT_TRUE(r.get(Metric::PowerW)) << r.mono_ns;
+  for (const auto& p : run.sink.power) EXPECT_TRUE(p.power_w) << p.mono_ns;
+}
+
+TEST(Sampler, ACounterIntervalShorterThanTheSamplesIsKeptByThePowerCadence) {
+  SampledRun run;
+  // Samples every 500 ms, power every 100 ms, the counter every 200 ms: the main read at 500 ms
+  // falls between two counter readings and takes none; the power cadence reads it at 200, 400,
+  // 600 and 800 ms, the main reads at 0 and 1,000 ms, and stop() at 1,050 ms.
+  SamplerOptions options{std::chrono::milliseconds(500), std::chrono::milliseconds(100)};
+  options.counter_interval = std::chrono::milliseconds(200);
+  sample_for(SimEnvironment::shipped("h100"), 10, 100, run, options, 1);
+  EXPECT_EQ(sample_counter_times_ms(run), (std::vector<std::int64_t>{0, 1000, 1050}));
+  EXPECT_EQ(counter_times_ms(run), (std::vector<std::int64_t>{0, 200, 400, 600, 800, 1000, 1050}));
+}
+
 TEST(Sampler, ASlowGpuDelaysNoOtherGpu) {
   // GPU 0's energy counter answers in 1 s, GPU 1's at once. Each GPU has its own thread: GPU 1's
   // next tick is taken while GPU 0 is still in its slow call.

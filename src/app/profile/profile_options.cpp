@@ -30,6 +30,13 @@ void validate(const ProfileOptions& o) {
                                    o.power_sampling_ms, o.sampling_ms),
                        {}, "power is always sampled at the main cadence; drop the option");
   }
+  if (o.energy_counter_ms != 0 && o.energy_counter_ms < o.sampling_ms &&
+      (o.power_sampling_ms == 0 || o.energy_counter_ms < o.power_sampling_ms)) {
+    throw Error::usage(fmt::format("--energy-counter-ms {} is faster than any sampling cadence",
+                                   o.energy_counter_ms),
+                       "the counter is read at a sample or a power reading",
+                       "leave it out to read the counter at every sample");
+  }
   if (o.max_runtime_s < 0) throw Error::usage("--max-runtime must be 0 (none) or positive");
   if (o.kill_grace_s < 0) throw Error::usage("--kill-grace must be 0 or positive");
 }

@@ -17,6 +17,7 @@ struct ProfileOptions {
   bool force = false;
   double sampling_ms = 100;
   double power_sampling_ms = 0;  // 0: power at the main cadence only
+  double energy_counter_ms = 0;  // 0: the energy counter at every sample
   double health_interval_s = 5;  // ECC, remapped rows, PCIe replays...; 0: none
   double max_runtime_s = 0;      // 0: none
   double kill_grace_s = 10;

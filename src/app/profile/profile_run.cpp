@@ -174,7 +174,8 @@ ProfiledRunSetup profiled_run_setup(const ProfileOptions& o, const collect::Node
   setup.sampler = {
       duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.sampling_ms)),
       duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.power_sampling_ms)),
-      duration_cast<nanoseconds>(std::chrono::duration<double>(o.health_interval_s))};
+      duration_cast<nanoseconds>(std::chrono::duration<double>(o.health_interval_s)),
+      duration_cast<nanoseconds>(std::chrono::duration<double, std::milli>(o.energy_counter_ms))};
   setup.verbose = o.verbose;
   setup.process_interval = milliseconds(static_cast<std::int64_t>(o.process_sampling_ms));
   setup.marks = o.marks;
