@@ -50,7 +50,8 @@ TEST(DriverCosts, TheH200TableHoldsTheMeasuredCosts) {
   EXPECT_EQ(h200->of_call("nvmlDeviceGetPowerUsage"), 0);  // 272 ns: the simulator's own cost
   // A field request costs its slowest field: 83 + 185 + 186 took what 83 alone took.
   EXPECT_EQ(h200->of_fields(std::vector<unsigned>{186, 185, 83}), 3840 * kUs);
-  EXPECT_EQ(h200->of_fields(std::vector<unsigned>{186}), 1 * kUs);
+  EXPECT_EQ(h200->of_fields(std::vector<unsigned>{186}), 4 * kUs);  // timed alone: 3.5 µs
+  EXPECT_EQ(h200->of_fields(std::vector<unsigned>{185}), 4 * kUs);  // not the driver's 763 µs
   EXPECT_EQ(h200->of_fields(std::vector<unsigned>{74, 75, 269}), 1420 * kUs);
   EXPECT_EQ(h200->waits, CostWaits::Gpu);
   EXPECT_TRUE(driver_costs_named("none")->empty());
@@ -112,12 +113,23 @@ TEST(DriverCosts, ACallTakesItsCostAndAFieldRequestSaysIt) {
   nvmlFieldValue_t values[2] = {};
   values[0].fieldId = nvml::kFieldPowerInstant;
   ASSERT_EQ(DeviceGetFieldValues(harness.device(0), 1, values), nvml::kSuccess);
-  EXPECT_EQ(values[0].latencyUsec, 1);  // the instant power alone: 1 µs
+  EXPECT_EQ(values[0].latencyUsec, 4);  // the instant power alone: 4 µs
   values[1].fieldId = nvml::kFieldTotalEnergyConsumption;
   EXPECT_GE(time_of([&] { DeviceGetFieldValues(harness.device(0), 2, values); }),
             std::chrono::microseconds(3840));
   EXPECT_EQ(values[0].latencyUsec, 3840);  // the request's: its slowest field
   EXPECT_EQ(values[1].latencyUsec, 3840);
+}
+
+TEST(DriverCosts, WhatWasChargedIsCountedForTheBenchmarksCpuFigure) {
+  // The real driver spins through its calls; the simulator sleeps and counts what it charged.
+  DriverHarness harness;
+  harness.init(scenario_with_costs(harness.dir(), R"("h200")"));
+  const std::int64_t before = spent_ns();
+  unsigned long long millijoules = 0;
+  DeviceGetTotalEnergyConsumption(harness.device(0), &millijoules);
+  DeviceGetTotalEnergyConsumption(harness.device(0), &millijoules);
+  EXPECT_EQ(spent_ns() - before, 2 * 3840 * kUs);
 }
 
 TEST(DriverCosts, TheEnvironmentReplacesTheScenariosTable) {
