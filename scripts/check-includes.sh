@@ -37,6 +37,7 @@ declare -A allowed=(
   [src/fleet]="fleet ingest tsdb analyze store core util"
   [src/guard]="guard fleet ingest tsdb analyze store core util"
   [src/docgen]="docgen"
+  [src/capi]="capi collect ranks phases core util"
   [src/app]="app docgen collect launch ranks processes phases carbon store tsdb ingest load fleet guard analyze report exporter sweep kernels trace node core util"
   [src/cli]="cli app docgen collect launch ranks processes phases carbon store tsdb ingest load fleet guard analyze report exporter sweep kernels trace node core util"
   [sim]="sim nvml dcgm amd util"
