@@ -60,6 +60,9 @@ typedef struct gpuscope_options {
                               ROCR_VISIBLE_DEVICES, SLURM's); else as gpuscope profile --gpus */
   int marks;               /* nonzero (the default): under gpuscope profile, every window is a
                               phase of the run database too */
+  int settle;              /* nonzero: gpuscope_window_end waits for each GPU's next sample (at
+                              most two sampling intervals) and interpolates the end as it does the
+                              begin; 0 (the default): it extrapolates from the last sample at once */
 } gpuscope_options;
 
 typedef struct gpuscope_gpu_window {

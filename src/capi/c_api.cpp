@@ -9,9 +9,9 @@
 #include <new>
 #include <string>
 
-#include "gpuscope.h"
 #include "capi/monitor.hpp"
 #include "core/version.hpp"
+#include "gpuscope.h"
 
 struct gpuscope_monitor {
   std::unique_ptr<gpuscope::capi::Monitor> monitor;
@@ -145,6 +145,7 @@ gpuscope_status gpuscope_monitor_open(const gpuscope_options* options, gpuscope_
       o.energy_counter_ms = options->energy_counter_ms;
       if (options->gpus != nullptr) o.gpus = options->gpus;
       o.marks = options->marks != 0;
+      o.settle = options->settle != 0;
     }
     auto handle = std::make_unique<gpuscope_monitor>();
     handle->monitor = std::make_unique<Monitor>(o);
@@ -164,8 +165,8 @@ gpuscope_status gpuscope_monitor_close(gpuscope_monitor* monitor) {
     delete monitor;
     if (open > 0) {
       return fail(GPUSCOPE_ERROR_WINDOWS_OPEN,
-                  fmt::format("{} window{} never ended; {} lost", open, open == 1 ? " was" : "s were",
-                              open == 1 ? "it is" : "they are"));
+                  fmt::format("{} window{} never ended; {} lost", open,
+                              open == 1 ? " was" : "s were", open == 1 ? "it is" : "they are"));
     }
     return succeed();
   });
@@ -205,9 +206,8 @@ gpuscope_status gpuscope_window_begin(gpuscope_monitor* monitor, const char* nam
   });
 }
 
-gpuscope_status gpuscope_window_end(gpuscope_monitor* monitor, uint64_t id,
-                                    gpuscope_window* window, gpuscope_gpu_window* gpus,
-                                    size_t capacity) {
+gpuscope_status gpuscope_window_end(gpuscope_monitor* monitor, uint64_t id, gpuscope_window* window,
+                                    gpuscope_gpu_window* gpus, size_t capacity) {
   return guarded([&] {
     if (const gpuscope_status status = usable(monitor); status != GPUSCOPE_OK) return status;
     if (gpus == nullptr && capacity > 0) {
@@ -226,7 +226,9 @@ gpuscope_status gpuscope_window_end(gpuscope_monitor* monitor, uint64_t id,
   });
 }
 
-const char* gpuscope_last_error(void) { return last_error.c_str(); }
+const char* gpuscope_last_error(void) {
+  return last_error.c_str();
+}
 
 const char* gpuscope_status_string(gpuscope_status status) {
   switch (status) {
@@ -250,6 +252,8 @@ const char* gpuscope_status_string(gpuscope_status status) {
   return "unknown status";
 }
 
-const char* gpuscope_version(void) { return gpuscope::kVersion; }
+const char* gpuscope_version(void) {
+  return gpuscope::kVersion;
+}
 
 }  // extern "C"

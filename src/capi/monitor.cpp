@@ -93,7 +93,9 @@ Monitor::Monitor(const MonitorOptions& options) : owner_(getpid()) {
   collect::OpenedReaders opened =
       collect::open_node_readers(node_, selection.rows(), devices_, options.backend, interval);
   notes_.insert(notes_.end(), opened.notes.begin(), opened.notes.end());
-  meter_ = std::make_unique<WindowMeter>(std::move(metered));
+  meter_ = std::make_unique<WindowMeter>(std::move(metered),
+                                         2 * interval + std::chrono::milliseconds(50));
+  settle_ = options.settle;
   collect::SamplerOptions sampling{interval, {}, {}, to_ns(options.energy_counter_ms)};
   sampler_ = std::make_unique<collect::Sampler>(std::move(opened.readers), sampling, *meter_);
   sampler_->start();
@@ -127,7 +129,7 @@ std::uint64_t Monitor::begin(std::string_view name) {
 
 bool Monitor::end(std::uint64_t id, WindowFigures& out, EndFailure& failure) {
   const std::int64_t now = mono_now_ns();
-  if (!meter_->end(id, now, out, failure)) return false;
+  if (!meter_->end(id, now, out, failure, settle_)) return false;
   if (!mark_socket_.empty()) send_mark(false, out.name, now);
   return true;
 }

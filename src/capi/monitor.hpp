@@ -25,6 +25,7 @@ struct MonitorOptions {
   double energy_counter_ms = 0;  // 0: at every sample
   std::string gpus;              // empty: the GPUs this process may use
   bool marks = true;
+  bool settle = false;  // window ends wait for each GPU's next sample (window_meter.hpp)
   collect::BackendOptions backend;  // the libraries: from the environment, as gpuscope's
 };
 
@@ -66,6 +67,7 @@ class Monitor {
   std::unique_ptr<collect::Sampler> sampler_;
   std::vector<std::string> notes_;
   std::string mark_socket_;  // empty: not under gpuscope profile, or marks not wanted
+  bool settle_ = false;
   pid_t owner_ = 0;
 };
 

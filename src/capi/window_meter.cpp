@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace gpuscope::capi {
@@ -25,12 +26,25 @@ auto interpolate(const auto& a, const auto& b, double f) {
   return out;
 }
 
-double mean_of(double value_s, double seconds) { return seconds > 0 ? value_s / seconds : kNaN; }
+double mean_of(double value_s, double seconds) {
+  return seconds > 0 ? value_s / seconds : kNaN;
+}
+
+// The totals at `t_ns`, between the samples `before` and `after` (or at `after`, with none before).
+template <class Track>
+auto totals_between(const Track& before, const Track& after, std::int64_t t_ns) {
+  if (!before.any) return after.totals;
+  double f = 0;
+  if (after.t_ns > before.t_ns && t_ns > before.t_ns) {
+    f = static_cast<double>(t_ns - before.t_ns) / static_cast<double>(after.t_ns - before.t_ns);
+  }
+  return interpolate(before.totals, after.totals, std::min(f, 1.0));
+}
 
 }  // namespace
 
-WindowMeter::WindowMeter(std::vector<MeteredGpu> gpus)
-    : gpus_(std::move(gpus)), tracks_(gpus_.size()) {}
+WindowMeter::WindowMeter(std::vector<MeteredGpu> gpus, std::chrono::nanoseconds settle_timeout)
+    : gpus_(std::move(gpus)), settle_timeout_(settle_timeout), tracks_(gpus_.size()) {}
 
 WindowMeter::Totals WindowMeter::extrapolate(const Track& track, std::int64_t t_ns) {
   Totals totals = track.totals;
@@ -97,30 +111,41 @@ void WindowMeter::on_sample(const SampleRow& row) {
   if (track.any && row.mono_ns <= track.t_ns) return;  // out of order: not a reading to trust
   const Track before = track;
   advance(track, row);
-  const double peak = std::fmax(value_or_nan(row, Metric::PowerW),
-                                value_or_nan(row, Metric::PowerInstantW));
-  for (Open& window : open_) {
-    if (row.mono_ns <= window.begin_ns) continue;
-    Edge& edge = window.begin[slot];
-    if (!edge.resolved) {
-      // The first sample after the window began: its begin lies between this one and the one
-      // before (or, with none before, at this sample).
-      double f = 0;
-      if (before.any && row.mono_ns > before.t_ns && window.begin_ns > before.t_ns) {
-        f = static_cast<double>(window.begin_ns - before.t_ns) /
-            static_cast<double>(row.mono_ns - before.t_ns);
-      }
-      edge.totals = before.any ? interpolate(before.totals, track.totals, f) : track.totals;
-      edge.resolved = true;
-    }
-    if (!std::isnan(peak)) {
-      window.peak_w[slot] = std::isnan(window.peak_w[slot]) ? peak : std::fmax(window.peak_w[slot], peak);
-    }
-    ++window.samples[slot];
-  }
+  const double peak =
+      std::fmax(value_or_nan(row, Metric::PowerW), value_or_nan(row, Metric::PowerInstantW));
+  for (Open& window : open_) update_window(window, slot, before, track, row, peak);
+  sampled_.notify_all();
 }
 
-void WindowMeter::on_power(const PowerRow& row) { (void)row; }
+// A sample of GPU `slot` (`before` and `after` its track around it) for one open window: the
+// window's begin edge, if this is the first sample after it; its peak and count, if the sample
+// is inside; its end edge, if the window waits for the sample after its end.
+void WindowMeter::update_window(Open& window, std::size_t slot, const Track& before,
+                                const Track& after, const SampleRow& row, double peak) {
+  if (row.mono_ns <= window.begin_ns) return;
+  Edge& begin = window.begin[slot];
+  if (!begin.resolved) {
+    begin.totals = totals_between(before, after, window.begin_ns);
+    begin.resolved = true;
+  }
+  if (row.mono_ns > window.end_ns) {
+    Edge& end = window.end[slot];
+    if (!end.resolved) {
+      end.totals = totals_between(before, after, window.end_ns);
+      end.resolved = true;
+    }
+    return;
+  }
+  if (!std::isnan(peak)) {
+    const double was = window.peak_w[slot];
+    window.peak_w[slot] = std::isnan(was) ? peak : std::fmax(was, peak);
+  }
+  ++window.samples[slot];
+}
+
+void WindowMeter::on_power(const PowerRow& row) {
+  (void)row;
+}
 
 void WindowMeter::on_event(const Event& event) {
   if (event.kind != EventKind::GpuLost || !event.device_index) return;
@@ -143,24 +168,25 @@ std::uint64_t WindowMeter::begin(std::string name, std::int64_t now_ns) {
   return open_.back().id;
 }
 
-void WindowMeter::figures_of(const Open& window, std::size_t slot, std::int64_t end_ns,
-                             GpuFigures& out) const {
+void WindowMeter::figures_of(const Open& window, std::size_t slot, GpuFigures& out) const {
   const Track& track = tracks_[slot];
   out.index = gpus_[slot].index;
   out.uuid = gpus_[slot].uuid;
   out.samples = window.samples[slot];
   out.peak_power_w = window.peak_w[slot];
   out.lost = track.lost;
-  const Edge& edge = window.begin[slot];
-  out.estimated = !edge.resolved;
+  const Edge& begin_edge = window.begin[slot];
+  out.estimated = !begin_edge.resolved;
   if (track.lost || !track.any) {
     out.energy_j = out.mean_power_w = out.gpu_util_pct = out.sm_active_pct = kNaN;
     out.energy_source = EnergySource::None;
     return;
   }
-  const Totals begin = edge.resolved ? edge.totals : extrapolate(track, window.begin_ns);
-  const Totals end = extrapolate(track, end_ns);
-  const double seconds = static_cast<double>(end_ns - window.begin_ns) / 1e9;
+  const Totals begin =
+      begin_edge.resolved ? begin_edge.totals : extrapolate(track, window.begin_ns);
+  const Edge& end_edge = window.end[slot];
+  const Totals end = end_edge.resolved ? end_edge.totals : extrapolate(track, window.end_ns);
+  const double seconds = static_cast<double>(window.end_ns - window.begin_ns) / 1e9;
   const bool energy = track.counter_seen || !std::isnan(track.power_w);
   out.energy_source = track.counter_seen ? EnergySource::Counter
                       : energy           ? EnergySource::IntegratedPower
@@ -171,25 +197,43 @@ void WindowMeter::figures_of(const Open& window, std::size_t slot, std::int64_t 
   out.sm_active_pct = mean_of(end.sm_pct_s - begin.sm_pct_s, end.sm_s - begin.sm_s);
 }
 
+// Every GPU that can still sample has its sample after the window's end.
+bool WindowMeter::settled(const Open& window) const {
+  for (std::size_t k = 0; k < gpus_.size(); ++k) {
+    if (!window.end[k].resolved && !tracks_[k].lost) return false;
+  }
+  return true;
+}
+
 bool WindowMeter::end(std::uint64_t id, std::int64_t now_ns, WindowFigures& out,
-                      EndFailure& failure) {
-  std::lock_guard lock(mutex_);
-  const auto it = std::find_if(open_.begin(), open_.end(),
-                               [id](const Open& window) { return window.id == id; });
-  if (it == open_.end()) {
+                      EndFailure& failure, bool settle) {
+  std::unique_lock lock(mutex_);
+  const auto find = [this, id] {
+    return std::find_if(open_.begin(), open_.end(),
+                        [id](const Open& window) { return window.id == id; });
+  };
+  auto it = find();
+  if (it == open_.end() || it->end_ns != INT64_MAX) {  // a settled end of it is under way
     failure = id != 0 && id < next_id_ ? EndFailure::AlreadyEnded : EndFailure::UnknownWindow;
     return false;
+  }
+  it->end_ns = std::max(now_ns, it->begin_ns);
+  it->end.assign(gpus_.size(), Edge{});
+  if (settle) {
+    // Other windows may end meanwhile: the window is found again by its id after the wait.
+    sampled_.wait_for(lock, settle_timeout_, [&] { return settled(*find()); });
+    it = find();
   }
   out.id = id;
   out.name = it->name;
   out.begin_ns = it->begin_ns;
-  out.end_ns = std::max(now_ns, it->begin_ns);
+  out.end_ns = it->end_ns;
   out.seconds = static_cast<double>(out.end_ns - out.begin_ns) / 1e9;
   out.gpus.resize(gpus_.size());
   out.energy_j = 0;
   for (std::size_t k = 0; k < gpus_.size(); ++k) {
     const GpuFigures& gpu = out.gpus[k];
-    figures_of(*it, k, out.end_ns, out.gpus[k]);
+    figures_of(*it, k, out.gpus[k]);
     // The GPUs that report energy (a MIG device's is its GPU's); a lost one makes it unknown.
     if (gpu.lost) out.energy_j = kNaN;
     if (gpu.energy_source != EnergySource::None) out.energy_j += gpu.energy_j;

@@ -2,10 +2,14 @@
 // SampleSink that keeps, per GPU, running totals of energy, activity and SM active at each
 // sample, and answers for a window from the totals at its two edges. An edge between two samples
 // is interpolated once the sample after it arrives; an edge after the last sample (a window's
-// end, always) is extrapolated from that sample's power and activity. Beginning and ending a
-// window take a lock and a few arithmetic operations per GPU, never a driver call.
+// end, unless settled) is extrapolated from that sample's power and activity. Beginning and
+// ending a window take a lock and a few arithmetic operations per GPU, never a driver call. A
+// settled end waits (at most `settle_timeout`) for each GPU's next sample and interpolates
+// there too, as the analysis of a run database does at a phase's edges.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -51,7 +55,8 @@ struct MeteredGpu {
 
 class WindowMeter final : public collect::SampleSink {
  public:
-  explicit WindowMeter(std::vector<MeteredGpu> gpus);
+  explicit WindowMeter(std::vector<MeteredGpu> gpus,
+                       std::chrono::nanoseconds settle_timeout = std::chrono::milliseconds(250));
 
   void on_sample(const SampleRow& row) override;
   void on_power(const PowerRow& row) override;
@@ -60,18 +65,20 @@ class WindowMeter final : public collect::SampleSink {
   // A window begun at `now_ns`; its id (1, 2, ...).
   std::uint64_t begin(std::string name, std::int64_t now_ns);
   // Ends window `id` at `now_ns` into `out`; false with `failure` set when there is no such open
-  // window.
-  bool end(std::uint64_t id, std::int64_t now_ns, WindowFigures& out, EndFailure& failure);
+  // window. With `settle`, waits for each GPU's first sample after `now_ns` (a GPU whose sample
+  // has not come within the settle timeout is extrapolated, as without).
+  bool end(std::uint64_t id, std::int64_t now_ns, WindowFigures& out, EndFailure& failure,
+           bool settle = false);
   std::size_t open_windows() const;
   std::size_t gpu_count() const { return gpus_.size(); }
 
  private:
   // Running totals of one GPU since its first sample.
   struct Totals {
-    double energy_j = 0;     // the counter's differences, else power integrated
-    double util_pct_s = 0;   // GPU activity × seconds
-    double util_s = 0;       // the seconds it covers
-    double sm_pct_s = 0;     // SM active × seconds
+    double energy_j = 0;    // the counter's differences, else power integrated
+    double util_pct_s = 0;  // GPU activity × seconds
+    double util_s = 0;      // the seconds it covers
+    double sm_pct_s = 0;    // SM active × seconds
     double sm_s = 0;
   };
   struct Track {
@@ -94,18 +101,24 @@ class WindowMeter final : public collect::SampleSink {
     std::uint64_t id = 0;
     std::string name;
     std::int64_t begin_ns = 0;
-    std::vector<Edge> begin;       // per GPU
-    std::vector<double> peak_w;    // per GPU, NaN: none yet
-    std::vector<unsigned> samples; // per GPU
+    std::int64_t end_ns = INT64_MAX;  // set while a settled end waits
+    std::vector<Edge> begin;          // per GPU
+    std::vector<Edge> end;            // per GPU, while a settled end waits
+    std::vector<double> peak_w;       // per GPU, NaN: none yet
+    std::vector<unsigned> samples;    // per GPU
   };
 
   static Totals extrapolate(const Track& track, std::int64_t t_ns);
   void advance(Track& track, const SampleRow& row) const;
-  void figures_of(const Open& window, std::size_t slot, std::int64_t end_ns,
-                  GpuFigures& out) const;
+  void update_window(Open& window, std::size_t slot, const Track& before, const Track& after,
+                     const SampleRow& row, double peak);
+  bool settled(const Open& window) const;
+  void figures_of(const Open& window, std::size_t slot, GpuFigures& out) const;
 
   std::vector<MeteredGpu> gpus_;
+  std::chrono::nanoseconds settle_timeout_;
   mutable std::mutex mutex_;
+  std::condition_variable sampled_;
   std::vector<Track> tracks_;
   std::vector<Open> open_;
   std::uint64_t next_id_ = 1;

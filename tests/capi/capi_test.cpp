@@ -1,7 +1,5 @@
 // libgpuscope.so.0 through gpuscope.h alone, on the simulated GPUs through the real loader
 // (GPUSCOPE_NVML_LIBRARY names the simulated NVML, as a site's variable would name the real one).
-#include "gpuscope.h"
-
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpuscope.h"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -23,8 +22,8 @@ class CApi : public ::testing::Test {
  protected:
   void SetUp() override {
     setenv("GPUSCOPE_NVML_LIBRARY", GPUSCOPE_TEST_SIM_LIBRARY, 1);
-    setenv("GPUSCOPE_SIM_SCENARIO", (std::string(GPUSCOPE_TEST_SCENARIO_DIR) + "/h100x4-straggler.json").c_str(),
-           1);
+    setenv("GPUSCOPE_SIM_SCENARIO",
+           (std::string(GPUSCOPE_TEST_SCENARIO_DIR) + "/h100x4-straggler.json").c_str(), 1);
     setenv("GPUSCOPE_SIM_STATE", dir_.file("state.json").c_str(), 1);
     unsetenv("CUDA_VISIBLE_DEVICES");
     unsetenv("GPUSCOPE_MARK_SOCKET");
@@ -190,10 +189,11 @@ TEST_F(CApi, AForkedChildIsToldToOpenItsOwnMonitor) {
   const pid_t child = fork();
   if (child == 0) {
     uint64_t id = 0;
-    const bool refused = gpuscope_window_begin(monitor, "w", &id) == GPUSCOPE_ERROR_FORKED &&
-                         std::string(gpuscope_last_error()).find("open a monitor in this process") !=
-                             std::string::npos &&
-                         gpuscope_monitor_close(monitor) == GPUSCOPE_ERROR_FORKED;
+    const bool refused =
+        gpuscope_window_begin(monitor, "w", &id) == GPUSCOPE_ERROR_FORKED &&
+        std::string(gpuscope_last_error()).find("open a monitor in this process") !=
+            std::string::npos &&
+        gpuscope_monitor_close(monitor) == GPUSCOPE_ERROR_FORKED;
     _exit(refused ? 0 : 1);
   }
   int status = 0;

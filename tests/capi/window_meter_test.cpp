@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 
 namespace gpuscope::capi {
 namespace {
@@ -79,8 +80,8 @@ TEST(WindowMeter, ACounterReadLessOftenKeepsItsDifferencesAndFillsWithPower) {
   const auto id = meter.begin("w", 0);
   for (std::int64_t t = 0; t <= 1000; t += 100) {
     const bool read = t % 500 == 0;
-    meter.on_sample(row(0, t, 200, read ? std::optional<double>(250.0 * static_cast<double>(t))
-                                        : std::nullopt));
+    meter.on_sample(row(
+        0, t, 200, read ? std::optional<double>(250.0 * static_cast<double>(t)) : std::nullopt));
   }
   EXPECT_NEAR(end_at(meter, id, 1000).gpus[0].energy_j, 250.0, 1e-9);
   const auto id2 = meter.begin("w", 1000 * kMs);
@@ -182,6 +183,43 @@ TEST(WindowMeter, ACounterThatGoesBackKeepsWhatPowerGave) {
   meter.on_sample(row(0, 200, 100, 10.0));     // a driver reload: 10 J from power
   meter.on_sample(row(0, 300, 100, 10010.0));  // +10 J
   EXPECT_NEAR(end_at(meter, id, 300).gpus[0].energy_j, 30.0, 1e-9);
+}
+
+TEST(WindowMeter, ASettledEndWaitsForTheNextSampleAndInterpolatesThere) {
+  // 200 W to 1,000 ms, then the counter rises at 600 W: a window from 450 to 1,050 ms ends half
+  // way into the 600 W interval. Extrapolated its last 50 ms would be 200 W's; settled, the
+  // sample at 1,100 ms gives 600 W × 50 ms, and it is not counted inside the window.
+  WindowMeter meter({{0, "GPU-a"}}, std::chrono::seconds(10));
+  feed_steady(meter, 200, 0, 400);
+  const auto id = meter.begin("w", 450 * kMs);
+  feed_steady(meter, 200, 500, 1000);
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    SampleRow r = row(0, 1100, 600, 1e9 + 200.0 * 1000 + 600.0 * 100);
+    r.set(Metric::PowerInstantW, 900);
+    meter.on_sample(r);
+  });
+  WindowFigures out;
+  EndFailure failure{};
+  ASSERT_TRUE(meter.end(id, 1050 * kMs, out, failure, true));
+  later.join();
+  EXPECT_NEAR(out.gpus[0].energy_j, 200 * 0.55 + 600 * 0.05, 1e-9);
+  EXPECT_EQ(out.gpus[0].samples, 6U);                 // 500 ... 1,000 ms
+  EXPECT_NEAR(out.gpus[0].peak_power_w, 200, 1e-12);  // not the 900 W after the end
+}
+
+TEST(WindowMeter, ASettledEndWithNoSampleComingIsExtrapolatedAfterTheTimeout) {
+  WindowMeter meter({{0, "GPU-a"}}, std::chrono::milliseconds(30));
+  feed_steady(meter, 200, 0, 400);
+  const auto id = meter.begin("w", 450 * kMs);
+  feed_steady(meter, 200, 500, 1000);
+  WindowFigures out;
+  EndFailure failure{};
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(meter.end(id, 1050 * kMs, out, failure, true));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(30));
+  EXPECT_NEAR(out.gpus[0].energy_j, 200 * 0.6, 1e-9);
+  EXPECT_EQ(meter.open_windows(), 0U);
 }
 
 }  // namespace
