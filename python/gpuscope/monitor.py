@@ -10,6 +10,7 @@ import time
 import warnings
 
 from . import _lib
+from .context import job_context
 from .errors import GpuscopeError, NoGpuError, WindowError
 from .results import GpuWindow, WindowResult
 
@@ -73,6 +74,7 @@ class Monitor:
         self.history = collections.deque(maxlen=history)
         self.available = False
         self.reason = ""
+        self.context = job_context()  # host, SLURM job and array ids, rank, local rank
         self.gpu_count = 0
         try:
             self._open(gpus, sampling_ms, energy_counter_ms, marks, settle)

@@ -38,6 +38,24 @@ void check_options(const MonitorOptions& o) {
   }
 }
 
+// Ranks of torchrun or mpirun on one node, each using the GPU of its local rank, measure that
+// GPU alone: the node is counted once, not once per rank (SLURM binds GPUs to its tasks itself).
+void one_gpu_per_rank(collect::GpuSelection& selection, const RankContext& ranks) {
+  if (!ranks.active() || ranks.launcher == "slurm" || !ranks.local_rank ||
+      !ranks.local_world_size) {
+    return;
+  }
+  const auto local_ranks = static_cast<std::size_t>(*ranks.local_world_size);
+  const auto gpus = selection.indices.size();
+  if (!selection.keep_local_rank_gpu(static_cast<std::size_t>(*ranks.local_rank), local_ranks) &&
+      local_ranks > 1 && gpus > 1) {
+    selection.notes.push_back(fmt::format(
+        "{} ranks on this node each measure all {} GPUs: the node's energy is counted once per "
+        "rank; give each rank its GPUs (CUDA_VISIBLE_DEVICES or options.gpus)",
+        local_ranks, gpus));
+  }
+}
+
 // The GPUs a program may use, as gpuscope profile chooses them for a job: the list given, else
 // ROCm's variables on a node with AMD GPUs, CUDA_VISIBLE_DEVICES and the schedulers' on NVIDIA's,
 // else all.
@@ -46,11 +64,16 @@ collect::GpuSelection choose_gpus(const std::string& gpus, const collect::NodeGp
   const collect::MigResolver mig = collect::mig_resolver(node);
   if (!gpus.empty()) return collect::select_gpus(gpus, devices, mig);
   const auto env = ranks::process_environment();
-  if (auto amd = collect::amd_visible(env, devices)) return *std::move(amd);
-  if (auto visible = ranks::visible_gpus(env)) {
-    return collect::select_visible_gpus(visible->list, visible->source, devices, mig);
+  collect::GpuSelection selection;
+  if (auto amd = collect::amd_visible(env, devices)) {
+    selection = *std::move(amd);
+  } else if (auto visible = ranks::visible_gpus(env)) {
+    selection = collect::select_visible_gpus(visible->list, visible->source, devices, mig);
+  } else {
+    selection = collect::select_gpus("all", devices, mig);
   }
-  return collect::select_gpus("all", devices, mig);
+  one_gpu_per_rank(selection, ranks::read_rank_context(env));
+  return selection;
 }
 
 collect::NodeGpus open_gpus(const collect::BackendOptions& backend) {

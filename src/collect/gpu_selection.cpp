@@ -7,6 +7,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "core/mig.hpp"
+
 namespace gpuscope::collect {
 namespace {
 
@@ -245,6 +247,19 @@ std::vector<unsigned> GpuSelection::rows() const {
   std::vector<unsigned> out = indices;
   out.insert(out.end(), instances.begin(), instances.end());
   return out;
+}
+
+bool GpuSelection::keep_local_rank_gpu(std::size_t local_rank, std::size_t local_ranks) {
+  if (local_ranks < 2 || indices.size() != local_ranks || local_rank >= indices.size()) {
+    return false;
+  }
+  const unsigned gpu = indices[local_rank];
+  indices = {gpu};
+  // The MIG devices of that GPU stay (core/mig.hpp: a row index names its parent).
+  std::erase_if(instances, [gpu](unsigned row) {
+    return row < mig_device_index(gpu, 0) || row >= mig_device_index(gpu + 1, 0);
+  });
+  return true;
 }
 
 const DeviceDescription& device_at(const std::vector<DeviceDescription>& devices, unsigned index) {

@@ -27,6 +27,10 @@ struct GpuSelection {
 
   // What a run samples, in order: the GPUs, then the MIG devices.
   std::vector<unsigned> rows() const;
+  // Under a launcher that starts one rank per GPU (as many ranks on the node as GPUs selected,
+  // each using the GPU of its local rank: CUDA's convention for torchrun and mpirun), keeps only
+  // the GPU of `local_rank` and its MIG devices. False, unchanged, when the counts differ.
+  bool keep_local_rank_gpu(std::size_t local_rank, std::size_t local_ranks);
 };
 
 // The description of the device with row index `index` among `devices` (a GPU or a MIG device,

@@ -96,6 +96,28 @@ TEST_F(CApi, CudaVisibleDevicesChoosesTheGpus) {
   gpuscope_monitor_close(monitor);
 }
 
+TEST_F(CApi, EachRankOfTorchrunMeasuresTheGpuOfItsLocalRank) {
+  // Four ranks on a node of four GPUs: rank 2 measures GPU 2 alone, so that the ranks' windows
+  // add up to the node once, not four times.
+  const std::pair<const char*, const char*> torchrun[] = {
+      {"RANK", "2"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"}, {"LOCAL_WORLD_SIZE", "4"},
+      {"TORCHELASTIC_RUN_ID", "r"}};
+  for (const auto& [name, value] : torchrun) setenv(name, value, 1);
+  gpuscope_monitor* monitor = open();
+  for (const auto& [name, value] : torchrun) unsetenv(name);
+  ASSERT_NE(monitor, nullptr);
+  uint64_t id = 0;
+  ASSERT_EQ(gpuscope_window_begin(monitor, "w", &id), GPUSCOPE_OK);
+  gpuscope_window window;
+  gpuscope_window_init(&window);
+  gpuscope_gpu_window gpu;
+  gpuscope_gpu_window_init(&gpu, 1);
+  ASSERT_EQ(gpuscope_window_end(monitor, id, &window, &gpu, 1), GPUSCOPE_OK);
+  EXPECT_EQ(window.gpu_count, 1U);
+  EXPECT_EQ(gpu.index, 2U);
+  gpuscope_monitor_close(monitor);
+}
+
 TEST_F(CApi, NoVisibleGpuIsAClearError) {
   setenv("CUDA_VISIBLE_DEVICES", "", 1);
   gpuscope_monitor* monitor = reinterpret_cast<gpuscope_monitor*>(0x1);

@@ -87,19 +87,13 @@ collect::GpuSelection one_gpu_per_rank(collect::GpuSelection selection, const Ra
   const auto gpus = selection.indices.size();
   const auto local_ranks = static_cast<std::size_t>(*ranks.local_world_size);
   const auto local_rank = static_cast<std::size_t>(*ranks.local_rank);
-  if (gpus == local_ranks && local_rank < gpus) {
+  if (selection.keep_local_rank_gpu(local_rank, local_ranks)) {
     if (local_rank == 0) {
       selection.notes.push_back(fmt::format(
           "{} ranks on this node and {} GPUs: each rank samples the GPU of its local rank; "
           "--per-node samples them all from one rank, --gpus chooses",
           local_ranks, gpus));
     }
-    const unsigned gpu = selection.indices[local_rank];
-    selection.indices = {gpu};
-    // The MIG devices of that GPU stay (core/mig.hpp: a row index names its parent).
-    std::erase_if(selection.instances, [gpu](unsigned row) {
-      return row < mig_device_index(gpu, 0) || row >= mig_device_index(gpu + 1, 0);
-    });
   } else if (local_rank == 0 && gpus > 1) {
     selection.notes.push_back(fmt::format(
         "{} ranks on this node each sample all {} GPUs; --per-node samples them once, from one "
