@@ -99,9 +99,11 @@ TEST_F(CApi, CudaVisibleDevicesChoosesTheGpus) {
 TEST_F(CApi, EachRankOfTorchrunMeasuresTheGpuOfItsLocalRank) {
   // Four ranks on a node of four GPUs: rank 2 measures GPU 2 alone, so that the ranks' windows
   // add up to the node once, not four times.
-  const std::pair<const char*, const char*> torchrun[] = {
-      {"RANK", "2"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"}, {"LOCAL_WORLD_SIZE", "4"},
-      {"TORCHELASTIC_RUN_ID", "r"}};
+  const std::pair<const char*, const char*> torchrun[] = {{"RANK", "2"},
+                                                          {"WORLD_SIZE", "4"},
+                                                          {"LOCAL_RANK", "2"},
+                                                          {"LOCAL_WORLD_SIZE", "4"},
+                                                          {"TORCHELASTIC_RUN_ID", "r"}};
   for (const auto& [name, value] : torchrun) setenv(name, value, 1);
   gpuscope_monitor* monitor = open();
   for (const auto& [name, value] : torchrun) unsetenv(name);
