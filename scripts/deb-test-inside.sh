@@ -37,6 +37,28 @@ words=$(bash -c 'source /usr/share/bash-completion/completions/gpuscope
 test -f /usr/share/zsh/vendor-completions/_gpuscope
 say "bash completion offers: $words"
 
+# The C library, its development files and the Python module (built beside the package).
+if [ -n "${OTHERS:-}" ]; then
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $OTHERS >/dev/null
+  dpkg -L libgpuscope-dev >dev-files.txt
+  grep -q /usr/include/gpuscope.h dev-files.txt && grep -q 'pkgconfig/gpuscope.pc' dev-files.txt
+  GPUSCOPE_NVML_LIBRARY=/usr/lib/gpuscope/libgpuscope-sim-nvml.so \
+    GPUSCOPE_SIM_SCENARIO=/usr/share/gpuscope/scenarios/h100.json python3 -c '
+import time, gpuscope
+with gpuscope.Monitor(sampling_ms=50) as mon:
+    with mon.window("w") as w:
+        time.sleep(0.3)
+assert w.gpus[0].energy_source == "counter" and w.energy_j > 0, w
+print("gpuscope (python):", gpuscope.library_version(), round(w.energy_j, 1), "J")
+' | tee python.txt
+  grep -q "J" python.txt
+  say "python3-gpuscope measured a window of the simulated H100"
+  DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq python3-gpuscope libgpuscope-dev libgpuscope0 >/dev/null
+  test ! -e /usr/lib/python3/dist-packages/gpuscope && ! ls /usr/lib/*/libgpuscope.so* 2>/dev/null
+  say "python3-gpuscope, libgpuscope-dev and libgpuscope0 removed"
+fi
+
 DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq gpuscope >/dev/null
 test ! -e /usr/bin/gpuscope
 # Without conffiles a removed package is gone from dpkg's database already: nothing to purge.

@@ -5,8 +5,10 @@
 # as scripts/fresh-debian.sh makes) installs it with apt (dependencies from Debian), runs
 # `gpuscope devices --simulate h100`, profiles a simulated run, analyses it, writes an HTML report
 # and a PNG plot, reads `man gpuscope` and `man gpuscope-profile`, completes a word with the bash
-# completion, then removes and purges the package and checks that nothing of it is left (dpkg -L
-# before, the files after). Prints the time of each step and the package's size.
+# completion; installs libgpuscope0, libgpuscope-dev and python3-gpuscope and measures a window
+# of the simulated GPUs from Python; then removes and purges the packages and checks that
+# nothing of them is left (dpkg -L before, the files after). Prints the time of each step and the
+# package's size.
 #
 # Usage: scripts/deb-test.sh [--deb FILE]   (--deb: test this package instead of building one)
 # Needs: root (mount, chroot), the Debian archive; installs debhelper, dpkg-dev, fakeroot,
@@ -19,6 +21,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
 deb=
+others=
 if [ "${1:-}" = --deb ]; then deb=$(realpath "$2"); fi
 
 tools=(debhelper dpkg-dev fakeroot lintian mmdebstrap)
@@ -61,7 +64,10 @@ if [ -z "$deb" ]; then
     exit 1
   fi
   deb=$(ls "$work"/gpuscope_"$version"_*.deb)
-  cp "$deb" "$repo/../" 2>/dev/null || true
+  # The C library, its development files and the Python module, built beside it.
+  others=$(ls "$work"/libgpuscope0_"$version"_*.deb "$work"/libgpuscope-dev_"$version"_*.deb \
+             "$work"/python3-gpuscope_"$version"_all.deb)
+  cp "$deb" $others "$repo/../" 2>/dev/null || true
 fi
 built=$(date +%s)
 step "$(basename "$deb"): $(du -k "$deb" | cut -f1) KiB, installed $(dpkg-deb -f "$deb" Installed-Size) KiB"
@@ -71,7 +77,8 @@ dpkg-deb -f "$deb" Depends Recommends Suggests
 #    gpuscope.lintian-overrides says why each remaining tag is there).
 step "lintian"
 lint_status=0
-lintian --fail-on error,warning --info "$deb" || lint_status=$?
+# shellcheck disable=SC2086 (others: a list of paths without spaces)
+lintian --fail-on error,warning --info "$deb" $others || lint_status=$?
 
 # 3. A fresh minimal Debian 12, with what a real machine has that a chroot lacks (name
 #    resolution, this host's extra CA certificates).
@@ -90,11 +97,13 @@ for m in proc dev; do
   esac
   mounts+=("$root/$m")
 done
-cp "$deb" "$root/root/"
+# shellcheck disable=SC2086
+cp "$deb" $others "$root/root/"
 step "install, use, remove and purge inside the root (log: $work/chroot.log)"
 set +e
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-  DEB="/root/$(basename "$deb")" /bin/bash -euo pipefail -c "$(cat "$repo/scripts/deb-test-inside.sh")" \
+  DEB="/root/$(basename "$deb")" \
+  OTHERS="$(for f in $others; do printf '/root/%s ' "$(basename "$f")"; done)" /bin/bash -euo pipefail -c "$(cat "$repo/scripts/deb-test-inside.sh")" \
   >"$work/chroot.log" 2>&1
 status=$?
 set -e
