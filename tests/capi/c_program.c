@@ -1,5 +1,7 @@
 /* A C99 program using gpuscope.h alone: one window over the visible GPUs, printed. Exits 0 when
  * the window measured energy from the counter on every GPU. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+
 #include <gpuscope.h>
 #include <math.h>
 #include <stdio.h>
