@@ -246,48 +246,8 @@ PY
 # activities over a few profiler steps with annotations, an NCCL all-reduce (world size 1) on the
 # process group's own stream overlapping a GEMM, a host-to-device copy, a memset and an idle gap;
 # written by tensorboard_trace_handler (gzipped) and by export_chrome_trace (plain).
-cat > "$out/torch_trace.py" <<'PY'
-import os, sys, time, torch
-import torch.distributed as dist
-from torch.profiler import ProfilerActivity, profile, record_function, schedule, tensorboard_trace_handler
-out = sys.argv[1]
-os.environ.setdefault("MASTER_ADDR", "127.0.0.1"); os.environ.setdefault("MASTER_PORT", "29533")
-try:
-    dist.init_process_group("nccl", rank=0, world_size=1); dist_ok = True
-except Exception as e:
-    print("no NCCL process group:", e); dist_ok = False
-torch.manual_seed(0)
-m = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096)).cuda()
-opt = torch.optim.SGD(m.parameters(), lr=1e-3)
-x = torch.randn(2048, 4096, device="cuda")
-host = torch.randn(8 << 20).pin_memory()
-buf = torch.zeros(32 << 20, device="cuda")
-def step():
-    with record_function("forward"):
-        loss = m(x).square().mean()
-    with record_function("backward"):
-        opt.zero_grad(); loss.backward()
-    with record_function("communicate"):
-        work = dist.all_reduce(buf, async_op=True) if dist_ok else None
-        y = x @ x.T  # computation while the all-reduce runs on its own stream
-        if work is not None: work.wait()
-    opt.step()
-    dev = host.to("cuda", non_blocking=True); buf.zero_()
-    torch.cuda.synchronize(); time.sleep(0.005)  # an idle gap on the GPU
-for _ in range(3): step()
-with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-             schedule=schedule(wait=1, warmup=1, active=3),
-             on_trace_ready=tensorboard_trace_handler(out, worker_name="rank0", use_gzip=True),
-             record_shapes=True) as p:
-    for _ in range(5):
-        step(); p.step()
-with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
-    with record_function("ProfilerStep#0"):
-        step()
-p.export_chrome_trace(os.path.join(out, "plain.pt.trace.json"))
-if dist_ok: dist.destroy_process_group()
-print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", ".".join(map(str, torch.cuda.nccl.version())))
-PY
+# The script is kept beside the traces it made (tests/fixtures/kineto/h200/).
+cp "$(dirname "$0")/../tests/fixtures/kineto/h200/torch_trace.py" "$out/torch_trace.py"
 mkdir -p "$out/torch-traces"
 python3 "$out/torch_trace.py" "$out/torch-traces" > "$out/torch-trace.out" 2>&1
 ls -la "$out"

@@ -16,6 +16,16 @@ from .monitor import Monitor
 PREFIX = "gpuscope"
 
 
+class _OtherEvents:
+    """The events a protocol has beyond those a class defines (and those a later version of the
+    framework adds) do nothing and return None, as the frameworks' own base classes' do."""
+
+    def __getattr__(self, name):
+        if name.startswith("on_"):
+            return lambda *args, **kwargs: None
+        raise AttributeError(name)
+
+
 class _Meter:
     """Windows per epoch and per step over one monitor, and the figures a logger gets."""
 
@@ -110,10 +120,11 @@ def lightning(monitor=None, steps=True):
 
 # Hugging Face Transformers -----------------------------------------------------------------
 
-class _HuggingFaceHooks:
+class _HuggingFaceHooks(_OtherEvents):
     """transformers.TrainerCallback's events (args, state, control, **kwargs): each epoch's and
     step's energy added to the logs of the next `on_log` (so that the integrations after this
-    callback, W&B, MLflow, TensorBoard, report it) and kept in `history`."""
+    callback, W&B, MLflow, TensorBoard, report it) and kept in `history`. The other events
+    (on_init_end, on_evaluate, on_save, ...) do nothing."""
 
     def __init__(self, monitor=None, steps=True):
         super().__init__()  # the framework's base, when it is one
@@ -144,13 +155,6 @@ class _HuggingFaceHooks:
         self._gpuscope.end_step()
         self._gpuscope.end_epoch()
 
-    def __getattr__(self, name):
-        # Every other event of the protocol (on_init_end, on_evaluate, on_save, on_substep_end,
-        # on_optimizer_step, and those a later Transformers adds) does nothing and returns None,
-        # as TrainerCallback's do.
-        if name.startswith("on_"):
-            return lambda *args, **kwargs: None
-        raise AttributeError(name)
 
 
 def huggingface(monitor=None, steps=True):
@@ -164,7 +168,7 @@ def huggingface(monitor=None, steps=True):
 
 # Keras --------------------------------------------------------------------------------------
 
-class _KerasHooks:
+class _KerasHooks(_OtherEvents):
     """keras.callbacks.Callback's methods: each epoch's energy added to the epoch's `logs` (so
     History, CSVLogger and TensorBoard after this callback record it), each batch's to the
     batch's."""
@@ -201,11 +205,6 @@ class _KerasHooks:
         self._gpuscope.end_step()
         self._gpuscope.end_epoch()
 
-    def __getattr__(self, name):
-        # The other methods of the protocol (on_test_begin, on_predict_batch_end, ...) do nothing.
-        if name.startswith("on_"):
-            return lambda *args, **kwargs: None
-        raise AttributeError(name)
 
 
 def keras(monitor=None, steps=True):

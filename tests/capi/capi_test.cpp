@@ -45,6 +45,20 @@ class CApi : public ::testing::Test {
   gpuscope::testing::TempDir dir_;
 };
 
+// The index of the one GPU a window of `monitor` measured (a failure if it measured another
+// number of GPUs).
+unsigned only_gpu_of_a_window(gpuscope_monitor* monitor) {
+  uint64_t id = 0;
+  EXPECT_EQ(gpuscope_window_begin(monitor, "w", &id), GPUSCOPE_OK);
+  gpuscope_window window;
+  gpuscope_window_init(&window);
+  gpuscope_gpu_window gpu;
+  gpuscope_gpu_window_init(&gpu, 1);
+  EXPECT_EQ(gpuscope_window_end(monitor, id, &window, &gpu, 1), GPUSCOPE_OK);
+  EXPECT_EQ(window.gpu_count, 1U);
+  return gpu.index;
+}
+
 TEST_F(CApi, AWindowMeasuresEveryVisibleGpuFromItsCounter) {
   gpuscope_monitor* monitor = open();
   ASSERT_NE(monitor, nullptr);
@@ -84,15 +98,7 @@ TEST_F(CApi, CudaVisibleDevicesChoosesTheGpus) {
   setenv("CUDA_VISIBLE_DEVICES", "1", 1);
   gpuscope_monitor* monitor = open();
   ASSERT_NE(monitor, nullptr);
-  uint64_t id = 0;
-  ASSERT_EQ(gpuscope_window_begin(monitor, "w", &id), GPUSCOPE_OK);
-  gpuscope_window window;
-  gpuscope_window_init(&window);
-  gpuscope_gpu_window gpu;
-  gpuscope_gpu_window_init(&gpu, 1);
-  ASSERT_EQ(gpuscope_window_end(monitor, id, &window, &gpu, 1), GPUSCOPE_OK);
-  EXPECT_EQ(window.gpu_count, 1U);
-  EXPECT_EQ(gpu.index, 1U);
+  EXPECT_EQ(only_gpu_of_a_window(monitor), 1U);
   gpuscope_monitor_close(monitor);
 }
 
@@ -108,15 +114,7 @@ TEST_F(CApi, EachRankOfTorchrunMeasuresTheGpuOfItsLocalRank) {
   gpuscope_monitor* monitor = open();
   for (const auto& [name, value] : torchrun) unsetenv(name);
   ASSERT_NE(monitor, nullptr);
-  uint64_t id = 0;
-  ASSERT_EQ(gpuscope_window_begin(monitor, "w", &id), GPUSCOPE_OK);
-  gpuscope_window window;
-  gpuscope_window_init(&window);
-  gpuscope_gpu_window gpu;
-  gpuscope_gpu_window_init(&gpu, 1);
-  ASSERT_EQ(gpuscope_window_end(monitor, id, &window, &gpu, 1), GPUSCOPE_OK);
-  EXPECT_EQ(window.gpu_count, 1U);
-  EXPECT_EQ(gpu.index, 2U);
+  EXPECT_EQ(only_gpu_of_a_window(monitor), 2U);
   gpuscope_monitor_close(monitor);
 }
 
