@@ -227,6 +227,30 @@ TEST_F(CApi, AForkedChildIsToldToOpenItsOwnMonitor) {
   EXPECT_EQ(gpuscope_monitor_close(monitor), GPUSCOPE_OK);
 }
 
+TEST_F(CApi, AGpuLostInsideAWindowHasNoFiguresAndTheOthersGoOn) {
+  // GPU 1 of h100x2-gpu-lost falls off the bus 8 scenario seconds in: 0.4 s at 20 times speed.
+  setenv("GPUSCOPE_SIM_SCENARIO",
+         (std::string(GPUSCOPE_TEST_SCENARIO_DIR) + "/h100x2-gpu-lost.json").c_str(), 1);
+  setenv("GPUSCOPE_SIM_TIME_SCALE", "20", 1);
+  gpuscope_monitor* monitor = open();
+  unsetenv("GPUSCOPE_SIM_TIME_SCALE");
+  ASSERT_NE(monitor, nullptr);
+  uint64_t id = 0;
+  ASSERT_EQ(gpuscope_window_begin(monitor, "w", &id), GPUSCOPE_OK);
+  std::this_thread::sleep_for(900ms);
+  gpuscope_window window;
+  gpuscope_window_init(&window);
+  gpuscope_gpu_window gpus[2];
+  gpuscope_gpu_window_init(gpus, 2);
+  ASSERT_EQ(gpuscope_window_end(monitor, id, &window, gpus, 2), GPUSCOPE_OK);
+  EXPECT_EQ(gpus[0].lost, 0);
+  EXPECT_GT(gpus[0].energy_j, 0);
+  EXPECT_EQ(gpus[1].lost, 1);
+  EXPECT_TRUE(std::isnan(gpus[1].energy_j));
+  EXPECT_TRUE(std::isnan(window.energy_j));  // unknown, never a smaller sum
+  EXPECT_EQ(gpuscope_monitor_close(monitor), GPUSCOPE_OK);
+}
+
 TEST_F(CApi, StatusesHaveWordsAndTheVersionIsCMakes) {
   EXPECT_STREQ(gpuscope_status_string(GPUSCOPE_ERROR_NO_GPU), "no GPU");
   EXPECT_STREQ(gpuscope_version(), GPUSCOPE_TEST_VERSION);

@@ -19,6 +19,8 @@ libdir=$(flags --variable=libdir)
 ls "$libdir"/libgpuscope.so.0 >/dev/null
 LD_LIBRARY_PATH=$libdir GPUSCOPE_NVML_LIBRARY=$sim \
   GPUSCOPE_SIM_SCENARIO=$source/scenarios/h100.json "$work/program"
-# The program found the installed library, not the build tree's.
-LD_LIBRARY_PATH=$libdir ldd "$work/program" | grep -q "$libdir/libgpuscope.so.0"
+# The program found the installed library, not the build tree's (ldd's output kept first: grep -q
+# closing the pipe early would fail ldd with SIGPIPE under pipefail).
+linked=$(LD_LIBRARY_PATH=$libdir ldd "$work/program")
+[[ $linked == *"$libdir/libgpuscope.so.0"* ]]
 echo "pkg_config_test: built with pkg-config and ran against $libdir"
