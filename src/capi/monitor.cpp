@@ -113,8 +113,13 @@ Monitor::Monitor(const MonitorOptions& options) : owner_(getpid()) {
     metered.push_back({row, devices_.back().uuid.value_or("")});
   }
   const auto interval = to_ns(options.sampling_ms);
-  collect::OpenedReaders opened =
-      collect::open_node_readers(node_, selection.rows(), devices_, options.backend, interval);
+  collect::OpenedReaders opened;
+  try {
+    opened =
+        collect::open_node_readers(node_, selection.rows(), devices_, options.backend, interval);
+  } catch (const Error& e) {  // a GPU that cannot be opened (lost, no permission)
+    throw MonitorError(Kind::NoGpu, e.summary(), e.reason(), e.hint());
+  }
   notes_.insert(notes_.end(), opened.notes.begin(), opened.notes.end());
   meter_ = std::make_unique<WindowMeter>(std::move(metered),
                                          2 * interval + std::chrono::milliseconds(50));

@@ -232,8 +232,14 @@ TEST_F(CApi, AGpuLostInsideAWindowHasNoFiguresAndTheOthersGoOn) {
   setenv("GPUSCOPE_SIM_SCENARIO",
          (std::string(GPUSCOPE_TEST_SCENARIO_DIR) + "/h100x2-gpu-lost.json").c_str(), 1);
   setenv("GPUSCOPE_SIM_TIME_SCALE", "20", 1);
+  // The scenario from now (the simulated driver of this process has run for the tests before).
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  setenv("GPUSCOPE_SIM_EPOCH_NS",
+         std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()).c_str(),
+         1);
   gpuscope_monitor* monitor = open();
   unsetenv("GPUSCOPE_SIM_TIME_SCALE");
+  unsetenv("GPUSCOPE_SIM_EPOCH_NS");
   ASSERT_NE(monitor, nullptr);
   uint64_t id = 0;
   ASSERT_EQ(gpuscope_window_begin(monitor, "w", &id), GPUSCOPE_OK);
