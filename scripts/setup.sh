@@ -47,9 +47,9 @@ packages=(
   mmdebstrap
   # the Kubernetes manifests are validated against the official schemas (tests/kubernetes)
   python3-jsonschema python3-yaml
-  # the Python package's tests (tests/python): pytest, read_run's DataFrames, and a real CPU
-  # training loop measured with PyTorch's own profiler beside (Debian's python3-torch)
-  python3-pytest python3-pandas python3-torch
+  # the Python package's tests (tests/python): pytest, read_run's DataFrames, a real CPU
+  # training loop (Debian's python3-torch), and `pip install ./python` from the source tree
+  python3-pytest python3-pandas python3-torch python3-pip
   # the plot tests decode the PNGs they write
   libpng-dev
   # the HTML report's browser test opens it in a real headless Chromium

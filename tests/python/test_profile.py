@@ -111,3 +111,44 @@ def test_read_run_and_analyze_refuse_what_is_not_a_run(sim):
     with pytest.raises(gpuscope.GpuscopeError) as e:
         gpuscope.analyze(bad)
     assert "not-a-run.db" in str(e.value)
+
+
+def test_a_process_killed_inside_a_window_leaves_the_phase_unclosed_not_invented(sim):
+    """SIGKILL inside a window: the library cannot end it, so the run's phase is closed at the
+    end of the job and said never to have closed; nothing is made up for its end."""
+    script = sim / "killed.py"
+    script.write_text("import gpuscope, os, signal, time\n"
+                      "mon = gpuscope.Monitor()\n"
+                      "mon.begin('doomed')\n"
+                      "time.sleep(0.5)\n"
+                      "os.kill(os.getpid(), signal.SIGKILL)\n")
+    db = sim / "killed.db"
+    env = dict(os.environ, PYTHONPATH=str(SOURCE / "python"))
+    done = subprocess.run([str(BINARY), "profile", "-q", "-o", str(db), "--", sys.executable,
+                           str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 128 + 9, done.stderr
+    names = {p["name"]: p for p in gpuscope.analyze(db)["phases"]["names"]}
+    assert names["doomed"]["count"] == 1 and names["doomed"]["unclosed"] == 1
+
+
+def test_pip_installs_the_package_from_the_source_tree(sim, tmp_path):
+    """`pip install ./python` (offline here: the system's setuptools, no build isolation), then
+    the installed copy is the one imported and it measures a window."""
+    import shutil
+    pytest.importorskip("pip")
+    source = tmp_path / "source"
+    shutil.copytree(SOURCE / "python", source)  # pip builds in the tree: keep the checkout clean
+    target = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation",
+                           "--no-deps", "--target", str(target), str(source)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    probe = ("import gpuscope, sys\n"
+             "with gpuscope.Monitor() as m:\n"
+             "    with m.window('w') as w: pass\n"
+             "print(gpuscope.__file__, len(w.gpus))\n")
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=str(target)))
+    assert ran.returncode == 0, ran.stderr
+    where, gpus = ran.stdout.split()
+    assert where.startswith(str(target)) and gpus == "4"
