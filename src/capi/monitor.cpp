@@ -9,7 +9,6 @@
 #include <cstdlib>
 
 #include "collect/gpu_selection.hpp"
-#include "core/clock.hpp"
 #include "phases/mark_protocol.hpp"
 #include "phases/mark_socket.hpp"
 #include "ranks/rank_context.hpp"
@@ -149,16 +148,15 @@ void Monitor::send_mark(bool begin, std::string_view name, std::int64_t mono_ns)
 }
 
 std::uint64_t Monitor::begin(std::string_view name) {
-  const std::int64_t now = mono_now_ns();
-  const std::uint64_t id = meter_->begin(std::string(name), now);
+  std::int64_t now = 0;
+  const std::uint64_t id = meter_->begin(std::string(name), WindowMeter::kNow, &now);
   if (!mark_socket_.empty()) send_mark(true, name, now);
   return id;
 }
 
 bool Monitor::end(std::uint64_t id, WindowFigures& out, EndFailure& failure) {
-  const std::int64_t now = mono_now_ns();
-  if (!meter_->end(id, now, out, failure, settle_)) return false;
-  if (!mark_socket_.empty()) send_mark(false, out.name, now);
+  if (!meter_->end(id, WindowMeter::kNow, out, failure, settle_)) return false;
+  if (!mark_socket_.empty()) send_mark(false, out.name, out.end_ns);
   return true;
 }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/clock.hpp"
+
 namespace gpuscope::capi {
 namespace {
 
@@ -155,8 +157,10 @@ void WindowMeter::on_event(const Event& event) {
   }
 }
 
-std::uint64_t WindowMeter::begin(std::string name, std::int64_t now_ns) {
+std::uint64_t WindowMeter::begin(std::string name, std::int64_t now_ns, std::int64_t* at) {
   std::lock_guard lock(mutex_);
+  if (now_ns == kNow) now_ns = mono_now_ns();
+  if (at != nullptr) *at = now_ns;
   Open window;
   window.id = next_id_++;
   window.name = std::move(name);
@@ -208,6 +212,7 @@ bool WindowMeter::settled(const Open& window) const {
 bool WindowMeter::end(std::uint64_t id, std::int64_t now_ns, WindowFigures& out,
                       EndFailure& failure, bool settle) {
   std::unique_lock lock(mutex_);
+  if (now_ns == kNow) now_ns = mono_now_ns();
   const auto find = [this, id] {
     return std::find_if(open_.begin(), open_.end(),
                         [id](const Open& window) { return window.id == id; });

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <thread>
 
+#include "core/clock.hpp"
+
 namespace gpuscope::capi {
 namespace {
 
@@ -220,6 +222,23 @@ TEST(WindowMeter, ASettledEndWithNoSampleComingIsExtrapolatedAfterTheTimeout) {
   EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(30));
   EXPECT_NEAR(out.gpus[0].energy_j, 200 * 0.6, 1e-9);
   EXPECT_EQ(meter.open_windows(), 0U);
+}
+
+TEST(WindowMeter, TheMonitorsTimeIsReadUnderTheLock) {
+  // kNow: the clock is read once the meter's lock is held, so no sample processed before the
+  // window began can be from after its begin.
+  WindowMeter meter({{0, "GPU-a"}});
+  const std::int64_t before = mono_now_ns();
+  std::int64_t at = 0;
+  const auto id = meter.begin("w", WindowMeter::kNow, &at);
+  EXPECT_GE(at, before);
+  EXPECT_LE(at, mono_now_ns());
+  WindowFigures out;
+  EndFailure failure{};
+  ASSERT_TRUE(meter.end(id, WindowMeter::kNow, out, failure));
+  EXPECT_EQ(out.begin_ns, at);
+  EXPECT_GE(out.end_ns, at);
+  EXPECT_LE(out.end_ns, mono_now_ns());
 }
 
 }  // namespace
