@@ -9,7 +9,6 @@
 //                            one core (the whole process), and with what the simulated driver
 //                            charged when a cost table is set (GPUSCOPE_SIM_DRIVER_COSTS=h200)
 #include <benchmark/benchmark.h>
-#include <dlfcn.h>
 #include <gpuscope.h>
 #include <sys/resource.h>
 
@@ -19,6 +18,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "sim_charged.hpp"
 
 namespace {
 
@@ -79,12 +80,7 @@ double cpu_s() {
 }
 
 double charged_s() {
-  void* handle = dlopen(GPUSCOPE_BENCH_SIM_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
-  if (handle == nullptr) return 0;
-  auto* spent = reinterpret_cast<long long (*)()>(dlsym(handle, "gpuscopeSimSpentNs"));
-  const double s = spent != nullptr ? static_cast<double>(spent()) / 1e9 : 0;
-  dlclose(handle);
-  return s;
+  return gpuscope::bench::sim_charged_s(GPUSCOPE_BENCH_SIM_LIBRARY);
 }
 
 void BM_MonitorSampling(benchmark::State& state) {

@@ -16,7 +16,6 @@
 // time it charged, the CPU the real driver would have burnt. On a real driver (GPUSCOPE_NVML_
 // LIBRARY) cpu_percent already holds it.
 #include <benchmark/benchmark.h>
-#include <dlfcn.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -30,6 +29,7 @@
 #include "collect/sampler.hpp"
 #include "core/clock.hpp"
 #include "nvml/session.hpp"
+#include "sim_charged.hpp"
 
 namespace {
 
@@ -118,14 +118,8 @@ void energy_check(const std::vector<PowerRow>& rows, std::int64_t& counter_reads
   }
 }
 
-// The driver costs the simulated library has charged so far (0 for a real driver).
 double charged_s() {
-  void* handle = dlopen(GPUSCOPE_BENCH_SIM_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
-  if (handle == nullptr) return 0;
-  auto* spent = reinterpret_cast<long long (*)()>(dlsym(handle, "gpuscopeSimSpentNs"));
-  const double s = spent != nullptr ? static_cast<double>(spent()) / 1e9 : 0;
-  dlclose(handle);
-  return s;
+  return gpuscope::bench::sim_charged_s(GPUSCOPE_BENCH_SIM_LIBRARY);
 }
 
 void BM_RealCosts8Gpus(benchmark::State& state) {
