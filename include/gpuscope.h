@@ -42,7 +42,8 @@ typedef enum gpuscope_status {
   GPUSCOPE_ERROR_WINDOW_ENDED = 4,     /* the window was ended already */
   GPUSCOPE_ERROR_FORKED = 5,           /* the monitor was opened by the parent of this process */
   GPUSCOPE_ERROR_WINDOWS_OPEN = 6,     /* closed, but windows were never ended (they are lost) */
-  GPUSCOPE_ERROR_INTERNAL = 7          /* a bug: please report it with gpuscope_last_error() */
+  GPUSCOPE_ERROR_INTERNAL = 7,         /* a bug: please report it with gpuscope_last_error() */
+  GPUSCOPE_ERROR_TOO_MANY_WINDOWS = 8  /* 65536 windows are open: end some before beginning more */
 } gpuscope_status;
 
 /* Where a GPU's energy over a window came from. */

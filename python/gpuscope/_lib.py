@@ -17,6 +17,7 @@ WINDOW_ENDED = 4
 FORKED = 5
 WINDOWS_OPEN = 6
 INTERNAL = 7
+TOO_MANY_WINDOWS = 8
 
 ENERGY_SOURCES = {0: "none", 1: "counter", 2: "integrated power"}
 

@@ -110,7 +110,7 @@ class Monitor:
         if status == _lib.OK:
             return
         message = _lib.last_error()
-        if status in (_lib.UNKNOWN_WINDOW, _lib.WINDOW_ENDED):
+        if status in (_lib.UNKNOWN_WINDOW, _lib.WINDOW_ENDED, _lib.TOO_MANY_WINDOWS):
             raise WindowError(message, status)
         if status == _lib.NO_GPU:
             raise NoGpuError(message, status)
@@ -127,6 +127,9 @@ class Monitor:
         self._edge(sync)
         if self._handle is None:
             with self._lock:
+                if len(self._fallback) >= 65536:  # as the C library: bounded, never growing
+                    raise WindowError("65536 windows are open and none was ended; end windows "
+                                      "before beginning more", _lib.TOO_MANY_WINDOWS)
                 wid, self._next_fallback = self._next_fallback, self._next_fallback + 1
                 self._fallback[wid] = (str(name), time.monotonic())
             return wid

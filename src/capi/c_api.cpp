@@ -202,6 +202,11 @@ gpuscope_status gpuscope_window_begin(gpuscope_monitor* monitor, const char* nam
                   fmt::format("the window's name is {} bytes long; at most 512", length));
     }
     *id = monitor->monitor->begin({name, length});
+    if (*id == 0) {
+      return fail(GPUSCOPE_ERROR_TOO_MANY_WINDOWS,
+                  "65536 windows are open on this monitor and none was ended; end windows "
+                  "before beginning more (each sample visits every open window)");
+    }
     return succeed();
   });
 }
@@ -248,6 +253,8 @@ const char* gpuscope_status_string(gpuscope_status status) {
       return "windows never ended";
     case GPUSCOPE_ERROR_INTERNAL:
       return "internal error";
+    case GPUSCOPE_ERROR_TOO_MANY_WINDOWS:
+      return "too many windows open";
   }
   return "unknown status";
 }

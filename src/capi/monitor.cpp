@@ -150,7 +150,7 @@ void Monitor::send_mark(bool begin, std::string_view name, std::int64_t mono_ns)
 std::uint64_t Monitor::begin(std::string_view name) {
   std::int64_t now = 0;
   const std::uint64_t id = meter_->begin(std::string(name), WindowMeter::kNow, &now);
-  if (!mark_socket_.empty()) send_mark(true, name, now);
+  if (id != 0 && !mark_socket_.empty()) send_mark(true, name, now);
   return id;
 }
 

@@ -49,6 +49,7 @@ class Monitor {
   Monitor(const Monitor&) = delete;
   Monitor& operator=(const Monitor&) = delete;
 
+  // The window's id; 0 when WindowMeter::kMaxOpen windows are open already.
   std::uint64_t begin(std::string_view name);
   bool end(std::uint64_t id, WindowFigures& out, EndFailure& failure);
   std::size_t open_windows() const { return meter_->open_windows(); }

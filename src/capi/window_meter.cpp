@@ -159,6 +159,7 @@ void WindowMeter::on_event(const Event& event) {
 
 std::uint64_t WindowMeter::begin(std::string name, std::int64_t now_ns, std::int64_t* at) {
   std::lock_guard lock(mutex_);
+  if (open_.size() >= kMaxOpen) return 0;
   if (now_ns == kNow) now_ns = mono_now_ns();
   if (at != nullptr) *at = now_ns;
   Open window;

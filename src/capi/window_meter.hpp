@@ -65,8 +65,12 @@ class WindowMeter final : public collect::SampleSink {
   // `now_ns` that says: the time is read under the meter's lock, so that no sample taken after
   // it can have been counted before the window begins or ends (the monitor's calls).
   static constexpr std::int64_t kNow = INT64_MIN;
+  // Open windows held at most (each sample visits them all): past it a begin is refused rather
+  // than grow without bound for a program that never ends what it begins.
+  static constexpr std::size_t kMaxOpen = 65536;
 
-  // A window begun at `now_ns`; its id (1, 2, ...); the time it began in `*at` when given.
+  // A window begun at `now_ns`; its id (1, 2, ...), 0 when kMaxOpen windows are open; the time
+  // it began in `*at` when given.
   std::uint64_t begin(std::string name, std::int64_t now_ns, std::int64_t* at = nullptr);
   // Ends window `id` at `now_ns` into `out`; false with `failure` set when there is no such open
   // window. With `settle`, waits for each GPU's first sample after `now_ns` (a GPU whose sample

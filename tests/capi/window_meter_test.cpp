@@ -241,5 +241,16 @@ TEST(WindowMeter, TheMonitorsTimeIsReadUnderTheLock) {
   EXPECT_LE(out.end_ns, mono_now_ns());
 }
 
+TEST(WindowMeter, OpenWindowsAreBoundedAndEndingOneMakesRoom) {
+  WindowMeter meter({{0, "GPU-a"}});
+  for (std::size_t k = 0; k < WindowMeter::kMaxOpen; ++k) ASSERT_NE(meter.begin("leak", 0), 0U);
+  EXPECT_EQ(meter.begin("one too many", 0), 0U);
+  WindowFigures out;
+  EndFailure failure{};
+  ASSERT_TRUE(meter.end(1, kMs, out, failure));
+  EXPECT_NE(meter.begin("room again", 0), 0U);
+  EXPECT_EQ(meter.open_windows(), WindowMeter::kMaxOpen);
+}
+
 }  // namespace
 }  // namespace gpuscope::capi
